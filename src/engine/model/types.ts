@@ -1,0 +1,86 @@
+// The contract between the model runtime (this folder) and the speculative engine.
+//
+// A model keeps one KV slot per request in flight. Each slot holds `committed` rows (the request's
+// accepted history) followed by *scratch* rows: tree nodes forwarded since the last commit. A
+// forward appends new nodes to the scratch of each request in the batch; a node attends to the
+// slot's committed rows, its scratch ancestors and itself (tree mask). Its position is
+// committed + depth, where a node whose parent is -1 has depth 0. `commit` keeps a path of
+// scratch nodes (in root-to-leaf order) as the next committed rows and drops the rest of the
+// scratch, without copying the past.
+
+export interface ModelInfo {
+  /** Folder the model was loaded from. */
+  dir: string;
+  architecture: 'llama' | 'qwen2' | 'qwen3' | 'mistral';
+  vocabSize: number;
+  hiddenSize: number;
+  numLayers: number;
+  numHeads: number;
+  numKvHeads: number;
+  headDim: number;
+  /** Parameter count, embeddings included. */
+  parameters: number;
+  /** Dtype of the weights on disk. */
+  dtype: 'float32' | 'float16' | 'bfloat16';
+  maxPositions: number;
+  bosTokenId: number | null;
+  eosTokenIds: number[];
+}
+
+/** One request's part of a packed forward. */
+export interface ForwardEntry {
+  slot: number;
+  /** New tokens, appended to the slot's scratch in this order. */
+  tokens: ArrayLike<number>;
+  /**
+   * For each new token, its parent: an index into the slot's scratch nodes (earlier forwards
+   * since the last commit, then this entry's own earlier tokens), or -1 to hang directly off the
+   * committed rows. A prefill chain is parents [-1, s, s+1, …] where s = current scratch size.
+   */
+  parents: ArrayLike<number>;
+}
+
+/** What to return for which packed rows. Rows index the concatenation of all entries' tokens. */
+export interface ForwardOutputs {
+  /** Rows whose full logits [rows, vocab] to return. */
+  logitsRows?: number[];
+  /** Rows whose top-k log-softmax values and ids [rows, k] to return. */
+  topkRows?: number[];
+  topk?: number;
+}
+
+export interface ForwardResult {
+  /** [logitsRows.length * vocab], raw logits (before softmax). */
+  logits?: Float32Array;
+  /** [topkRows.length * topk], log-softmax values, descending per row. */
+  topkLogprobs?: Float32Array;
+  /** [topkRows.length * topk] token ids matching topkLogprobs. */
+  topkIds?: Int32Array;
+  /** Fraction of attention rows in the forward that were padding (per-request padding). */
+  paddingWaste: number;
+  /** Milliseconds spent inside onnxruntime's run(). */
+  runMs: number;
+  /** Packed tokens in this forward (the linear layers' row count). */
+  tokens: number;
+}
+
+export interface ModelSession {
+  readonly info: ModelInfo;
+  /** Slots available in total. */
+  readonly capacity: number;
+  /** Take a free slot (committed = 0, empty scratch). Throws when none is free. */
+  allocSlot(): number;
+  freeSlot(slot: number): void;
+  committedLength(slot: number): number;
+  scratchSize(slot: number): number;
+  /** One packed forward over every entry. Entries must name distinct slots. */
+  forward(entries: ForwardEntry[], outputs: ForwardOutputs): Promise<ForwardResult>;
+  /**
+   * Keep the given scratch nodes (a root-to-leaf path, in order) as the next committed rows;
+   * drop all other scratch rows of the slot.
+   */
+  commit(slot: number, keepScratch: number[]): void;
+  /** Drop the slot's scratch without committing anything. */
+  clearScratch(slot: number): void;
+  release(): Promise<void>;
+}

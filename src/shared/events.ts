@@ -1,0 +1,142 @@
+// The step event: everything needed to redraw one speculative step. The engine emits it, the
+// trace file stores it one per line, the studio draws it. Conventions (docs/conventions.md):
+// - depth 0 is the first drafted layer (the root's children); the root has depth -1;
+// - the cap is Σ_i (1 + K_i) ≤ K_max, K_i = verified draft nodes of request i (roots counted);
+// - path score S = S_parent + log q(token); layer confidence c_{i,d} = exp(max_j S_{i,d,j}).
+
+/** How a tree node got its place in the Super-Tree. */
+export type GrantKind =
+  | 'root' // the request's root token (always verified, costs 1)
+  | 'base' // the policy's base tree shape
+  | 'depth' // ECHO priority 1: global depth extension
+  | 'width'; // ECHO priority 2: opportunistic width expansion
+
+export interface TreeNode {
+  /** Index in the request's node list; the root is 0. */
+  id: number;
+  /** Parent node id; -1 for the root. */
+  parent: number;
+  /** -1 for the root, 0 for the first drafted layer. */
+  depth: number;
+  token: number;
+  /** Token text, filled where the writer has a tokenizer. */
+  text?: string;
+  /** Draft log-probability of this token given its parent (0 for the root). */
+  logq: number;
+  /** Cumulative draft log-probability from the root (0 for the root). */
+  pathScore: number;
+  /** How the node got budget; only meaningful when verified. */
+  grant: GrantKind;
+  /** Request id whose released budget paid for this node (depth extension), when one did. */
+  paidBy?: string;
+  /** True when the node entered the Super-Tree (was sent to the target). */
+  verified: boolean;
+}
+
+export interface GateCheck {
+  depth: number;
+  /** Layer confidence c_{i,d}. */
+  confidence: number;
+  tau: number;
+  pass: boolean;
+}
+
+export type FinishReason = 'eos' | 'length';
+
+export interface RequestStep {
+  requestId: string;
+  /** Every drafted node (verified or not); node 0 is the root. */
+  nodes: TreeNode[];
+  /** Gate checks made this step, in depth order. */
+  gates: GateCheck[];
+  /** Layer confidence per drafted depth (index = depth). */
+  confidences: number[];
+  /** Ids of the accepted draft nodes along the path, root excluded, in depth order. */
+  accepted: number[];
+  /** The target's token after the last accepted node (greedy: argmax; sampled: a sample). */
+  bonusToken: number;
+  /** Tokens appended to the output this step: accepted tokens, then the bonus. */
+  emitted: number[];
+  /** Text of the emitted tokens, where the engine has a tokenizer. */
+  emittedText?: string;
+  /** Set on the step in which the request retired. */
+  finished?: FinishReason;
+}
+
+export interface StepTimings {
+  draftMs: number;
+  packMs: number;
+  verifyMs: number;
+  commitMs: number;
+  totalMs: number;
+}
+
+/** How K_max was spent this step, in verified tokens. Sums to kmax. */
+export interface BudgetSplit {
+  roots: number;
+  base: number;
+  depth: number;
+  width: number;
+  unused: number;
+}
+
+/** A transfer of budget from a truncated request to a confident one (ECHO). */
+export interface BudgetTransfer {
+  from: string;
+  to: string;
+  tokens: number;
+}
+
+export interface StepEvent {
+  type: 'step';
+  /** 0-based step index within the run. */
+  step: number;
+  /** Milliseconds since the run started, at the end of the step. */
+  t: number;
+  kmax: number;
+  /** Σ_i (1 + K_i): tokens in the one packed target forward. */
+  verifiedTokens: number;
+  requests: RequestStep[];
+  timings: StepTimings;
+  budget: BudgetSplit;
+  transfers: BudgetTransfer[];
+  /** Fraction of attention rows that were padding in the packed target forward. */
+  paddingWaste: number;
+}
+
+/** Per-depth accepted/rejected layer-confidence histograms, binned in the engine. */
+export interface DepthHistogram {
+  depth: number;
+  /** Bin edges, length bins+1, over [0, 1]. */
+  edges: number[];
+  accepted: number[];
+  rejected: number[];
+  /** Mann–Whitney AUC of accepted vs rejected; null with too few samples. */
+  auc: number | null;
+}
+
+export interface RunMetrics {
+  policy: string;
+  steps: number;
+  requests: number;
+  generatedTokens: number;
+  wallMs: number;
+  /** Generated tokens per second (wall clock). */
+  throughput: number;
+  /** Mean accepted draft tokens per request-step, bonus excluded. */
+  meanAcceptedTokens: number;
+  /** Mean tokens emitted per request-step: accepted + bonus. */
+  meanAcceptanceLength: number;
+  /** Accepted / verified draft tokens. */
+  draftUtilisation: number;
+  /** Mean Σ_i (1 + K_i) per step. */
+  verifiedTokensPerStep: number;
+  /** Fraction of request-steps whose accepted length reached position p (index p = depth). */
+  acceptancePerPosition: number[];
+  paddingWaste: number;
+  /** Per-request time per output token, milliseconds. */
+  tpotP50Ms: number;
+  tpotP99Ms: number;
+  /** Wall-clock speedup over `ar` when both ran in the same process; otherwise absent. */
+  speedupVsAr?: number;
+}
