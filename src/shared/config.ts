@@ -1,0 +1,84 @@
+// Run configuration: one schema for the CLI, the studio and the trace header, validated wherever
+// it enters (flags, messages, files).
+import { z } from 'zod';
+
+export const POLICY_NAMES = [
+  'ar',
+  'chain',
+  'static',
+  'eagle2',
+  'ddd',
+  'dense',
+  'fixed',
+  'echo',
+] as const;
+export type PolicyName = (typeof POLICY_NAMES)[number];
+
+/** A base tree shape: max depth, top-k children per node, verified draft tokens per request. */
+export const TreeShapeSchema = z.object({
+  depth: z.number().int().min(1).max(64),
+  topk: z.number().int().min(1).max(64),
+  tokens: z.number().int().min(1).max(1024),
+});
+export type TreeShape = z.infer<typeof TreeShapeSchema>;
+
+export const RunConfigSchema = z
+  .object({
+    /** Model folders; absent = the bundled demo pair. */
+    draftDir: z.string().optional(),
+    targetDir: z.string().optional(),
+    /** Exactly one of domain (bundled prompt set) or promptsFile. */
+    domain: z.string().optional(),
+    promptsFile: z.string().optional(),
+    policy: z.enum(POLICY_NAMES),
+    /** Requests in flight at once (continuous batching). */
+    batch: z.number().int().min(1).max(1024),
+    /** Global verification budget: Σ_i (1 + K_i) ≤ kmax. */
+    kmax: z.number().int().min(1).max(65536),
+    /** Requests to run in total. */
+    requests: z.number().int().min(1),
+    maxNewTokens: z.number().int().min(1).max(65536),
+    temperature: z.number().min(0).max(10),
+    seed: z.number().int(),
+    /** Chain length for `chain`. */
+    chainLength: z.number().int().min(1).max(64).optional(),
+    /** Base tree shape for tree policies; defaults depend on load (see docs/conventions.md). */
+    shape: TreeShapeSchema.optional(),
+    /** ECHO: per-depth thresholds τ_d keyed by depth (sweet spots only). */
+    taus: z.record(z.string().regex(/^\d+$/), z.number().min(0).max(1)).optional(),
+    /** `fixed`: one τ for every gated depth. */
+    tau: z.number().min(0).max(1).optional(),
+    /** ECHO: deepest depth a confident request may reach. */
+    maxDepth: z.number().int().min(1).max(64).optional(),
+    /** ECHO: most children per node under width expansion. */
+    maxWidth: z.number().int().min(1).max(64).optional(),
+    /** `ddd`: stop when log Σ_beam exp(S) < this. */
+    dddThreshold: z.number().optional(),
+    /** Path to a calibration profile JSON. */
+    profile: z.string().optional(),
+  })
+  .superRefine((c, ctx) => {
+    if (c.kmax < c.batch) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['kmax'],
+        message: `K_max (${c.kmax}) is below the batch size (${c.batch}): every request needs at least its root token verified`,
+      });
+    }
+    if (c.domain !== undefined && c.promptsFile !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['domain'], message: 'give either a domain or a prompts file, not both' });
+    }
+    if ((c.draftDir === undefined) !== (c.targetDir === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['draftDir'], message: 'give both --draft and --target, or neither for the bundled pair' });
+    }
+  });
+export type RunConfig = z.infer<typeof RunConfigSchema>;
+
+/** Knobs the studio may change between steps of a running run. */
+export const KnobsSchema = z.object({
+  kmax: z.number().int().min(1).optional(),
+  taus: z.record(z.string().regex(/^\d+$/), z.number().min(0).max(1)).optional(),
+  tau: z.number().min(0).max(1).optional(),
+  batch: z.number().int().min(1).optional(),
+});
+export type Knobs = z.infer<typeof KnobsSchema>;
