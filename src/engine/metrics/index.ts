@@ -1,0 +1,10 @@
+export { mannWhitneyAuc, mannWhitneyU, type MannWhitneyResult } from './auc.js';
+export { percentile } from './percentile.js';
+export { DEFAULT_HISTOGRAM_BINS, DepthHistogramAccumulator, type DepthHistogramOptions } from './depth-histograms.js';
+export {
+  RunMetricsAccumulator,
+  computeRunMetrics,
+  speedupVsAr,
+  withSpeedupVsAr,
+  type RunMetricsOptions,
+} from './run-metrics.js';

@@ -1,0 +1,148 @@
+// Run metrics, accumulated step by step from StepEvents alone, so the live run and a trace file
+// read back later give the same numbers. Definitions: docs/trace-format.md, "Metrics".
+
+import type { DepthHistogram, RunMetrics, StepEvent } from '../../shared/events.js';
+import { DepthHistogramAccumulator, type DepthHistogramOptions } from './depth-histograms.js';
+import { percentile } from './percentile.js';
+
+interface RequestClock {
+  /** Start of the first step the request took part in, ms since run start. */
+  firstStepStartMs: number;
+  /** End of the latest step it took part in. */
+  lastStepEndMs: number;
+  outputTokens: number;
+}
+
+export interface RunMetricsOptions extends DepthHistogramOptions {
+  policy: string;
+}
+
+export class RunMetricsAccumulator {
+  readonly policy: string;
+  private stepCount = 0;
+  private lastStepIndex = -1;
+  private lastStepEndMs = 0;
+  private requestSteps = 0;
+  private acceptedTokens = 0;
+  private emittedTokens = 0;
+  private verifiedDraftTokens = 0;
+  private verifiedTokens = 0;
+  private paddingWasteSum = 0;
+  /** reachedPosition[p] = request-steps whose accepted length > p. */
+  private readonly reachedPosition: number[] = [];
+  /** Deepest position any request-step verified a draft node at, + 1. */
+  private positions = 0;
+  private readonly requests = new Map<string, RequestClock>();
+  private readonly depthHistograms: DepthHistogramAccumulator;
+
+  constructor(options: RunMetricsOptions) {
+    this.policy = options.policy;
+    this.depthHistograms = new DepthHistogramAccumulator(options);
+  }
+
+  /** Fold one step in. Steps must arrive in order, as the engine emits them. */
+  addStep(event: StepEvent): void {
+    if (event.step <= this.lastStepIndex) {
+      throw new Error(`metrics: step ${event.step} arrived after step ${this.lastStepIndex}; steps must be in order`);
+    }
+    this.lastStepIndex = event.step;
+    this.stepCount++;
+    this.lastStepEndMs = event.t;
+    this.verifiedTokens += event.verifiedTokens;
+    this.paddingWasteSum += event.paddingWaste;
+    const stepStartMs = event.t - event.timings.totalMs;
+
+    for (const request of event.requests) {
+      this.requestSteps++;
+      const acceptedLength = request.accepted.length;
+      this.acceptedTokens += acceptedLength;
+      this.emittedTokens += request.emitted.length;
+      for (let p = 0; p < acceptedLength; p++) this.reachedPosition[p] = (this.reachedPosition[p] ?? 0) + 1;
+      for (const node of request.nodes) {
+        if (node.depth < 0 || !node.verified) continue;
+        this.verifiedDraftTokens++;
+        if (node.depth + 1 > this.positions) this.positions = node.depth + 1;
+      }
+      if (acceptedLength > this.positions) this.positions = acceptedLength;
+      this.depthHistograms.addRequestStep(request);
+
+      const clock = this.requests.get(request.requestId);
+      if (clock === undefined) {
+        this.requests.set(request.requestId, {
+          firstStepStartMs: stepStartMs,
+          lastStepEndMs: event.t,
+          outputTokens: request.emitted.length,
+        });
+      } else {
+        clock.lastStepEndMs = event.t;
+        clock.outputTokens += request.emitted.length;
+      }
+    }
+  }
+
+  /**
+   * The metrics so far. wallMs defaults to the end of the last step (ms since run start); pass
+   * the runner's own clock to include time after it (e.g. shutdown).
+   */
+  metrics(wallMs: number = this.lastStepEndMs): RunMetrics {
+    const tpots: number[] = [];
+    for (const clock of this.requests.values()) {
+      if (clock.outputTokens > 0) tpots.push((clock.lastStepEndMs - clock.firstStepStartMs) / clock.outputTokens);
+    }
+    const perRequestStep = (x: number) => (this.requestSteps > 0 ? x / this.requestSteps : 0);
+    const acceptancePerPosition: number[] = [];
+    for (let p = 0; p < this.positions; p++) acceptancePerPosition.push(perRequestStep(this.reachedPosition[p] ?? 0));
+    return {
+      policy: this.policy,
+      steps: this.stepCount,
+      requests: this.requests.size,
+      generatedTokens: this.emittedTokens,
+      wallMs,
+      throughput: wallMs > 0 ? this.emittedTokens / (wallMs / 1000) : 0,
+      meanAcceptedTokens: perRequestStep(this.acceptedTokens),
+      meanAcceptanceLength: perRequestStep(this.emittedTokens),
+      draftUtilisation: this.verifiedDraftTokens > 0 ? this.acceptedTokens / this.verifiedDraftTokens : 0,
+      verifiedTokensPerStep: this.stepCount > 0 ? this.verifiedTokens / this.stepCount : 0,
+      acceptancePerPosition,
+      paddingWaste: this.stepCount > 0 ? this.paddingWasteSum / this.stepCount : 0,
+      tpotP50Ms: percentile(tpots, 50),
+      tpotP99Ms: percentile(tpots, 99),
+    };
+  }
+
+  /** Accepted vs rejected layer-confidence histograms and AUC, per drafted depth. */
+  histograms(): DepthHistogram[] {
+    return this.depthHistograms.histograms();
+  }
+
+  /** Raw per-depth confidence samples, for calibration. */
+  confidenceSamples(depth: number): { accepted: Float64Array; rejected: Float64Array } {
+    return this.depthHistograms.samples(depth);
+  }
+}
+
+/** Metrics and histograms of a whole recorded run in one call. */
+export function computeRunMetrics(
+  steps: Iterable<StepEvent>,
+  options: RunMetricsOptions & { wallMs?: number },
+): { metrics: RunMetrics; histograms: DepthHistogram[] } {
+  const accumulator = new RunMetricsAccumulator(options);
+  for (const step of steps) accumulator.addStep(step);
+  return { metrics: accumulator.metrics(options.wallMs), histograms: accumulator.histograms() };
+}
+
+/**
+ * Wall-clock speedup of a run over an `ar` run of the same requests: the ratio of throughputs
+ * (generated tokens per wall second), which equals the ratio of wall times when both runs
+ * generated the same tokens.
+ */
+export function speedupVsAr(run: RunMetrics, ar: RunMetrics): number {
+  if (ar.policy !== 'ar') throw new Error(`speedup baseline must be an 'ar' run, got policy '${ar.policy}'`);
+  if (!(ar.throughput > 0)) throw new Error('speedup baseline has no throughput (no tokens or no wall time)');
+  return run.throughput / ar.throughput;
+}
+
+/** A copy of run with speedupVsAr filled in. */
+export function withSpeedupVsAr(run: RunMetrics, ar: RunMetrics): RunMetrics {
+  return { ...run, speedupVsAr: speedupVsAr(run, ar) };
+}
