@@ -69,6 +69,10 @@ export interface StepTimings {
   verifyMs: number;
   commitMs: number;
   totalMs: number;
+  /** Prefill of requests admitted just before this step (both models), included in totalMs. */
+  prefillMs?: number;
+  /** Time inside onnxruntime's run() for every forward of the step; totalMs − modelMs is the engine's own work. */
+  modelMs?: number;
 }
 
 /** How K_max was spent this step, in verified tokens. Sums to kmax. */
