@@ -47,6 +47,8 @@ export interface ForwardOutputs {
   /** Rows whose top-k log-softmax values and ids [rows, k] to return. */
   topkRows?: number[];
   topk?: number;
+  /** Rows whose argmax token id to return (cheaper than top-1: no log-softmax). */
+  argmaxRows?: number[];
 }
 
 export interface ForwardResult {
@@ -56,6 +58,8 @@ export interface ForwardResult {
   topkLogprobs?: Float32Array;
   /** [topkRows.length * topk] token ids matching topkLogprobs. */
   topkIds?: Int32Array;
+  /** [argmaxRows.length] argmax token ids. */
+  argmax?: Int32Array;
   /** Fraction of attention rows in the forward that were padding (per-request padding). */
   paddingWaste: number;
   /** Milliseconds spent inside onnxruntime's run(). */

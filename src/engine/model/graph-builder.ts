@@ -1,0 +1,273 @@
+// Builds the tree-attention ONNX graph of a decoder-only model from its weights.
+//
+// One graph serves prefill, drafting and tree verification of a packed ragged batch:
+//   input_ids [N] int32, positions [N] int32         the packed new tokens (N = Σ entry lengths)
+//   gather_index [B, T] int32                         packed row of (request b, token t); padding → any row
+//   scatter_index [N] int32                           flat b*T+t of each packed row (gather back)
+//   past_index [B, L] int32                           rows slot*maxLen + j of each request's past
+//   attn_mask [B, 1, 1, T, L+T] float32               additive: 0 = visible, -1e30 = hidden
+//   past_key_i / past_value_i [slots*maxLen, kvH, hd] float32, the session's persistent KV buffers
+//   logits_rows [R1], topk_rows [R2], argmax_rows [R3] int32, topk_k [1] int64
+// outputs:
+//   logits [R1, V], topk_logprobs [R2, k], topk_ids [R2, k] int32, argmax [R3] int32,
+//   new_key_i / new_value_i [N, kvH, hd] (K after RoPE) for the session to store.
+// Linear layers and norms run on the N packed rows only; attention pads per request to T inside
+// the graph. GQA is computed without repeating K/V: q is laid out [B, kvH, G*T, hd] so each KV
+// head multiplies all its G query heads in one MatMul.
+import { ropeInverseFrequencies, type ModelConfig } from './config.js';
+import { AttributeType, DataType, type AttributeProtoJs, type NodeProtoJs, type ValueInfoProtoJs } from './onnx-proto.js';
+
+/** Bump when the graph layout changes, so cached graphs are rebuilt. */
+export const GRAPH_VERSION = 3;
+export const OPSET = 17;
+export const MASK_HIDDEN = -1e30;
+
+export interface GraphInitializer {
+  name: string;
+  dims: number[];
+  dataType: number;
+  data: Float32Array | Int32Array | BigInt64Array;
+}
+
+export interface BuiltGraph {
+  nodes: NodeProtoJs[];
+  initializers: GraphInitializer[];
+  inputs: ValueInfoProtoJs[];
+  outputs: ValueInfoProtoJs[];
+}
+
+/** Supplies weights by name, already float32 and shape-checked against `shape`. */
+export interface WeightSource {
+  has(name: string): boolean;
+  get(name: string, shape: number[]): Float32Array;
+}
+
+type Attr = number | number[] | { float: number };
+
+class GraphBuilder {
+  readonly nodes: NodeProtoJs[] = [];
+  readonly initializers: GraphInitializer[] = [];
+  private counter = 0;
+  private constCache = new Map<string, string>();
+
+  op(opType: string, inputs: string[], attrs: Record<string, Attr> = {}, outputs = 1, outputNames?: string[]): string[] {
+    const id = this.counter++;
+    const outs = outputNames ?? Array.from({ length: outputs }, (_, k) => `${opType.toLowerCase()}_${id}_${k}`);
+    const attribute: AttributeProtoJs[] = Object.entries(attrs).map(([name, v]) => {
+      if (Array.isArray(v)) return { name, type: AttributeType.INTS, ints: v };
+      if (typeof v === 'object') return { name, type: AttributeType.FLOAT, f: v.float };
+      return { name, type: AttributeType.INT, i: v };
+    });
+    this.nodes.push({ name: `${opType}_${id}`, opType, input: inputs, output: outs, attribute });
+    return outs;
+  }
+
+  one(opType: string, inputs: string[], attrs: Record<string, Attr> = {}, outputName?: string): string {
+    return this.op(opType, inputs, attrs, 1, outputName ? [outputName] : undefined)[0];
+  }
+
+  init(name: string, dims: number[], data: Float32Array | Int32Array | BigInt64Array): string {
+    const dataType = data instanceof Float32Array ? DataType.FLOAT : data instanceof Int32Array ? DataType.INT32 : DataType.INT64;
+    this.initializers.push({ name, dims, dataType, data });
+    return name;
+  }
+
+  i64(values: number[]): string {
+    const key = `i64:${values.join(',')}`;
+    let name = this.constCache.get(key);
+    if (name === undefined) {
+      name = this.init(`const_i64_${this.constCache.size}`, [values.length], BigInt64Array.from(values.map(BigInt)));
+      this.constCache.set(key, name);
+    }
+    return name;
+  }
+
+  f32(value: number): string {
+    const key = `f32:${value}`;
+    let name = this.constCache.get(key);
+    if (name === undefined) {
+      name = this.init(`const_f32_${this.constCache.size}`, [], Float32Array.of(value));
+      this.constCache.set(key, name);
+    }
+    return name;
+  }
+}
+
+function valueInfo(name: string, elemType: number, dims: (number | string)[]): ValueInfoProtoJs {
+  return {
+    name,
+    type: {
+      tensorType: {
+        elemType,
+        shape: { dim: dims.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: d })) },
+      },
+    },
+  };
+}
+
+export function buildGraph(cfg: ModelConfig, weights: WeightSource): BuiltGraph {
+  const g = new GraphBuilder();
+  const H = cfg.hiddenSize;
+  const hd = cfg.headDim;
+  const nH = cfg.numHeads;
+  const kvH = cfg.numKvHeads;
+  const G = nH / kvH;
+  const V = cfg.vocabSize;
+  const I = cfg.intermediateSize;
+  const qDim = nH * hd;
+  const kvDim = kvH * hd;
+
+  const inputs: ValueInfoProtoJs[] = [
+    valueInfo('input_ids', DataType.INT32, ['N']),
+    valueInfo('positions', DataType.INT32, ['N']),
+    valueInfo('gather_index', DataType.INT32, ['B', 'T']),
+    valueInfo('scatter_index', DataType.INT32, ['N']),
+    valueInfo('past_index', DataType.INT32, ['B', 'L']),
+    valueInfo('attn_mask', DataType.FLOAT, ['B', 1, 1, 'T', 'LT']),
+    valueInfo('logits_rows', DataType.INT32, ['R1']),
+    valueInfo('topk_rows', DataType.INT32, ['R2']),
+    valueInfo('argmax_rows', DataType.INT32, ['R3']),
+    valueInfo('topk_k', DataType.INT64, [1]),
+  ];
+  const outputs: ValueInfoProtoJs[] = [
+    valueInfo('logits', DataType.FLOAT, ['R1', V]),
+    valueInfo('topk_logprobs', DataType.FLOAT, ['R2', 'K']),
+    valueInfo('topk_ids', DataType.INT32, ['R2', 'K']),
+    valueInfo('argmax', DataType.INT32, ['R3']),
+  ];
+
+  const embed = g.init('model.embed_tokens.weight', [V, H], weights.get('model.embed_tokens.weight', [V, H]));
+
+  // Linear layer on 2-D rows with an HF [out, in] weight: Gemm with transB avoids a transposed copy
+  // and lets a tied lm_head share the embedding initializer.
+  const linear = (x: string, w: string, bias: string | null): string =>
+    g.one('Gemm', bias ? [x, w, bias] : [x, w], { transB: 1 });
+
+  const rmsNorm = (x: string, weight: string, axis: number): string => {
+    // Pow → ReduceMean → Add → Sqrt → Div → Mul: the pattern onnxruntime fuses into one kernel.
+    const sq = g.one('Pow', [x, g.f32(2)]);
+    const mean = g.one('ReduceMean', [sq], { axes: [axis], keepdims: 1 });
+    const denom = g.one('Sqrt', [g.one('Add', [mean, g.f32(cfg.rmsNormEps)])]);
+    return g.one('Mul', [g.one('Div', [x, denom]), weight]);
+  };
+
+  // RoPE tables from explicit positions: angle = position * inv_freq, [N, 1, hd/2].
+  const invFreq = g.init('rope_inv_freq', [hd / 2], ropeInverseFrequencies(cfg.rope, hd));
+  const posF = g.one('Unsqueeze', [g.one('Cast', ['positions'], { to: DataType.FLOAT }), g.i64([1])]);
+  const angles = g.one('Unsqueeze', [g.one('Mul', [posF, invFreq]), g.i64([1])]);
+  const cos = g.one('Cos', [angles]);
+  const sin = g.one('Sin', [angles]);
+  const rope = (x: string): string => {
+    // rotate_half convention (as in transformers): halves [x1, x2] → [x1 c − x2 s, x2 c + x1 s].
+    const [x1, x2] = g.op('Split', [x], { axis: 2 }, 2);
+    const a = g.one('Sub', [g.one('Mul', [x1, cos]), g.one('Mul', [x2, sin])]);
+    const b = g.one('Add', [g.one('Mul', [x2, cos]), g.one('Mul', [x1, sin])]);
+    return g.one('Concat', [a, b], { axis: 2 });
+  };
+
+  // Shapes that depend on L+T (the attention width), taken from the mask.
+  const lt = g.one('Shape', ['attn_mask'], { start: -1 });
+  const scoresSplitShape = g.one('Concat', [g.i64([0, 0, G, -1]), lt], { axis: 0 });
+  const scoresMergeShape = g.one('Concat', [g.i64([0, 0, -1]), lt], { axis: 0 });
+  const scale = g.f32(1 / Math.sqrt(hd));
+
+  let hidden = g.one('Gather', [embed, 'input_ids'], { axis: 0 });
+
+  for (let layer = 0; layer < cfg.numLayers; layer++) {
+    const p = `model.layers.${layer}.`;
+    const w = (name: string, shape: number[]): string => g.init(p + name, shape, weights.get(p + name, shape));
+
+    const inNorm = w('input_layernorm.weight', [H]);
+    const x = rmsNorm(hidden, inNorm, 1);
+
+    // q, k, v in one Gemm over a concatenated weight: one kernel instead of three.
+    const qkvW = new Float32Array((qDim + 2 * kvDim) * H);
+    qkvW.set(weights.get(p + 'self_attn.q_proj.weight', [qDim, H]), 0);
+    qkvW.set(weights.get(p + 'self_attn.k_proj.weight', [kvDim, H]), qDim * H);
+    qkvW.set(weights.get(p + 'self_attn.v_proj.weight', [kvDim, H]), (qDim + kvDim) * H);
+    const qkvWName = g.init(p + 'self_attn.qkv_proj.weight', [qDim + 2 * kvDim, H], qkvW);
+    let qkvBName: string | null = null;
+    if (cfg.qkvBias) {
+      const qkvB = new Float32Array(qDim + 2 * kvDim);
+      qkvB.set(weights.get(p + 'self_attn.q_proj.bias', [qDim]), 0);
+      qkvB.set(weights.get(p + 'self_attn.k_proj.bias', [kvDim]), qDim);
+      qkvB.set(weights.get(p + 'self_attn.v_proj.bias', [kvDim]), qDim + kvDim);
+      qkvBName = g.init(p + 'self_attn.qkv_proj.bias', [qDim + 2 * kvDim], qkvB);
+    }
+    const qkv = linear(x, qkvWName, qkvBName);
+    const [qFlat, kFlat, vFlat] = g.op('Split', [qkv, g.i64([qDim, kvDim, kvDim])], { axis: 1 }, 3);
+    let q = g.one('Reshape', [qFlat, g.i64([-1, nH, hd])]);
+    let k = g.one('Reshape', [kFlat, g.i64([-1, kvH, hd])]);
+    const v = g.one('Reshape', [vFlat, g.i64([-1, kvH, hd])], {}, `new_value_${layer}`);
+    if (cfg.qkNorm) {
+      q = rmsNorm(q, w('self_attn.q_norm.weight', [hd]), 2);
+      k = rmsNorm(k, w('self_attn.k_norm.weight', [hd]), 2);
+    }
+    q = g.one('Mul', [rope(q), scale]);
+    k = g.one('Identity', [rope(k)], {}, `new_key_${layer}`);
+
+    // Per-request padded attention: past rows [B, L] from the persistent buffers + new rows [B, T].
+    const pastK = g.one('Gather', [`past_key_${layer}`, 'past_index'], { axis: 0 });
+    const pastV = g.one('Gather', [`past_value_${layer}`, 'past_index'], { axis: 0 });
+    const newK = g.one('Gather', [k, 'gather_index'], { axis: 0 });
+    const newV = g.one('Gather', [v, 'gather_index'], { axis: 0 });
+    const keys = g.one('Concat', [pastK, newK], { axis: 1 }); // [B, L+T, kvH, hd]
+    const values = g.one('Concat', [pastV, newV], { axis: 1 });
+    const keysT = g.one('Transpose', [keys], { perm: [0, 2, 3, 1] }); // [B, kvH, hd, L+T]
+    const valuesT = g.one('Transpose', [values], { perm: [0, 2, 1, 3] }); // [B, kvH, L+T, hd]
+
+    const qPad = g.one('Gather', [q, 'gather_index'], { axis: 0 }); // [B, T, nH, hd]
+    const q5 = g.one('Reshape', [qPad, g.i64([0, 0, kvH, G, hd])]);
+    const qHeads = g.one('Reshape', [g.one('Transpose', [q5], { perm: [0, 2, 3, 1, 4] }), g.i64([0, 0, -1, hd])]); // [B, kvH, G*T, hd]
+    const scores = g.one('Reshape', [g.one('MatMul', [qHeads, keysT]), scoresSplitShape]); // [B, kvH, G, T, L+T]
+    const probs = g.one('Softmax', [g.one('Add', [scores, 'attn_mask'])], { axis: -1 });
+    const ctx = g.one('MatMul', [g.one('Reshape', [probs, scoresMergeShape]), valuesT]); // [B, kvH, G*T, hd]
+    const ctx5 = g.one('Reshape', [ctx, g.i64([0, 0, G, -1, hd])]);
+    const ctxRows = g.one('Reshape', [g.one('Transpose', [ctx5], { perm: [0, 3, 1, 2, 4] }), g.i64([-1, qDim])]); // [B*T, qDim]
+    const attn = g.one('Gather', [ctxRows, 'scatter_index'], { axis: 0 }); // [N, qDim]
+
+    const oW = w('self_attn.o_proj.weight', [H, qDim]);
+    const oB = cfg.oBias ? w('self_attn.o_proj.bias', [H]) : null;
+    hidden = g.one('Add', [hidden, linear(attn, oW, oB)]);
+
+    const postNorm = w('post_attention_layernorm.weight', [H]);
+    const y = rmsNorm(hidden, postNorm, 1);
+    const guW = new Float32Array(2 * I * H);
+    guW.set(weights.get(p + 'mlp.gate_proj.weight', [I, H]), 0);
+    guW.set(weights.get(p + 'mlp.up_proj.weight', [I, H]), I * H);
+    const guWName = g.init(p + 'mlp.gate_up_proj.weight', [2 * I, H], guW);
+    let guBName: string | null = null;
+    if (cfg.mlpBias) {
+      const guB = new Float32Array(2 * I);
+      guB.set(weights.get(p + 'mlp.gate_proj.bias', [I]), 0);
+      guB.set(weights.get(p + 'mlp.up_proj.bias', [I]), I);
+      guBName = g.init(p + 'mlp.gate_up_proj.bias', [2 * I], guB);
+    }
+    const [gate, up] = g.op('Split', [linear(y, guWName, guBName)], { axis: 1 }, 2);
+    const act = g.one('Mul', [g.one('Mul', [gate, g.one('Sigmoid', [gate])]), up]);
+    const downW = w('mlp.down_proj.weight', [H, I]);
+    const downB = cfg.mlpBias ? w('mlp.down_proj.bias', [H]) : null;
+    hidden = g.one('Add', [hidden, linear(act, downW, downB)]);
+
+    inputs.push(valueInfo(`past_key_${layer}`, DataType.FLOAT, ['S', kvH, hd]));
+    inputs.push(valueInfo(`past_value_${layer}`, DataType.FLOAT, ['S', kvH, hd]));
+    outputs.push(valueInfo(`new_key_${layer}`, DataType.FLOAT, ['N', kvH, hd]));
+    outputs.push(valueInfo(`new_value_${layer}`, DataType.FLOAT, ['N', kvH, hd]));
+  }
+
+  const finalNorm = g.init('model.norm.weight', [H], weights.get('model.norm.weight', [H]));
+  const normed = rmsNorm(hidden, finalNorm, 1);
+  const lmHead = cfg.tieWordEmbeddings ? embed : g.init('lm_head.weight', [V, H], weights.get('lm_head.weight', [V, H]));
+
+  // Each head gathers its rows before lm_head, so the vocabulary projection runs only on the rows
+  // asked for; onnxruntime computes only the heads whose outputs are fetched.
+  const head = (rows: string): string => linear(g.one('Gather', [normed, rows], { axis: 0 }), lmHead, null);
+  g.one('Identity', [head('logits_rows')], {}, 'logits');
+  const logprobs = g.one('LogSoftmax', [head('topk_rows')], { axis: -1 });
+  const [topV, topI] = g.op('TopK', [logprobs, 'topk_k'], { axis: -1, largest: 1, sorted: 1 }, 2);
+  g.one('Identity', [topV], {}, 'topk_logprobs');
+  g.one('Cast', [topI], { to: DataType.INT32 }, 'topk_ids');
+  g.one('Cast', [g.one('ArgMax', [head('argmax_rows')], { axis: -1, keepdims: 0 })], { to: DataType.INT32 }, 'argmax');
+
+  return { nodes: g.nodes, initializers: g.initializers, inputs, outputs };
+}

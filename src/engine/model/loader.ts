@@ -1,0 +1,162 @@
+// HF model folder → ModelInfo, and → a running OrtModelSession (building or reusing the cached graph).
+import { existsSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { parseModelConfig, readConfigJson, type ModelConfig } from './config.js';
+import { ModelLoadError } from './errors.js';
+import { buildGraph, GRAPH_VERSION, type WeightSource } from './graph-builder.js';
+import { cachedGraphPath, cacheRoot, DEFAULT_EXTERNAL_DATA_THRESHOLD, graphCacheKey, writeGraph } from './graph-cache.js';
+import { indexWeights, readTensorF32, weightIdentity, type WeightIndex } from './safetensors.js';
+import { OrtModelSession } from './session.js';
+import type { ModelInfo } from './types.js';
+
+export interface LoadOptions {
+  /** onnxruntime intra-op threads (default 2). */
+  threads?: number;
+  /** 'cuda' falls back to CPU, with a message in `warnings`, when the CUDA provider is missing. */
+  provider?: 'cpu' | 'cuda';
+  /** KV slots = requests in flight at once (default 8). */
+  slots?: number;
+  /** Rows per slot: committed history + scratch tree nodes (default min(2048, max_position_embeddings)). */
+  maxLength?: number;
+  /** Graph cache folder (default $ECHO_STUDIO_CACHE or ~/.cache/echo-studio). */
+  cacheDir?: string;
+  /** Weights above this many bytes go to an external data file (default 1 GiB). */
+  externalDataThreshold?: number;
+  /** Receives one-line notes (CUDA fallback, graph built vs reused). */
+  onMessage?: (line: string) => void;
+}
+
+export interface ModelFolder {
+  dir: string;
+  configText: string;
+  config: ModelConfig;
+  weights: WeightIndex;
+  info: ModelInfo;
+  cacheKey: string;
+  graphPath: string;
+}
+
+/** Reads config.json and the safetensors headers (no weights): enough for `model info`. */
+export function openModelFolder(dir: string, cacheDir = cacheRoot()): ModelFolder {
+  const { path, text, json } = readConfigJson(dir);
+  const config = parseModelConfig(json, path);
+  const weights = indexWeights(dir);
+  let parameters = 0;
+  const dtypeCounts = new Map<ModelInfo['dtype'], number>();
+  for (const t of weights.tensors.values()) {
+    const count = t.shape.reduce((a, b) => a * b, 1);
+    parameters += count;
+    dtypeCounts.set(t.dtype, (dtypeCounts.get(t.dtype) ?? 0) + count);
+  }
+  const dtype = [...dtypeCounts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'float32';
+  const info: ModelInfo = {
+    dir,
+    architecture: config.architecture,
+    vocabSize: config.vocabSize,
+    hiddenSize: config.hiddenSize,
+    numLayers: config.numLayers,
+    numHeads: config.numHeads,
+    numKvHeads: config.numKvHeads,
+    headDim: config.headDim,
+    parameters,
+    dtype,
+    maxPositions: config.maxPositions,
+    bosTokenId: config.bosTokenId,
+    eosTokenIds: config.eosTokenIds,
+  };
+  const cacheKey = graphCacheKey(text, weightIdentity(weights));
+  return { dir, configText: text, config, weights, info, cacheKey, graphPath: cachedGraphPath(cacheKey, cacheDir) };
+}
+
+export function readModelInfo(dir: string): ModelInfo {
+  return openModelFolder(dir).info;
+}
+
+/** True when a built graph for this exact folder is in the cache. */
+export function isGraphCached(folder: ModelFolder): boolean {
+  return existsSync(folder.graphPath);
+}
+
+function weightSource(weights: WeightIndex): WeightSource {
+  return {
+    has: (name) => weights.tensors.has(name),
+    get: (name, shape) => {
+      const entry = weights.tensors.get(name);
+      if (entry === undefined) {
+        const file = weights.files.length === 1 ? basename(weights.files[0].path) : 'model.safetensors.index.json';
+        throw new ModelLoadError(file, `missing tensor ${name}`);
+      }
+      if (entry.shape.length !== shape.length || entry.shape.some((d, i) => d !== shape[i])) {
+        throw new ModelLoadError(basename(entry.file), `${name} has shape [${entry.shape.join(', ')}], config.json implies [${shape.join(', ')}]`);
+      }
+      return readTensorF32(entry);
+    },
+  };
+}
+
+/** Builds the graph into the cache (unless already there); returns its path and whether it was built now. */
+export function ensureGraph(folder: ModelFolder, externalThreshold = DEFAULT_EXTERNAL_DATA_THRESHOLD): { path: string; built: boolean } {
+  if (isGraphCached(folder)) return { path: folder.graphPath, built: false };
+  const graph = buildGraph(folder.config, weightSource(folder.weights));
+  writeGraph(graph, folder.graphPath, { source: folder.dir, graph_version: String(GRAPH_VERSION), architecture: folder.config.architecture }, externalThreshold);
+  return { path: folder.graphPath, built: true };
+}
+
+function cudaAvailable(): boolean {
+  try {
+    return ort.listSupportedBackends().some((b) => b.name === 'cuda');
+  } catch {
+    return false;
+  }
+}
+
+export async function loadModel(dir: string, options: LoadOptions = {}): Promise<OrtModelSession> {
+  const folder = openModelFolder(dir, options.cacheDir ?? cacheRoot());
+  const threads = options.threads ?? 2;
+  const slots = options.slots ?? 8;
+  const maxLength = options.maxLength ?? Math.min(2048, folder.config.maxPositions);
+  if (!Number.isInteger(threads) || threads < 1) throw new ModelLoadError(dir, `threads must be a positive integer, got ${threads}`);
+  if (!Number.isInteger(slots) || slots < 1) throw new ModelLoadError(dir, `slots must be a positive integer, got ${slots}`);
+  if (!Number.isInteger(maxLength) || maxLength < 1) throw new ModelLoadError(dir, `maxLength must be a positive integer, got ${maxLength}`);
+  if (folder.config.slidingWindow !== null && maxLength > folder.config.slidingWindow) {
+    throw new ModelLoadError(
+      `${dir}/config.json`,
+      `sliding_window ${folder.config.slidingWindow} is shorter than maxLength ${maxLength}; sliding-window attention is not implemented, load with maxLength <= ${folder.config.slidingWindow}`,
+    );
+  }
+  const note = options.onMessage ?? (() => {});
+  const { path, built } = ensureGraph(folder, options.externalDataThreshold);
+  note(built ? `built graph ${basename(path)}` : `reused cached graph ${basename(path)}`);
+
+  let provider: 'cpu' | 'cuda' = 'cpu';
+  if (options.provider === 'cuda') {
+    if (cudaAvailable()) provider = 'cuda';
+    else note('CUDA execution provider is not available in this onnxruntime-node install; running on CPU');
+  }
+  const sessionOptions: ort.InferenceSession.SessionOptions = {
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+    logSeverityLevel: 3,
+  };
+  let session: ort.InferenceSession;
+  try {
+    session = await ort.InferenceSession.create(path, { ...sessionOptions, executionProviders: provider === 'cuda' ? ['cuda', 'cpu'] : ['cpu'] });
+  } catch (err) {
+    if (provider !== 'cuda') {
+      throw new ModelLoadError(path, `onnxruntime could not load the built graph: ${(err as Error).message.split('\n')[0]}`);
+    }
+    note(`CUDA session failed (${(err as Error).message.split('\n')[0]}); running on CPU`);
+    provider = 'cpu';
+    session = await ort.InferenceSession.create(path, { ...sessionOptions, executionProviders: ['cpu'] });
+  }
+  return new OrtModelSession({ info: folder.info, session, slots, maxLength, provider });
+}
+
+export function graphFileBytes(path: string): number {
+  let total = statSync(path).size;
+  if (existsSync(`${path}.data`)) total += statSync(`${path}.data`).size;
+  return total;
+}

@@ -1,0 +1,171 @@
+// Safetensors reader: headers are parsed eagerly (cheap), tensor data is read on demand, one tensor
+// at a time, and converted to float32 (the graph computes in float32 whatever the file holds).
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { ModelLoadError } from './errors.js';
+
+export type WeightDtype = 'float32' | 'float16' | 'bfloat16';
+
+const DTYPE_BY_TAG: Record<string, WeightDtype> = { F32: 'float32', F16: 'float16', BF16: 'bfloat16' };
+const BYTES: Record<WeightDtype, number> = { float32: 4, float16: 2, bfloat16: 2 };
+
+export interface TensorEntry {
+  name: string;
+  dtype: WeightDtype;
+  shape: number[];
+  file: string;
+  /** Absolute byte offset of the data in the file. */
+  offset: number;
+  byteLength: number;
+}
+
+export interface SafetensorsFileInfo {
+  path: string;
+  size: number;
+  mtimeMs: number;
+  /** The raw JSON header, part of the graph cache key. */
+  header: string;
+}
+
+export interface WeightIndex {
+  files: SafetensorsFileInfo[];
+  tensors: Map<string, TensorEntry>;
+}
+
+function readHeader(path: string): { info: SafetensorsFileInfo; entries: TensorEntry[] } {
+  const name = basename(path);
+  const fd = openSync(path, 'r');
+  try {
+    const st = fstatSync(fd);
+    if (st.size < 8) throw new ModelLoadError(name, `truncated: ${st.size} bytes, too short for a safetensors header`);
+    const lenBuf = Buffer.alloc(8);
+    readSync(fd, lenBuf, 0, 8, 0);
+    const headerLen = Number(lenBuf.readBigUInt64LE(0));
+    if (headerLen <= 0 || 8 + headerLen > st.size || headerLen > 100_000_000) {
+      throw new ModelLoadError(name, `truncated or not a safetensors file (header length ${headerLen}, file size ${st.size})`);
+    }
+    const headerBuf = Buffer.alloc(headerLen);
+    readSync(fd, headerBuf, 0, headerLen, 8);
+    const header = headerBuf.toString('utf8');
+    let json: Record<string, unknown>;
+    try {
+      json = JSON.parse(header) as Record<string, unknown>;
+    } catch {
+      throw new ModelLoadError(name, 'safetensors header is not valid JSON');
+    }
+    const dataStart = 8 + headerLen;
+    const entries: TensorEntry[] = [];
+    for (const [tensorName, raw] of Object.entries(json)) {
+      if (tensorName === '__metadata__') continue;
+      const t = raw as { dtype?: string; shape?: number[]; data_offsets?: [number, number] };
+      const dtype = DTYPE_BY_TAG[t.dtype ?? ''];
+      if (dtype === undefined) {
+        throw new ModelLoadError(name, `tensor ${tensorName} has dtype ${String(t.dtype)}; supported: F32, F16, BF16`);
+      }
+      if (!Array.isArray(t.shape) || !Array.isArray(t.data_offsets) || t.data_offsets.length !== 2) {
+        throw new ModelLoadError(name, `tensor ${tensorName} has a malformed header entry`);
+      }
+      const [begin, end] = t.data_offsets;
+      const count = t.shape.reduce((a, b) => a * b, 1);
+      if (end - begin !== count * BYTES[dtype]) {
+        throw new ModelLoadError(name, `tensor ${tensorName}: data_offsets span ${end - begin} bytes but shape [${t.shape}] of ${t.dtype} needs ${count * BYTES[dtype]}`);
+      }
+      if (dataStart + end > st.size) {
+        throw new ModelLoadError(name, `truncated: tensor ${tensorName} ends at byte ${dataStart + end} but the file has ${st.size} bytes`);
+      }
+      entries.push({ name: tensorName, dtype, shape: t.shape, file: path, offset: dataStart + begin, byteLength: end - begin });
+    }
+    return { info: { path, size: st.size, mtimeMs: st.mtimeMs, header }, entries };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Finds model.safetensors or the shards named by model.safetensors.index.json, and reads their headers. */
+export function indexWeights(dir: string): WeightIndex {
+  const single = join(dir, 'model.safetensors');
+  const indexPath = join(dir, 'model.safetensors.index.json');
+  let paths: string[];
+  if (existsSync(single)) {
+    paths = [single];
+  } else if (existsSync(indexPath)) {
+    let map: Record<string, string>;
+    try {
+      map = (JSON.parse(readFileSync(indexPath, 'utf8')) as { weight_map: Record<string, string> }).weight_map;
+    } catch {
+      throw new ModelLoadError('model.safetensors.index.json', 'not valid JSON');
+    }
+    if (map === null || typeof map !== 'object') throw new ModelLoadError('model.safetensors.index.json', 'missing "weight_map"');
+    paths = [...new Set(Object.values(map))].sort().map((f) => join(dir, f));
+    for (const p of paths) {
+      if (!existsSync(p)) throw new ModelLoadError(basename(p), 'missing (named by model.safetensors.index.json)');
+    }
+  } else {
+    throw new ModelLoadError(single, 'missing (and no model.safetensors.index.json)');
+  }
+  const files: SafetensorsFileInfo[] = [];
+  const tensors = new Map<string, TensorEntry>();
+  for (const p of paths) {
+    const { info, entries } = readHeader(p);
+    files.push(info);
+    for (const e of entries) tensors.set(e.name, e);
+  }
+  return { files, tensors };
+}
+
+/** Identity of the weight files for cache keys: name, size, mtime and header of each. */
+export function weightIdentity(index: WeightIndex): string {
+  return index.files.map((f) => `${basename(f.path)}|${f.size}|${Math.round(f.mtimeMs)}|${f.header}`).join('\n');
+}
+
+export function fileSize(path: string): number {
+  return statSync(path).size;
+}
+
+function halfToFloat(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >> 10) & 0x1f;
+  const frac = h & 0x3ff;
+  if (exp === 0) return sign * frac * 2 ** -24;
+  if (exp === 31) return frac ? NaN : sign * Infinity;
+  return sign * (1 + frac / 1024) * 2 ** (exp - 15);
+}
+
+let halfTable: Float32Array | null = null;
+
+/** Reads one tensor as float32 (a fresh array the caller owns). */
+export function readTensorF32(entry: TensorEntry): Float32Array {
+  const count = entry.byteLength / BYTES[entry.dtype];
+  const buf = Buffer.alloc(entry.byteLength);
+  const fd = openSync(entry.file, 'r');
+  try {
+    let done = 0;
+    while (done < entry.byteLength) {
+      const n = readSync(fd, buf, done, entry.byteLength - done, entry.offset + done);
+      if (n === 0) throw new ModelLoadError(basename(entry.file), `truncated while reading ${entry.name}`);
+      done += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  // Copy into a fresh, aligned buffer (safetensors offsets need not be 4-byte aligned); the
+  // typed-array views below assume a little-endian host, as every supported platform is.
+  const bytes = new Uint8Array(entry.byteLength);
+  bytes.set(buf);
+  if (entry.dtype === 'float32') return new Float32Array(bytes.buffer, 0, count);
+  const halves = new Uint16Array(bytes.buffer, 0, count);
+  const out = new Float32Array(count);
+  if (entry.dtype === 'float16') {
+    if (halfTable === null) {
+      halfTable = new Float32Array(65536);
+      for (let i = 0; i < 65536; i++) halfTable[i] = halfToFloat(i);
+    }
+    const table = halfTable;
+    for (let i = 0; i < count; i++) out[i] = table[halves[i]];
+  } else {
+    // bfloat16 is the top half of a float32.
+    const u32 = new Uint32Array(out.buffer);
+    for (let i = 0; i < count; i++) u32[i] = halves[i] << 16;
+  }
+  return out;
+}

@@ -1,0 +1,302 @@
+// ModelSession on onnxruntime-node: persistent per-slot KV buffers, tree masks, packed forwards.
+//
+// KV layout per layer: one Float32Array [slots * maxLength, kvHeads, headDim] for K and one for V,
+// passed to every run() as inputs (onnxruntime wraps CPU input buffers without copying). Row
+// slot*maxLength + r holds position r of the slot's sequence: rows [0, committed) are the accepted
+// history, rows [committed, committed + scratch) the tree nodes forwarded since the last commit.
+// The graph returns only the new tokens' K/V; this class writes them into scratch rows, and a commit
+// moves the kept nodes' rows down to follow the committed ones: no step ever copies the past.
+import * as ort from 'onnxruntime-node';
+import { MASK_HIDDEN } from './graph-builder.js';
+import { ModelUsageError } from './errors.js';
+import type { ForwardEntry, ForwardOutputs, ForwardResult, ModelInfo, ModelSession } from './types.js';
+
+interface SlotState {
+  inUse: boolean;
+  committed: number;
+  /** Parent (scratch index or -1) and depth of each scratch node. */
+  parents: number[];
+  depths: number[];
+}
+
+export interface OrtSessionParts {
+  info: ModelInfo;
+  session: ort.InferenceSession;
+  slots: number;
+  maxLength: number;
+  provider: 'cpu' | 'cuda';
+}
+
+export class OrtModelSession implements ModelSession {
+  readonly info: ModelInfo;
+  readonly capacity: number;
+  /** Longest sequence (committed + scratch) a slot can hold. */
+  readonly maxLength: number;
+  /** The execution provider actually in use. */
+  readonly provider: 'cpu' | 'cuda';
+  private readonly session: ort.InferenceSession;
+  private readonly rowSize: number;
+  private readonly keys: Float32Array[] = [];
+  private readonly values: Float32Array[] = [];
+  private readonly keyTensors: ort.Tensor[] = [];
+  private readonly valueTensors: ort.Tensor[] = [];
+  private readonly slotStates: SlotState[];
+  private released = false;
+
+  constructor(parts: OrtSessionParts) {
+    this.info = parts.info;
+    this.session = parts.session;
+    this.capacity = parts.slots;
+    this.maxLength = parts.maxLength;
+    this.provider = parts.provider;
+    this.rowSize = parts.info.numKvHeads * parts.info.headDim;
+    const dims = [parts.slots * parts.maxLength, parts.info.numKvHeads, parts.info.headDim];
+    for (let l = 0; l < parts.info.numLayers; l++) {
+      const k = new Float32Array(parts.slots * parts.maxLength * this.rowSize);
+      const v = new Float32Array(parts.slots * parts.maxLength * this.rowSize);
+      this.keys.push(k);
+      this.values.push(v);
+      this.keyTensors.push(new ort.Tensor('float32', k, dims));
+      this.valueTensors.push(new ort.Tensor('float32', v, dims));
+    }
+    this.slotStates = Array.from({ length: parts.slots }, () => ({ inUse: false, committed: 0, parents: [], depths: [] }));
+  }
+
+  /** Bytes held by the KV buffers (fixed at load; they never grow). */
+  get kvBufferBytes(): number {
+    return this.keys.length * 2 * this.capacity * this.maxLength * this.rowSize * 4;
+  }
+
+  allocSlot(): number {
+    this.assertLive();
+    const slot = this.slotStates.findIndex((s) => !s.inUse);
+    if (slot < 0) throw new ModelUsageError(`no free KV slot: all ${this.capacity} are in use (load the model with more slots)`);
+    const s = this.slotStates[slot];
+    s.inUse = true;
+    s.committed = 0;
+    s.parents = [];
+    s.depths = [];
+    return slot;
+  }
+
+  freeSlot(slot: number): void {
+    const s = this.slot(slot);
+    s.inUse = false;
+    s.committed = 0;
+    s.parents = [];
+    s.depths = [];
+  }
+
+  committedLength(slot: number): number {
+    return this.slot(slot).committed;
+  }
+
+  scratchSize(slot: number): number {
+    return this.slot(slot).parents.length;
+  }
+
+  async forward(entries: ForwardEntry[], outputs: ForwardOutputs): Promise<ForwardResult> {
+    this.assertLive();
+    if (entries.length === 0) throw new ModelUsageError('forward needs at least one entry');
+    const seen = new Set<number>();
+    let n = 0;
+    let tMax = 0;
+    let pastLen = 1; // at least one (masked) past row keeps every tensor non-empty
+    const vocab = this.info.vocabSize;
+    for (const e of entries) {
+      const s = this.slot(e.slot);
+      if (seen.has(e.slot)) throw new ModelUsageError(`slot ${e.slot} appears twice in one forward`);
+      seen.add(e.slot);
+      const len = e.tokens.length;
+      if (len === 0) throw new ModelUsageError(`entry for slot ${e.slot} has no tokens`);
+      if (e.parents.length !== len) throw new ModelUsageError(`entry for slot ${e.slot}: ${len} tokens but ${e.parents.length} parents`);
+      const prior = s.parents.length;
+      for (let t = 0; t < len; t++) {
+        const tok = e.tokens[t];
+        if (!Number.isInteger(tok) || tok < 0 || tok >= vocab) throw new ModelUsageError(`slot ${e.slot}: token id ${tok} is outside the vocabulary [0, ${vocab})`);
+        const p = e.parents[t];
+        if (!Number.isInteger(p) || p < -1 || p >= prior + t) {
+          throw new ModelUsageError(`slot ${e.slot}: parent ${p} of token ${t} must be -1 or a scratch node before it (< ${prior + t})`);
+        }
+      }
+      const needed = s.committed + prior + len;
+      if (needed > this.maxLength) {
+        throw new ModelUsageError(`slot ${e.slot} would hold ${needed} rows, over the session's maxLength ${this.maxLength}`);
+      }
+      n += len;
+      tMax = Math.max(tMax, len);
+      pastLen = Math.max(pastLen, s.committed + prior);
+    }
+    const rowsOf = (rows: number[] | undefined, what: string): number[] => {
+      for (const r of rows ?? []) {
+        if (!Number.isInteger(r) || r < 0 || r >= n) throw new ModelUsageError(`${what} row ${r} is outside the ${n} packed tokens`);
+      }
+      return rows ?? [];
+    };
+    const logitsRows = rowsOf(outputs.logitsRows, 'logits');
+    const topkRows = rowsOf(outputs.topkRows, 'top-k');
+    const argmaxRows = rowsOf(outputs.argmaxRows, 'argmax');
+    const topk = outputs.topk ?? 1;
+    if (topkRows.length > 0 && (!Number.isInteger(topk) || topk < 1 || topk > vocab)) {
+      throw new ModelUsageError(`topk ${topk} must be an integer in [1, ${vocab}]`);
+    }
+
+    const b = entries.length;
+    const width = pastLen + tMax;
+    const inputIds = new Int32Array(n);
+    const positions = new Int32Array(n);
+    const gatherIndex = new Int32Array(b * tMax);
+    const scatterIndex = new Int32Array(n);
+    const pastIndex = new Int32Array(b * pastLen);
+    const mask = new Float32Array(b * tMax * width).fill(MASK_HIDDEN);
+    // Scratch-node depth of every new token, appended to the slot after the run succeeds.
+    const newDepths: number[][] = [];
+
+    let row = 0;
+    for (let bi = 0; bi < b; bi++) {
+      const e = entries[bi];
+      const s = this.slotStates[e.slot];
+      const prior = s.parents.length;
+      const len = e.tokens.length;
+      const depths: number[] = [];
+      const parentOf = (idx: number): number => (idx < prior ? s.parents[idx] : e.parents[idx - prior]);
+      for (let j = 0; j < pastLen; j++) pastIndex[bi * pastLen + j] = e.slot * this.maxLength + j;
+      for (let t = 0; t < tMax; t++) {
+        const maskRow = (bi * tMax + t) * width;
+        if (t >= len) {
+          // Padding query: point it at a real row and let it see only itself, so softmax stays finite.
+          gatherIndex[bi * tMax + t] = row;
+          mask[maskRow + pastLen + t] = 0;
+          continue;
+        }
+        const packed = row + t;
+        gatherIndex[bi * tMax + t] = packed;
+        scatterIndex[packed] = bi * tMax + t;
+        inputIds[packed] = e.tokens[t];
+        const p = e.parents[t];
+        const depth = p < 0 ? 0 : (p < prior ? s.depths[p] : depths[p - prior]) + 1;
+        depths.push(depth);
+        positions[packed] = s.committed + depth;
+        for (let c = 0; c < s.committed; c++) mask[maskRow + c] = 0;
+        mask[maskRow + pastLen + t] = 0;
+        for (let a = p; a >= 0; a = parentOf(a)) {
+          if (a < prior) mask[maskRow + s.committed + a] = 0;
+          else mask[maskRow + pastLen + (a - prior)] = 0;
+        }
+      }
+      newDepths.push(depths);
+      row += len;
+    }
+
+    const feeds: Record<string, ort.Tensor> = {
+      input_ids: new ort.Tensor('int32', inputIds, [n]),
+      positions: new ort.Tensor('int32', positions, [n]),
+      gather_index: new ort.Tensor('int32', gatherIndex, [b, tMax]),
+      scatter_index: new ort.Tensor('int32', scatterIndex, [n]),
+      past_index: new ort.Tensor('int32', pastIndex, [b, pastLen]),
+      attn_mask: new ort.Tensor('float32', mask, [b, 1, 1, tMax, width]),
+      // Heads that were not asked for still need a (tiny) feed; their nodes are never run.
+      logits_rows: new ort.Tensor('int32', Int32Array.from(logitsRows.length ? logitsRows : [0]), [Math.max(1, logitsRows.length)]),
+      topk_rows: new ort.Tensor('int32', Int32Array.from(topkRows.length ? topkRows : [0]), [Math.max(1, topkRows.length)]),
+      argmax_rows: new ort.Tensor('int32', Int32Array.from(argmaxRows.length ? argmaxRows : [0]), [Math.max(1, argmaxRows.length)]),
+      topk_k: new ort.Tensor('int64', BigInt64Array.of(BigInt(topkRows.length ? topk : 1)), [1]),
+    };
+    const fetches: string[] = [];
+    for (let l = 0; l < this.info.numLayers; l++) {
+      feeds[`past_key_${l}`] = this.keyTensors[l];
+      feeds[`past_value_${l}`] = this.valueTensors[l];
+      fetches.push(`new_key_${l}`, `new_value_${l}`);
+    }
+    if (logitsRows.length) fetches.push('logits');
+    if (topkRows.length) fetches.push('topk_logprobs', 'topk_ids');
+    if (argmaxRows.length) fetches.push('argmax');
+
+    const t0 = performance.now();
+    const out = await this.session.run(feeds, fetches);
+    const runMs = performance.now() - t0;
+
+    // Store the new tokens' K/V in each slot's scratch rows, then record the nodes.
+    for (let l = 0; l < this.info.numLayers; l++) {
+      const newK = out[`new_key_${l}`].data as Float32Array;
+      const newV = out[`new_value_${l}`].data as Float32Array;
+      let packed = 0;
+      for (const e of entries) {
+        const s = this.slotStates[e.slot];
+        const base = (e.slot * this.maxLength + s.committed + s.parents.length) * this.rowSize;
+        const len = e.tokens.length * this.rowSize;
+        this.keys[l].set(newK.subarray(packed, packed + len), base);
+        this.values[l].set(newV.subarray(packed, packed + len), base);
+        packed += len;
+      }
+    }
+    for (let bi = 0; bi < b; bi++) {
+      const e = entries[bi];
+      const s = this.slotStates[e.slot];
+      for (let t = 0; t < e.tokens.length; t++) s.parents.push(e.parents[t]);
+      s.depths.push(...newDepths[bi]);
+    }
+    for (const name of Object.keys(out)) if (name.startsWith('new_')) out[name].dispose();
+
+    const result: ForwardResult = { paddingWaste: (b * tMax - n) / (b * tMax), runMs, tokens: n };
+    if (logitsRows.length) result.logits = out.logits.data as Float32Array;
+    if (topkRows.length) {
+      result.topkLogprobs = out.topk_logprobs.data as Float32Array;
+      result.topkIds = out.topk_ids.data as Int32Array;
+    }
+    if (argmaxRows.length) result.argmax = out.argmax.data as Int32Array;
+    return result;
+  }
+
+  commit(slot: number, keepScratch: number[]): void {
+    const s = this.slot(slot);
+    for (let j = 0; j < keepScratch.length; j++) {
+      const idx = keepScratch[j];
+      if (!Number.isInteger(idx) || idx < 0 || idx >= s.parents.length) {
+        throw new ModelUsageError(`commit slot ${slot}: scratch node ${idx} does not exist (scratch size ${s.parents.length})`);
+      }
+      const expectedParent = j === 0 ? -1 : keepScratch[j - 1];
+      if (s.parents[idx] !== expectedParent) {
+        throw new ModelUsageError(`commit slot ${slot}: kept nodes must form a root-to-leaf path, but node ${idx}'s parent is ${s.parents[idx]}, not ${expectedParent}`);
+      }
+    }
+    // Kept node j moves from row committed+idx to committed+j; idx >= j along a path (parents come
+    // first), so copying in order never overwrites a row still to be read.
+    for (let j = 0; j < keepScratch.length; j++) {
+      const idx = keepScratch[j];
+      if (idx === j) continue;
+      const from = (slot * this.maxLength + s.committed + idx) * this.rowSize;
+      const to = (slot * this.maxLength + s.committed + j) * this.rowSize;
+      for (let l = 0; l < this.keys.length; l++) {
+        this.keys[l].copyWithin(to, from, from + this.rowSize);
+        this.values[l].copyWithin(to, from, from + this.rowSize);
+      }
+    }
+    s.committed += keepScratch.length;
+    s.parents = [];
+    s.depths = [];
+  }
+
+  clearScratch(slot: number): void {
+    const s = this.slot(slot);
+    s.parents = [];
+    s.depths = [];
+  }
+
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    await this.session.release();
+  }
+
+  private slot(slot: number): SlotState {
+    this.assertLive();
+    const s = this.slotStates[slot];
+    if (!Number.isInteger(slot) || s === undefined) throw new ModelUsageError(`slot ${slot} does not exist (capacity ${this.capacity})`);
+    if (!s.inUse) throw new ModelUsageError(`slot ${slot} is not allocated`);
+    return s;
+  }
+
+  private assertLive(): void {
+    if (this.released) throw new ModelUsageError('the model session was released');
+  }
+}
