@@ -1,0 +1,65 @@
+// The gate-decision grid: requests down, recent steps across, one cell per gated depth per step.
+import type { StepEvent } from '../../shared/events.js';
+
+export type GateOutcome = 'pass' | 'truncate';
+
+export interface GateCell {
+  outcome: GateOutcome;
+  confidence: number;
+  tau: number;
+}
+
+export interface GateGrid {
+  /** Row labels, in order of first appearance across the window. */
+  requests: string[];
+  /** Column groups: the steps in the window, oldest first. */
+  steps: number[];
+  /** Columns within each step group: every depth gated anywhere in the window, ascending. */
+  depths: number[];
+  /** cells[row][stepIndex * depths.length + depthIndex]; null where no gate was checked. */
+  cells: (GateCell | null)[][];
+}
+
+/** Builds the grid over the last `window` steps given. */
+export function buildGateGrid(steps: readonly StepEvent[], window: number): GateGrid {
+  const recent = steps.slice(Math.max(0, steps.length - window));
+  const requestRow = new Map<string, number>();
+  const depthSet = new Set<number>();
+  for (const step of recent) {
+    for (const req of step.requests) {
+      if (!requestRow.has(req.requestId)) requestRow.set(req.requestId, requestRow.size);
+      for (const gate of req.gates) depthSet.add(gate.depth);
+    }
+  }
+  const depths = [...depthSet].sort((a, b) => a - b);
+  const depthColumn = new Map(depths.map((d, i) => [d, i]));
+  const width = recent.length * depths.length;
+  const cells: (GateCell | null)[][] = [...requestRow.keys()].map(() => new Array<GateCell | null>(width).fill(null));
+  recent.forEach((step, stepIndex) => {
+    for (const req of step.requests) {
+      const row = cells[requestRow.get(req.requestId) ?? 0];
+      for (const gate of req.gates) {
+        const column = stepIndex * depths.length + (depthColumn.get(gate.depth) ?? 0);
+        row[column] = { outcome: gate.pass ? 'pass' : 'truncate', confidence: gate.confidence, tau: gate.tau };
+      }
+    }
+  });
+  return { requests: [...requestRow.keys()], steps: recent.map((s) => s.step), depths, cells };
+}
+
+/** Share of truncations per gated depth over the grid, for the legend. */
+export function truncationRates(grid: GateGrid): Array<{ depth: number; checks: number; truncated: number }> {
+  return grid.depths.map((depth, d) => {
+    let checks = 0;
+    let truncated = 0;
+    for (const row of grid.cells) {
+      for (let s = 0; s < grid.steps.length; s += 1) {
+        const cell = row[s * grid.depths.length + d];
+        if (cell === null) continue;
+        checks += 1;
+        if (cell.outcome === 'truncate') truncated += 1;
+      }
+    }
+    return { depth, checks, truncated };
+  });
+}

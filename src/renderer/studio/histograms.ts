@@ -1,0 +1,63 @@
+// View-model for the per-depth confidence histograms and the draggable τ line.
+import type { DepthHistogram, StepEvent } from '../../shared/events.js';
+
+export interface HistogramBin {
+  /** Bin label, its centre, 2 decimals. */
+  label: string;
+  centre: number;
+  /** Share of that class's samples in this bin (each class sums to 1), so shapes compare. */
+  accepted: number;
+  rejected: number;
+  acceptedCount: number;
+  rejectedCount: number;
+}
+
+export function histogramBins(h: DepthHistogram): HistogramBin[] {
+  const totalAccepted = h.accepted.reduce((a, b) => a + b, 0);
+  const totalRejected = h.rejected.reduce((a, b) => a + b, 0);
+  const bins: HistogramBin[] = [];
+  for (let i = 0; i + 1 < h.edges.length; i += 1) {
+    const centre = (h.edges[i] + h.edges[i + 1]) / 2;
+    const a = h.accepted[i] ?? 0;
+    const r = h.rejected[i] ?? 0;
+    bins.push({
+      label: centre.toFixed(2),
+      centre,
+      accepted: totalAccepted > 0 ? a / totalAccepted : 0,
+      rejected: totalRejected > 0 ? r / totalRejected : 0,
+      acceptedCount: a,
+      rejectedCount: r,
+    });
+  }
+  return bins;
+}
+
+export function sampleCount(h: DepthHistogram): number {
+  return h.accepted.reduce((a, b) => a + b, 0) + h.rejected.reduce((a, b) => a + b, 0);
+}
+
+/** Minimum AUC for a depth to count as a sweet spot when the UI suggests gates. */
+export const SWEET_SPOT_AUC = 0.75;
+
+export function isSweetSpot(h: DepthHistogram, threshold = SWEET_SPOT_AUC): boolean {
+  return h.auc !== null && h.auc > threshold;
+}
+
+/** τ for a pointer position over the plot area: clamped to [0, 1], rounded to 0.01. */
+export function tauFromPointer(clientX: number, plotLeft: number, plotWidth: number): number {
+  if (plotWidth <= 0) return 0;
+  const v = (clientX - plotLeft) / plotWidth;
+  return Math.round(Math.min(1, Math.max(0, v)) * 100) / 100;
+}
+
+export function pointerFromTau(tau: number, plotLeft: number, plotWidth: number): number {
+  return plotLeft + Math.min(1, Math.max(0, tau)) * plotWidth;
+}
+
+/** The τ the engine used at each depth in the step (its gate checks), keyed by depth. */
+export function tausInUse(step: StepEvent | null): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (step === null) return out;
+  for (const req of step.requests) for (const gate of req.gates) out[String(gate.depth)] ??= gate.tau;
+  return out;
+}

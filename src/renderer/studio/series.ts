@@ -1,0 +1,141 @@
+// Per-step series for the budget and metrics charts, computed from step events alone so that a
+// live run and a replayed trace draw the same lines.
+import type { BudgetTransfer, StepEvent } from '../../shared/events.js';
+
+export interface StepPoint {
+  step: number;
+  /** Budget split in verified tokens (sums to kmax). */
+  roots: number;
+  base: number;
+  depth: number;
+  width: number;
+  unused: number;
+  kmax: number;
+  verifiedTokens: number;
+  /** Tokens transferred from truncated to confident requests this step. */
+  transferred: number;
+  requests: number;
+  /** Tokens appended to outputs this step (accepted + bonus). */
+  emitted: number;
+  /** Accepted draft tokens this step, bonus excluded. */
+  accepted: number;
+  /** Verified draft nodes this step, roots excluded. */
+  draftedVerified: number;
+  totalMs: number;
+}
+
+export function stepPoint(event: StepEvent): StepPoint {
+  let emitted = 0;
+  let accepted = 0;
+  let draftedVerified = 0;
+  for (const req of event.requests) {
+    emitted += req.emitted.length;
+    accepted += req.accepted.length;
+    for (const node of req.nodes) if (node.verified && node.parent >= 0) draftedVerified += 1;
+  }
+  return {
+    step: event.step,
+    ...event.budget,
+    kmax: event.kmax,
+    verifiedTokens: event.verifiedTokens,
+    transferred: event.transfers.reduce((sum, t) => sum + t.tokens, 0),
+    requests: event.requests.length,
+    emitted,
+    accepted,
+    draftedVerified,
+    totalMs: event.timings.totalMs,
+  };
+}
+
+export interface MetricPoint {
+  step: number;
+  /** Generated tokens per second over the trailing window of steps (step time, not idle time). */
+  throughput: number;
+  /** Mean accepted tokens per request-step over the window, bonus excluded. */
+  mat: number;
+  /** Accepted / verified draft nodes over the window. */
+  utilisation: number;
+  verifiedTokens: number;
+}
+
+/** Rolling metrics; `window` steps smooth the noise of single steps. */
+export function metricSeries(points: readonly StepPoint[], window = 8): MetricPoint[] {
+  const out: MetricPoint[] = [];
+  let emitted = 0;
+  let ms = 0;
+  let accepted = 0;
+  let requestSteps = 0;
+  let drafted = 0;
+  points.forEach((p, i) => {
+    emitted += p.emitted;
+    ms += p.totalMs;
+    accepted += p.accepted;
+    requestSteps += p.requests;
+    drafted += p.draftedVerified;
+    if (i >= window) {
+      const old = points[i - window];
+      emitted -= old.emitted;
+      ms -= old.totalMs;
+      accepted -= old.accepted;
+      requestSteps -= old.requests;
+      drafted -= old.draftedVerified;
+    }
+    out.push({
+      step: p.step,
+      throughput: ms > 0 ? (emitted * 1000) / ms : 0,
+      mat: requestSteps > 0 ? accepted / requestSteps : 0,
+      utilisation: drafted > 0 ? accepted / drafted : 0,
+      verifiedTokens: p.verifiedTokens,
+    });
+  });
+  return out;
+}
+
+export const METRIC_KEYS = ['throughput', 'mat', 'utilisation', 'verifiedTokens'] as const;
+export type MetricKey = (typeof METRIC_KEYS)[number];
+
+export interface OverlayRow {
+  step: number;
+  [key: string]: number | undefined;
+}
+
+/** Merges a run and a comparison run into one row per step index, keys `${prefix}_${metric}`. */
+export function overlaySeries(
+  runs: ReadonlyArray<{ prefix: string; points: readonly MetricPoint[] }>,
+  metric: MetricKey,
+): OverlayRow[] {
+  const rows = new Map<number, OverlayRow>();
+  for (const run of runs) {
+    for (const p of run.points) {
+      let row = rows.get(p.step);
+      if (row === undefined) {
+        row = { step: p.step };
+        rows.set(p.step, row);
+      }
+      row[run.prefix] = p[metric];
+    }
+  }
+  return [...rows.values()].sort((a, b) => a.step - b.step);
+}
+
+/** Transfers of one step merged per (from, to) pair, largest first. */
+export function mergeTransfers(transfers: readonly BudgetTransfer[]): BudgetTransfer[] {
+  const merged = new Map<string, BudgetTransfer>();
+  for (const t of transfers) {
+    const key = `${t.from}\u0000${t.to}`;
+    const prev = merged.get(key);
+    if (prev) prev.tokens += t.tokens;
+    else merged.set(key, { ...t });
+  }
+  return [...merged.values()].sort((a, b) => b.tokens - a.tokens || a.from.localeCompare(b.from));
+}
+
+/** Keeps at most `limit` points by dropping every other older point (recent ones stay exact). */
+export function thinSeries<T>(points: readonly T[], limit: number): T[] {
+  if (points.length <= limit) return points.slice();
+  const recentCount = Math.floor(limit / 2);
+  const older = points.slice(0, points.length - recentCount);
+  const stride = Math.ceil(older.length / (limit - recentCount));
+  const thinned = older.filter((_, i) => i % stride === 0);
+  return thinned.concat(points.slice(points.length - recentCount));
+}

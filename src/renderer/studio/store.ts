@@ -1,0 +1,205 @@
+// The studio's state: one zustand store in four slices (run, stream, knobs, view). Engine events
+// enter through `ingest`; canvas views subscribe to it outside React and redraw on change, charts
+// read it through throttled hooks. Frames arrive batched (≤ 30/s), so each frame is one update.
+import { createStore, type StoreApi } from 'zustand/vanilla';
+import type { RunConfig } from '../../shared/config.js';
+import type { DepthHistogram, RunMetrics, StepEvent } from '../../shared/events.js';
+import type { EngineEvent, RunState, StatusEvent } from '../../shared/messages.js';
+import { textSegment, type TextSegment } from './requestText.js';
+import { stepPoint, thinSeries, type StepPoint } from './series.js';
+
+/** Step events kept whole for the views that look back (gate grid, teaching, stepping back). */
+export const RECENT_STEPS = 64;
+/** Points kept per run for the charts over time; older ones are thinned, never dropped whole. */
+export const MAX_POINTS = 4000;
+/** Text segments kept per request. */
+export const MAX_SEGMENTS = 512;
+
+export interface ProgressEntry {
+  task: string;
+  done: number;
+  total: number;
+  message?: string;
+}
+
+export interface StudioError {
+  id: number;
+  message: string;
+  detail?: string;
+}
+
+export interface ComparisonRun {
+  label: string;
+  points: StepPoint[];
+}
+
+export interface RunSlice {
+  runState: RunState;
+  status: StatusEvent | null;
+  /** The config of the run started from this UI, when it was. */
+  config: RunConfig | null;
+  progress: Record<string, ProgressEntry>;
+  errors: StudioError[];
+}
+
+export interface StreamSlice {
+  /** The last RECENT_STEPS step events, oldest first. */
+  steps: StepEvent[];
+  latestStep: StepEvent | null;
+  points: StepPoint[];
+  histograms: DepthHistogram[];
+  metrics: RunMetrics | null;
+  texts: Record<string, TextSegment[]>;
+  /** Bumped on every frame; cheap change signal for subscribers. */
+  frameCount: number;
+}
+
+export interface KnobsSlice {
+  /** τ per depth as the user last set it (knobs.set sent); the engine's own values come with gates. */
+  taus: Record<string, number>;
+}
+
+export interface ViewSlice {
+  selectedRequestId: string | null;
+  /** Step shown when looking back; null follows the newest step. */
+  pinnedStep: number | null;
+  teaching: boolean;
+  compare: ComparisonRun | null;
+}
+
+export interface StudioActions {
+  ingest(event: EngineEvent): void;
+  runStarted(config: RunConfig): void;
+  reportError(message: string, detail?: string): void;
+  dismissError(id: number): void;
+  selectRequest(requestId: string | null): void;
+  pinStep(step: number | null): void;
+  setTeaching(on: boolean): void;
+  setTau(depth: number, tau: number): void;
+  keepForCompare(label: string): void;
+  clearCompare(): void;
+}
+
+export type StudioState = RunSlice & StreamSlice & KnobsSlice & ViewSlice & StudioActions;
+export type StudioStore = StoreApi<StudioState>;
+
+const emptyStream = (): StreamSlice => ({
+  steps: [],
+  latestStep: null,
+  points: [],
+  histograms: [],
+  metrics: null,
+  texts: {},
+  frameCount: 0,
+});
+
+let nextErrorId = 1;
+
+export function createStudioStore(): StudioStore {
+  return createStore<StudioState>()((set, get) => {
+    const ingestFrame = (steps: StepEvent[], histograms?: DepthHistogram[], metrics?: RunMetrics): void => {
+      const state = get();
+      // Step 0 after other steps means a new run (or a replay from the start): start clean.
+      const restart = steps.length > 0 && state.latestStep !== null && steps[0].step === 0;
+      const base: StreamSlice = restart ? emptyStream() : state;
+      const texts = { ...base.texts };
+      for (const step of steps) {
+        for (const req of step.requests) {
+          const list = texts[req.requestId] ?? [];
+          const next = list.length >= MAX_SEGMENTS ? list.slice(list.length - MAX_SEGMENTS + 1) : list.slice();
+          next.push(textSegment(step.step, req));
+          texts[req.requestId] = next;
+        }
+      }
+      const allSteps = base.steps.concat(steps);
+      const newPoints = base.points.concat(steps.map(stepPoint));
+      set({
+        steps: allSteps.length > RECENT_STEPS ? allSteps.slice(allSteps.length - RECENT_STEPS) : allSteps,
+        latestStep: steps.length > 0 ? steps[steps.length - 1] : base.latestStep,
+        points: newPoints.length > MAX_POINTS ? thinSeries(newPoints, MAX_POINTS * 0.75) : newPoints,
+        histograms: histograms ?? base.histograms,
+        metrics: metrics ?? base.metrics,
+        texts,
+        frameCount: state.frameCount + 1,
+        ...(restart ? { pinnedStep: null } : {}),
+      });
+    };
+
+    return {
+      runState: 'idle',
+      status: null,
+      config: null,
+      progress: {},
+      errors: [],
+      ...emptyStream(),
+      taus: {},
+      selectedRequestId: null,
+      pinnedStep: null,
+      teaching: false,
+      compare: null,
+
+      ingest(event) {
+        switch (event.type) {
+          case 'frame':
+            ingestFrame(event.steps, event.histograms, event.metrics);
+            return;
+          case 'status':
+            set({ status: event, runState: event.runState });
+            return;
+          case 'run.state':
+            set({ runState: event.state });
+            return;
+          case 'progress': {
+            const progress = { ...get().progress };
+            if (event.total > 0 && event.done >= event.total) delete progress[event.task];
+            else progress[event.task] = { task: event.task, done: event.done, total: event.total, message: event.message };
+            set({ progress });
+            return;
+          }
+          case 'error':
+            get().reportError(event.message, event.detail);
+            return;
+        }
+      },
+      runStarted(config) {
+        set({ ...emptyStream(), config, taus: { ...(config.taus ?? {}) }, pinnedStep: null, selectedRequestId: null });
+      },
+      reportError(message, detail) {
+        const error: StudioError = { id: nextErrorId++, message, ...(detail !== undefined ? { detail } : {}) };
+        // Keep the newest few; a flood of identical errors should not bury the banner.
+        const errors = get().errors.filter((e) => e.message !== message || e.detail !== detail);
+        set({ errors: [...errors, error].slice(-5) });
+      },
+      dismissError(id) {
+        set({ errors: get().errors.filter((e) => e.id !== id) });
+      },
+      selectRequest(requestId) {
+        set({ selectedRequestId: requestId });
+      },
+      pinStep(step) {
+        set({ pinnedStep: step });
+      },
+      setTeaching(on) {
+        set({ teaching: on });
+      },
+      setTau(depth, tau) {
+        set({ taus: { ...get().taus, [String(depth)]: tau } });
+      },
+      keepForCompare(label) {
+        set({ compare: { label, points: get().points.slice() } });
+      },
+      clearCompare() {
+        set({ compare: null });
+      },
+    };
+  });
+}
+
+/** The step the views show: the pinned one while it is still in the window, else the newest. */
+export function viewedStep(state: Pick<StudioState, 'steps' | 'latestStep' | 'pinnedStep'>): StepEvent | null {
+  if (state.pinnedStep !== null) {
+    const pinned = state.steps.find((s) => s.step === state.pinnedStep);
+    if (pinned) return pinned;
+  }
+  return state.latestStep;
+}

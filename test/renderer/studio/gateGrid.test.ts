@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { buildGateGrid, truncationRates } from '../../../src/renderer/studio/gateGrid.js';
+import { sampleRequest, sampleStep } from './fixtures.js';
+
+describe('buildGateGrid', () => {
+  const a = sampleRequest({ requestId: 'a' });
+  const bTruncated = sampleRequest({ requestId: 'b', gates: [{ depth: 0, confidence: 0.2, tau: 0.3, pass: false }] });
+  const steps = [
+    sampleStep(0, [a, bTruncated]),
+    sampleStep(1, [bTruncated]),
+    sampleStep(2, [a, sampleRequest({ requestId: 'c', gates: [] })]),
+  ];
+
+  it('puts each gate check of each request at its step and depth', () => {
+    const grid = buildGateGrid(steps, 10);
+    expect(grid.requests).toEqual(['a', 'b', 'c']);
+    expect(grid.steps).toEqual([0, 1, 2]);
+    expect(grid.depths).toEqual([0, 2]);
+    const [rowA, rowB, rowC] = grid.cells;
+    expect(rowA.map((c) => c?.outcome ?? null)).toEqual(['pass', 'pass', null, null, 'pass', 'pass']);
+    expect(rowB.map((c) => c?.outcome ?? null)).toEqual(['truncate', null, 'truncate', null, null, null]);
+    expect(rowC.every((c) => c === null)).toBe(true);
+    expect(rowB[0]).toEqual({ outcome: 'truncate', confidence: 0.2, tau: 0.3 });
+  });
+
+  it('keeps only the most recent window of steps', () => {
+    const grid = buildGateGrid(steps, 2);
+    expect(grid.steps).toEqual([1, 2]);
+    expect(grid.requests).toEqual(['b', 'a', 'c']);
+  });
+
+  it('counts truncations per gated depth', () => {
+    expect(truncationRates(buildGateGrid(steps, 10))).toEqual([
+      { depth: 0, checks: 4, truncated: 2 },
+      { depth: 2, checks: 2, truncated: 0 },
+    ]);
+  });
+});

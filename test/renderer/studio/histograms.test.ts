@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { histogramBins, isSweetSpot, pointerFromTau, tauFromPointer, tausInUse } from '../../../src/renderer/studio/histograms.js';
+import { textSegment } from '../../../src/renderer/studio/requestText.js';
+import { sampleRequest, sampleStep } from './fixtures.js';
+
+describe('histogramBins', () => {
+  it('normalises each class to shares so shapes compare across counts', () => {
+    const bins = histogramBins({ depth: 0, edges: [0, 0.5, 1], accepted: [1, 3], rejected: [10, 0], auc: 0.9 });
+    expect(bins.map((b) => b.label)).toEqual(['0.25', '0.75']);
+    expect(bins.map((b) => b.accepted)).toEqual([0.25, 0.75]);
+    expect(bins.map((b) => b.rejected)).toEqual([1, 0]);
+    expect(bins[1].acceptedCount).toBe(3);
+  });
+
+  it('marks sweet spots by AUC and never when AUC is unknown', () => {
+    expect(isSweetSpot({ depth: 0, edges: [], accepted: [], rejected: [], auc: 0.8 })).toBe(true);
+    expect(isSweetSpot({ depth: 0, edges: [], accepted: [], rejected: [], auc: 0.6 })).toBe(false);
+    expect(isSweetSpot({ depth: 0, edges: [], accepted: [], rejected: [], auc: null })).toBe(false);
+  });
+});
+
+describe('τ drag mapping', () => {
+  it('maps pointer x over the plot to τ in [0, 1], clamped and rounded', () => {
+    expect(tauFromPointer(150, 100, 200)).toBe(0.25);
+    expect(tauFromPointer(10, 100, 200)).toBe(0);
+    expect(tauFromPointer(999, 100, 200)).toBe(1);
+    expect(tauFromPointer(100 + 200 / 3, 100, 200)).toBe(0.33);
+    expect(pointerFromTau(0.25, 100, 200)).toBe(150);
+  });
+
+  it('reads the τ the engine used from the gate checks', () => {
+    const step = sampleStep(0, [sampleRequest()]);
+    expect(tausInUse(step)).toEqual({ '0': 0.3, '2': 0.35 });
+    expect(tausInUse(null)).toEqual({});
+  });
+});
+
+describe('textSegment', () => {
+  it('splits emitted text into the accepted tokens and the bonus', () => {
+    expect(textSegment(4, sampleRequest())).toEqual({ step: 4, accepted: ' t1 t3', bonus: ' bonus', acceptedCount: 2 });
+  });
+
+  it('keeps the engine text whole when it is not the concatenation of the pieces', () => {
+    expect(textSegment(1, sampleRequest({ emittedText: 'merged text' }))).toEqual({ step: 1, accepted: 'merged text', bonus: '', acceptedCount: 2 });
+  });
+});
