@@ -1,0 +1,38 @@
+// Fair shares of K_max for the non-ECHO policies (docs/conventions.md, "Budget per request").
+import type { TreeShape } from '../../shared/config';
+
+/**
+ * Draft tokens each of `n` requests may verify so that Σ (1 + K_i) ≤ kmax: floor(kmax / n) − 1
+ * each, and one more for the first (kmax mod n) requests.
+ */
+export function fairShares(kmax: number, n: number): number[] {
+  if (n === 0) return [];
+  if (kmax < n) throw new Error(`K_max (${kmax}) is below the ${n} requests in flight`);
+  const each = Math.floor(kmax / n) - 1;
+  const extra = kmax % n;
+  const shares: number[] = new Array(n);
+  for (let i = 0; i < n; i++) shares[i] = each + (i < extra ? 1 : 0);
+  return shares;
+}
+
+/** Draft tokens request `index` may verify: its shape's tokens, its fair share, what it can still emit. */
+export function draftAllowance(shapeTokens: number, share: number, remaining: number): number {
+  return Math.max(0, Math.min(shapeTokens, share, remaining - 1));
+}
+
+/**
+ * A shape cut down to `tokens` draft tokens: no deeper than the tokens allow, and no wider than
+ * ⌈√tokens⌉ children per node (a small tree spends its few tokens on depth, not on siblings).
+ */
+export function scaleShape(shape: TreeShape, tokens: number): TreeShape {
+  if (tokens >= shape.tokens) return shape;
+  return {
+    depth: Math.min(shape.depth, tokens),
+    topk: Math.min(shape.topk, Math.ceil(Math.sqrt(tokens))),
+    tokens,
+  };
+}
+
+/** The paper's shapes: low concurrency EAGLE-3 (8 / 10 / 60), high concurrency (3 / 3 / 5). */
+export const LOW_LOAD_SHAPE: TreeShape = { depth: 8, topk: 10, tokens: 60 };
+export const HIGH_LOAD_SHAPE: TreeShape = { depth: 3, topk: 3, tokens: 5 };

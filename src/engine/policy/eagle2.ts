@@ -1,0 +1,64 @@
+// `eagle2`: the EAGLE-2 dynamic tree. Depth 0 takes the root's top-k; every later depth expands
+// the k best nodes of the previous layer (by path score) into their top-k children, so k² new
+// nodes per layer; after the last depth all drafted nodes are reranked by path score and the
+// best `tokens` are verified. Path scores only fall along a path, so the best nodes always
+// include their ancestors (ties broken shallower first).
+import type { TreeShape } from '../../shared/config';
+import { draftAllowance, fairShares, LOW_LOAD_SHAPE, scaleShape } from './budget';
+import type { PolicyOptions, SpeculationPolicy, StepContext } from './types';
+import { ROOT, type DraftTree } from '../tree';
+
+export class Eagle2Policy implements SpeculationPolicy {
+  readonly name = 'eagle2';
+  readonly candidatesPerNode: number;
+  private readonly shape: TreeShape;
+  private shapes: TreeShape[] = [];
+
+  constructor(options: PolicyOptions) {
+    this.shape = options.shape ?? LOW_LOAD_SHAPE;
+    this.candidatesPerNode = this.shape.topk;
+  }
+
+  begin(ctx: StepContext): void {
+    const shares = fairShares(ctx.kmax, ctx.requests.length);
+    this.shapes = ctx.requests.map((r, i) =>
+      scaleShape(this.shape, draftAllowance(this.shape.tokens, shares[i], r.remaining)),
+    );
+  }
+
+  frontier(depth: number, ctx: StepContext): ReadonlyArray<readonly number[]> {
+    return ctx.requests.map((r, i) => {
+      const shape = this.shapes[i];
+      if (shape.tokens === 0 || depth >= shape.depth) return [];
+      if (depth === 0) return [ROOT];
+      return bestByScore(r.tree, r.tree.nodesAtDepth(depth - 1), shape.topk);
+    });
+  }
+
+  grow(depth: number, ctx: StepContext): void {
+    for (const r of ctx.requests) {
+      const k = this.shapes[r.index].topk;
+      const parents = depth === 0 ? [ROOT] : r.tree.nodesAtDepth(depth - 1);
+      for (const p of parents) if (r.tree.candidates[p]) r.tree.addTopChildren(p, k, 'base');
+    }
+  }
+
+  select(ctx: StepContext): void {
+    for (const r of ctx.requests) {
+      const all: number[] = [];
+      for (let id = 1; id < r.tree.size; id++) all.push(id);
+      const chosen = bestByScore(r.tree, all, this.shapes[r.index].tokens);
+      chosen.sort((a, b) => a - b); // parents before children
+      for (const id of chosen) r.tree.verify(id, 'base');
+    }
+  }
+}
+
+/** The `n` nodes with the highest path score; ties go to the shallower, then earlier node. */
+export function bestByScore(tree: DraftTree, nodes: readonly number[], n: number): number[] {
+  if (nodes.length <= n) return nodes.slice();
+  const sorted = nodes.slice().sort(
+    (a, b) => tree.pathScore[b] - tree.pathScore[a] || tree.depth[a] - tree.depth[b] || a - b,
+  );
+  return sorted.slice(0, n);
+}

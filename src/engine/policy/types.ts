@@ -1,0 +1,65 @@
+// The speculation policy interface. The engine drafts depth by depth and asks the policy, at
+// each depth, which nodes to expand and which of their candidates enter the tree; at the end of
+// drafting it asks which drafted nodes the target verifies. The engine then checks the global
+// cap Σ_i (1 + K_i) ≤ K_max and throws if a policy broke it. See docs/engine.md.
+import type { Knobs } from '../../shared/config';
+import type { BudgetTransfer, GateCheck } from '../../shared/events';
+import type { DraftTree } from '../tree';
+
+/** One request in flight, as a policy sees it during a step. */
+export interface StepRequest {
+  readonly id: string;
+  /** Position in this step's batch, 0-based (stable while the request stays in flight). */
+  readonly index: number;
+  readonly tree: DraftTree;
+  /** Layer confidence c_{i,d} = exp(max_j S_{i,d,j}), filled by the engine after each depth. */
+  readonly confidences: number[];
+  /** Gate checks the policy made this step, in depth order (ECHO). */
+  readonly gates: GateCheck[];
+  /** Tokens the request may still emit; more than `remaining − 1` accepted tokens is waste. */
+  readonly remaining: number;
+}
+
+export interface StepContext {
+  readonly step: number;
+  readonly kmax: number;
+  readonly requests: readonly StepRequest[];
+  /** Budget moved between requests this step (ECHO); the policy appends, the event reports it. */
+  readonly transfers: BudgetTransfer[];
+}
+
+export interface SpeculationPolicy {
+  readonly name: string;
+  /**
+   * Candidates the drafter keeps for every forwarded node (its top-k by draft log-prob). At
+   * least the widest a node ever grows, so width can be added later without another forward.
+   * 0 means the policy never drafts (`ar`): the engine then never runs the draft model.
+   */
+  readonly candidatesPerNode: number;
+  /** A new step starts: every tree holds only its root. */
+  begin(ctx: StepContext): void;
+  /**
+   * Before drafting layer `depth`: per request (by index), the nodes at depth − 1 whose
+   * children to draft (at depth 0, the root). An empty list means the request stops deepening
+   * this depth; when every list is empty, drafting ends.
+   */
+  frontier(depth: number, ctx: StepContext): ReadonlyArray<readonly number[]>;
+  /**
+   * After the draft forward of layer `depth`: every node returned by `frontier` now has
+   * candidates; add children to the trees (`tree.addChild` / `tree.addTopChildren`).
+   */
+  grow(depth: number, ctx: StepContext): void;
+  /** After drafting: mark the nodes to verify (`tree.verify`), parents before children. */
+  select(ctx: StepContext): void;
+  /** Knobs changed between steps (the engine applies K_max and batch itself). */
+  setKnobs?(knobs: Knobs): void;
+}
+
+/** Options a policy is built from; see RunConfig in src/shared/config.ts. */
+export interface PolicyOptions {
+  /** Requests in flight at once; selects the low/high-load default shape. */
+  batch: number;
+  kmax: number;
+  chainLength?: number;
+  shape?: { depth: number; topk: number; tokens: number };
+}

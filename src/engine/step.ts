@@ -1,0 +1,250 @@
+// One speculative step over the requests in flight, top to bottom:
+//   draft & gate → schedule → pack → verify → commit
+// Each phase is one call; the step returns the event that describes everything it did.
+import type { BudgetSplit, FinishReason, RequestStep, StepEvent, TreeNode } from '../shared/events';
+import { layerConfidence } from './draft/confidence';
+import { draftLayer, type DraftSlot } from './draft/drafter';
+import type { ModelSession } from './model/types';
+import type { SpeculationPolicy, StepContext, StepRequest } from './policy/types';
+import type { Rng } from './rng';
+import { DraftTree } from './tree';
+import { commitDraft, commitTarget, emitTokens, type Emission } from './verify/commit';
+import { verifyGreedy, type Verdict } from './verify/greedy';
+import { packSuperTree, type SuperTree } from './verify/pack';
+import { verifySampled } from './verify/sampling';
+
+/** Depth at which drafting stops even if a policy keeps asking for more. */
+export const MAX_DRAFT_DEPTH = 64;
+
+/** A request in flight, between steps. */
+export interface InFlight {
+  readonly id: string;
+  readonly targetSlot: number;
+  /** -1 when the policy never drafts. */
+  readonly draftSlot: number;
+  /** The last emitted token: the target has not seen it yet. */
+  root: number;
+  /** Tokens the draft has not seen yet, the root last. */
+  draftPending: number[];
+  readonly output: number[];
+  readonly maxNewTokens: number;
+  readonly rng: Rng;
+  finished?: FinishReason;
+}
+
+export interface StepEngine {
+  readonly target: ModelSession;
+  /** Null when the policy never drafts. */
+  readonly draft: ModelSession | null;
+  readonly policy: SpeculationPolicy;
+  readonly eos: ReadonlySet<number>;
+  readonly temperature: number;
+  /** Token text for emittedText; absent = no text in events. */
+  readonly decode?: (ids: number[]) => string;
+}
+
+interface StepState {
+  ctx: StepContext;
+  drafts: DraftSlot[];
+  modelMs: number;
+}
+
+export async function speculativeStep(
+  engine: StepEngine,
+  batch: readonly InFlight[],
+  stepIndex: number,
+  kmax: number,
+  runStart: number,
+): Promise<StepEvent> {
+  const start = performance.now();
+  const state = beginStep(batch, stepIndex, kmax, engine.policy);
+  await draftAndGate(engine, state);
+  const drafted = performance.now();
+  scheduleSuperTree(engine.policy, state.ctx);
+  const superTree = packSuperTree(
+    state.ctx.requests.map((r) => r.tree),
+    batch.map((r) => r.targetSlot),
+  );
+  const packed = performance.now();
+  const { verdicts, paddingWaste } = await verifySuperTree(engine, superTree, batch, state);
+  const verified = performance.now();
+  const emissions = commitStep(engine, batch, state, superTree, verdicts);
+  const committed = performance.now();
+  return stepEvent(engine, state, superTree, verdicts, emissions, {
+    stepIndex,
+    kmax,
+    paddingWaste,
+    timings: {
+      draftMs: drafted - start,
+      packMs: packed - drafted,
+      verifyMs: verified - packed,
+      commitMs: committed - verified,
+      totalMs: performance.now() - start,
+      modelMs: state.modelMs,
+    },
+    t: performance.now() - runStart,
+  });
+}
+
+function beginStep(batch: readonly InFlight[], step: number, kmax: number, policy: SpeculationPolicy): StepState {
+  const requests: StepRequest[] = batch.map((r, index) => ({
+    id: r.id,
+    index,
+    tree: new DraftTree(r.id, r.root),
+    confidences: [],
+    gates: [],
+    remaining: r.maxNewTokens - r.output.length,
+  }));
+  const drafts = batch.map((r, i) => ({
+    tree: requests[i].tree,
+    slot: r.draftSlot,
+    pending: r.draftPending,
+    scratchRows: 0,
+  }));
+  const ctx: StepContext = { step, kmax, requests, transfers: [] };
+  policy.begin(ctx);
+  return { ctx, drafts, modelMs: 0 };
+}
+
+/** Depth by depth: the policy picks the frontier (gating there), the draft forwards it, the policy grows the layer. */
+async function draftAndGate(engine: StepEngine, state: StepState): Promise<void> {
+  const { policy, draft } = engine;
+  if (policy.candidatesPerNode === 0 || draft === null) return;
+  const { ctx, drafts } = state;
+  for (let depth = 0; depth < MAX_DRAFT_DEPTH; depth++) {
+    const frontiers = policy.frontier(depth, ctx);
+    const stats = await draftLayer(draft, drafts, frontiers, depth, policy.candidatesPerNode);
+    if (stats === null) return;
+    state.modelMs += stats.runMs;
+    policy.grow(depth, ctx);
+    for (const r of ctx.requests) {
+      if (r.tree.nodesAtDepth(depth).length > 0) r.confidences[depth] = layerConfidence(r.tree, depth);
+    }
+  }
+}
+
+/** The policy picks the verified nodes; the engine enforces the global cap. */
+function scheduleSuperTree(policy: SpeculationPolicy, ctx: StepContext): void {
+  policy.select(ctx);
+  let total = 0;
+  for (const r of ctx.requests) total += 1 + r.tree.verifiedCount;
+  if (total > ctx.kmax) {
+    throw new Error(
+      `policy "${policy.name}" broke the cap at step ${ctx.step}: Σ(1+K_i) = ${total} > K_max = ${ctx.kmax}`,
+    );
+  }
+}
+
+async function verifySuperTree(
+  engine: StepEngine,
+  superTree: SuperTree,
+  batch: readonly InFlight[],
+  state: StepState,
+): Promise<{ verdicts: Verdict[]; paddingWaste: number }> {
+  const rows = Array.from({ length: superTree.tokens }, (_, i) => i);
+  const verdicts: Verdict[] = [];
+  if (engine.temperature === 0) {
+    const result = await engine.target.forward(superTree.entries, { topkRows: rows, topk: 1 });
+    state.modelMs += result.runMs;
+    const argmax = result.topkIds;
+    if (!argmax) throw new Error('the target model returned no top-1 output');
+    for (const packed of superTree.requests) verdicts.push(verifyGreedy(packed, argmax));
+    return { verdicts, paddingWaste: result.paddingWaste };
+  }
+  const result = await engine.target.forward(superTree.entries, { logitsRows: rows });
+  state.modelMs += result.runMs;
+  const logits = result.logits;
+  if (!logits) throw new Error('the target model returned no logits');
+  const vocab = engine.target.info.vocabSize;
+  const scratch = new Float64Array(vocab);
+  for (let i = 0; i < batch.length; i++) {
+    verdicts.push(verifySampled(superTree.requests[i], logits, vocab, engine.temperature, batch[i].rng, scratch));
+  }
+  return { verdicts, paddingWaste: result.paddingWaste };
+}
+
+/** Appends the emitted tokens and compacts both models' KV; finished requests are left to retire. */
+function commitStep(
+  engine: StepEngine,
+  batch: readonly InFlight[],
+  state: StepState,
+  superTree: SuperTree,
+  verdicts: readonly Verdict[],
+): Emission[] {
+  const emissions: Emission[] = [];
+  for (let i = 0; i < batch.length; i++) {
+    const r = batch[i];
+    const tree = state.ctx.requests[i].tree;
+    const emission = emitTokens(tree, verdicts[i], r.maxNewTokens - r.output.length, engine.eos);
+    emissions.push(emission);
+    for (const token of emission.tokens) r.output.push(token);
+    if (emission.finished) {
+      r.finished = emission.finished;
+      continue; // the runner frees both slots
+    }
+    commitTarget(engine.target, r.targetSlot, superTree.requests[i], verdicts[i]);
+    if (engine.draft !== null) r.draftPending = commitDraft(engine.draft, r.draftSlot, tree, r.draftPending, verdicts[i]);
+    r.root = verdicts[i].bonus;
+  }
+  return emissions;
+}
+
+function stepEvent(
+  engine: StepEngine,
+  state: StepState,
+  superTree: SuperTree,
+  verdicts: readonly Verdict[],
+  emissions: readonly Emission[],
+  meta: { stepIndex: number; kmax: number; paddingWaste: number; timings: StepEvent['timings']; t: number },
+): StepEvent {
+  const budget: BudgetSplit = { roots: 0, base: 0, depth: 0, width: 0, unused: 0 };
+  const requests: RequestStep[] = state.ctx.requests.map((r, i) => {
+    const tree = r.tree;
+    const nodes: TreeNode[] = new Array(tree.size);
+    for (let id = 0; id < tree.size; id++) {
+      const node: TreeNode = {
+        id,
+        parent: tree.parent[id],
+        depth: tree.depth[id],
+        token: tree.token[id],
+        logq: tree.logq[id],
+        pathScore: tree.pathScore[id],
+        grant: tree.grant[id],
+        verified: tree.verified[id],
+      };
+      const paidBy = tree.paidBy[id];
+      if (paidBy !== undefined) node.paidBy = paidBy;
+      nodes[id] = node;
+      if (!tree.verified[id]) continue;
+      const grant = tree.grant[id];
+      if (grant === 'root') budget.roots++;
+      else budget[grant]++;
+    }
+    const emission = emissions[i];
+    const step: RequestStep = {
+      requestId: r.id,
+      nodes,
+      gates: r.gates,
+      confidences: r.confidences,
+      accepted: verdicts[i].accepted,
+      bonusToken: verdicts[i].bonus,
+      emitted: emission.tokens,
+    };
+    if (engine.decode) step.emittedText = engine.decode(emission.tokens);
+    if (emission.finished) step.finished = emission.finished;
+    return step;
+  });
+  budget.unused = meta.kmax - superTree.tokens;
+  return {
+    type: 'step',
+    step: meta.stepIndex,
+    t: meta.t,
+    kmax: meta.kmax,
+    verifiedTokens: superTree.tokens,
+    requests,
+    timings: meta.timings,
+    budget,
+    transfers: state.ctx.transfers,
+    paddingWaste: meta.paddingWaste,
+  };
+}
