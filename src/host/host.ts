@@ -1,0 +1,131 @@
+// The engine host's core, independent of how it was started: clients attach through HostPorts,
+// requests are validated and routed to the handler table, events go back to the asker or to all.
+import { FrameCoalescer, systemClock, type FrameClock } from './frame-coalescer.js';
+import { findBundledModels } from './bundled-models.js';
+import { buildHandlerTable, HANDLER_MODULES, type HandlerModule, type HandlerTable, type HostContext, type RequestContext } from './handlers.js';
+import type { HostPort } from './port.js';
+import { parseRequest, type BundledModel, type EngineEvent, type EngineRequest, type RunState, type StatusEvent } from '../shared/messages.js';
+
+export interface EngineHostOptions {
+  version: string;
+  modelsDir: string;
+  modules?: HandlerModule[];
+  clock?: FrameClock;
+  /** Where diagnostics go (stderr of the host process by default). */
+  log?: (line: string) => void;
+}
+
+export class EngineHost {
+  private readonly clients = new Set<HostPort>();
+  private readonly frames: FrameCoalescer;
+  private readonly handlers: HandlerTable;
+  private readonly cleanups: Array<() => void | Promise<void>> = [];
+  private readonly log: (line: string) => void;
+  private bundledModels: BundledModel[] = [];
+  private provider = 'cpu';
+  private runState: RunState = 'idle';
+  readonly context: HostContext;
+
+  constructor(private readonly options: EngineHostOptions) {
+    this.log = options.log ?? ((line) => process.stderr.write(`engine host: ${line}\n`));
+    this.frames = new FrameCoalescer((frame) => this.broadcast(frame), options.clock ?? systemClock);
+    this.context = this.makeContext();
+    this.handlers = buildHandlerTable(options.modules ?? HANDLER_MODULES, this.context);
+  }
+
+  attach(port: HostPort): void {
+    this.clients.add(port);
+    port.onMessage((data) => this.receive(data, port));
+    port.onClose(() => this.clients.delete(port));
+  }
+
+  get clientCount(): number {
+    return this.clients.size;
+  }
+
+  broadcast(event: EngineEvent): void {
+    for (const client of this.clients) client.post(event);
+  }
+
+  status(): StatusEvent {
+    return {
+      type: 'status',
+      version: this.options.version,
+      bundledModels: this.bundledModels,
+      provider: this.provider,
+      runState: this.runState,
+    };
+  }
+
+  async refreshStatus(): Promise<StatusEvent> {
+    const scan = await findBundledModels(this.options.modelsDir);
+    for (const problem of scan.problems) this.log(problem);
+    this.bundledModels = scan.models;
+    return this.status();
+  }
+
+  async shutdown(): Promise<void> {
+    this.frames.flush();
+    for (const cleanup of this.cleanups.splice(0).reverse()) {
+      try {
+        await cleanup();
+      } catch (err) {
+        this.log(`cleanup failed: ${(err as Error).message}`);
+      }
+    }
+    this.frames.dispose();
+    for (const client of this.clients) client.close();
+    this.clients.clear();
+  }
+
+  /** Routes one incoming message from a client. Invalid input gets an error back, never a crash. */
+  receive(data: unknown, from: HostPort): void {
+    const parsed = parseRequest(data);
+    if (!parsed.ok) {
+      from.post({ type: 'error', message: parsed.error });
+      return;
+    }
+    void this.dispatch(parsed.value, from);
+  }
+
+  private async dispatch(request: EngineRequest, from: HostPort): Promise<void> {
+    const handler = this.handlers[request.type] as ((r: EngineRequest, c: RequestContext) => void | Promise<void>) | undefined;
+    if (!handler) {
+      from.post({ type: 'error', message: `'${request.type}' is not available in this build: no engine handler is registered for it` });
+      return;
+    }
+    const ctx: RequestContext = { ...this.context, reply: (event) => from.post(event) };
+    try {
+      await handler(request, ctx);
+    } catch (err) {
+      const error = err instanceof Error ? err : new Error(String(err));
+      this.log(`${request.type} failed: ${error.stack ?? error.message}`);
+      from.post({ type: 'error', message: `${request.type} failed: ${error.message}`, detail: error.stack });
+    }
+  }
+
+  private makeContext(): HostContext {
+    return {
+      version: this.options.version,
+      status: () => this.status(),
+      refreshStatus: () => this.refreshStatus(),
+      setProvider: (provider) => {
+        this.provider = provider;
+      },
+      broadcast: (event) => this.broadcast(event),
+      pushStep: (step, extras) => this.frames.push(step, extras),
+      flushFrames: () => this.frames.flush(),
+      setRunState: (state) => {
+        this.frames.flush();
+        this.runState = state;
+        this.broadcast({ type: 'run.state', state });
+      },
+      progress: (task, done, total, message) => {
+        this.broadcast(message === undefined ? { type: 'progress', task, done, total } : { type: 'progress', task, done, total, message });
+      },
+      onShutdown: (cleanup) => {
+        this.cleanups.push(cleanup);
+      },
+    };
+  }
+}

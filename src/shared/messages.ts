@@ -1,0 +1,315 @@
+// The one message contract between the UI and the engine host. Every transport (Electron IPC and
+// the engine MessagePort, the web host's WebSocket, the engine host's parent channel) carries these
+// plain JSON objects {type, ...} and validates them with these schemas where they enter.
+import { z } from 'zod';
+import { KnobsSchema, RunConfigSchema } from './config.js';
+import type {
+  BudgetSplit,
+  BudgetTransfer,
+  DepthHistogram,
+  GateCheck,
+  RequestStep,
+  RunMetrics,
+  StepEvent,
+  StepTimings,
+  TreeNode,
+} from './events.js';
+
+/** Largest message any transport accepts, in bytes of JSON. Frames of big trees stay far below. */
+export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+/** Frames per second the engine host sends at most; step events in between are batched. */
+export const MAX_FRAMES_PER_SECOND = 30;
+
+// ---------------------------------------------------------------------------------------------
+// Step event schemas. Typed against the interfaces in events.ts so the two cannot drift apart.
+
+// zod 4's number() already refuses NaN and ±Infinity.
+const finite = z.number();
+// Log-probabilities of impossible tokens are -Infinity: structured clone (Electron ports) keeps
+// it, JSON (WebSocket, trace files) turns it into null. Accept both forms on the way in.
+const logValue = z
+  .unknown()
+  .refine((v) => v === null || v === -Infinity || (typeof v === 'number' && Number.isFinite(v)), 'must be a number, -Infinity or null')
+  .transform((v) => (v === null ? -Infinity : (v as number)));
+
+const TreeNodeSchema: z.ZodType<TreeNode> = z.object({
+  id: z.number().int(),
+  parent: z.number().int(),
+  depth: z.number().int(),
+  token: z.number().int(),
+  text: z.string().optional(),
+  logq: logValue,
+  pathScore: logValue,
+  grant: z.enum(['root', 'base', 'depth', 'width']),
+  paidBy: z.string().optional(),
+  verified: z.boolean(),
+}) as z.ZodType<TreeNode>;
+
+const GateCheckSchema: z.ZodType<GateCheck> = z.object({
+  depth: z.number().int(),
+  confidence: finite,
+  tau: finite,
+  pass: z.boolean(),
+});
+
+const RequestStepSchema: z.ZodType<RequestStep> = z.object({
+  requestId: z.string(),
+  nodes: z.array(TreeNodeSchema),
+  gates: z.array(GateCheckSchema),
+  confidences: z.array(finite),
+  accepted: z.array(z.number().int()),
+  bonusToken: z.number().int(),
+  emitted: z.array(z.number().int()),
+  emittedText: z.string().optional(),
+  finished: z.enum(['eos', 'length']).optional(),
+});
+
+const StepTimingsSchema: z.ZodType<StepTimings> = z.object({
+  draftMs: finite,
+  packMs: finite,
+  verifyMs: finite,
+  commitMs: finite,
+  totalMs: finite,
+});
+
+const BudgetSplitSchema: z.ZodType<BudgetSplit> = z.object({
+  roots: z.number().int(),
+  base: z.number().int(),
+  depth: z.number().int(),
+  width: z.number().int(),
+  unused: z.number().int(),
+});
+
+const BudgetTransferSchema: z.ZodType<BudgetTransfer> = z.object({
+  from: z.string(),
+  to: z.string(),
+  tokens: z.number().int(),
+});
+
+export const StepEventSchema: z.ZodType<StepEvent> = z.object({
+  type: z.literal('step'),
+  step: z.number().int().min(0),
+  t: finite,
+  kmax: z.number().int(),
+  verifiedTokens: z.number().int(),
+  requests: z.array(RequestStepSchema),
+  timings: StepTimingsSchema,
+  budget: BudgetSplitSchema,
+  transfers: z.array(BudgetTransferSchema),
+  paddingWaste: finite,
+});
+
+export const DepthHistogramSchema: z.ZodType<DepthHistogram> = z.object({
+  depth: z.number().int(),
+  edges: z.array(finite),
+  accepted: z.array(finite),
+  rejected: z.array(finite),
+  auc: z.union([finite, z.null()]),
+});
+
+export const RunMetricsSchema: z.ZodType<RunMetrics> = z.object({
+  policy: z.string(),
+  steps: z.number().int(),
+  requests: z.number().int(),
+  generatedTokens: z.number().int(),
+  wallMs: finite,
+  throughput: finite,
+  meanAcceptedTokens: finite,
+  meanAcceptanceLength: finite,
+  draftUtilisation: finite,
+  verifiedTokensPerStep: finite,
+  acceptancePerPosition: z.array(finite),
+  paddingWaste: finite,
+  tpotP50Ms: finite,
+  tpotP99Ms: finite,
+  speedupVsAr: finite.optional(),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Requests: UI → engine host.
+
+export const TRACE_EXPORT_FORMATS = ['jsonl', 'parquet', 'perfetto', 'csv'] as const;
+export type TraceExportFormat = (typeof TRACE_EXPORT_FORMATS)[number];
+
+const nonEmptyPath = z.string().min(1, 'a path is required').max(4096);
+
+export const RequestSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('hello') }),
+  z.object({ type: z.literal('run.start'), config: RunConfigSchema }),
+  z.object({ type: z.literal('run.pause') }),
+  z.object({ type: z.literal('run.resume') }),
+  z.object({ type: z.literal('run.step') }),
+  z.object({ type: z.literal('run.stop') }),
+  z.object({ type: z.literal('knobs.set'), knobs: KnobsSchema }),
+  z.object({ type: z.literal('model.open'), dir: nonEmptyPath }),
+  z.object({ type: z.literal('trace.open'), path: nonEmptyPath }),
+  z.object({ type: z.literal('trace.export'), path: nonEmptyPath, format: z.enum(TRACE_EXPORT_FORMATS) }),
+  z.object({ type: z.literal('trace.seek'), step: z.number().int().min(0) }),
+]);
+export type EngineRequest = z.infer<typeof RequestSchema>;
+export type RequestType = EngineRequest['type'];
+export type RequestOf<T extends RequestType> = Extract<EngineRequest, { type: T }>;
+
+export const REQUEST_TYPES = [
+  'hello',
+  'run.start',
+  'run.pause',
+  'run.resume',
+  'run.step',
+  'run.stop',
+  'knobs.set',
+  'model.open',
+  'trace.open',
+  'trace.export',
+  'trace.seek',
+] as const satisfies readonly RequestType[];
+
+// ---------------------------------------------------------------------------------------------
+// Events: engine host → UI.
+
+export const RUN_STATES = ['idle', 'loading', 'running', 'paused', 'finished', 'error'] as const;
+export type RunState = (typeof RUN_STATES)[number];
+
+export const BundledModelSchema = z.object({
+  /** Folder name under assets/models. */
+  name: z.string(),
+  /** Absolute folder path on the engine host's machine. */
+  dir: z.string(),
+  /** Parameter count from the weights' headers, when readable. */
+  parameters: z.number().int().min(0).optional(),
+});
+export type BundledModel = z.infer<typeof BundledModelSchema>;
+
+export const EventSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('status'),
+    version: z.string(),
+    bundledModels: z.array(BundledModelSchema),
+    /** onnxruntime execution provider the engine uses ('cpu', 'cuda', …). */
+    provider: z.string(),
+    runState: z.enum(RUN_STATES),
+  }),
+  z.object({
+    type: z.literal('progress'),
+    task: z.string(),
+    done: z.number().min(0),
+    total: z.number().min(0),
+    message: z.string().optional(),
+  }),
+  z.object({
+    type: z.literal('frame'),
+    steps: z.array(StepEventSchema),
+    histograms: z.array(DepthHistogramSchema).optional(),
+    metrics: RunMetricsSchema.optional(),
+  }),
+  z.object({ type: z.literal('run.state'), state: z.enum(RUN_STATES) }),
+  z.object({ type: z.literal('error'), message: z.string(), detail: z.string().optional() }),
+]);
+export type EngineEvent = z.infer<typeof EventSchema>;
+export type EventType = EngineEvent['type'];
+export type EventOf<T extends EventType> = Extract<EngineEvent, { type: T }>;
+export type StatusEvent = EventOf<'status'>;
+export type FrameEvent = EventOf<'frame'>;
+
+// ---------------------------------------------------------------------------------------------
+// Parsing at the boundaries.
+
+export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: string };
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 3)
+    .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
+    .join('; ');
+}
+
+function parseWith<T>(schema: z.ZodType<T>, input: unknown, what: string): ParseResult<T> {
+  const result = schema.safeParse(input);
+  if (result.success) return { ok: true, value: result.data };
+  const type = typeof input === 'object' && input !== null && 'type' in input ? String((input as { type: unknown }).type) : '?';
+  return { ok: false, error: `invalid ${what} (type ${type}): ${describeIssues(result.error)}` };
+}
+
+export function parseRequest(input: unknown): ParseResult<EngineRequest> {
+  return parseWith(RequestSchema, input, 'request');
+}
+
+export function parseEvent(input: unknown): ParseResult<EngineEvent> {
+  return parseWith(EventSchema, input, 'event');
+}
+
+/** Serialises a message for a text transport; -Infinity log-probabilities become null. */
+export function encodeMessage(message: EngineRequest | EngineEvent): string {
+  return JSON.stringify(message);
+}
+
+/** Parses a text frame with the size cap applied before JSON.parse sees it. */
+export function decodeText(text: string): ParseResult<unknown> {
+  // Length in UTF-16 units is a lower bound on bytes; the transport caps raw bytes as well.
+  if (text.length > MAX_MESSAGE_BYTES) {
+    return { ok: false, error: `message of ${text.length} characters exceeds the ${MAX_MESSAGE_BYTES}-byte cap` };
+  }
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (err) {
+    return { ok: false, error: `message is not JSON: ${(err as Error).message}` };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Electron preload bridge: one method per request, named after the message type.
+
+export const REQUEST_METHODS = {
+  hello: 'hello',
+  'run.start': 'runStart',
+  'run.pause': 'runPause',
+  'run.resume': 'runResume',
+  'run.step': 'runStep',
+  'run.stop': 'runStop',
+  'knobs.set': 'knobsSet',
+  'model.open': 'modelOpen',
+  'trace.open': 'traceOpen',
+  'trace.export': 'traceExport',
+  'trace.seek': 'traceSeek',
+} as const satisfies Record<RequestType, string>;
+
+type MethodName<T extends RequestType> = (typeof REQUEST_METHODS)[T];
+type RequestPayload<T extends RequestType> = Omit<RequestOf<T>, 'type'>;
+
+/** A request method takes the message's fields (none for bare requests). */
+export type RequestMethods = {
+  [T in RequestType as MethodName<T>]: keyof RequestPayload<T> extends never
+    ? () => void
+    : (payload: RequestPayload<T>) => void;
+};
+
+/** Where the desktop app's engine link stands, as the preload sees it. */
+export type BridgeLinkState = 'connecting' | 'connected' | 'disconnected';
+
+/** Native dialogs the main process opens on the renderer's behalf. */
+export interface DialogMethods {
+  /** Asks for a model folder; resolves to the folder, or null when cancelled. */
+  chooseModelFolder(): Promise<string | null>;
+  chooseTraceFile(): Promise<string | null>;
+  chooseExportPath(format: TraceExportFormat): Promise<string | null>;
+}
+
+/** What the preload exposes on `window.echoStudio`. */
+export interface PreloadBridge extends RequestMethods, DialogMethods {
+  /** Subscribes to validated engine events; returns the unsubscribe function. */
+  onEvent(listener: (event: EngineEvent) => void): () => void;
+  /** Subscribes to the engine link's state; called at once with the current state. */
+  onLinkState(listener: (state: BridgeLinkState, detail?: string) => void): () => void;
+}
+
+/** IPC channel names between the preload and Electron's main process. */
+export const IPC_CHANNELS = {
+  /** main → preload: a fresh MessagePort to the engine host (after start or restart). */
+  enginePort: 'echo:engine-port',
+  /** main → preload: the engine host exited; the payload says why. */
+  engineGone: 'echo:engine-gone',
+  chooseModelFolder: 'echo:choose-model-folder',
+  chooseTraceFile: 'echo:choose-trace-file',
+  chooseExportPath: 'echo:choose-export-path',
+} as const;
