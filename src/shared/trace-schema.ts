@@ -1,0 +1,213 @@
+// The trace file format (JSON Lines), as zod schemas: one header line, step lines, optional knob
+// lines, one closing summary line. The engine writes it, the engine's reader and the renderer
+// validate with the same schemas. Documented in docs/trace-format.md; bump TRACE_SCHEMA_VERSION on
+// any change a reader of the old version would misread.
+
+import { z } from 'zod';
+import { KnobsSchema, RunConfigSchema } from './config.js';
+import type { DepthHistogram, RequestStep, RunMetrics, StepEvent } from './events.js';
+
+export const TRACE_FORMAT = 'echo-studio-trace';
+export const TRACE_SCHEMA_VERSION = 1;
+
+const int = () => z.number().int();
+const count = () => z.number().int().min(0);
+const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'expected a lowercase hex SHA-256');
+
+// ---- header ----
+
+export const ModelFileSchema = z.object({
+  /** File name inside the model folder. */
+  name: z.string().min(1),
+  bytes: count(),
+  sha256: sha256Hex,
+});
+
+/** A model folder and the content hashes that identify it (config.json and weights). */
+export const ModelRefSchema = z.object({
+  dir: z.string(),
+  files: z.array(ModelFileSchema).min(1),
+});
+export type ModelRef = z.infer<typeof ModelRefSchema>;
+
+export const HardwareSchema = z.object({
+  cpuModel: z.string(),
+  cores: count(),
+  memoryBytes: count(),
+  platform: z.string(),
+  arch: z.string(),
+  /** Runtime version, e.g. Node's. */
+  runtime: z.string(),
+  /** Execution provider the models ran on, e.g. 'cpu' or 'cuda'. */
+  provider: z.string(),
+});
+export type Hardware = z.infer<typeof HardwareSchema>;
+
+export const TraceHeaderSchema = z.object({
+  type: z.literal('header'),
+  format: z.literal(TRACE_FORMAT),
+  schemaVersion: z.literal(TRACE_SCHEMA_VERSION),
+  /** ISO 8601 time the run started. */
+  createdAt: z.string(),
+  /** The writing application and its version. */
+  writer: z.string(),
+  config: RunConfigSchema,
+  models: z.object({ draft: ModelRefSchema, target: ModelRefSchema }),
+  hardware: HardwareSchema,
+  /** The calibration profile the run used, verbatim, when it used one. */
+  profile: z.record(z.string(), z.unknown()).optional(),
+  /** Step lines carry each request's full candidate tree (what-if re-scoring); larger files. */
+  recordCandidates: z.boolean(),
+});
+export type TraceHeader = z.infer<typeof TraceHeaderSchema>;
+
+// ---- steps ----
+
+export const GrantKindSchema = z.enum(['root', 'base', 'depth', 'width']);
+
+export const TreeNodeSchema = z.object({
+  id: count(),
+  parent: int().min(-1),
+  depth: int().min(-1),
+  token: count(),
+  text: z.string().optional(),
+  logq: z.number(),
+  pathScore: z.number(),
+  grant: GrantKindSchema,
+  paidBy: z.string().optional(),
+  verified: z.boolean(),
+});
+
+export const GateCheckSchema = z.object({
+  depth: count(),
+  confidence: z.number(),
+  tau: z.number(),
+  pass: z.boolean(),
+});
+
+/**
+ * What-if data for one node of the candidate tree drafted up to the max shape (recorded only
+ * with recordCandidates). Acceptance of a child x of this node is decided exactly when
+ * targetArgmax is known: greedy verification accepts x iff x.token === targetArgmax.
+ */
+export const CandidateNodeSchema = z.object({
+  id: count(),
+  parent: int().min(-1),
+  depth: int().min(-1),
+  token: count(),
+  logq: z.number(),
+  pathScore: z.number(),
+  /** The draft's top-k next tokens after this node, best first, with their log q. */
+  topkTokens: z.array(count()),
+  topkLogq: z.array(z.number()),
+  /** The target's greedy (argmax) token after this node, where the target saw the node. */
+  targetArgmax: count().optional(),
+});
+export type CandidateNode = z.infer<typeof CandidateNodeSchema>;
+
+export const RequestStepSchema = z.object({
+  requestId: z.string().min(1),
+  nodes: z.array(TreeNodeSchema).min(1),
+  gates: z.array(GateCheckSchema),
+  confidences: z.array(z.number()),
+  accepted: z.array(count()),
+  bonusToken: count(),
+  emitted: z.array(count()),
+  emittedText: z.string().optional(),
+  finished: z.enum(['eos', 'length']).optional(),
+  /** Full candidate tree for what-if re-scoring; present only when the header's recordCandidates. */
+  candidates: z.array(CandidateNodeSchema).optional(),
+});
+export type TraceRequestStep = z.infer<typeof RequestStepSchema>;
+
+export const StepTimingsSchema = z.object({
+  draftMs: z.number().min(0),
+  packMs: z.number().min(0),
+  verifyMs: z.number().min(0),
+  commitMs: z.number().min(0),
+  totalMs: z.number().min(0),
+});
+
+export const BudgetSplitSchema = z.object({
+  roots: count(),
+  base: count(),
+  depth: count(),
+  width: count(),
+  unused: count(),
+});
+
+export const StepLineSchema = z.object({
+  type: z.literal('step'),
+  step: count(),
+  t: z.number().min(0),
+  kmax: count(),
+  verifiedTokens: count(),
+  requests: z.array(RequestStepSchema),
+  timings: StepTimingsSchema,
+  budget: BudgetSplitSchema,
+  transfers: z.array(z.object({ from: z.string(), to: z.string(), tokens: count() })),
+  paddingWaste: z.number().min(0).max(1),
+});
+export type TraceStep = z.infer<typeof StepLineSchema>;
+
+// ---- knob changes (studio edits between steps) ----
+
+export const KnobsLineSchema = z.object({
+  type: z.literal('knobs'),
+  /** The first step the new knobs applied to. */
+  step: count(),
+  knobs: KnobsSchema,
+});
+export type TraceKnobs = z.infer<typeof KnobsLineSchema>;
+
+// ---- summary ----
+
+export const DepthHistogramSchema = z.object({
+  depth: count(),
+  edges: z.array(z.number()),
+  accepted: z.array(count()),
+  rejected: z.array(count()),
+  auc: z.number().min(0).max(1).nullable(),
+});
+
+export const RunMetricsSchema = z.object({
+  policy: z.string(),
+  steps: count(),
+  requests: count(),
+  generatedTokens: count(),
+  wallMs: z.number().min(0),
+  throughput: z.number().min(0),
+  meanAcceptedTokens: z.number().min(0),
+  meanAcceptanceLength: z.number().min(0),
+  draftUtilisation: z.number().min(0),
+  verifiedTokensPerStep: z.number().min(0),
+  acceptancePerPosition: z.array(z.number().min(0).max(1)),
+  paddingWaste: z.number().min(0).max(1),
+  tpotP50Ms: z.number().min(0),
+  tpotP99Ms: z.number().min(0),
+  speedupVsAr: z.number().optional(),
+});
+
+export const SummaryLineSchema = z.object({
+  type: z.literal('summary'),
+  /** ISO 8601 time the run ended. */
+  endedAt: z.string(),
+  /** finished: every request retired; stopped: the user stopped it; error: the run failed. */
+  reason: z.enum(['finished', 'stopped', 'error']),
+  message: z.string().optional(),
+  metrics: RunMetricsSchema,
+  histograms: z.array(DepthHistogramSchema),
+});
+export type TraceSummary = z.infer<typeof SummaryLineSchema>;
+
+/** Any line after the header. */
+export const BodyLineSchema = z.discriminatedUnion('type', [StepLineSchema, KnobsLineSchema, SummaryLineSchema]);
+
+// The schemas must describe the engine's own types: these fail to compile if the two drift.
+type Assignable<From extends To, To> = From;
+export type _StepMatchesEvent = Assignable<TraceStep, StepEvent>;
+export type _EventMatchesStep = Assignable<StepEvent, Omit<TraceStep, 'requests'> & { requests: RequestStep[] }>;
+export type _RequestMatches = Assignable<RequestStep, Omit<TraceRequestStep, 'candidates'>>;
+export type _MetricsMatch = Assignable<z.infer<typeof RunMetricsSchema>, RunMetrics>;
+export type _MetricsMatchBack = Assignable<RunMetrics, z.infer<typeof RunMetricsSchema>>;
+export type _HistogramMatches = Assignable<z.infer<typeof DepthHistogramSchema>, DepthHistogram>;
