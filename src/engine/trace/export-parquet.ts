@@ -1,0 +1,184 @@
+// Parquet export for pandas/polars: one file per table (steps, requests, nodes, gates), each
+// carrying the run config, the header and the summary in its key/value metadata.
+
+import { parquetWriteFile, type BasicType, type ColumnSource } from 'hyparquet-writer';
+import type { TraceContents } from './parse.js';
+
+export const PARQUET_TABLES = ['steps', 'requests', 'nodes', 'gates'] as const;
+export type ParquetTable = (typeof PARQUET_TABLES)[number];
+
+/** Key/value metadata keys written on every table. */
+export const PARQUET_METADATA_KEYS = {
+  table: 'echo_studio.table',
+  schemaVersion: 'echo_studio.schema_version',
+  config: 'echo_studio.config',
+  header: 'echo_studio.header',
+  summary: 'echo_studio.summary',
+} as const;
+
+// JSON columns take the value itself; the writer serialises it.
+type Cell = number | string | boolean | null | number[];
+
+/** Column-major table built row by row, with declared types so empty tables still have a schema. */
+class TableBuilder<Columns extends Record<string, BasicType>> {
+  private readonly data: Record<string, Cell[]> = {};
+  rows = 0;
+  constructor(private readonly types: Columns) {
+    for (const name of Object.keys(types)) this.data[name] = [];
+  }
+  add(row: { [K in keyof Columns]: Cell }): void {
+    for (const name of Object.keys(this.types)) this.data[name].push(row[name] ?? null);
+    this.rows++;
+  }
+  columns(): ColumnSource[] {
+    return Object.entries(this.types).map(([name, type]) => ({ name, type, data: this.data[name] }));
+  }
+}
+
+/** Output file of one table: `OUT.steps.parquet` etc.; a trailing `.parquet` on OUT is dropped. */
+export function parquetTablePath(out: string, table: ParquetTable): string {
+  return `${out.replace(/\.parquet$/i, '')}.${table}.parquet`;
+}
+
+/** Write the four tables; returns the paths written, in PARQUET_TABLES order. */
+export function exportParquet(trace: TraceContents, out: string): string[] {
+  const steps = new TableBuilder({
+    step: 'INT32',
+    t_ms: 'DOUBLE',
+    kmax: 'INT32',
+    verified_tokens: 'INT32',
+    requests: 'INT32',
+    accepted_tokens: 'INT32',
+    emitted_tokens: 'INT32',
+    draft_ms: 'DOUBLE',
+    pack_ms: 'DOUBLE',
+    verify_ms: 'DOUBLE',
+    commit_ms: 'DOUBLE',
+    total_ms: 'DOUBLE',
+    budget_roots: 'INT32',
+    budget_base: 'INT32',
+    budget_depth: 'INT32',
+    budget_width: 'INT32',
+    budget_unused: 'INT32',
+    transferred_tokens: 'INT32',
+    padding_waste: 'DOUBLE',
+  });
+  const requests = new TableBuilder({
+    step: 'INT32',
+    request_id: 'STRING',
+    drafted_nodes: 'INT32',
+    verified_nodes: 'INT32',
+    accepted_length: 'INT32',
+    emitted_length: 'INT32',
+    bonus_token: 'INT32',
+    emitted_text: 'STRING',
+    finished: 'STRING',
+    confidences: 'JSON',
+  });
+  const nodes = new TableBuilder({
+    step: 'INT32',
+    request_id: 'STRING',
+    node_id: 'INT32',
+    parent: 'INT32',
+    depth: 'INT32',
+    token: 'INT32',
+    text: 'STRING',
+    logq: 'DOUBLE',
+    path_score: 'DOUBLE',
+    grant: 'STRING',
+    paid_by: 'STRING',
+    verified: 'BOOLEAN',
+    accepted: 'BOOLEAN',
+  });
+  const gates = new TableBuilder({
+    step: 'INT32',
+    request_id: 'STRING',
+    depth: 'INT32',
+    confidence: 'DOUBLE',
+    tau: 'DOUBLE',
+    pass: 'BOOLEAN',
+  });
+
+  for (const s of trace.steps) {
+    let accepted = 0;
+    let emitted = 0;
+    for (const r of s.requests) {
+      accepted += r.accepted.length;
+      emitted += r.emitted.length;
+      const acceptedIds = new Set(r.accepted);
+      let drafted = 0;
+      let verified = 0;
+      for (const n of r.nodes) {
+        if (n.depth >= 0) {
+          drafted++;
+          if (n.verified) verified++;
+        }
+        nodes.add({
+          step: s.step,
+          request_id: r.requestId,
+          node_id: n.id,
+          parent: n.parent,
+          depth: n.depth,
+          token: n.token,
+          text: n.text ?? null,
+          logq: n.logq,
+          path_score: n.pathScore,
+          grant: n.grant,
+          paid_by: n.paidBy ?? null,
+          verified: n.verified,
+          accepted: acceptedIds.has(n.id),
+        });
+      }
+      for (const g of r.gates) {
+        gates.add({ step: s.step, request_id: r.requestId, depth: g.depth, confidence: g.confidence, tau: g.tau, pass: g.pass });
+      }
+      requests.add({
+        step: s.step,
+        request_id: r.requestId,
+        drafted_nodes: drafted,
+        verified_nodes: verified,
+        accepted_length: r.accepted.length,
+        emitted_length: r.emitted.length,
+        bonus_token: r.bonusToken,
+        emitted_text: r.emittedText ?? null,
+        finished: r.finished ?? null,
+        confidences: r.confidences,
+      });
+    }
+    steps.add({
+      step: s.step,
+      t_ms: s.t,
+      kmax: s.kmax,
+      verified_tokens: s.verifiedTokens,
+      requests: s.requests.length,
+      accepted_tokens: accepted,
+      emitted_tokens: emitted,
+      draft_ms: s.timings.draftMs,
+      pack_ms: s.timings.packMs,
+      verify_ms: s.timings.verifyMs,
+      commit_ms: s.timings.commitMs,
+      total_ms: s.timings.totalMs,
+      budget_roots: s.budget.roots,
+      budget_base: s.budget.base,
+      budget_depth: s.budget.depth,
+      budget_width: s.budget.width,
+      budget_unused: s.budget.unused,
+      transferred_tokens: s.transfers.reduce((sum, x) => sum + x.tokens, 0),
+      padding_waste: s.paddingWaste,
+    });
+  }
+
+  const tables: Record<ParquetTable, TableBuilder<Record<string, BasicType>>> = { steps, requests, nodes, gates };
+  return PARQUET_TABLES.map((table) => {
+    const filename = parquetTablePath(out, table);
+    const kvMetadata = [
+      { key: PARQUET_METADATA_KEYS.table, value: table },
+      { key: PARQUET_METADATA_KEYS.schemaVersion, value: String(trace.header.schemaVersion) },
+      { key: PARQUET_METADATA_KEYS.config, value: JSON.stringify(trace.header.config) },
+      { key: PARQUET_METADATA_KEYS.header, value: JSON.stringify(trace.header) },
+      ...(trace.summary ? [{ key: PARQUET_METADATA_KEYS.summary, value: JSON.stringify(trace.summary) }] : []),
+    ];
+    parquetWriteFile({ filename, columnData: tables[table].columns(), kvMetadata, createdBy: trace.header.writer });
+    return filename;
+  });
+}
