@@ -5,3 +5,4 @@ export { loadModel, readModelInfo, openModelFolder, isGraphCached, ensureGraph, 
 export { OrtModelSession } from './session.js';
 export { GRAPH_VERSION } from './graph-builder.js';
 export { cacheRoot } from './graph-cache.js';
+export { ModelTokenizer, assertSameVocabulary, type ChatMessage } from './tokenizer.js';

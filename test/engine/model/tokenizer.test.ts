@@ -1,0 +1,62 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { assertSameVocabulary, ModelTokenizer } from '../../../src/engine/model/index.js';
+import { fixtureTokenizerJson, writeFixtureModel } from './fixtures.js';
+import { tempDir } from './helpers.js';
+
+const tmp = tempDir();
+afterAll(() => tmp.cleanup());
+const CHAT = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{{ eos_token }}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}";
+
+describe('ModelTokenizer', () => {
+  const fx = writeFixtureModel(join(tmp.path, 'a'), { chatTemplate: CHAT });
+  const { bosId, eosId, size } = fixtureTokenizerJson();
+
+  test('encodes with BOS, merges byte pairs, decodes back, names tokens', () => {
+    const tok = ModelTokenizer.load(fx.dir);
+    const ids = tok.encode('the cat and the hat');
+    expect(ids[0]).toBe(bosId);
+    expect(ids.length).toBeLessThan(1 + 'the cat and the hat'.length); // merges applied
+    expect(tok.decode(ids, { skipSpecialTokens: true })).toBe('the cat and the hat');
+    expect(tok.encode('the', { addSpecialTokens: false })).not.toContain(bosId);
+    const strings = (text: string) => tok.encode(text, { addSpecialTokens: false }).map((id) => tok.tokenString(id));
+    expect(strings('the')).toEqual(['t', 'he']);
+    expect(strings('a the')).toEqual(['a', 'Ġthe']);
+    expect(tok.tokenText(tok.encode(' the', { addSpecialTokens: false })[0])).toBe(' the');
+    expect(tok.tokenString(99999)).toBeNull();
+    expect(tok.vocabSize).toBe(size);
+    expect(tok.bosTokenId).toBe(bosId);
+    expect(tok.eosTokenIds).toEqual([eosId]);
+    expect(tok.isEos(eosId)).toBe(true);
+  });
+
+  test('renders the chat template from tokenizer_config.json', () => {
+    const tok = ModelTokenizer.load(fx.dir);
+    expect(tok.hasChatTemplate).toBe(true);
+    const text = tok.applyChatTemplate([{ role: 'user', content: 'hi' }]);
+    expect(text).toBe('<|user|>hi</s><|assistant|>');
+  });
+
+  test('a model without a chat template says so', () => {
+    const plain = writeFixtureModel(join(tmp.path, 'plain'));
+    expect(() => ModelTokenizer.load(plain.dir).applyChatTemplate([{ role: 'user', content: 'x' }])).toThrow(/tokenizer_config.json: has no chat_template/);
+  });
+
+  test('a missing tokenizer.json is a one-line error naming the file', () => {
+    const none = writeFixtureModel(join(tmp.path, 'none'), { withoutTokenizer: true });
+    expect(() => ModelTokenizer.load(none.dir)).toThrow(/tokenizer\.json: missing/);
+  });
+
+  test('draft/target vocabularies: same passes, a swapped id is refused', () => {
+    const target = ModelTokenizer.load(fx.dir);
+    const draftFx = writeFixtureModel(join(tmp.path, 'draft'), { seed: 9, hiddenSize: 32 });
+    expect(() => assertSameVocabulary(ModelTokenizer.load(draftFx.dir), target)).not.toThrow();
+    const path = join(draftFx.dir, 'tokenizer.json');
+    const json = JSON.parse(readFileSync(path, 'utf8'));
+    json.model.vocab.a = json.model.vocab.b;
+    json.model.vocab.b = 97;
+    writeFileSync(path, JSON.stringify(json));
+    expect(() => assertSameVocabulary(ModelTokenizer.load(draftFx.dir), target)).toThrow(/vocabularies differ: token "[ab]" is id \d+ in the draft but \d+ in the target/);
+  });
+});
