@@ -1,0 +1,30 @@
+// `dense`: ECHO with a gate at every depth (the paper's dense-gating ablation, §5.3). Depths the
+// profile has no τ for take the τ of the nearest gated depth above them (the root's if none).
+import { echoBaseShape, echoLimits, fallbackTaus, tauMap, type EchoOptions } from './echo';
+import { ElasticScheduler } from './echo-scheduler';
+
+export function denseTaus(known: ReadonlyMap<number, number>, maxDepth: number): Map<number, number> {
+  if (known.size === 0) throw new Error('dense gating needs at least one τ');
+  const depths = [...known.keys()].sort((a, b) => a - b);
+  const out = new Map<number, number>();
+  for (let d = 0; d < maxDepth; d++) {
+    const above = depths.filter((k) => k <= d);
+    out.set(d, known.get(above.length > 0 ? above[above.length - 1] : depths[0])!);
+  }
+  return out;
+}
+
+export class DensePolicy extends ElasticScheduler {
+  constructor(options: EchoOptions) {
+    const shape = echoBaseShape(options);
+    const limits = echoLimits(options, shape);
+    const known = tauMap({ ...(options.taus ?? fallbackTaus(shape)), ...(options.denseTaus ?? {}) });
+    super('dense', {
+      shape,
+      ...limits,
+      gate: { signal: 'best-path', taus: denseTaus(known, limits.maxDepth) },
+      reallocate: true,
+      widen: true,
+    });
+  }
+}

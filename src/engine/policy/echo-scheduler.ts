@@ -1,0 +1,320 @@
+// The ECHO unified elastic budget scheduler (paper §3.3, docs/echo.md), shared by `echo`,
+// `dense`, `fixed` and `ddd`. The whole batch is one Super-Tree under the cap
+// Σ_i (1 + K_i) ≤ K_max, built depth by depth:
+//
+//   budget     every request starts with a base share (its base shape, cut to its fair share of
+//              K_max); whatever the shares leave of K_max is free in a shared pool.
+//   gate       at a gated depth d, after layer d is drafted: pass iff c_{i,d} > τ_d. A request
+//              that fails is *truncated at d*: layer d is not granted, it stops deepening, and
+//              the unspent rest of its share goes to the pool (released budget).
+//   priority 1 (global depth extension) the requests still deepening take layer d in order of
+//              confidence, highest first: base nodes from their own share, and past their base
+//              tree one node per layer paid from the pool (released budget first, so the grant
+//              records whose release paid it), up to the max depth, while the pool lasts.
+//   priority 2 (opportunistic width expansion) only when nothing can deepen: the pool widens
+//              truncated requests at their truncation depth with their best remaining candidates,
+//              highest path score first across the batch, at most maxWidth children per node.
+//
+// Under low load the pool is large, so a truncated request's release comes back to it as width;
+// under high load the shares fill K_max and a release is what lets confident requests deepen.
+import type { TreeShape } from '../../shared/config';
+import type { GateCheck, GrantKind } from '../../shared/events';
+import { ROOT, type DraftTree } from '../tree';
+import { draftAllowance, fairShares, scaleShape } from './budget';
+import type { SpeculationPolicy, StepContext, StepRequest } from './types';
+
+/** What a gate compares with its threshold. */
+export type GateRule =
+  /** ECHO: c_{i,d} = exp(max_j S_{i,d,j}) against τ_d, at the depths that have a τ (D_sig). */
+  | { signal: 'best-path'; taus: ReadonlyMap<number, number> }
+  /** DDD: Σ over the layer's beam (its top-k by path score) of exp(S) against exp(logThreshold), every depth. */
+  | { signal: 'beam-mass'; logThreshold: number };
+
+export interface ElasticRules {
+  /** Base tree shape: layers, children per node, draft tokens per request. */
+  shape: TreeShape;
+  /** Deepest number of layers a request may reach (≥ shape.depth). */
+  maxDepth: number;
+  /** Most children per node under width expansion. */
+  maxWidth: number;
+  gate: GateRule;
+  /** Released budget may pay other requests' depth extension (ECHO); off for `ddd`. */
+  reallocate: boolean;
+  /** Priority 2 widens truncated requests (ECHO); off for `ddd`. */
+  widen: boolean;
+}
+
+export type StopReason = 'truncated' | 'max-depth' | 'no-budget' | 'no-candidates';
+
+/** Per request, what the scheduler decided this step (also readable by tests and the studio). */
+export interface RequestSchedule {
+  /** Draft tokens of the base share (base shape cut to the fair share of K_max). */
+  share: number;
+  /** Base nodes per depth that the share buys. */
+  quota: number[];
+  stop: StopReason | null;
+  /** Depth of the failed gate, -1 when not truncated. */
+  truncatedAt: number;
+}
+
+interface Budget {
+  /** null: free budget no request released (K_max beyond the shares). */
+  from: string | null;
+  tokens: number;
+}
+
+interface PlanState extends RequestSchedule {
+  shareLeft: number;
+  /** Draft nodes this request may verify at most (what it can still emit, minus the bonus). */
+  nodeCap: number;
+  granted: number;
+  /** Nodes expanded for the layer being drafted. */
+  expanded: number[];
+  /** Nodes expanded for the layer at which the gate failed: width grows from their candidates. */
+  truncationParents: number[];
+}
+
+interface Candidate {
+  parent: number;
+  rank: number;
+  score: number;
+}
+
+/**
+ * Base nodes per depth for a share: one node per layer first (depth before width), then the
+ * remainder on the shallowest layers, at most topk per layer (the beam width).
+ */
+export function baseQuota(shape: TreeShape, share: number, maxDepth: number): number[] {
+  if (share <= 0) return [];
+  const scaled = scaleShape(shape, share);
+  const layers = Math.min(scaled.depth, share, maxDepth);
+  const quota = new Array<number>(layers).fill(1);
+  let extra = share - layers;
+  for (let d = 0; d < layers && extra > 0; d++) {
+    const add = Math.min(extra, scaled.topk - quota[d]);
+    quota[d] += add;
+    extra -= add;
+  }
+  return quota;
+}
+
+export class ElasticScheduler implements SpeculationPolicy {
+  readonly candidatesPerNode: number;
+  private plans: PlanState[] = [];
+  private pool: Budget[] = [];
+
+  constructor(
+    readonly name: string,
+    readonly rules: ElasticRules,
+  ) {
+    if (rules.maxDepth < 1) throw new Error(`${name}: max depth must be at least 1, got ${rules.maxDepth}`);
+    if (rules.maxWidth < 1) throw new Error(`${name}: max width must be at least 1, got ${rules.maxWidth}`);
+    this.candidatesPerNode = Math.max(rules.shape.topk, rules.maxWidth);
+  }
+
+  /** This step's decisions per request, by batch index. */
+  schedules(): readonly RequestSchedule[] {
+    return this.plans;
+  }
+
+  /** Budget left in the pool (not yet granted to any node). */
+  poolTokens(): number {
+    return this.pool.reduce((sum, b) => sum + b.tokens, 0);
+  }
+
+  begin(ctx: StepContext): void {
+    const fair = fairShares(ctx.kmax, ctx.requests.length);
+    const { shape, maxDepth } = this.rules;
+    this.pool = [];
+    let free = ctx.kmax - ctx.requests.length;
+    this.plans = ctx.requests.map((r, i) => {
+      const nodeCap = Math.max(0, r.remaining - 1);
+      const quota = baseQuota(shape, draftAllowance(shape.tokens, fair[i], r.remaining), maxDepth);
+      const share = quota.reduce((a, b) => a + b, 0);
+      free -= share;
+      return { share, quota, stop: null, truncatedAt: -1, shareLeft: share, nodeCap, granted: 0, expanded: [], truncationParents: [] };
+    });
+    if (free > 0) this.pool.push({ from: null, tokens: free });
+  }
+
+  frontier(depth: number, ctx: StepContext): ReadonlyArray<readonly number[]> {
+    for (const [i, plan] of this.plans.entries()) {
+      plan.expanded = [];
+      if (plan.stop !== null) continue;
+      if (depth >= this.rules.maxDepth || plan.granted >= plan.nodeCap) this.stop(plan, ctx.requests[i], 'max-depth');
+    }
+    // A request past its base tree lives on the pool; draft it only if the pool, or what this
+    // depth's gates may release into it, can pay for one more layer.
+    const gated = this.gateAt(depth) !== undefined;
+    let reachable = this.poolTokens();
+    if (gated && this.rules.reallocate) for (const p of this.plans) if (p.stop === null) reachable += p.shareLeft;
+    return ctx.requests.map((r, i) => {
+      const plan = this.plans[i];
+      if (plan.stop !== null) return [];
+      const need = this.wanted(plan, depth);
+      const pastBase = depth >= plan.quota.length;
+      if (need === 0 || (pastBase && plan.shareLeft === 0 && reachable === 0)) return this.stop(plan, r, 'no-budget');
+      if (depth === 0) {
+        plan.expanded = [ROOT];
+      } else {
+        // The best `need` parents hold the best `need` children; at a gate, the whole beam, so a
+        // truncation has candidates to widen with. The beam is at most topk wide.
+        const parents = grantedAt(r.tree, depth - 1);
+        const beam = Math.min(parents.length, this.rules.shape.topk);
+        plan.expanded = parents.slice(0, gated ? beam : Math.min(beam, need));
+        if (plan.expanded.length === 0) return this.stop(plan, r, 'no-candidates');
+      }
+      return plan.expanded;
+    });
+  }
+
+  grow(depth: number, ctx: StepContext): void {
+    const drafted = ctx.requests.filter((r) => this.plans[r.index].expanded.length > 0);
+    // Gates first, so what a truncated request releases at depth d can already pay for depth d.
+    const deepening: { r: StepRequest; confidence: number; candidates: Candidate[] }[] = [];
+    for (const r of drafted) {
+      const plan = this.plans[r.index];
+      const candidates = layerCandidates(r.tree, plan.expanded, this.rules.shape.topk);
+      if (candidates.length === 0) {
+        this.stop(plan, r, 'no-candidates');
+        continue;
+      }
+      const confidence = Math.exp(candidates[0].score);
+      const gate = this.checkGate(depth, candidates);
+      if (gate) {
+        (r.gates as GateCheck[]).push(gate);
+        if (!gate.pass) {
+          plan.truncatedAt = depth;
+          plan.truncationParents = plan.expanded;
+          this.stop(plan, r, 'truncated');
+          continue;
+        }
+      }
+      deepening.push({ r, confidence, candidates });
+    }
+    // Priority 1: highest confidence first while the budget lasts.
+    deepening.sort((a, b) => b.confidence - a.confidence || a.r.index - b.r.index);
+    for (const { r, candidates } of deepening) {
+      const plan = this.plans[r.index];
+      const want = Math.min(this.wanted(plan, depth), candidates.length);
+      let grantedHere = 0;
+      for (const c of candidates.slice(0, want)) {
+        let kind: GrantKind = 'base';
+        let paidBy: string | undefined;
+        if (plan.shareLeft > 0) {
+          plan.shareLeft--;
+          if (depth >= plan.quota.length) kind = 'depth';
+        } else {
+          const payer = this.takeFromPool();
+          if (payer === undefined) break;
+          kind = 'depth';
+          if (payer !== null && payer !== r.id) {
+            paidBy = payer;
+            recordTransfer(ctx, payer, r.id);
+          }
+        }
+        r.tree.addChild(c.parent, c.rank, kind, paidBy);
+        plan.granted++;
+        grantedHere++;
+      }
+      if (grantedHere === 0) this.stop(plan, r, 'no-budget');
+    }
+  }
+
+  select(ctx: StepContext): void {
+    if (this.rules.widen) this.widen(ctx);
+    for (const r of ctx.requests) {
+      for (let id = 1; id < r.tree.size; id++) r.tree.verify(id);
+    }
+  }
+
+  /** Priority 2: the pool widens truncated requests at their truncation depth, best path score first. */
+  private widen(ctx: StepContext): void {
+    const offers: { r: StepRequest; c: Candidate }[] = [];
+    for (const r of ctx.requests) {
+      const plan = this.plans[r.index];
+      if (plan.stop !== 'truncated' || plan.granted >= plan.nodeCap) continue;
+      for (const c of layerCandidates(r.tree, plan.truncationParents, this.rules.maxWidth)) offers.push({ r, c });
+    }
+    offers.sort((a, b) => b.c.score - a.c.score || a.r.index - b.r.index || a.c.parent - b.c.parent || a.c.rank - b.c.rank);
+    for (const { r, c } of offers) {
+      const plan = this.plans[r.index];
+      if (plan.granted >= plan.nodeCap) continue;
+      if (this.takeFromPool() === undefined) return;
+      r.tree.addChild(c.parent, c.rank, 'width');
+      plan.granted++;
+    }
+  }
+
+  /** Nodes this request would take at `depth`: its base quota, else one node of extension. */
+  private wanted(plan: PlanState, depth: number): number {
+    const n = depth < plan.quota.length ? plan.quota[depth] : 1;
+    return Math.max(0, Math.min(n, plan.nodeCap - plan.granted));
+  }
+
+  private gateAt(depth: number): number | undefined {
+    const gate = this.rules.gate;
+    return gate.signal === 'best-path' ? gate.taus.get(depth) : Math.exp(gate.logThreshold);
+  }
+
+  private checkGate(depth: number, candidates: Candidate[]): GateCheck | null {
+    const tau = this.gateAt(depth);
+    if (tau === undefined) return null;
+    let confidence: number;
+    if (this.rules.gate.signal === 'best-path') {
+      confidence = Math.exp(candidates[0].score);
+    } else {
+      confidence = 0;
+      for (const c of candidates.slice(0, this.rules.shape.topk)) confidence += Math.exp(c.score);
+    }
+    return { depth, confidence, tau, pass: confidence > tau };
+  }
+
+  /** One token from the pool: released budget first (oldest release first), then free budget. */
+  private takeFromPool(): string | null | undefined {
+    const released = this.pool.find((b) => b.from !== null && b.tokens > 0);
+    const budget = released ?? this.pool.find((b) => b.tokens > 0);
+    if (!budget) return undefined;
+    budget.tokens--;
+    return budget.from;
+  }
+
+  private stop(plan: PlanState, r: StepRequest, reason: StopReason): never[] {
+    if (plan.stop === null) {
+      plan.stop = reason;
+      if (plan.shareLeft > 0 && this.rules.reallocate) this.pool.push({ from: r.id, tokens: plan.shareLeft });
+      plan.shareLeft = 0;
+    }
+    plan.expanded = [];
+    return [];
+  }
+}
+
+/** Granted nodes at a depth, best path score first. */
+function grantedAt(tree: DraftTree, depth: number): number[] {
+  return tree
+    .nodesAtDepth(depth)
+    .slice()
+    .sort((a, b) => tree.pathScore[b] - tree.pathScore[a] || a - b);
+}
+
+/** Candidates of the expanded nodes not yet in the tree, at most `perNode` ranks each, best first. */
+function layerCandidates(tree: DraftTree, expanded: readonly number[], perNode: number): Candidate[] {
+  const out: Candidate[] = [];
+  for (const parent of expanded) {
+    const cands = tree.candidates[parent];
+    if (!cands) continue;
+    const n = Math.min(perNode, cands.tokens.length);
+    for (let rank = 0; rank < n; rank++) {
+      if (cands.childId[rank] !== -1) continue;
+      out.push({ parent, rank, score: tree.pathScore[parent] + cands.logq[rank] });
+    }
+  }
+  return out.sort((a, b) => b.score - a.score || a.parent - b.parent || a.rank - b.rank);
+}
+
+function recordTransfer(ctx: StepContext, from: string, to: string): void {
+  const existing = ctx.transfers.find((t) => t.from === from && t.to === to);
+  if (existing) existing.tokens++;
+  else ctx.transfers.push({ from, to, tokens: 1 });
+}

@@ -1,0 +1,71 @@
+// `echo`: sparse confidence gating at the sweet-spot depths D_sig with per-depth thresholds τ_d,
+// and the unified elastic budget scheduler (echo-scheduler.ts). The τ_d come from a calibration
+// profile (src/engine/calibrate); `dense`, `fixed` and `ddd` are ablations on the same scheduler.
+import type { TreeShape } from '../../shared/config';
+import { HIGH_LOAD_SHAPE, LOW_LOAD_SHAPE } from './budget';
+import { ElasticScheduler } from './echo-scheduler';
+import type { PolicyOptions } from './types';
+
+/** The ECHO knobs of RunConfig, on top of the common policy options. */
+export interface EchoOptions extends PolicyOptions {
+  /** τ_d at the sweet spots D_sig, keyed by depth. */
+  taus?: Readonly<Record<string, number>>;
+  /** `dense`: τ_d for every depth (a calibration profile has one per depth it saw). */
+  denseTaus?: Readonly<Record<string, number>>;
+  /** `fixed`: one τ at every gated depth. */
+  tau?: number;
+  maxDepth?: number;
+  maxWidth?: number;
+  /** `ddd`: stop deepening when log Σ_beam exp(S) falls below this. */
+  dddThreshold?: number;
+}
+
+/**
+ * Thresholds used when no profile and no τ_d are given: the root layer and the base shape's
+ * last layer, the two sweet spots the paper finds on every model, at the paper's typical values
+ * (LLaMA-3.1-8B d0 0.2 … d8 0.5). The run command calibrates instead when it can.
+ */
+export function fallbackTaus(shape: TreeShape): Record<string, number> {
+  return shape.depth > 1 ? { '0': 0.2, [String(shape.depth - 1)]: 0.5 } : { '0': 0.2 };
+}
+
+/** The paper's base shapes: low load (batch 1) EAGLE-3's 8 / 10 / 60, high load 3 / 3 / 5. */
+export function echoBaseShape(options: PolicyOptions): TreeShape {
+  return options.shape ?? (options.batch <= 1 ? LOW_LOAD_SHAPE : HIGH_LOAD_SHAPE);
+}
+
+/** Confident requests may go this many layers past the base depth unless told otherwise. */
+export const DEFAULT_EXTRA_DEPTH = 3;
+
+export function echoLimits(options: EchoOptions, shape: TreeShape): { maxDepth: number; maxWidth: number } {
+  const maxDepth = options.maxDepth ?? shape.depth + DEFAULT_EXTRA_DEPTH;
+  if (maxDepth < shape.depth) {
+    throw new Error(`max depth ${maxDepth} is below the base shape's depth ${shape.depth}`);
+  }
+  return { maxDepth, maxWidth: options.maxWidth ?? shape.topk };
+}
+
+export function tauMap(taus: Readonly<Record<string, number>>): Map<number, number> {
+  const map = new Map<number, number>();
+  for (const [key, tau] of Object.entries(taus)) {
+    const depth = Number(key);
+    if (!Number.isInteger(depth) || depth < 0) throw new Error(`τ key "${key}" is not a depth (0, 1, 2, …)`);
+    if (!(tau >= 0 && tau <= 1)) throw new Error(`τ at depth ${depth} is ${tau}; thresholds are probabilities in [0, 1]`);
+    map.set(depth, tau);
+  }
+  return map;
+}
+
+export class EchoPolicy extends ElasticScheduler {
+  constructor(options: EchoOptions) {
+    const shape = echoBaseShape(options);
+    const limits = echoLimits(options, shape);
+    super('echo', {
+      shape,
+      ...limits,
+      gate: { signal: 'best-path', taus: tauMap(options.taus ?? fallbackTaus(shape)) },
+      reallocate: true,
+      widen: true,
+    });
+  }
+}

@@ -1,0 +1,22 @@
+// `fixed`: ECHO with one threshold at every sweet spot instead of the depth-aware τ_d (the
+// paper's fixed-threshold ablation, §5.3). Without an explicit τ it uses the mean of the τ_d, so
+// the two differ only in being depth-aware.
+import { echoBaseShape, echoLimits, fallbackTaus, tauMap, type EchoOptions } from './echo';
+import { ElasticScheduler } from './echo-scheduler';
+
+export class FixedPolicy extends ElasticScheduler {
+  constructor(options: EchoOptions) {
+    const shape = echoBaseShape(options);
+    const perDepth = tauMap(options.taus ?? fallbackTaus(shape));
+    const values = [...perDepth.values()];
+    const tau = options.tau ?? values.reduce((a, b) => a + b, 0) / values.length;
+    if (!(tau >= 0 && tau <= 1)) throw new Error(`fixed τ is ${tau}; thresholds are probabilities in [0, 1]`);
+    super('fixed', {
+      shape,
+      ...echoLimits(options, shape),
+      gate: { signal: 'best-path', taus: new Map([...perDepth.keys()].map((d) => [d, tau])) },
+      reallocate: true,
+      widen: true,
+    });
+  }
+}

@@ -1,0 +1,231 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DddPolicy } from '../../../src/engine/policy/ddd';
+import { DensePolicy } from '../../../src/engine/policy/dense';
+import { EchoPolicy, type EchoOptions } from '../../../src/engine/policy/echo';
+import { baseQuota, ElasticScheduler } from '../../../src/engine/policy/echo-scheduler';
+import { FixedPolicy } from '../../../src/engine/policy/fixed';
+import { confident, grantsOf, runTableStep, unsure, type TableRequest } from './echo-harness';
+
+function echo(options: Partial<EchoOptions> & { kmax: number; batch: number }): EchoPolicy {
+  return new EchoPolicy(options);
+}
+
+describe('baseQuota', () => {
+  it('spends a share on depth first, then widens the shallowest layers', () => {
+    expect(baseQuota({ depth: 3, topk: 3, tokens: 5 }, 5, 6)).toEqual([3, 1, 1]);
+    expect(baseQuota({ depth: 3, topk: 3, tokens: 5 }, 2, 6)).toEqual([1, 1]);
+    expect(baseQuota({ depth: 8, topk: 10, tokens: 60 }, 60, 11)).toEqual([10, 10, 10, 10, 10, 8, 1, 1]);
+    expect(baseQuota({ depth: 8, topk: 10, tokens: 60 }, 0, 11)).toEqual([]);
+  });
+});
+
+describe('ECHO elastic scheduler on hand-made confidence tables', () => {
+  it('Priority 1 before 2: a confident request takes the pool for depth while it can deepen, leaving no width', () => {
+    // Shares buy [1, 1] each; slack 2; B fails the root gate and releases 2. A can go 4 layers
+    // past its base, which uses all 4 tokens of the pool.
+    const policy = echo({ batch: 2, kmax: 8, shape: { depth: 2, topk: 2, tokens: 2 }, taus: { '0': 0.5 }, maxDepth: 6, maxWidth: 3 });
+    const out = runTableStep(policy, 8, [confident('A'), unsure('B')]);
+    const [a, b] = out.requests;
+    expect(out.widths[0]).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(grantsOf(a, 'depth')).toHaveLength(4);
+    expect(b.tree.verifiedCount).toBe(0);
+    expect(policy.schedules()[1]).toMatchObject({ stop: 'truncated', truncatedAt: 0 });
+    expect(out.verifiedTokens).toBe(8);
+  });
+
+  it('width only when nothing can deepen: once A reaches max depth, the rest widens B at its truncation depth', () => {
+    const policy = echo({ batch: 2, kmax: 8, shape: { depth: 2, topk: 2, tokens: 2 }, taus: { '0': 0.5 }, maxDepth: 4, maxWidth: 3 });
+    const out = runTableStep(policy, 8, [confident('A'), unsure('B')]);
+    const [a, b] = out.requests;
+    expect(out.widths[0]).toEqual([1, 1, 1, 1]);
+    expect(grantsOf(a, 'depth')).toHaveLength(2);
+    // B's root layer, its best two candidates, both as width.
+    expect(out.widths[1]).toEqual([2]);
+    expect(grantsOf(b, 'width')).toHaveLength(2);
+    expect(b.tree.rank.slice(1)).toEqual([0, 1]);
+    expect(out.verifiedTokens).toBe(8);
+  });
+
+  it('high load: a truncated request releases its share and confident requests deepen with it', () => {
+    // Four requests, K_max 12: each share buys [1, 1] and nothing is left over. C and D fail
+    // the root gate; their four tokens become two extra layers for A and for B.
+    const policy = echo({ batch: 4, kmax: 12, taus: { '0': 0.5 }, maxDepth: 6 });
+    const out = runTableStep(policy, 12, [confident('A'), confident('B'), unsure('C'), unsure('D')]);
+    const [a, b, c, d] = out.requests;
+    expect(out.widths[0]).toEqual([1, 1, 1, 1]);
+    expect(out.widths[1]).toEqual([1, 1, 1, 1]);
+    expect(c.tree.verifiedCount + d.tree.verifiedCount).toBe(0);
+    for (const r of [a, b]) {
+      const paidBy = grantsOf(r, 'depth').map((id) => r.tree.paidBy[id]);
+      expect(paidBy).toEqual(['C', 'D']);
+      expect(grantsOf(r, 'base')).toHaveLength(2);
+    }
+    expect(out.ctx.transfers).toEqual(
+      expect.arrayContaining([
+        { from: 'C', to: 'A', tokens: 1 },
+        { from: 'C', to: 'B', tokens: 1 },
+        { from: 'D', to: 'A', tokens: 1 },
+        { from: 'D', to: 'B', tokens: 1 },
+      ]),
+    );
+    expect(out.verifiedTokens).toBe(12);
+  });
+
+  it('low load: a truncated request gets its released budget back as width at its truncation depth', () => {
+    const policy = echo({ batch: 1, kmax: 81, taus: { '0': 0.2 } });
+    const out = runTableStep(policy, 81, [unsure('solo')]);
+    const [solo] = out.requests;
+    expect(out.widths[0]).toEqual([10]); // the low-load shape's top-k, as max width
+    expect(grantsOf(solo, 'width')).toHaveLength(10);
+    expect(out.ctx.transfers).toEqual([]);
+    expect(solo.gates).toEqual([{ depth: 0, confidence: expect.closeTo(0.15, 6), tau: 0.2, pass: false }]);
+  });
+
+  it('deepens the most confident request first while the budget lasts', () => {
+    // Shares buy one node each; D's release pays for one more layer, which goes to A (more
+    // confident) even though C comes first in the batch.
+    const policy = echo({ batch: 3, kmax: 6, shape: { depth: 1, topk: 1, tokens: 1 }, taus: { '0': 0.5 }, maxDepth: 3 });
+    const out = runTableStep(policy, 6, [confident('C', 0.8), confident('A', 0.95), unsure('D')]);
+    expect(out.widths.map((w) => w.length)).toEqual([1, 2, 0]);
+    expect(out.requests[1].tree.paidBy[2]).toBe('D');
+    expect(policy.schedules()[0].stop).toBe('no-budget');
+  });
+
+  it('gates only at D_sig: a weak layer between sweet spots is not checked', () => {
+    // c_0 = 0.9, c_1 = 0.27 (weak, ungated), c_2 = 0.243 (> τ_2 = 0.2).
+    const table: TableRequest[] = [{ id: 'A', probs: [[0.9, 0.05], [0.3, 0.2], [0.9, 0.05]] }];
+    const options = { batch: 1, kmax: 4, shape: { depth: 3, topk: 1, tokens: 3 }, taus: { '0': 0.5, '2': 0.2 }, maxDepth: 3 };
+    const sparse = runTableStep(new EchoPolicy(options), 4, table);
+    expect(sparse.requests[0].gates.map((g) => g.depth)).toEqual([0, 2]);
+    expect(sparse.requests[0].gates.every((g) => g.pass)).toBe(true);
+    expect(sparse.widths[0]).toEqual([1, 1, 1]);
+
+    // The same table under dense gating: depth 1 inherits τ_0 = 0.5 and the request stops there.
+    const dense = runTableStep(new DensePolicy(options), 4, table);
+    expect(dense.requests[0].gates.map((g) => [g.depth, g.pass])).toEqual([
+      [0, true],
+      [1, false],
+    ]);
+    expect(dense.widths[0][0]).toBe(1);
+    expect(dense.widths[0].length).toBe(2); // truncated at depth 1, then widened there
+  });
+
+  it('fixed uses one τ (the mean of the τ_d unless given) at the same sweet spots', () => {
+    const table: TableRequest[] = [{ id: 'A', probs: [[0.9, 0.05], [0.9, 0.05], [0.4, 0.3]] }];
+    const options = { batch: 1, kmax: 4, shape: { depth: 3, topk: 1, tokens: 3 }, taus: { '0': 0.2, '2': 0.3 }, maxDepth: 3 };
+    // c_2 = 0.324: passes τ_2 = 0.3 in echo, fails fixed τ = 0.5 given explicitly.
+    expect(runTableStep(new EchoPolicy(options), 4, table).requests[0].gates.map((g) => g.pass)).toEqual([true, true]);
+    const fixed = runTableStep(new FixedPolicy({ ...options, tau: 0.5 }), 4, table);
+    expect(fixed.requests[0].gates.map((g) => [g.depth, g.tau, g.pass])).toEqual([
+      [0, 0.5, true],
+      [2, 0.5, false],
+    ]);
+    expect(new FixedPolicy(options).rules.gate).toEqual({ signal: 'best-path', taus: new Map([[0, 0.25], [2, 0.25]]) });
+  });
+
+  it('ddd stops deepening where the beam mass falls below the threshold, and never widens', () => {
+    // Beam (top-2) mass: depth 0: 0.6 + 0.3; depth 1: 0.54 + 0.27 + …; drops under 0.25 at depth 3.
+    const table: TableRequest[] = [{ id: 'A', probs: [[0.6, 0.3], [0.9, 0.05], [0.6, 0.2], [0.3, 0.2]] }];
+    const policy = new DddPolicy({ batch: 1, kmax: 20, shape: { depth: 2, topk: 2, tokens: 4 }, maxDepth: 6, dddThreshold: Math.log(0.25) });
+    const out = runTableStep(policy, 20, table);
+    const gates = out.requests[0].gates;
+    expect(gates.map((g) => g.pass)).toEqual([true, true, true, false]);
+    expect(gates[0].confidence).toBeCloseTo(0.9, 5);
+    expect(out.widths[0].length).toBe(3);
+    expect(grantsOf(out.requests[0], 'width')).toHaveLength(0);
+  });
+
+  it('never drafts a layer nobody can pay for', () => {
+    // One share of [1], no slack, no gate that could release: the request stops after depth 0.
+    const policy = echo({ batch: 2, kmax: 4, shape: { depth: 1, topk: 1, tokens: 1 }, taus: { '0': 0.01 }, maxDepth: 5 });
+    const out = runTableStep(policy, 4, [confident('A'), confident('B')]);
+    expect(out.draftedDepths).toEqual([[0], [0]]);
+    expect(policy.schedules().map((s) => s.stop)).toEqual(['no-budget', 'no-budget']);
+  });
+
+  it('rejects a max depth below the base depth', () => {
+    expect(() => echo({ batch: 1, kmax: 10, shape: { depth: 4, topk: 2, tokens: 6 }, maxDepth: 2 })).toThrow(/below the base shape/);
+  });
+});
+
+describe('the cap holds for every policy on random tables', () => {
+  const probsArb = fc.array(
+    fc.array(fc.double({ min: 0.001, max: 1, noNaN: true }), { minLength: 1, maxLength: 5 }).map((ps) => {
+      const sorted = ps.sort((x, y) => y - x);
+      const total = sorted.reduce((s, p) => s + p, 0);
+      return sorted.map((p) => p / Math.max(total, 1));
+    }),
+    { minLength: 0, maxLength: 9 },
+  );
+  const caseArb = fc
+    .record({
+      batch: fc.integer({ min: 1, max: 8 }),
+      perRequest: fc.integer({ min: 1, max: 14 }),
+      depth: fc.integer({ min: 1, max: 5 }),
+      topk: fc.integer({ min: 1, max: 4 }),
+      tokens: fc.integer({ min: 1, max: 24 }),
+      extraDepth: fc.integer({ min: 0, max: 3 }),
+      maxWidth: fc.integer({ min: 1, max: 5 }),
+      gated: fc.array(fc.tuple(fc.integer({ min: 0, max: 8 }), fc.double({ min: 0, max: 1, noNaN: true })), { maxLength: 4 }),
+      kind: fc.constantFrom('echo', 'dense', 'fixed', 'ddd'),
+    })
+    .chain((c) =>
+      fc.record({
+        c: fc.constant(c),
+        kmaxExtra: fc.integer({ min: 0, max: c.batch * c.perRequest }),
+        tables: fc.array(fc.record({ probs: probsArb, remaining: fc.integer({ min: 1, max: 20 }) }), {
+          minLength: c.batch,
+          maxLength: c.batch,
+        }),
+      }),
+    );
+
+  it('Σ(1 + K_i) ≤ K_max, trees stay trees, nobody verifies past what it can emit', () => {
+    fc.assert(
+      fc.property(caseArb, ({ c, kmaxExtra, tables }) => {
+        const kmax = c.batch + kmaxExtra;
+        const shape = { depth: c.depth, topk: c.topk, tokens: c.tokens };
+        const taus = Object.fromEntries(c.gated.map(([d, t]) => [String(d), t]));
+        const options: EchoOptions = {
+          batch: c.batch,
+          kmax,
+          shape,
+          taus: c.gated.length > 0 ? taus : undefined,
+          maxDepth: c.depth + c.extraDepth,
+          maxWidth: c.maxWidth,
+        };
+        const policy: ElasticScheduler =
+          c.kind === 'echo'
+            ? new EchoPolicy(options)
+            : c.kind === 'dense'
+              ? new DensePolicy(options)
+              : c.kind === 'fixed'
+                ? new FixedPolicy(options)
+                : new DddPolicy(options);
+        const out = runTableStep(
+          policy,
+          kmax,
+          tables.map((t, i) => ({ id: `r${i}`, probs: t.probs, remaining: t.remaining })),
+        );
+        expect(out.verifiedTokens).toBeLessThanOrEqual(kmax);
+        for (const r of out.requests) {
+          expect(r.tree.verifiedCount).toBeLessThanOrEqual(Math.max(0, r.remaining - 1));
+          for (let id = 1; id < r.tree.size; id++) {
+            if (!r.tree.verified[id]) continue;
+            expect(r.tree.verified[r.tree.parent[id]]).toBe(true);
+            expect(r.tree.depth[id]).toBeLessThan(c.depth + c.extraDepth);
+            if (r.tree.paidBy[id] !== undefined) expect(r.tree.grant[id]).toBe('depth');
+          }
+          for (let id = 0; id < r.tree.size; id++) {
+            expect(r.tree.verifiedChildren(id).length).toBeLessThanOrEqual(Math.max(c.topk, c.maxWidth));
+          }
+        }
+        const moved = out.ctx.transfers.reduce((s, t) => s + t.tokens, 0);
+        const paid = out.requests.reduce((s, r) => s + r.tree.paidBy.filter((p) => p !== undefined).length, 0);
+        expect(moved).toBe(paid);
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
