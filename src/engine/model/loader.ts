@@ -1,6 +1,6 @@
 // HF model folder → ModelInfo, and → a running OrtModelSession (building or reusing the cached graph).
 import { existsSync, statSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { parseModelConfig, readConfigJson, type ModelConfig } from './config.js';
 import { ModelLoadError } from './errors.js';
@@ -84,11 +84,11 @@ function weightSource(weights: WeightIndex): WeightSource {
     get: (name, shape) => {
       const entry = weights.tensors.get(name);
       if (entry === undefined) {
-        const file = weights.files.length === 1 ? basename(weights.files[0].path) : 'model.safetensors.index.json';
+        const file = weights.files.length === 1 ? weights.files[0].path : join(dirname(weights.files[0].path), 'model.safetensors.index.json');
         throw new ModelLoadError(file, `missing tensor ${name}`);
       }
       if (entry.shape.length !== shape.length || entry.shape.some((d, i) => d !== shape[i])) {
-        throw new ModelLoadError(basename(entry.file), `${name} has shape [${entry.shape.join(', ')}], config.json implies [${shape.join(', ')}]`);
+        throw new ModelLoadError(entry.file, `${name} has shape [${entry.shape.join(', ')}], config.json implies [${shape.join(', ')}]`);
       }
       return readTensorF32(entry);
     },

@@ -33,7 +33,7 @@ export interface WeightIndex {
 }
 
 function readHeader(path: string): { info: SafetensorsFileInfo; entries: TensorEntry[] } {
-  const name = basename(path);
+  const name = path;
   const fd = openSync(path, 'r');
   try {
     const st = fstatSync(fd);
@@ -93,12 +93,12 @@ export function indexWeights(dir: string): WeightIndex {
     try {
       map = (JSON.parse(readFileSync(indexPath, 'utf8')) as { weight_map: Record<string, string> }).weight_map;
     } catch {
-      throw new ModelLoadError('model.safetensors.index.json', 'not valid JSON');
+      throw new ModelLoadError(indexPath, 'not valid JSON');
     }
-    if (map === null || typeof map !== 'object') throw new ModelLoadError('model.safetensors.index.json', 'missing "weight_map"');
+    if (map === null || typeof map !== 'object') throw new ModelLoadError(indexPath, 'missing "weight_map"');
     paths = [...new Set(Object.values(map))].sort().map((f) => join(dir, f));
     for (const p of paths) {
-      if (!existsSync(p)) throw new ModelLoadError(basename(p), 'missing (named by model.safetensors.index.json)');
+      if (!existsSync(p)) throw new ModelLoadError(p, "missing (named by model.safetensors.index.json)");
     }
   } else {
     throw new ModelLoadError(single, 'missing (and no model.safetensors.index.json)');
@@ -142,7 +142,7 @@ export function readTensorF32(entry: TensorEntry): Float32Array {
     let done = 0;
     while (done < entry.byteLength) {
       const n = readSync(fd, buf, done, entry.byteLength - done, entry.offset + done);
-      if (n === 0) throw new ModelLoadError(basename(entry.file), `truncated while reading ${entry.name}`);
+      if (n === 0) throw new ModelLoadError(entry.file, `truncated while reading ${entry.name}`);
       done += n;
     }
   } finally {

@@ -195,10 +195,12 @@ export class OrtModelSession implements ModelSession {
       scatter_index: new ort.Tensor('int32', scatterIndex, [n]),
       past_index: new ort.Tensor('int32', pastIndex, [b, pastLen]),
       attn_mask: new ort.Tensor('float32', mask, [b, 1, 1, tMax, width]),
-      // Heads that were not asked for still need a (tiny) feed; their nodes are never run.
-      logits_rows: new ort.Tensor('int32', Int32Array.from(logitsRows.length ? logitsRows : [0]), [Math.max(1, logitsRows.length)]),
+      // onnxruntime runs every node whatever is fetched (checked in the tests), so heads that were
+      // not asked for get zero rows and cost nothing; except top-k, which crashes onnxruntime 1.30
+      // on zero rows and gets one row with k = 1 instead (one lm_head row).
+      logits_rows: new ort.Tensor('int32', Int32Array.from(logitsRows), [logitsRows.length]),
       topk_rows: new ort.Tensor('int32', Int32Array.from(topkRows.length ? topkRows : [0]), [Math.max(1, topkRows.length)]),
-      argmax_rows: new ort.Tensor('int32', Int32Array.from(argmaxRows.length ? argmaxRows : [0]), [Math.max(1, argmaxRows.length)]),
+      argmax_rows: new ort.Tensor('int32', Int32Array.from(argmaxRows), [argmaxRows.length]),
       topk_k: new ort.Tensor('int64', BigInt64Array.of(BigInt(topkRows.length ? topk : 1)), [1]),
     };
     const fetches: string[] = [];

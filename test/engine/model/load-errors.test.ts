@@ -1,0 +1,101 @@
+// Bad model folders: each is one line naming the file and the problem (ModelLoadError).
+import { mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, expect, test } from 'vitest';
+import { loadModel, ModelLoadError, readModelInfo } from '../../../src/engine/model/index.js';
+import { writeFixtureModel } from './fixtures.js';
+import { tempDir } from './helpers.js';
+
+const tmp = tempDir();
+afterAll(() => tmp.cleanup());
+let n = 0;
+const fresh = (options = {}) => writeFixtureModel(join(tmp.path, `m${n++}`), options).dir;
+const cacheDir = join(tmp.path, 'cache');
+
+async function loadError(dir: string): Promise<ModelLoadError> {
+  try {
+    await loadModel(dir, { cacheDir, maxLength: 32, slots: 1 });
+  } catch (err) {
+    expect(err).toBeInstanceOf(ModelLoadError);
+    expect((err as Error).message).not.toContain('\n');
+    return err as ModelLoadError;
+  }
+  throw new Error('expected the load to fail');
+}
+
+const editConfig = (dir: string, edit: (c: Record<string, unknown>) => void): void => {
+  const path = join(dir, 'config.json');
+  const c = JSON.parse(readFileSync(path, 'utf8'));
+  edit(c);
+  writeFileSync(path, JSON.stringify(c));
+};
+
+test('a folder that does not exist', async () => {
+  expect((await loadError(join(tmp.path, 'nope'))).message).toMatch(/nope: folder does not exist/);
+});
+
+test('a folder without config.json', async () => {
+  const dir = join(tmp.path, 'empty');
+  mkdirSync(dir);
+  expect((await loadError(dir)).message).toMatch(/config\.json: missing/);
+});
+
+test('config.json that is not JSON', async () => {
+  const dir = fresh();
+  writeFileSync(join(dir, 'config.json'), '{"hidden_size": 4,');
+  expect((await loadError(dir)).message).toMatch(/config\.json: not valid JSON/);
+});
+
+test('an unknown architecture', async () => {
+  const dir = fresh();
+  editConfig(dir, (c) => {
+    c.architectures = ['GPT2LMHeadModel'];
+    c.model_type = 'gpt2';
+  });
+  expect((await loadError(dir)).message).toMatch(/config\.json: unknown architecture GPT2LMHeadModel/);
+});
+
+test('an unsupported RoPE scaling', async () => {
+  const dir = fresh();
+  editConfig(dir, (c) => (c.rope_scaling = { rope_type: 'yarn', factor: 4 }));
+  expect((await loadError(dir)).message).toMatch(/config\.json: rope type "yarn" is not supported/);
+});
+
+test('missing safetensors', async () => {
+  const dir = fresh();
+  rmSync(join(dir, 'model.safetensors'));
+  expect((await loadError(dir)).message).toMatch(/model\.safetensors: missing/);
+});
+
+test('a missing shard named by the index', async () => {
+  const dir = fresh({ shards: 2 });
+  rmSync(join(dir, 'model-00002-of-00002.safetensors'));
+  expect((await loadError(dir)).message).toMatch(/model-00002-of-00002\.safetensors: missing \(named by model\.safetensors\.index\.json\)/);
+});
+
+test('truncated safetensors', async () => {
+  const dir = fresh();
+  const path = join(dir, 'model.safetensors');
+  truncateSync(path, statSync(path).size - 100);
+  expect((await loadError(dir)).message).toMatch(/model\.safetensors: truncated: tensor lm_head\.weight ends at byte \d+ but the file has \d+ bytes/);
+  truncateSync(path, 5);
+  expect(() => readModelInfo(dir)).toThrow(/model\.safetensors: truncated: 5 bytes/);
+});
+
+test('a tensor whose shape does not match config.json', async () => {
+  const dir = fresh();
+  editConfig(dir, (c) => (c.intermediate_size = 80));
+  expect((await loadError(dir)).message).toMatch(/model\.safetensors: model\.layers\.0\.mlp\.gate_proj\.weight has shape \[96, 48\], config\.json implies \[80, 48\]/);
+});
+
+test('a missing tensor', async () => {
+  const dir = fresh();
+  editConfig(dir, (c) => (c.num_hidden_layers = 3));
+  expect((await loadError(dir)).message).toMatch(/model\.safetensors: missing tensor model\.layers\.2\.input_layernorm\.weight/);
+});
+
+test('heads that do not divide', async () => {
+  const dir = fresh();
+  editConfig(dir, (c) => (c.num_key_value_heads = 3));
+  expect((await loadError(dir)).message).toMatch(/config\.json: num_attention_heads \(4\) is not a multiple of num_key_value_heads \(3\)/);
+});
