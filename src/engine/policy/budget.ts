@@ -15,9 +15,20 @@ export function fairShares(kmax: number, n: number): number[] {
   return shares;
 }
 
-/** Draft tokens request `index` may verify: its shape's tokens, its fair share, what it can still emit. */
-export function draftAllowance(shapeTokens: number, share: number, remaining: number): number {
+/**
+ * Draft tokens a request may verify: its shape's tokens cut to its fair share, and, when
+ * `remaining` is given, to the remaining − 1 tokens it can still accept.
+ */
+export function draftAllowance(shapeTokens: number, share: number, remaining = Infinity): number {
   return Math.max(0, Math.min(shapeTokens, share, remaining - 1));
+}
+
+/**
+ * Layers worth drafting for a request that may emit `remaining` more tokens: accepting layers
+ * 0..L−1 emits L tokens plus the bonus, so layers past remaining − 1 can never be kept.
+ */
+export function usefulLayers(remaining: number): number {
+  return Math.max(0, remaining - 1);
 }
 
 /**

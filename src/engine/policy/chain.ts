@@ -1,6 +1,6 @@
 // `chain`: standard speculative decoding. Each request drafts a chain of K tokens (the draft's
-// top-1 at every depth), K = min(chain length, fair share of K_max, tokens still allowed).
-import { draftAllowance, fairShares } from './budget';
+// top-1 at every depth), K = min(chain length, fair share of K_max, useful layers).
+import { draftAllowance, fairShares, usefulLayers } from './budget';
 import type { PolicyOptions, SpeculationPolicy, StepContext } from './types';
 import { ROOT } from '../tree';
 
@@ -18,7 +18,9 @@ export class ChainPolicy implements SpeculationPolicy {
 
   begin(ctx: StepContext): void {
     const shares = fairShares(ctx.kmax, ctx.requests.length);
-    this.lengths = ctx.requests.map((r, i) => draftAllowance(this.chainLength, shares[i], r.remaining));
+    this.lengths = ctx.requests.map((r, i) =>
+      Math.min(draftAllowance(this.chainLength, shares[i]), usefulLayers(r.remaining)),
+    );
   }
 
   frontier(depth: number, ctx: StepContext): ReadonlyArray<readonly number[]> {

@@ -4,7 +4,7 @@
 // best `tokens` are verified. Path scores only fall along a path, so the best nodes always
 // include their ancestors (ties broken shallower first).
 import type { TreeShape } from '../../shared/config';
-import { draftAllowance, fairShares, LOW_LOAD_SHAPE, scaleShape } from './budget';
+import { draftAllowance, fairShares, LOW_LOAD_SHAPE, scaleShape, usefulLayers } from './budget';
 import type { PolicyOptions, SpeculationPolicy, StepContext } from './types';
 import { ROOT, type DraftTree } from '../tree';
 
@@ -21,15 +21,16 @@ export class Eagle2Policy implements SpeculationPolicy {
 
   begin(ctx: StepContext): void {
     const shares = fairShares(ctx.kmax, ctx.requests.length);
-    this.shapes = ctx.requests.map((r, i) =>
-      scaleShape(this.shape, draftAllowance(this.shape.tokens, shares[i], r.remaining)),
-    );
+    this.shapes = ctx.requests.map((r, i) => {
+      const shape = scaleShape(this.shape, draftAllowance(this.shape.tokens, shares[i]));
+      return { ...shape, depth: Math.min(shape.depth, usefulLayers(r.remaining)) };
+    });
   }
 
   frontier(depth: number, ctx: StepContext): ReadonlyArray<readonly number[]> {
     return ctx.requests.map((r, i) => {
       const shape = this.shapes[i];
-      if (shape.tokens === 0 || depth >= shape.depth) return [];
+      if (depth >= shape.depth) return [];
       if (depth === 0) return [ROOT];
       return bestByScore(r.tree, r.tree.nodesAtDepth(depth - 1), shape.topk);
     });

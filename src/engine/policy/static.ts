@@ -5,7 +5,7 @@
 // per-rank prior. A request with a smaller allowance takes the first nodes of the same order,
 // which is still a tree because a path's prior never exceeds its parent's.
 import type { TreeShape } from '../../shared/config';
-import { draftAllowance, fairShares, LOW_LOAD_SHAPE } from './budget';
+import { draftAllowance, fairShares, LOW_LOAD_SHAPE, usefulLayers } from './budget';
 import type { PolicyOptions, SpeculationPolicy, StepContext } from './types';
 import { ROOT } from '../tree';
 
@@ -58,6 +58,7 @@ export class StaticPolicy implements SpeculationPolicy {
   /** Per request: static node index → tree node id, for the nodes drafted so far. */
   private nodeIds: Int32Array[] = [];
   private allowances: number[] = [];
+  private layers: number[] = [];
 
   constructor(options: PolicyOptions) {
     this.shape = options.shape ?? LOW_LOAD_SHAPE;
@@ -67,15 +68,17 @@ export class StaticPolicy implements SpeculationPolicy {
 
   begin(ctx: StepContext): void {
     const shares = fairShares(ctx.kmax, ctx.requests.length);
-    this.allowances = ctx.requests.map((r, i) =>
-      Math.min(this.staticNodes.length, draftAllowance(this.shape.tokens, shares[i], r.remaining)),
+    this.allowances = ctx.requests.map((_, i) =>
+      Math.min(this.staticNodes.length, draftAllowance(this.shape.tokens, shares[i])),
     );
+    this.layers = ctx.requests.map((r) => usefulLayers(r.remaining));
     this.nodeIds = ctx.requests.map(() => new Int32Array(this.staticNodes.length).fill(-1));
   }
 
   frontier(depth: number, ctx: StepContext): ReadonlyArray<readonly number[]> {
     return ctx.requests.map((_, i) => {
       const expand = new Set<number>();
+      if (depth >= this.layers[i]) return [];
       for (let s = 0; s < this.allowances[i]; s++) {
         const node = this.staticNodes[s];
         if (node.depth !== depth) continue;
@@ -88,6 +91,7 @@ export class StaticPolicy implements SpeculationPolicy {
   grow(depth: number, ctx: StepContext): void {
     for (const r of ctx.requests) {
       const ids = this.nodeIds[r.index];
+      if (depth >= this.layers[r.index]) continue;
       for (let s = 0; s < this.allowances[r.index]; s++) {
         const node = this.staticNodes[s];
         if (node.depth !== depth) continue;

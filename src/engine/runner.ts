@@ -1,0 +1,317 @@
+// The continuous batching loop: up to `batch` requests in flight; each step runs one
+// speculative step over all of them; a finished request (EOS or its token limit) retires,
+// frees its KV slots on both models, and waiting requests that have arrived take its place.
+// Between steps the studio may pause, single-step, stop, or change K_max and the batch size.
+import type { Knobs } from '../shared/config';
+import type { FinishReason, StepEvent } from '../shared/events';
+import type { ForwardEntry, ModelSession } from './model/types';
+import type { SpeculationPolicy } from './policy/types';
+import { Rng } from './rng';
+import { MAX_DRAFT_DEPTH, speculativeStep, type InFlight, type StepEngine } from './step';
+
+/** One request of a workload, already tokenised. */
+export interface WorkItem {
+  id: string;
+  promptTokens: readonly number[];
+  /** Milliseconds after the run starts at which the request arrives (default 0). */
+  arrivalMs?: number;
+}
+
+export interface RequestResult {
+  id: string;
+  /** Position in the workload. */
+  index: number;
+  promptTokens: readonly number[];
+  tokens: number[];
+  finish: FinishReason;
+  /** Run clock (ms) when the request arrived, was admitted, emitted its first token, finished. */
+  arrivalMs: number;
+  admittedMs: number;
+  firstTokenMs: number;
+  finishedMs: number;
+  /** Speculative steps the request took part in. */
+  steps: number;
+}
+
+export interface RunnerOptions {
+  target: ModelSession;
+  /** Needed unless the policy never drafts (`ar`). */
+  draft: ModelSession | null;
+  policy: SpeculationPolicy;
+  batch: number;
+  kmax: number;
+  maxNewTokens: number;
+  temperature: number;
+  seed: number;
+  /** Token ids that end a request (the target's EOS ids). */
+  eosTokenIds: readonly number[];
+  /** Rows per KV slot (prompt + output + draft tree must fit); absent = not checked here. */
+  maxLength?: number;
+  decode?: (ids: number[]) => string;
+  onStep?: (event: StepEvent) => void;
+}
+
+export interface RunSummary {
+  results: RequestResult[];
+  steps: number;
+  wallMs: number;
+  /** True when stop() ended the run before every request finished. */
+  stopped: boolean;
+}
+
+interface Live extends InFlight {
+  index: number;
+  promptTokens: readonly number[];
+  arrivalMs: number;
+  admittedMs: number;
+  firstTokenMs: number;
+  steps: number;
+}
+
+export class Runner {
+  private readonly engine: StepEngine;
+  private readonly queue: { item: WorkItem; index: number }[];
+  private readonly inFlight: Live[] = [];
+  private readonly results: RequestResult[] = [];
+  private batch: number;
+  private kmax: number;
+  private stepIndex = 0;
+  private runStart = 0;
+  private started = false;
+  private pendingPrefillMs = 0;
+  private pendingPrefillModelMs = 0;
+  private paused = false;
+  private stopped = false;
+  private singleSteps = 0;
+  private wake: (() => void) | null = null;
+
+  constructor(
+    private readonly options: RunnerOptions,
+    workload: readonly WorkItem[],
+  ) {
+    const { target, draft, policy, batch, kmax } = options;
+    if (kmax < batch) throw new Error(`K_max (${kmax}) is below the batch size (${batch})`);
+    if (policy.candidatesPerNode > 0 && draft === null) throw new Error(`policy "${policy.name}" drafts, but no draft model was given`);
+    if (target.capacity < batch) throw new Error(`the target model has ${target.capacity} KV slots, batch ${batch} needs ${batch}`);
+    if (draft && draft.capacity < batch) throw new Error(`the draft model has ${draft.capacity} KV slots, batch ${batch} needs ${batch}`);
+    const ids = new Set<string>();
+    for (const item of workload) {
+      if (ids.has(item.id)) throw new Error(`request id "${item.id}" appears twice in the workload`);
+      ids.add(item.id);
+      if (item.promptTokens.length === 0) throw new Error(`request "${item.id}" has an empty prompt`);
+      const rows = item.promptTokens.length + options.maxNewTokens + MAX_DRAFT_DEPTH;
+      if (options.maxLength !== undefined && rows > options.maxLength) {
+        throw new Error(
+          `request "${item.id}": ${item.promptTokens.length} prompt tokens + ${options.maxNewTokens} new tokens + a draft tree of up to ${MAX_DRAFT_DEPTH} do not fit the models' ${options.maxLength} KV rows`,
+        );
+      }
+    }
+    this.engine = {
+      target,
+      draft: policy.candidatesPerNode === 0 ? null : draft,
+      policy,
+      eos: new Set(options.eosTokenIds),
+      temperature: options.temperature,
+      decode: options.decode,
+    };
+    this.batch = batch;
+    this.kmax = kmax;
+    this.queue = workload
+      .map((item, index) => ({ item, index }))
+      .sort((a, b) => (a.item.arrivalMs ?? 0) - (b.item.arrivalMs ?? 0) || a.index - b.index);
+  }
+
+  /** Requests in flight right now. */
+  get active(): number {
+    return this.inFlight.length;
+  }
+
+  get done(): boolean {
+    return this.queue.length === 0 && this.inFlight.length === 0;
+  }
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.wakeUp();
+  }
+
+  /** While paused: run exactly one more step. */
+  stepOnce(): void {
+    this.singleSteps++;
+    this.wakeUp();
+  }
+
+  /** Ends the run after the current step; requests still in flight are dropped. */
+  stop(): void {
+    this.stopped = true;
+    this.wakeUp();
+  }
+
+  /** Applied before the next step. K_max below the batch size is refused. */
+  setKnobs(knobs: Knobs): void {
+    const batch = knobs.batch ?? this.batch;
+    const kmax = knobs.kmax ?? this.kmax;
+    if (kmax < batch) throw new Error(`K_max (${kmax}) is below the batch size (${batch})`);
+    if (batch > this.options.target.capacity) {
+      throw new Error(`batch ${batch} exceeds the ${this.options.target.capacity} KV slots the models were loaded with`);
+    }
+    this.batch = batch;
+    this.kmax = kmax;
+    this.options.policy.setKnobs?.(knobs);
+  }
+
+  /** Runs until every request finished or stop() was called. */
+  async run(): Promise<RunSummary> {
+    this.startClock();
+    while (!this.stopped && !this.done) {
+      if (this.paused && this.singleSteps === 0) {
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        continue;
+      }
+      if (this.paused) this.singleSteps--;
+      await this.next();
+    }
+    if (this.stopped) this.dropInFlight();
+    return this.summary();
+  }
+
+  /**
+   * Admits arrived requests and runs one step; waits for the next arrival when nothing is in
+   * flight. Returns null when the workload is done.
+   */
+  async next(): Promise<StepEvent | null> {
+    this.startClock();
+    for (;;) {
+      if (this.done) return null;
+      await this.admit();
+      if (this.inFlight.length > 0) break;
+      const wait = (this.queue[0].item.arrivalMs ?? 0) - this.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+    const event = await speculativeStep(this.engine, this.inFlight, this.stepIndex++, this.kmax, this.runStart);
+    if (this.pendingPrefillMs > 0) {
+      event.timings.prefillMs = this.pendingPrefillMs;
+      event.timings.totalMs += this.pendingPrefillMs;
+      event.timings.modelMs = (event.timings.modelMs ?? 0) + this.pendingPrefillModelMs;
+      this.pendingPrefillMs = 0;
+      this.pendingPrefillModelMs = 0;
+    }
+    this.retire();
+    this.options.onStep?.(event);
+    return event;
+  }
+
+  summary(): RunSummary {
+    const results = this.results.slice().sort((a, b) => a.index - b.index);
+    return { results, steps: this.stepIndex, wallMs: this.now(), stopped: this.stopped && !this.done };
+  }
+
+  private startClock(): void {
+    if (this.started) return;
+    this.started = true;
+    this.runStart = performance.now();
+  }
+
+  private now(): number {
+    return performance.now() - this.runStart;
+  }
+
+  private wakeUp(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  /** Takes arrived requests into free places and prefills them (prompt minus its last token) on both models. */
+  private async admit(): Promise<void> {
+    const admitted: Live[] = [];
+    const now = this.now();
+    while (this.inFlight.length < this.batch && this.queue.length > 0 && (this.queue[0].item.arrivalMs ?? 0) <= now) {
+      const { item, index } = this.queue.shift()!;
+      const prompt = item.promptTokens;
+      const root = prompt[prompt.length - 1];
+      const live: Live = {
+        id: item.id,
+        index,
+        promptTokens: prompt,
+        targetSlot: this.options.target.allocSlot(),
+        draftSlot: this.engine.draft ? this.engine.draft.allocSlot() : -1,
+        root,
+        draftPending: [root],
+        output: [],
+        maxNewTokens: this.options.maxNewTokens,
+        rng: new Rng(this.options.seed, index),
+        arrivalMs: item.arrivalMs ?? 0,
+        admittedMs: now,
+        firstTokenMs: -1,
+        steps: 0,
+      };
+      this.inFlight.push(live);
+      admitted.push(live);
+    }
+    const withPrefix = admitted.filter((r) => r.promptTokens.length > 1);
+    if (withPrefix.length === 0) return;
+    const start = performance.now();
+    let modelMs = await prefill(this.engine.target, withPrefix.map((r) => ({ slot: r.targetSlot, prompt: r.promptTokens })));
+    if (this.engine.draft) {
+      modelMs += await prefill(this.engine.draft, withPrefix.map((r) => ({ slot: r.draftSlot, prompt: r.promptTokens })));
+    }
+    this.pendingPrefillMs += performance.now() - start;
+    this.pendingPrefillModelMs += modelMs;
+  }
+
+  private retire(): void {
+    const now = this.now();
+    for (let i = 0; i < this.inFlight.length; i++) {
+      const r = this.inFlight[i];
+      r.steps++;
+      if (r.firstTokenMs < 0) r.firstTokenMs = now;
+      if (!r.finished) continue;
+      this.release(r);
+      this.results.push({
+        id: r.id,
+        index: r.index,
+        promptTokens: r.promptTokens,
+        tokens: r.output,
+        finish: r.finished,
+        arrivalMs: r.arrivalMs,
+        admittedMs: r.admittedMs,
+        firstTokenMs: r.firstTokenMs,
+        finishedMs: now,
+        steps: r.steps,
+      });
+      this.inFlight.splice(i--, 1);
+    }
+  }
+
+  private release(r: Live): void {
+    this.options.target.freeSlot(r.targetSlot);
+    if (this.engine.draft) this.engine.draft.freeSlot(r.draftSlot);
+  }
+
+  private dropInFlight(): void {
+    for (const r of this.inFlight) this.release(r);
+    this.inFlight.length = 0;
+  }
+}
+
+/** Forwards each prompt minus its last token as a chain and commits it; returns onnxruntime ms. */
+async function prefill(model: ModelSession, prompts: { slot: number; prompt: readonly number[] }[]): Promise<number> {
+  const entries: ForwardEntry[] = prompts.map(({ slot, prompt }) => {
+    const n = prompt.length - 1;
+    const parents = new Int32Array(n);
+    for (let j = 0; j < n; j++) parents[j] = j - 1;
+    return { slot, tokens: prompt.slice(0, n), parents };
+  });
+  const result = await model.forward(entries, {});
+  for (const { slot, prompt } of prompts) {
+    const keep: number[] = [];
+    for (let j = 0; j < prompt.length - 1; j++) keep.push(j);
+    model.commit(slot, keep);
+  }
+  return result.runMs;
+}
