@@ -1,0 +1,129 @@
+// The calibration profile: what `echo-studio calibrate` writes and `run --profile` reads. One
+// JSON file per model pair and domain: per-depth AUC, histograms, thresholds and sample counts,
+// and the τ_d maps the ECHO policies take. Validated with zod wherever it is read.
+import { readFile, writeFile } from 'node:fs/promises';
+import { z } from 'zod';
+import type { DepthCalibration } from './calibration';
+import { tausOf } from './calibration';
+
+export const PROFILE_VERSION = 1;
+
+const TauMapSchema = z.record(z.string().regex(/^\d+$/), z.number().min(0).max(1));
+
+const DepthEntrySchema = z.object({
+  depth: z.number().int().min(0),
+  accepted: z.number().int().min(0),
+  rejected: z.number().int().min(0),
+  auc: z.number().min(0).max(1).nullable(),
+  tau: z.number().min(0).max(1).nullable(),
+  youdenJ: z.number().min(-1).max(1).nullable(),
+  sweetSpot: z.boolean(),
+  histogram: z.object({
+    edges: z.array(z.number()),
+    accepted: z.array(z.number().int().min(0)),
+    rejected: z.array(z.number().int().min(0)),
+  }),
+});
+
+export const EchoProfileSchema = z
+  .object({
+    kind: z.literal('echo-profile'),
+    version: z.literal(PROFILE_VERSION),
+    createdAt: z.string(),
+    models: z.object({ draft: z.string(), target: z.string() }),
+    /** Bundled domain name, or the prompts file calibrated on. */
+    domain: z.string(),
+    delta: z.number().min(0.5).max(1),
+    /** Base tree depth the warm-up used; its last layer is the target depth. */
+    targetDepth: z.number().int().min(0),
+    samples: z.object({
+      prompts: z.number().int().min(0),
+      steps: z.number().int().min(0),
+      requestSteps: z.number().int().min(0),
+    }),
+    depths: z.array(DepthEntrySchema),
+    /** τ_d at the sweet spots D_sig: what `echo` and `fixed` gate with. */
+    taus: TauMapSchema,
+    /** τ_d at every depth that had enough samples: what `dense` gates with. */
+    denseTaus: TauMapSchema,
+  })
+  .superRefine((p, ctx) => {
+    if (Object.keys(p.taus).length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['taus'], message: 'the profile has no sweet spot: nothing to gate with' });
+    }
+  });
+export type EchoProfile = z.infer<typeof EchoProfileSchema>;
+
+export interface ProfileInputs {
+  models: { draft: string; target: string };
+  domain: string;
+  delta: number;
+  targetDepth: number;
+  samples: EchoProfile['samples'];
+  depths: readonly DepthCalibration[];
+  /** Histogram per depth (same index as depths), from the metrics accumulator. */
+  histograms: ReadonlyArray<{ edges: number[]; accepted: number[]; rejected: number[] }>;
+  createdAt?: Date;
+}
+
+export function buildProfile(inputs: ProfileInputs): EchoProfile {
+  const profile: EchoProfile = {
+    kind: 'echo-profile',
+    version: PROFILE_VERSION,
+    createdAt: (inputs.createdAt ?? new Date()).toISOString(),
+    models: inputs.models,
+    domain: inputs.domain,
+    delta: inputs.delta,
+    targetDepth: inputs.targetDepth,
+    samples: inputs.samples,
+    depths: inputs.depths.map((d, i) => ({
+      depth: d.depth,
+      accepted: d.accepted,
+      rejected: d.rejected,
+      auc: d.auc,
+      tau: d.threshold ? d.threshold.tau : null,
+      youdenJ: d.threshold ? d.threshold.j : null,
+      sweetSpot: d.sweetSpot,
+      histogram: inputs.histograms[i] ?? { edges: [], accepted: [], rejected: [] },
+    })),
+    taus: tausOf(inputs.depths, 'sweet-spots'),
+    denseTaus: tausOf(inputs.depths, 'all'),
+  };
+  return EchoProfileSchema.parse(profile);
+}
+
+/** Parses a profile; the error names the file and the first bad field. */
+export function parseProfile(json: unknown, source = 'profile'): EchoProfile {
+  const result = EchoProfileSchema.safeParse(json);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const where = issue.path.length > 0 ? issue.path.join('.') : '(top level)';
+    throw new Error(`${source}: not a valid ECHO profile: ${where}: ${issue.message}`);
+  }
+  return result.data;
+}
+
+export async function loadProfile(path: string): Promise<EchoProfile> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read profile ${path}: ${(err as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${path}: not JSON: ${(err as Error).message}`);
+  }
+  return parseProfile(json, path);
+}
+
+export async function saveProfile(path: string, profile: EchoProfile): Promise<void> {
+  await writeFile(path, `${JSON.stringify(EchoProfileSchema.parse(profile), null, 2)}\n`);
+}
+
+/** The ECHO knobs a profile supplies, in RunConfig / EchoOptions terms. */
+export function profileGates(profile: EchoProfile): { taus: Record<string, number>; denseTaus: Record<string, number> } {
+  return { taus: { ...profile.taus }, denseTaus: { ...profile.denseTaus } };
+}

@@ -1,0 +1,115 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { calibrateDepths, tausOf, youdenThreshold } from '../../../src/engine/calibrate/calibration';
+import { buildProfile, loadProfile, parseProfile, saveProfile } from '../../../src/engine/calibrate/profile';
+
+describe('per-depth AUC', () => {
+  it('matches the textbook tortoise-and-hare race (U = 11 of 36 pairs)', () => {
+    // Finishing order T H H H H H T T T T T H; a score is 13 − place, so earlier is higher.
+    const order = 'THHHHHTTTTTH';
+    const tortoises: number[] = [];
+    const hares: number[] = [];
+    [...order].forEach((who, place) => (who === 'T' ? tortoises : hares).push((12 - place) / 13));
+    const [depth] = calibrateDepths([{ depth: 0, accepted: tortoises, rejected: hares }], { delta: 0.75, targetDepth: 3, minSamples: 6 });
+    expect(depth.auc).toBeCloseTo(11 / 36, 12);
+  });
+});
+
+describe('youdenThreshold', () => {
+  it('puts τ between the groups when they separate', () => {
+    const t = youdenThreshold([0.9, 0.8, 0.7], [0.1, 0.2, 0.5])!;
+    expect(t.j).toBe(1);
+    expect(t.tau).toBeGreaterThan(0.5);
+    expect(t.tau).toBeLessThan(0.7);
+    expect(t.tau).toBeCloseTo(0.6, 12);
+  });
+
+  it('maximises TPR − FPR on overlapping groups, lowest τ on ties', () => {
+    // Cut at 0.35: TPR 1, FPR 1/4; cut at 0.55: TPR 3/4, FPR 0. Both J = 0.75; the lower wins.
+    const t = youdenThreshold([0.4, 0.6, 0.7, 0.9], [0.1, 0.2, 0.3, 0.5])!;
+    expect(t.j).toBeCloseTo(0.75, 12);
+    expect(t.tau).toBeCloseTo(0.35, 12);
+    expect(t.truePositiveRate).toBe(1);
+    expect(t.falsePositiveRate).toBe(0.25);
+  });
+
+  it('returns null with an empty group and rejects NaN', () => {
+    expect(youdenThreshold([], [0.2])).toBeNull();
+    expect(() => youdenThreshold([Number.NaN], [0.2])).toThrow(/NaN/);
+  });
+});
+
+describe('sweet spots', () => {
+  const separated = { accepted: [0.9, 0.85, 0.8, 0.75, 0.7, 0.95, 0.88, 0.92], rejected: [0.1, 0.2, 0.3, 0.15, 0.25, 0.35, 0.05, 0.4] };
+  const blurred = { accepted: [0.3, 0.5, 0.2, 0.6, 0.4, 0.35, 0.45, 0.55], rejected: [0.25, 0.5, 0.3, 0.6, 0.38, 0.33, 0.48, 0.52] };
+  const weakButAboveChance = { accepted: [0.3, 0.5, 0.2, 0.6, 0.4, 0.35, 0.45, 0.7], rejected: [0.25, 0.45, 0.3, 0.55, 0.38, 0.33, 0.42, 0.5] };
+
+  it('keeps depths with AUC_d > δ, and the root and target depth whenever they beat chance', () => {
+    const depths = calibrateDepths(
+      [
+        { depth: 0, ...separated },
+        { depth: 1, ...blurred },
+        { depth: 2, ...weakButAboveChance },
+        { depth: 3, ...weakButAboveChance },
+        { depth: 4, ...separated },
+      ],
+      { delta: 0.8, targetDepth: 3, minSamples: 8 },
+    );
+    expect(depths.map((d) => d.sweetSpot)).toEqual([true, false, false, true, true]);
+    expect(depths[0].auc).toBe(1);
+    expect(depths[2].auc!).toBeGreaterThan(0.5);
+    expect(depths[2].auc!).toBeLessThan(0.8);
+    expect(Object.keys(tausOf(depths, 'sweet-spots'))).toEqual(['0', '3', '4']);
+    expect(Object.keys(tausOf(depths, 'all'))).toEqual(['0', '1', '2', '3', '4']);
+  });
+
+  it('gives no AUC and no τ with too few samples', () => {
+    const [d] = calibrateDepths([{ depth: 0, accepted: [0.9, 0.8], rejected: [0.1] }], { delta: 0.7, targetDepth: 2 });
+    expect(d).toMatchObject({ auc: null, threshold: null, sweetSpot: false, accepted: 2, rejected: 1 });
+  });
+
+  it('rejects a δ that is not an AUC bar above chance', () => {
+    expect(() => calibrateDepths([], { delta: 0.3, targetDepth: 2 })).toThrow(/δ must be/);
+  });
+});
+
+describe('profile JSON', () => {
+  const depths = calibrateDepths(
+    [
+      { depth: 0, accepted: [0.9, 0.8, 0.7], rejected: [0.1, 0.2, 0.3] },
+      { depth: 1, accepted: [0.4, 0.3, 0.6], rejected: [0.5, 0.2, 0.35] },
+    ],
+    { delta: 0.75, targetDepth: 2, minSamples: 3 },
+  );
+  const profile = buildProfile({
+    models: { draft: 'draft-dir', target: 'target-dir' },
+    domain: 'code',
+    delta: 0.75,
+    targetDepth: 2,
+    samples: { prompts: 4, steps: 10, requestSteps: 40 },
+    depths,
+    histograms: depths.map(() => ({ edges: [0, 0.5, 1], accepted: [0, 3], rejected: [3, 0] })),
+    createdAt: new Date('2026-01-01T00:00:00Z'),
+  });
+
+  it('carries τ_d at the sweet spots, τ for dense at every depth, and the sample counts', () => {
+    expect(profile.taus).toEqual({ '0': 0.5 });
+    expect(Object.keys(profile.denseTaus)).toEqual(['0', '1']);
+    expect(profile.depths[0]).toMatchObject({ depth: 0, accepted: 3, rejected: 3, auc: 1, sweetSpot: true });
+  });
+
+  it('round-trips through a file and names the bad field of a broken one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'echo-profile-'));
+    const path = join(dir, 'profile.json');
+    await saveProfile(path, profile);
+    expect(await loadProfile(path)).toEqual(profile);
+
+    const broken = { ...profile, taus: { '0': 1.5 } };
+    expect(() => parseProfile(broken, 'p.json')).toThrow(/^p\.json: not a valid ECHO profile: taus\.0: /);
+    expect(() => parseProfile({ ...profile, taus: {} }, 'p.json')).toThrow(/no sweet spot/);
+    writeFileSync(join(dir, 'bad.json'), '{ nope');
+    await expect(loadProfile(join(dir, 'bad.json'))).rejects.toThrow(/bad\.json: not JSON/);
+  });
+});
