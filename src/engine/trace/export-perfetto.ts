@@ -1,0 +1,119 @@
+// Chrome / Perfetto trace-event JSON for timing: the run is one process, the engine's step loop
+// one track (step → draft, pack, verify, commit), each request its own track with draft and
+// verify slices for the steps it took part in, and counters for the budget split.
+
+import type { TraceContents } from './parse.js';
+import { writeTextPieces } from './write-text.js';
+
+/** One trace event; ts and dur in microseconds. */
+export interface TraceEvent {
+  name: string;
+  ph: 'X' | 'C' | 'M' | 'i';
+  pid: number;
+  tid: number;
+  ts: number;
+  dur?: number;
+  cat?: string;
+  s?: 'g' | 'p' | 't';
+  args?: Record<string, unknown>;
+}
+
+export interface PerfettoTrace {
+  traceEvents: TraceEvent[];
+  displayTimeUnit: 'ms';
+  otherData: Record<string, string>;
+}
+
+const RUN_PID = 1;
+const ENGINE_TID = 0;
+const us = (ms: number) => Math.round(ms * 1000 * 1000) / 1000; // µs, to the nanosecond
+
+export function toPerfetto(trace: TraceContents): PerfettoTrace {
+  const { header } = trace;
+  const events: TraceEvent[] = [
+    { name: 'process_name', ph: 'M', pid: RUN_PID, tid: ENGINE_TID, ts: 0, args: { name: `echo-studio ${header.config.policy} run` } },
+    { name: 'thread_name', ph: 'M', pid: RUN_PID, tid: ENGINE_TID, ts: 0, args: { name: 'engine steps' } },
+    { name: 'thread_sort_index', ph: 'M', pid: RUN_PID, tid: ENGINE_TID, ts: 0, args: { sort_index: 0 } },
+  ];
+  const tids = new Map<string, number>();
+
+  for (const s of trace.steps) {
+    const { draftMs, packMs, verifyMs, commitMs, totalMs } = s.timings;
+    const start = s.t - totalMs;
+    // Phase boundaries in µs, capped at the step's end, so the phases nest exactly in the step.
+    const end = us(s.t);
+    const edges = [0, draftMs, draftMs + packMs, draftMs + packMs + verifyMs, draftMs + packMs + verifyMs + commitMs].map((ms) =>
+      Math.min(end, us(start + ms)),
+    );
+    const stepArgs = { requests: s.requests.length, verifiedTokens: s.verifiedTokens, kmax: s.kmax, paddingWaste: s.paddingWaste };
+    events.push({ name: `step ${s.step}`, cat: 'step', ph: 'X', pid: RUN_PID, tid: ENGINE_TID, ts: edges[0], dur: end - edges[0], args: stepArgs });
+    ['draft', 'pack', 'verify', 'commit'].forEach((name, i) => {
+      events.push({ name, cat: 'phase', ph: 'X', pid: RUN_PID, tid: ENGINE_TID, ts: edges[i], dur: edges[i + 1] - edges[i] });
+    });
+    events.push({ name: 'budget', ph: 'C', pid: RUN_PID, tid: ENGINE_TID, ts: edges[0], args: { ...s.budget } });
+    events.push({ name: 'verified tokens', ph: 'C', pid: RUN_PID, tid: ENGINE_TID, ts: edges[0], args: { verified: s.verifiedTokens, kmax: s.kmax } });
+
+    for (const r of s.requests) {
+      let tid = tids.get(r.requestId);
+      if (tid === undefined) {
+        tid = tids.size + 1;
+        tids.set(r.requestId, tid);
+        events.push({ name: 'thread_name', ph: 'M', pid: RUN_PID, tid, ts: 0, args: { name: r.requestId } });
+        events.push({ name: 'thread_sort_index', ph: 'M', pid: RUN_PID, tid, ts: 0, args: { sort_index: tid } });
+      }
+      const drafted = r.nodes.filter((n) => n.depth >= 0);
+      const verified = drafted.filter((n) => n.verified).length;
+      const maxDepth = drafted.reduce((d, n) => Math.max(d, n.depth), -1);
+      events.push({
+        name: 'draft',
+        cat: 'request',
+        ph: 'X',
+        pid: RUN_PID,
+        tid,
+        ts: edges[0],
+        dur: edges[1] - edges[0],
+        args: { step: s.step, drafted: drafted.length, depth: maxDepth + 1, gates: r.gates.map((g) => `d${g.depth} ${g.confidence.toFixed(3)} ${g.pass ? '>' : '≤'} ${g.tau}`) },
+      });
+      events.push({
+        name: 'verify',
+        cat: 'request',
+        ph: 'X',
+        pid: RUN_PID,
+        tid,
+        ts: edges[2],
+        dur: edges[3] - edges[2],
+        args: {
+          step: s.step,
+          verified,
+          accepted: r.accepted.length,
+          emitted: r.emitted.length,
+          ...(r.emittedText !== undefined ? { text: r.emittedText } : {}),
+        },
+      });
+      if (r.finished) {
+        events.push({ name: `finished (${r.finished})`, ph: 'i', s: 't', pid: RUN_PID, tid, ts: end });
+      }
+    }
+  }
+  return {
+    traceEvents: events,
+    displayTimeUnit: 'ms',
+    otherData: {
+      format: `${header.format} v${header.schemaVersion}`,
+      policy: header.config.policy,
+      config: JSON.stringify(header.config),
+      createdAt: header.createdAt,
+    },
+  };
+}
+
+/** Write the trace-event JSON to path, one event per line, without building one huge string. */
+export function exportPerfetto(trace: TraceContents, path: string): void {
+  const { traceEvents, ...rest } = toPerfetto(trace);
+  function* pieces(): Generator<string> {
+    yield '{"traceEvents":[\n';
+    for (let i = 0; i < traceEvents.length; i++) yield (i > 0 ? ',\n' : '') + JSON.stringify(traceEvents[i]);
+    yield `\n],${JSON.stringify(rest).slice(1)}\n`; // the rest of the object after traceEvents
+  }
+  writeTextPieces(path, pieces());
+}
