@@ -1,0 +1,135 @@
+// `echo-studio model info DIR` and `echo-studio model check DIR --text "..."`: inspect a Hugging
+// Face model folder and validate that the runtime computes sensible next-token predictions.
+import { InvalidArgumentError, type Command } from 'commander';
+import { resolve } from 'node:path';
+import { cacheRoot } from '../../engine/model/graph-cache.js';
+import { graphFileBytes, isGraphCached, loadModel, openModelFolder } from '../../engine/model/loader.js';
+import { ModelTokenizer } from '../../engine/model/tokenizer.js';
+import type { ModelInfo } from '../../engine/model/types.js';
+
+export interface ModelInfoReport extends ModelInfo {
+  tokenizerVocabSize: number | null;
+  chatTemplate: boolean;
+  graphCached: boolean;
+  graphPath: string;
+  graphBytes: number | null;
+}
+
+export function modelInfoReport(dir: string): ModelInfoReport {
+  const folder = openModelFolder(resolve(dir), cacheRoot());
+  let tokenizer: ModelTokenizer | null = null;
+  try {
+    tokenizer = ModelTokenizer.load(folder.dir, folder.info.eosTokenIds);
+  } catch {
+    tokenizer = null; // `info` still reports the rest; `check` needs the tokenizer and says why
+  }
+  const cached = isGraphCached(folder);
+  return {
+    ...folder.info,
+    tokenizerVocabSize: tokenizer?.vocabSize ?? null,
+    chatTemplate: tokenizer?.hasChatTemplate ?? false,
+    graphCached: cached,
+    graphPath: folder.graphPath,
+    graphBytes: cached ? graphFileBytes(folder.graphPath) : null,
+  };
+}
+
+export interface ModelCheckReport {
+  tokens: number[];
+  positions: { top: { id: number; token: string; logit: number }[] }[];
+}
+
+export async function modelCheck(dir: string, text: string, options: { top?: number; threads?: number } = {}): Promise<ModelCheckReport> {
+  const folder = openModelFolder(resolve(dir), cacheRoot());
+  const tokenizer = ModelTokenizer.load(folder.dir, folder.info.eosTokenIds);
+  const tokens = tokenizer.encode(text);
+  if (tokens.length === 0) throw new Error(`the text ${JSON.stringify(text)} encodes to no tokens`);
+  const top = options.top ?? 5;
+  const session = await loadModel(folder.dir, { threads: options.threads, slots: 1, maxLength: tokens.length });
+  try {
+    const slot = session.allocSlot();
+    const rows = tokens.map((_, i) => i);
+    const result = await session.forward([{ slot, tokens, parents: rows.map((i) => i - 1) }], { logitsRows: rows });
+    const vocab = session.info.vocabSize;
+    const logits = result.logits!;
+    const positions = rows.map((row) => {
+      const slice = logits.subarray(row * vocab, (row + 1) * vocab);
+      const best: number[] = [];
+      for (let id = 0; id < vocab; id++) {
+        if (best.length < top || slice[id] > slice[best[best.length - 1]]) {
+          best.push(id);
+          best.sort((a, b) => slice[b] - slice[a]);
+          if (best.length > top) best.pop();
+        }
+      }
+      return { top: best.map((id) => ({ id, token: tokenizer.tokenText(id), logit: slice[id] })) };
+    });
+    return { tokens, positions };
+  } finally {
+    await session.release();
+  }
+}
+
+function formatBytes(n: number): string {
+  return n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : `${(n / 1024).toFixed(1)} KiB`;
+}
+
+function parsePositiveInt(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}
+
+export function register(program: Command): void {
+  const model = program.command('model').description('inspect and validate a Hugging Face model folder');
+
+  model
+    .command('info')
+    .description('architecture, parameters, dtype, vocabulary and graph cache status')
+    .argument('<dir>', 'model folder (config.json, safetensors, tokenizer.json)')
+    .option('--json', 'print JSON')
+    .action((dir: string, options: { json?: boolean }) => {
+      const r = modelInfoReport(dir);
+      if (options.json) {
+        process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+        return;
+      }
+      const lines = [
+        `folder        ${r.dir}`,
+        `architecture  ${r.architecture}`,
+        `parameters    ${r.parameters.toLocaleString('en-US')} (embeddings included)`,
+        `dtype         ${r.dtype} on disk (computed in float32)`,
+        `layers        ${r.numLayers}, hidden ${r.hiddenSize}, heads ${r.numHeads} (kv ${r.numKvHeads}), head dim ${r.headDim}`,
+        `vocabulary    ${r.vocabSize} (model)` + (r.tokenizerVocabSize === null ? ', tokenizer missing or unreadable' : `, ${r.tokenizerVocabSize} (tokenizer)`),
+        `max positions ${r.maxPositions}`,
+        `bos / eos     ${r.bosTokenId ?? '-'} / ${r.eosTokenIds.join(', ') || '-'}`,
+        `chat template ${r.chatTemplate ? 'yes' : 'no'}`,
+        `graph cache   ${r.graphCached ? `built, ${formatBytes(r.graphBytes ?? 0)}: ${r.graphPath}` : `not built yet (first load builds ${r.graphPath})`}`,
+      ];
+      process.stdout.write(`${lines.join('\n')}\n`);
+    });
+
+  model
+    .command('check')
+    .description('token ids of a text and, at each position, the top next-token predictions with logits')
+    .argument('<dir>', 'model folder')
+    .requiredOption('--text <text>', 'text to run through the model')
+    .option('--top <n>', 'predictions per position', parsePositiveInt, 5)
+    .option('--threads <n>', 'onnxruntime threads', parsePositiveInt, 2)
+    .option('--json', 'print {"tokens":[ids],"positions":[{"top":[{"id","token","logit"}]}]}')
+    .action(async (dir: string, options: { text: string; top: number; threads: number; json?: boolean }) => {
+      const r = await modelCheck(dir, options.text, { top: options.top, threads: options.threads });
+      if (options.json) {
+        process.stdout.write(`${JSON.stringify(r)}\n`);
+        return;
+      }
+      const tokenizer = ModelTokenizer.load(resolve(dir));
+      const out = [`tokens (${r.tokens.length}): ${r.tokens.join(' ')}`, ''];
+      r.positions.forEach((p, i) => {
+        const here = JSON.stringify(tokenizer.tokenText(r.tokens[i]));
+        const preds = p.top.map((t) => `${t.id} ${JSON.stringify(t.token)} ${t.logit.toFixed(3)}`).join('  |  ');
+        out.push(`${String(i).padStart(4)}  ${here.padEnd(14)} → ${preds}`);
+      });
+      process.stdout.write(`${out.join('\n')}\n`);
+    });
+}
