@@ -1,0 +1,150 @@
+// Accepted vs rejected layer confidence per depth (binned in the engine), AUC per depth, sweet-spot
+// markers, and τ_d as a line that can be dragged (or nudged with arrow keys): releasing it sends
+// knobs.set, which the engine applies from its next step without restarting the run.
+import { useRef, useState } from 'react';
+import { Bar, BarChart, CartesianGrid, XAxis, YAxis } from 'recharts';
+import type { DepthHistogram } from '../../shared/events.js';
+import { histogramBins, isSweetSpot, pointerFromTau, sampleCount, tauFromPointer, tausInUse } from '../studio/histograms.js';
+import type { StudioState } from '../studio/store.js';
+import { formatNumber } from '../studio/tokens.js';
+import { STATE_COLOURS } from './colors.js';
+import { useSend, useStudio, useStudioStore, useThrottledStudio } from './StudioContext.js';
+import { useCanvasSize } from './useCanvas.js';
+
+const CHART_HEIGHT = 150;
+const MARGIN = { top: 8, right: 10, bottom: 4, left: 0 };
+const Y_AXIS_WIDTH = 34;
+
+const sameRecord = (a: Record<string, number>, b: Record<string, number>): boolean => {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
+};
+const selectEngineTaus = (s: StudioState): Record<string, number> => tausInUse(s.latestStep);
+const selectHistograms = (s: StudioState): DepthHistogram[] => s.histograms;
+
+interface TauLineProps {
+  depth: number;
+  tau: number;
+  plotLeft: number;
+  plotWidth: number;
+  onCommit(tau: number): void;
+}
+
+/** The draggable τ line over a chart's plot area. Local state while dragging; commit on release. */
+function TauLine({ depth, tau, plotLeft, plotWidth, onCommit }: TauLineProps) {
+  const [dragging, setDragging] = useState<number | null>(null);
+  const overlayRef = useRef<HTMLDivElement>(null);
+  const shown = dragging ?? tau;
+  const x = pointerFromTau(shown, plotLeft, plotWidth);
+  const valueAt = (clientX: number): number => {
+    const rect = overlayRef.current?.getBoundingClientRect();
+    return tauFromPointer(clientX - (rect?.left ?? 0), plotLeft, plotWidth);
+  };
+  return (
+    <div className="tau-overlay" ref={overlayRef} style={{ height: CHART_HEIGHT }}>
+      <div
+        className={`tau-line${dragging !== null ? ' dragging' : ''}`}
+        role="slider"
+        tabIndex={0}
+        aria-label={`τ at depth ${depth}`}
+        aria-valuemin={0}
+        aria-valuemax={1}
+        aria-valuenow={shown}
+        data-testid={`tau-line-${depth}`}
+        style={{ left: x - 8, top: MARGIN.top, height: CHART_HEIGHT - MARGIN.top - 24 }}
+        onPointerDown={(e) => {
+          e.currentTarget.setPointerCapture(e.pointerId);
+          setDragging(valueAt(e.clientX));
+        }}
+        onPointerMove={(e) => {
+          if (dragging !== null) setDragging(valueAt(e.clientX));
+        }}
+        onPointerUp={(e) => {
+          if (dragging === null) return;
+          const value = valueAt(e.clientX);
+          setDragging(null);
+          onCommit(value);
+        }}
+        onPointerCancel={() => setDragging(null)}
+        onKeyDown={(e) => {
+          const delta = e.key === 'ArrowRight' || e.key === 'ArrowUp' ? 0.01 : e.key === 'ArrowLeft' || e.key === 'ArrowDown' ? -0.01 : 0;
+          if (delta === 0) return;
+          e.preventDefault();
+          onCommit(Math.round(Math.min(1, Math.max(0, tau + delta)) * 100) / 100);
+        }}
+      >
+        <span className="tau-label">τ {formatNumber(shown)}</span>
+      </div>
+    </div>
+  );
+}
+
+function DepthChart({ histogram, tau, engineTau, onTau }: { histogram: DepthHistogram; tau: number | undefined; engineTau: number | undefined; onTau(tau: number): void }) {
+  const boxRef = useRef<HTMLDivElement>(null);
+  const { width } = useCanvasSize(boxRef);
+  const bins = histogramBins(histogram);
+  const plotLeft = MARGIN.left + Y_AXIS_WIDTH;
+  const plotWidth = Math.max(0, width - plotLeft - MARGIN.right);
+  const sweet = isSweetSpot(histogram);
+  return (
+    <figure className="depth-chart" data-testid={`histogram-${histogram.depth}`} data-samples={sampleCount(histogram)}>
+      <figcaption>
+        <strong>depth {histogram.depth}</strong>
+        <span>AUC {histogram.auc === null ? '—' : formatNumber(histogram.auc)}</span>
+        {sweet && <span className="badge sweet" title="AUC above the sweet-spot threshold: a good place for a gate">sweet spot</span>}
+        {tau !== undefined && <span className="badge gated">gated</span>}
+        {engineTau !== undefined && tau !== undefined && engineTau !== tau && <span className="pending">engine still at τ {formatNumber(engineTau)}</span>}
+        {engineTau !== undefined && (tau === undefined || engineTau === tau) && (
+          <span className="muted" data-testid={`engine-tau-${histogram.depth}`}>
+            engine τ {formatNumber(engineTau)}
+          </span>
+        )}
+      </figcaption>
+      <div className="chart-box" ref={boxRef}>
+        {width > 0 && (
+          <BarChart width={width} height={CHART_HEIGHT} data={bins} margin={MARGIN} barCategoryGap={1} barGap={0}>
+            <CartesianGrid strokeDasharray="2 3" vertical={false} />
+            <XAxis dataKey="label" interval={4} tick={{ fontSize: 10 }} height={20} />
+            <YAxis width={Y_AXIS_WIDTH} tick={{ fontSize: 10 }} tickFormatter={(v: number) => `${Math.round(v * 100)}%`} />
+            <Bar dataKey="accepted" fill={STATE_COLOURS.accepted} isAnimationActive={false} />
+            <Bar dataKey="rejected" fill={STATE_COLOURS.rejected} isAnimationActive={false} />
+          </BarChart>
+        )}
+        {width > 0 && tau !== undefined && <TauLine depth={histogram.depth} tau={tau} plotLeft={plotLeft} plotWidth={plotWidth} onCommit={onTau} />}
+      </div>
+    </figure>
+  );
+}
+
+export function Histograms() {
+  const histograms = useThrottledStudio(selectHistograms, 250);
+  const engineTaus = useThrottledStudio(selectEngineTaus, 250, sameRecord);
+  const knobTaus = useStudio((s) => s.taus);
+  const store = useStudioStore();
+  const send = useSend();
+  const taus = { ...engineTaus, ...knobTaus };
+  const commit = (depth: number, tau: number): void => {
+    store.getState().setTau(depth, tau);
+    send({ type: 'knobs.set', knobs: { taus: { ...taus, [String(depth)]: tau } } });
+  };
+  return (
+    <section className="view histograms" aria-label="Confidence histograms">
+      <header className="view-header">
+        <h2>Layer confidence per depth</h2>
+        <span className="legend-inline">
+          <span className="swatch dot" style={{ background: STATE_COLOURS.accepted }} /> accepted
+          <span className="swatch dot" style={{ background: STATE_COLOURS.rejected }} /> rejected · drag τ to change the gate live
+        </span>
+      </header>
+      {histograms.length === 0 ? (
+        <p className="muted">Histograms fill as the engine verifies drafts.</p>
+      ) : (
+        <div className="depth-charts">
+          {histograms.map((h) => (
+            <DepthChart key={h.depth} histogram={h} tau={taus[String(h.depth)]} engineTau={engineTaus[String(h.depth)]} onTau={(t) => commit(h.depth, t)} />
+          ))}
+        </div>
+      )}
+    </section>
+  );
+}

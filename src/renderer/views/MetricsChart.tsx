@@ -1,0 +1,120 @@
+// Metrics over time (throughput, MAT, draft utilisation, verified tokens per step), computed per
+// step from the stream; compare mode overlays a kept run (e.g. echo against static).
+import { useMemo, useRef } from 'react';
+import { CartesianGrid, Line, LineChart, Tooltip, XAxis, YAxis } from 'recharts';
+import type { RunMetrics } from '../../shared/events.js';
+import { METRIC_KEYS, metricSeries, overlaySeries, thinSeries, type MetricKey, type StepPoint } from '../studio/series.js';
+import type { ComparisonRun, StudioState } from '../studio/store.js';
+import { formatNumber } from '../studio/tokens.js';
+import { COMPARE_COLOUR, GRANT_COLOURS } from './colors.js';
+import { useStudio, useStudioStore, useThrottledStudio } from './StudioContext.js';
+import { useCanvasSize } from './useCanvas.js';
+
+const TITLES: Record<MetricKey, string> = {
+  throughput: 'Throughput (tokens/s)',
+  mat: 'MAT (accepted per request-step, bonus excluded)',
+  utilisation: 'Draft utilisation (accepted / verified drafts)',
+  verifiedTokens: 'Verified tokens per step',
+};
+const CHART_POINTS = 300;
+
+const selectPoints = (s: StudioState): StepPoint[] => s.points;
+const selectMetrics = (s: StudioState): RunMetrics | null => s.metrics;
+
+function MetricPanel({ metric, rows, compareLabel, runLabel }: { metric: MetricKey; rows: ReturnType<typeof overlaySeries>; compareLabel: string | null; runLabel: string }) {
+  const boxRef = useRef<HTMLDivElement>(null);
+  const { width } = useCanvasSize(boxRef);
+  return (
+    <figure className="metric-chart" data-testid={`metric-${metric}`}>
+      <figcaption>{TITLES[metric]}</figcaption>
+      <div className="chart-box" ref={boxRef}>
+        {width > 0 && (
+          <LineChart width={width} height={120} data={rows} margin={{ top: 4, right: 10, bottom: 0, left: 0 }}>
+            <CartesianGrid strokeDasharray="2 3" vertical={false} />
+            <XAxis dataKey="step" type="number" domain={['dataMin', 'dataMax']} tick={{ fontSize: 10 }} height={18} />
+            <YAxis width={44} tick={{ fontSize: 10 }} tickFormatter={(v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2))} />
+            <Tooltip isAnimationActive={false} formatter={(v) => (typeof v === 'number' ? formatNumber(v) : String(v))} />
+            <Line dataKey="run" name={runLabel} stroke={GRANT_COLOURS.depth} dot={false} strokeWidth={1.6} isAnimationActive={false} connectNulls />
+            {compareLabel !== null && (
+              <Line dataKey="compare" name={compareLabel} stroke={COMPARE_COLOUR} strokeDasharray="4 3" dot={false} strokeWidth={1.6} isAnimationActive={false} connectNulls />
+            )}
+          </LineChart>
+        )}
+      </div>
+    </figure>
+  );
+}
+
+function runLabelOf(state: Pick<StudioState, 'config' | 'metrics'>): string {
+  return state.config?.policy ?? state.metrics?.policy ?? 'this run';
+}
+
+export function MetricsChart() {
+  const points = useThrottledStudio(selectPoints, 250);
+  const metrics = useThrottledStudio(selectMetrics, 250);
+  const compare: ComparisonRun | null = useStudio((s) => s.compare);
+  const runLabel = useStudio(runLabelOf);
+  const store = useStudioStore();
+  const series = useMemo(() => metricSeries(thinSeries(points, CHART_POINTS)), [points]);
+  const compareSeries = useMemo(() => (compare ? metricSeries(thinSeries(compare.points, CHART_POINTS)) : []), [compare]);
+  return (
+    <section className="view metrics" aria-label="Metrics">
+      <header className="view-header">
+        <h2>Metrics over time</h2>
+        <button type="button" disabled={points.length === 0} onClick={() => store.getState().keepForCompare(runLabel)}>
+          Keep for comparison
+        </button>
+        {compare && (
+          <button type="button" onClick={() => store.getState().clearCompare()}>
+            Clear comparison ({compare.label})
+          </button>
+        )}
+      </header>
+      {metrics && (
+        <dl className="metric-summary" data-testid="run-metrics">
+          <dt>policy</dt>
+          <dd>{metrics.policy}</dd>
+          <dt>throughput</dt>
+          <dd>{formatNumber(metrics.throughput, 1)} tok/s</dd>
+          <dt>MAT</dt>
+          <dd>{formatNumber(metrics.meanAcceptedTokens)}</dd>
+          <dt>accept length</dt>
+          <dd>{formatNumber(metrics.meanAcceptanceLength)}</dd>
+          <dt>utilisation</dt>
+          <dd>{formatNumber(metrics.draftUtilisation)}</dd>
+          <dt>TPOT p50 / p99</dt>
+          <dd>
+            {formatNumber(metrics.tpotP50Ms, 1)} / {formatNumber(metrics.tpotP99Ms, 1)} ms
+          </dd>
+          {metrics.speedupVsAr !== undefined && (
+            <>
+              <dt>speedup vs ar</dt>
+              <dd>{formatNumber(metrics.speedupVsAr)}×</dd>
+            </>
+          )}
+        </dl>
+      )}
+      {points.length === 0 ? (
+        <p className="muted">Metrics appear as steps stream in.</p>
+      ) : (
+        <div className="metric-charts">
+          {METRIC_KEYS.map((metric) => (
+            <MetricPanel
+              key={metric}
+              metric={metric}
+              rows={overlaySeries(
+                [
+                  { prefix: 'run', points: series },
+                  { prefix: 'compare', points: compareSeries },
+                ],
+                metric,
+              )}
+              compareLabel={compare ? compare.label : null}
+              runLabel={runLabel}
+            />
+          ))}
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,335 @@
+// The run panel: model pair, prompts, policy and budget; start, pause, one step, stop. While a
+// run is live, the knobs (K_max, batch, τ) apply between steps through knobs.set, no restart.
+import { useState, type FormEvent, type ReactNode } from 'react';
+import { KnobsSchema, POLICY_NAMES, RunConfigSchema, type Knobs, type PolicyName, type RunConfig } from '../../shared/config.js';
+import { useSend, useStudio, useStudioStore } from './StudioContext.js';
+
+export interface RunForm {
+  modelSource: 'bundled' | 'folders';
+  draftDir: string;
+  targetDir: string;
+  promptSource: 'domain' | 'file';
+  domain: string;
+  promptsFile: string;
+  policy: PolicyName;
+  batch: string;
+  kmax: string;
+  requests: string;
+  maxNewTokens: string;
+  temperature: string;
+  seed: string;
+  /** Per-depth τ as "depth:τ" pairs, e.g. "0:0.2, 2:0.35". */
+  taus: string;
+  /** One τ for `fixed`. */
+  tau: string;
+}
+
+export const DEFAULT_FORM: RunForm = {
+  modelSource: 'bundled',
+  draftDir: '',
+  targetDir: '',
+  promptSource: 'domain',
+  domain: 'prose',
+  promptsFile: '',
+  policy: 'echo',
+  batch: '16',
+  kmax: '96',
+  requests: '64',
+  maxNewTokens: '64',
+  temperature: '0',
+  seed: '1',
+  taus: '0:0.2, 2:0.35',
+  tau: '0.3',
+};
+
+const DOMAINS = ['prose', 'code', 'math'];
+
+export type FieldErrors = Partial<Record<keyof RunForm | 'form', string>>;
+
+/** "0:0.2, 2:0.35" → {"0": 0.2, "2": 0.35}; a string describing the problem when malformed. */
+export function parseTaus(text: string): Record<string, number> | string {
+  const out: Record<string, number> = {};
+  const trimmed = text.trim();
+  if (trimmed === '') return out;
+  for (const part of trimmed.split(/[,\s]+/).filter(Boolean)) {
+    const match = /^(\d+):(\d*\.?\d+)$/.exec(part);
+    if (!match) return `"${part}" is not depth:τ (e.g. 2:0.35)`;
+    out[match[1]] = Number(match[2]);
+  }
+  return out;
+}
+
+const toNumber = (text: string): number => (text.trim() === '' ? Number.NaN : Number(text));
+
+/** Builds a RunConfig from the form, or the errors to show next to each field. */
+export function formToConfig(form: RunForm): { config: RunConfig } | { errors: FieldErrors } {
+  const errors: FieldErrors = {};
+  const taus = parseTaus(form.taus);
+  if (typeof taus === 'string') errors.taus = taus;
+  const candidate = {
+    ...(form.modelSource === 'folders' ? { draftDir: form.draftDir.trim() || undefined, targetDir: form.targetDir.trim() || undefined } : {}),
+    ...(form.promptSource === 'domain' ? { domain: form.domain.trim() || undefined } : { promptsFile: form.promptsFile.trim() || undefined }),
+    policy: form.policy,
+    batch: toNumber(form.batch),
+    kmax: toNumber(form.kmax),
+    requests: toNumber(form.requests),
+    maxNewTokens: toNumber(form.maxNewTokens),
+    temperature: toNumber(form.temperature),
+    seed: toNumber(form.seed),
+    ...(form.policy === 'echo' || form.policy === 'dense' ? (typeof taus === 'string' ? {} : { taus }) : {}),
+    ...(form.policy === 'fixed' ? { tau: toNumber(form.tau) } : {}),
+  };
+  if (form.modelSource === 'folders' && (form.draftDir.trim() === '' || form.targetDir.trim() === '')) {
+    errors.draftDir = 'choose both the draft and the target folder';
+  }
+  if (form.promptSource === 'file' && form.promptsFile.trim() === '') errors.promptsFile = 'give a prompts file';
+  const parsed = RunConfigSchema.safeParse(candidate);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const key = (issue.path[0] ?? 'form') as keyof FieldErrors;
+      errors[key] ??= issue.message;
+    }
+  }
+  if (Object.keys(errors).length > 0 || !parsed.success) return { errors };
+  return { config: parsed.data };
+}
+
+/** The knobs a live run can take from the form. */
+export function formToKnobs(form: RunForm): { knobs: Knobs } | { errors: FieldErrors } {
+  const taus = parseTaus(form.taus);
+  if (typeof taus === 'string') return { errors: { taus } };
+  const parsed = KnobsSchema.safeParse({
+    kmax: toNumber(form.kmax),
+    batch: toNumber(form.batch),
+    ...(form.policy === 'fixed' ? { tau: toNumber(form.tau) } : { taus }),
+  });
+  if (!parsed.success) {
+    const errors: FieldErrors = {};
+    for (const issue of parsed.error.issues) errors[(issue.path[0] ?? 'form') as keyof FieldErrors] ??= issue.message;
+    return { errors };
+  }
+  if (parsed.data.kmax !== undefined && parsed.data.batch !== undefined && parsed.data.kmax < parsed.data.batch) {
+    return { errors: { kmax: `K_max (${parsed.data.kmax}) is below the batch size (${parsed.data.batch})` } };
+  }
+  return { knobs: parsed.data };
+}
+
+function Field({ label, error, children, htmlFor }: { label: string; error?: string; children: ReactNode; htmlFor: string }) {
+  return (
+    <div className={`field${error ? ' invalid' : ''}`}>
+      <label htmlFor={htmlFor}>{label}</label>
+      {children}
+      {error && (
+        <span className="field-error" role="alert">
+          {error}
+        </span>
+      )}
+    </div>
+  );
+}
+
+export interface RunPanelProps {
+  /** Opens a native folder dialog where the host has one (Electron); absent in the browser. */
+  chooseFolder?: () => Promise<string | null>;
+}
+
+export function RunPanel({ chooseFolder }: RunPanelProps) {
+  const [form, setForm] = useState<RunForm>(DEFAULT_FORM);
+  const [errors, setErrors] = useState<FieldErrors>({});
+  const [knobsNote, setKnobsNote] = useState<string | null>(null);
+  const runState = useStudio((s) => s.runState);
+  const bundled = useStudio((s) => s.status?.bundledModels ?? []);
+  const store = useStudioStore();
+  const send = useSend();
+  const live = runState === 'running' || runState === 'paused' || runState === 'loading';
+  const set = <K extends keyof RunForm>(key: K, value: RunForm[K]): void => setForm((f) => ({ ...f, [key]: value }));
+  const input = (key: keyof RunForm, props: { type?: string; step?: string; knob?: boolean } = {}) => (
+    <input
+      id={`run-${key}`}
+      name={key}
+      type={props.type ?? 'text'}
+      step={props.step}
+      value={form[key]}
+      disabled={live && !props.knob}
+      onChange={(e) => set(key, e.target.value as never)}
+    />
+  );
+
+  const start = (e: FormEvent): void => {
+    e.preventDefault();
+    const result = formToConfig(form);
+    if ('errors' in result) {
+      setErrors(result.errors);
+      return;
+    }
+    setErrors({});
+    store.getState().runStarted(result.config);
+    send({ type: 'run.start', config: result.config });
+  };
+
+  const applyKnobs = (): void => {
+    const result = formToKnobs(form);
+    if ('errors' in result) {
+      setErrors(result.errors);
+      return;
+    }
+    setErrors({});
+    for (const [depth, tau] of Object.entries(result.knobs.taus ?? {})) store.getState().setTau(Number(depth), tau);
+    send({ type: 'knobs.set', knobs: result.knobs });
+    setKnobsNote('sent; the engine applies them from its next step');
+  };
+
+  const pickFolder = async (key: 'draftDir' | 'targetDir'): Promise<void> => {
+    if (!chooseFolder) return;
+    try {
+      const dir = await chooseFolder();
+      if (dir !== null) set(key, dir);
+    } catch (err) {
+      store.getState().reportError('Could not open the folder dialog', err instanceof Error ? err.message : String(err));
+    }
+  };
+
+  return (
+    <form className="view run-panel" aria-label="Run panel" onSubmit={start} noValidate>
+      <header className="view-header">
+        <h2>Run</h2>
+        <span className={`run-state state-${runState}`} data-testid="run-state">
+          {runState}
+        </span>
+      </header>
+      <fieldset disabled={live}>
+        <legend>Model pair</legend>
+        <label className="inline">
+          <input type="radio" name="modelSource" checked={form.modelSource === 'bundled'} onChange={() => set('modelSource', 'bundled')} />
+          bundled demo pair{bundled.length > 0 ? ` (${bundled.map((m) => m.name).join(', ')})` : ''}
+        </label>
+        <label className="inline">
+          <input type="radio" name="modelSource" checked={form.modelSource === 'folders'} onChange={() => set('modelSource', 'folders')} />
+          Hugging Face folders
+        </label>
+        {form.modelSource === 'folders' && (
+          <>
+            <Field label="draft folder" htmlFor="run-draftDir" error={errors.draftDir}>
+              {input('draftDir')}
+              {chooseFolder && (
+                <button type="button" onClick={() => void pickFolder('draftDir')}>
+                  Choose…
+                </button>
+              )}
+            </Field>
+            <Field label="target folder" htmlFor="run-targetDir" error={errors.targetDir}>
+              {input('targetDir')}
+              {chooseFolder && (
+                <button type="button" onClick={() => void pickFolder('targetDir')}>
+                  Choose…
+                </button>
+              )}
+            </Field>
+          </>
+        )}
+      </fieldset>
+      <fieldset disabled={live}>
+        <legend>Prompts</legend>
+        <label className="inline">
+          <input type="radio" name="promptSource" checked={form.promptSource === 'domain'} onChange={() => set('promptSource', 'domain')} />
+          bundled domain
+        </label>
+        <label className="inline">
+          <input type="radio" name="promptSource" checked={form.promptSource === 'file'} onChange={() => set('promptSource', 'file')} />
+          prompts file
+        </label>
+        {form.promptSource === 'domain' ? (
+          <Field label="domain" htmlFor="run-domain" error={errors.domain}>
+            <select id="run-domain" value={form.domain} onChange={(e) => set('domain', e.target.value)}>
+              {DOMAINS.map((d) => (
+                <option key={d} value={d}>
+                  {d}
+                </option>
+              ))}
+            </select>
+          </Field>
+        ) : (
+          <Field label="prompts file (one prompt per line, or JSONL)" htmlFor="run-promptsFile" error={errors.promptsFile}>
+            {input('promptsFile')}
+          </Field>
+        )}
+      </fieldset>
+      <fieldset>
+        <legend>Policy and budget</legend>
+        <Field label="policy" htmlFor="run-policy" error={errors.policy}>
+          <select id="run-policy" value={form.policy} disabled={live} onChange={(e) => set('policy', e.target.value as PolicyName)}>
+            {POLICY_NAMES.map((p) => (
+              <option key={p} value={p}>
+                {p}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <div className="field-row">
+          <Field label="batch size" htmlFor="run-batch" error={errors.batch}>
+            {input('batch', { type: 'number', knob: true })}
+          </Field>
+          <Field label="K_max" htmlFor="run-kmax" error={errors.kmax}>
+            {input('kmax', { type: 'number', knob: true })}
+          </Field>
+        </div>
+        {form.policy === 'fixed' ? (
+          <Field label="τ (every gated depth)" htmlFor="run-tau" error={errors.tau}>
+            {input('tau', { type: 'number', step: '0.01', knob: true })}
+          </Field>
+        ) : (
+          <Field label="τ_d (depth:τ, …)" htmlFor="run-taus" error={errors.taus}>
+            {input('taus', { knob: true })}
+          </Field>
+        )}
+        <div className="field-row">
+          <Field label="temperature" htmlFor="run-temperature" error={errors.temperature}>
+            {input('temperature', { type: 'number', step: '0.1' })}
+          </Field>
+          <Field label="max new tokens" htmlFor="run-maxNewTokens" error={errors.maxNewTokens}>
+            {input('maxNewTokens', { type: 'number' })}
+          </Field>
+        </div>
+        <div className="field-row">
+          <Field label="requests" htmlFor="run-requests" error={errors.requests}>
+            {input('requests', { type: 'number' })}
+          </Field>
+          <Field label="seed" htmlFor="run-seed" error={errors.seed}>
+            {input('seed', { type: 'number' })}
+          </Field>
+        </div>
+      </fieldset>
+      {errors.form && (
+        <p className="field-error" role="alert">
+          {errors.form}
+        </p>
+      )}
+      <div className="run-buttons">
+        <button type="submit" disabled={live}>
+          Start
+        </button>
+        {runState === 'paused' ? (
+          <button type="button" onClick={() => send({ type: 'run.resume' })}>
+            Resume
+          </button>
+        ) : (
+          <button type="button" disabled={runState !== 'running'} onClick={() => send({ type: 'run.pause' })}>
+            Pause
+          </button>
+        )}
+        <button type="button" disabled={runState !== 'paused'} onClick={() => send({ type: 'run.step' })}>
+          One step
+        </button>
+        <button type="button" disabled={!live} onClick={() => send({ type: 'run.stop' })}>
+          Stop
+        </button>
+        {live && (
+          <button type="button" onClick={applyKnobs}>
+            Apply knobs
+          </button>
+        )}
+      </div>
+      {live && knobsNote && <p className="muted">Knobs {knobsNote}.</p>}
+    </form>
+  );
+}

@@ -1,0 +1,83 @@
+// How views reach the studio store and the engine: one provider gives both. Views read state with
+// useStudio (React, for forms and text) or useThrottledStudio (charts), or subscribe to the store
+// directly (canvas views), and send requests with useSend, which reports failures to the user.
+import { createContext, useCallback, useContext, useEffect, useRef, useState, type ReactNode } from 'react';
+import { useStore } from 'zustand';
+import type { EngineRequest } from '../../shared/messages.js';
+import type { StudioState, StudioStore } from '../studio/store.js';
+
+export type SendRequest = (request: EngineRequest) => void | Promise<void>;
+
+interface StudioContextValue {
+  store: StudioStore;
+  send: SendRequest;
+}
+
+const StudioContext = createContext<StudioContextValue | null>(null);
+
+export function StudioProvider({ store, send, children }: { store: StudioStore; send: SendRequest; children: ReactNode }) {
+  return <StudioContext.Provider value={{ store, send }}>{children}</StudioContext.Provider>;
+}
+
+function useStudioContext(): StudioContextValue {
+  const value = useContext(StudioContext);
+  if (value === null) throw new Error('studio views must be rendered inside <StudioProvider>');
+  return value;
+}
+
+export function useStudioStore(): StudioStore {
+  return useStudioContext().store;
+}
+
+export function useStudio<T>(selector: (state: StudioState) => T): T {
+  return useStore(useStudioContext().store, selector);
+}
+
+/**
+ * Reads a derived value at most every `intervalMs`: charts would otherwise re-render on every
+ * frame (30/s) while nothing a reader could see has changed. The trailing update always lands.
+ */
+export function useThrottledStudio<T>(selector: (state: StudioState) => T, intervalMs: number, isEqual: (a: T, b: T) => boolean = Object.is): T {
+  const store = useStudioStore();
+  const selectorRef = useRef(selector);
+  selectorRef.current = selector;
+  const [value, setValue] = useState(() => selector(store.getState()));
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    let last = 0;
+    const flush = (): void => {
+      timer = null;
+      last = Date.now();
+      const next = selectorRef.current(store.getState());
+      setValue((prev) => (isEqual(prev, next) ? prev : next));
+    };
+    flush();
+    const unsubscribe = store.subscribe(() => {
+      if (timer !== null) return;
+      timer = setTimeout(flush, Math.max(0, intervalMs - (Date.now() - last)));
+    });
+    return () => {
+      unsubscribe();
+      if (timer !== null) clearTimeout(timer);
+    };
+  }, [store, intervalMs, isEqual]);
+  return value;
+}
+
+/** Sends a request; a transport failure becomes an error banner instead of vanishing. */
+export function useSend(): SendRequest {
+  const { store, send } = useStudioContext();
+  return useCallback(
+    (request: EngineRequest) => {
+      const fail = (err: unknown): void =>
+        store.getState().reportError(`Could not send ${request.type} to the engine`, err instanceof Error ? err.message : String(err));
+      try {
+        const pending = send(request);
+        if (pending instanceof Promise) pending.catch(fail);
+      } catch (err) {
+        fail(err);
+      }
+    },
+    [store, send],
+  );
+}
