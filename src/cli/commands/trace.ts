@@ -1,0 +1,123 @@
+// `echo-studio trace summary IN [--json]`: a run's metrics from its trace file alone.
+// `echo-studio trace export IN --format parquet|perfetto|csv --out PATH`: the trace for other tools.
+import { Option, type Command } from 'commander';
+import { computeRunMetrics } from '../../engine/metrics/run-metrics.js';
+import { exportCsv } from '../../engine/trace/export-csv.js';
+import { exportParquet } from '../../engine/trace/export-parquet.js';
+import { exportPerfetto } from '../../engine/trace/export-perfetto.js';
+import type { TraceContents, TraceLineError } from '../../engine/trace/parse.js';
+import { readTraceStreaming } from '../../engine/trace/read.js';
+import type { DepthHistogram, RunMetrics } from '../../shared/events.js';
+import type { TraceHeader } from '../../shared/trace-schema.js';
+
+export const EXPORT_FORMATS = ['parquet', 'perfetto', 'csv'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+export interface TraceSummaryReport {
+  file: string;
+  header: Pick<TraceHeader, 'createdAt' | 'writer' | 'config' | 'hardware' | 'recordCandidates'>;
+  /** The run wrote its summary line: it ended (finished, stopped or failed) rather than crashed. */
+  ended: boolean;
+  endReason?: 'finished' | 'stopped' | 'error';
+  /** Recomputed from the step lines; equals the summary line's metrics for an intact file. */
+  metrics: RunMetrics;
+  histograms: DepthHistogram[];
+  /** The first bad line, when the file has one: the metrics cover the steps before it. */
+  error?: TraceLineError;
+}
+
+/** Read a trace and compute its metrics from the steps, whatever state the file is in. */
+export async function summariseTrace(file: string): Promise<TraceSummaryReport> {
+  const trace = await readTraceStreaming(file);
+  // The summary's wall clock may run past the last step (shutdown); use it when the run recorded one.
+  const wallMs = trace.summary?.metrics.wallMs;
+  const { metrics, histograms } = computeRunMetrics(trace.steps, { policy: trace.header.config.policy, wallMs });
+  const speedup = trace.summary?.metrics.speedupVsAr;
+  if (speedup !== undefined) metrics.speedupVsAr = speedup;
+  const { createdAt, writer, config, hardware, recordCandidates } = trace.header;
+  return {
+    file,
+    header: { createdAt, writer, config, hardware, recordCandidates },
+    ended: trace.summary !== undefined,
+    ...(trace.summary ? { endReason: trace.summary.reason } : {}),
+    metrics,
+    histograms,
+    ...(trace.error ? { error: trace.error } : {}),
+  };
+}
+
+/** Export a trace file; returns the paths written. A bad line exports the steps before it. */
+export async function exportTraceFile(file: string, format: ExportFormat, out: string): Promise<{ written: string[]; trace: TraceContents }> {
+  const trace = await readTraceStreaming(file);
+  let written: string[];
+  switch (format) {
+    case 'parquet':
+      written = exportParquet(trace, out);
+      break;
+    case 'perfetto':
+      exportPerfetto(trace, out);
+      written = [out];
+      break;
+    case 'csv':
+      exportCsv(trace, out);
+      written = [out];
+      break;
+  }
+  return { written, trace };
+}
+
+const fixed = (x: number, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : String(x));
+
+export function formatSummary(r: TraceSummaryReport): string {
+  const m = r.metrics;
+  const c = r.header.config;
+  const state = r.error ? `cut at line ${r.error.line}` : r.ended ? `ended: ${r.endReason}` : 'no summary line (run did not end cleanly)';
+  const rows: [string, string][] = [
+    ['policy', `${c.policy}  batch ${c.batch}  K_max ${c.kmax}  temperature ${c.temperature}`],
+    ['steps / requests', `${m.steps} / ${m.requests}`],
+    ['generated tokens', `${m.generatedTokens} in ${fixed(m.wallMs / 1000)} s`],
+    ['throughput', `${fixed(m.throughput, 1)} tok/s`],
+    ...(m.speedupVsAr !== undefined ? ([['speedup vs ar', `${fixed(m.speedupVsAr, 2)}x`]] as [string, string][]) : []),
+    ['mean accepted tokens', `${fixed(m.meanAcceptedTokens)} per request-step (bonus excluded)`],
+    ['mean acceptance length', `${fixed(m.meanAcceptanceLength)} (accepted + bonus)`],
+    ['draft utilisation', fixed(m.draftUtilisation)],
+    ['verified tokens / step', fixed(m.verifiedTokensPerStep, 2)],
+    ['acceptance per position', m.acceptancePerPosition.map((x) => fixed(x, 2)).join(' ') || '-'],
+    ['padding waste', fixed(m.paddingWaste)],
+    ['TPOT p50 / p99', `${fixed(m.tpotP50Ms, 2)} / ${fixed(m.tpotP99Ms, 2)} ms`],
+    ['confidence AUC by depth', r.histograms.map((h) => `d${h.depth} ${h.auc === null ? '-' : fixed(h.auc, 2)}`).join('  ') || '-'],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  return [`${r.file}  (${state}, written ${r.header.createdAt} by ${r.header.writer})`, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join('\n');
+}
+
+function warnPartial(file: string, error: TraceLineError | undefined, steps: number): void {
+  if (error) process.stderr.write(`echo-studio: warning: ${file}: ${error.message}; using the ${steps} steps before it\n`);
+}
+
+export function register(program: Command): void {
+  const trace = program.command('trace').description('read, summarise and export trace files (JSON Lines)');
+
+  trace
+    .command('summary')
+    .description("the run's metrics, computed from the trace file alone")
+    .argument('<in>', 'trace file (.jsonl)')
+    .option('--json', 'print the report as JSON')
+    .action(async (file: string, options: { json?: boolean }) => {
+      const report = await summariseTrace(file);
+      warnPartial(file, report.error, report.metrics.steps);
+      process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatSummary(report)}\n`);
+    });
+
+  trace
+    .command('export')
+    .description('export a trace to Parquet tables (OUT.steps/.requests/.nodes/.gates.parquet), Perfetto JSON or CSV')
+    .argument('<in>', 'trace file (.jsonl)')
+    .addOption(new Option('--format <format>', 'output format').choices(EXPORT_FORMATS).makeOptionMandatory())
+    .requiredOption('--out <path>', 'output file; for parquet the base name of the table files')
+    .action(async (file: string, options: { format: ExportFormat; out: string }) => {
+      const { written, trace: contents } = await exportTraceFile(file, options.format, options.out);
+      warnPartial(file, contents.error, contents.steps.length);
+      process.stdout.write(`${written.join('\n')}\n`);
+    });
+}

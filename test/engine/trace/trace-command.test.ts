@@ -1,0 +1,94 @@
+// The `trace` CLI commands, driven through commander as the real binary does.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Command } from 'commander';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { register, summariseTrace } from '../../../src/cli/commands/trace.js';
+import { TraceRecorder } from '../../../src/engine/trace/writer.js';
+import { tempDir, testHeader, testRun } from './fixtures.js';
+
+function recordedTrace(): { file: string; dir: string } {
+  const dir = tempDir();
+  const file = path.join(dir, 'run.jsonl');
+  const recorder = new TraceRecorder(file, testHeader());
+  for (const e of testRun()) recorder.step(e);
+  recorder.finish('finished', { wallMs: testRun().at(-1)!.t + 3 });
+  return { file, dir };
+}
+
+async function cli(...args: string[]): Promise<{ stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((stdout += String(chunk)), true));
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((stderr += String(chunk)), true));
+  const program = new Command('echo-studio').exitOverride().configureOutput({ writeErr: (s) => (stderr += s), writeOut: (s) => (stdout += s) });
+  register(program);
+  try {
+    await program.parseAsync(args, { from: 'user' });
+  } finally {
+    vi.restoreAllMocks();
+  }
+  return { stdout, stderr };
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('echo-studio trace summary', () => {
+  it("prints the recorded run's metrics, recomputed from the file", async () => {
+    const { file } = recordedTrace();
+    const recorded = JSON.parse(readFileSync(file, 'utf8').trim().split('\n').at(-1)!).metrics;
+    const { stdout } = await cli('trace', 'summary', file, '--json');
+    const report = JSON.parse(stdout);
+    expect(report.metrics).toEqual(recorded);
+    expect(report.ended).toBe(true);
+    expect(report.endReason).toBe('finished');
+    const text = (await cli('trace', 'summary', file)).stdout;
+    expect(text).toMatch(/ended: finished/);
+    expect(text).toMatch(new RegExp(`throughput\\s+${recorded.throughput.toFixed(1)} tok/s`));
+    expect(text).toMatch(/mean accepted tokens\s+\d+\.\d{3} per request-step \(bonus excluded\)/);
+  });
+
+  it('summarises a cut file up to the cut and warns with the line', async () => {
+    const { file, dir } = recordedTrace();
+    const text = readFileSync(file, 'utf8');
+    const cut = path.join(dir, 'cut.jsonl');
+    writeFileSync(cut, text.slice(0, text.length - 40)); // inside the summary line
+    const { stdout, stderr } = await cli('trace', 'summary', cut, '--json');
+    const steps = testRun().length;
+    expect(stderr).toMatch(new RegExp(`warning: .*cut\\.jsonl: line ${steps + 2} is cut short.*using the ${steps} steps before it`));
+    expect(JSON.parse(stdout).ended).toBe(false);
+    expect((await summariseTrace(cut)).metrics.steps).toBe(steps);
+  });
+});
+
+describe('echo-studio trace export', () => {
+  it('writes each format where --out says', async () => {
+    const { file, dir } = recordedTrace();
+    const parquet = await cli('trace', 'export', file, '--format', 'parquet', '--out', path.join(dir, 'tables'));
+    expect(parquet.stdout.trim().split('\n').map((p) => path.basename(p))).toEqual([
+      'tables.steps.parquet',
+      'tables.requests.parquet',
+      'tables.nodes.parquet',
+      'tables.gates.parquet',
+    ]);
+    for (const f of parquet.stdout.trim().split('\n')) expect(readFileSync(f).subarray(0, 4).toString()).toBe('PAR1');
+    await cli('trace', 'export', file, '--format', 'perfetto', '--out', path.join(dir, 'run.json'));
+    expect(JSON.parse(readFileSync(path.join(dir, 'run.json'), 'utf8')).traceEvents.length).toBeGreaterThan(0);
+    await cli('trace', 'export', file, '--format', 'csv', '--out', path.join(dir, 'run.csv'));
+    expect(readFileSync(path.join(dir, 'run.csv'), 'utf8')).toMatch(/^step,t_ms,request_id/);
+  });
+
+  it('refuses an unknown format and a missing --out', async () => {
+    const { file, dir } = recordedTrace();
+    await expect(cli('trace', 'export', file, '--format', 'xlsx', '--out', path.join(dir, 'x'))).rejects.toThrow(/Allowed choices are parquet, perfetto, csv/);
+    await expect(cli('trace', 'export', file, '--format', 'csv')).rejects.toThrow(/required option '--out <path>'/);
+    expect(existsSync(path.join(dir, 'x'))).toBe(false);
+  });
+
+  it('fails with the reason when the input is not a trace', async () => {
+    const dir = tempDir();
+    const notTrace = path.join(dir, 'notes.jsonl');
+    writeFileSync(notTrace, '{"hello":"world"}\n');
+    await expect(cli('trace', 'summary', notTrace)).rejects.toThrow(/line 1 is not an echo-studio-trace header/);
+  });
+});
