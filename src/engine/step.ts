@@ -124,7 +124,7 @@ async function draftAndGate(engine: StepEngine, state: StepState): Promise<void>
 }
 
 /** The policy picks the verified nodes; the engine enforces the global cap. */
-function scheduleSuperTree(policy: SpeculationPolicy, ctx: StepContext): void {
+export function scheduleSuperTree(policy: SpeculationPolicy, ctx: StepContext): void {
   policy.select(ctx);
   let total = 0;
   for (const r of ctx.requests) total += 1 + r.tree.verifiedCount;

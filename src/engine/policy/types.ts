@@ -62,4 +62,10 @@ export interface PolicyOptions {
   kmax: number;
   chainLength?: number;
   shape?: { depth: number; topk: number; tokens: number };
+  /** ECHO knobs (RunConfig): τ_d by depth, one τ for `fixed`, depth and width limits, DDD threshold. */
+  taus?: Readonly<Record<string, number>>;
+  tau?: number;
+  maxDepth?: number;
+  maxWidth?: number;
+  dddThreshold?: number;
 }
