@@ -1,0 +1,101 @@
+// Lossless greedy for the ECHO policies, in the style of the engine's runner test: whatever the
+// gates, transfers and widening do to the trees, greedy output must equal plain autoregressive.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DddPolicy } from '../../../src/engine/policy/ddd';
+import { DensePolicy } from '../../../src/engine/policy/dense';
+import { EchoPolicy, type EchoOptions } from '../../../src/engine/policy/echo';
+import { FixedPolicy } from '../../../src/engine/policy/fixed';
+import { createPolicy } from '../../../src/engine/policy/index';
+import type { SpeculationPolicy } from '../../../src/engine/policy/types';
+import { Runner, type RunSummary, type WorkItem } from '../../../src/engine/runner';
+import type { StepEvent } from '../../../src/shared/events';
+import { loadFixturePair, randomPrompts, type FixturePair } from '../fixtures/pair';
+
+const MAX_NEW = 20;
+
+const ECHO_POLICIES: Record<string, (o: EchoOptions) => SpeculationPolicy> = {
+  echo: (o) => new EchoPolicy(o),
+  dense: (o) => new DensePolicy(o),
+  fixed: (o) => new FixedPolicy(o),
+  ddd: (o) => new DddPolicy(o),
+};
+
+async function run(pair: FixturePair, policy: SpeculationPolicy, batch: number, kmax: number, workload: WorkItem[], onStep?: (e: StepEvent) => void): Promise<RunSummary> {
+  const runner = new Runner(
+    {
+      target: pair.target,
+      draft: pair.draft,
+      policy,
+      batch,
+      kmax,
+      maxNewTokens: MAX_NEW,
+      temperature: 0,
+      seed: 1,
+      eosTokenIds: pair.target.info.eosTokenIds,
+      maxLength: 192,
+      onStep,
+    },
+    workload,
+  );
+  return runner.run();
+}
+
+async function topTwoGap(pair: FixturePair, context: number[]): Promise<number> {
+  const slot = pair.target.allocSlot();
+  try {
+    const parents = Int32Array.from(context, (_, j) => j - 1);
+    const out = await pair.target.forward([{ slot, tokens: context, parents }], { logitsRows: [context.length - 1] });
+    const sorted = Array.from(out.logits!).sort((a, b) => b - a);
+    return sorted[0] - sorted[1];
+  } finally {
+    pair.target.freeSlot(slot);
+  }
+}
+
+describe('lossless greedy for echo, dense, fixed and ddd', () => {
+  let pair: FixturePair;
+  const workload = randomPrompts(16, 5);
+  let reference: RunSummary;
+  const kinds = { truncated: 0, passed: 0, depth: 0, width: 0 };
+  beforeAll(async () => {
+    pair = await loadFixturePair({ draft: 'perturbed', slots: 17 });
+    reference = await run(pair, createPolicy('ar', { batch: 4, kmax: 4 }), 4, 4, workload);
+  });
+  afterAll(async () => pair?.release());
+
+  const cases: [string, number, number][] = [];
+  for (const policy of Object.keys(ECHO_POLICIES)) {
+    for (const batch of [1, 4, 16]) for (const kmax of [batch, batch * 4 + 3, batch * 61]) cases.push([policy, batch, kmax]);
+  }
+
+  it.each(cases)('%s at batch %i, K_max %i emits exactly the tokens of ar', async (name, batch, kmax) => {
+    // The random pair's draft is nearly flat over its vocabulary: these τ split its confidences
+    // roughly in half, so gates pass and fail, budget moves and truncated requests widen.
+    const policy = ECHO_POLICIES[name]({ batch, kmax, taus: { '0': 0.03, '2': 2e-5 }, maxWidth: 4 });
+    let maxVerified = 0;
+    const result = await run(pair, policy, batch, kmax, workload, (e) => {
+      maxVerified = Math.max(maxVerified, e.verifiedTokens);
+      kinds.depth += e.budget.depth;
+      kinds.width += e.budget.width;
+      for (const r of e.requests) for (const g of r.gates) g.pass ? kinds.passed++ : kinds.truncated++;
+    });
+    expect(maxVerified).toBeLessThanOrEqual(kmax);
+    expect(result.results.map((r) => r.id)).toEqual(reference.results.map((r) => r.id));
+    for (let i = 0; i < result.results.length; i++) {
+      const got = result.results[i].tokens;
+      const want = reference.results[i].tokens;
+      const j = got.findIndex((t, k) => t !== want[k]);
+      if (j === -1 && got.length === want.length) continue;
+      const at = j === -1 ? Math.min(got.length, want.length) : j;
+      const context = [...workload[i].promptTokens, ...want.slice(0, at)];
+      expect(await topTwoGap(pair, context), `${name} request ${i} differs at token ${at}`).toBeLessThan(1e-4);
+    }
+  });
+
+  it('exercised gates both ways, depth extension and width across the runs', () => {
+    expect(kinds.passed).toBeGreaterThan(0);
+    expect(kinds.truncated).toBeGreaterThan(0);
+    expect(kinds.depth).toBeGreaterThan(0);
+    expect(kinds.width).toBeGreaterThan(0);
+  });
+});
