@@ -47,7 +47,7 @@ function main(): void {
       },
       close() {},
     };
-    host.attach(fromMain);
+    host.attach(fromMain, { broadcasts: false });
   } else if (process.send) {
     const port = forkedChildPort(process);
     host.attach(port);

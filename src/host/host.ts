@@ -17,6 +17,8 @@ export interface EngineHostOptions {
 
 export class EngineHost {
   private readonly clients = new Set<HostPort>();
+  /** Clients that get only answers to their own requests, no broadcasts. */
+  private readonly replyOnly = new Set<HostPort>();
   private readonly frames: FrameCoalescer;
   private readonly handlers: HandlerTable;
   private readonly cleanups: Array<() => void | Promise<void>> = [];
@@ -33,10 +35,18 @@ export class EngineHost {
     this.handlers = buildHandlerTable(options.modules ?? HANDLER_MODULES, this.context);
   }
 
-  attach(port: HostPort): void {
+  /**
+   * Adds a client. `broadcasts: false` is for Electron's main process: it only sends menu
+   * requests and forwards the answers, while the renderer hears broadcasts on its own port.
+   */
+  attach(port: HostPort, { broadcasts = true }: { broadcasts?: boolean } = {}): void {
     this.clients.add(port);
+    if (!broadcasts) this.replyOnly.add(port);
     port.onMessage((data) => this.receive(data, port));
-    port.onClose(() => this.clients.delete(port));
+    port.onClose(() => {
+      this.clients.delete(port);
+      this.replyOnly.delete(port);
+    });
   }
 
   get clientCount(): number {
@@ -44,7 +54,7 @@ export class EngineHost {
   }
 
   broadcast(event: EngineEvent): void {
-    for (const client of this.clients) client.post(event);
+    for (const client of this.clients) if (!this.replyOnly.has(client)) client.post(event);
   }
 
   status(): StatusEvent {

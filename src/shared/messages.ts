@@ -309,6 +309,8 @@ export const IPC_CHANNELS = {
   enginePort: 'echo:engine-port',
   /** main → preload: the engine host exited; the payload says why. */
   engineGone: 'echo:engine-gone',
+  /** main → preload: an engine event answering main's own request (menu actions). */
+  engineEvent: 'echo:engine-event',
   chooseModelFolder: 'echo:choose-model-folder',
   chooseTraceFile: 'echo:choose-trace-file',
   chooseExportPath: 'echo:choose-export-path',

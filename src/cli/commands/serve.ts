@@ -1,0 +1,53 @@
+// `echo-studio serve`: the studio in a browser, backed by a live engine host on this machine.
+import { InvalidArgumentError, type Command } from 'commander';
+import path from 'node:path';
+import { findPackageRoot, packagePaths } from '../../host/paths.js';
+import { isLoopbackAddress } from '../../host/security.js';
+import { startWebHost } from '../../host/web-host.js';
+
+export const DEFAULT_PORT = 5177;
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535');
+  return port;
+}
+
+interface ServeOptions {
+  port: number;
+  host: string;
+  modelsDir?: string;
+}
+
+export function register(program: Command): void {
+  program
+    .command('serve')
+    .description('serve the studio to a browser: starts the engine host and a local web server')
+    .option('-p, --port <n>', 'port to listen on (0 picks a free one)', parsePort, DEFAULT_PORT)
+    .option('--host <address>', 'address to bind; anything but loopback opens the engine to your network (the token is still required)', '127.0.0.1')
+    .option('--models-dir <dir>', 'folder of model folders to list as bundled (default: assets/models)')
+    .addHelpText('after', '\nThe printed URL carries a per-launch access token; requests without it are refused.')
+    .action(async (options: ServeOptions) => {
+      const paths = packagePaths(findPackageRoot(import.meta.url));
+      const host = await startWebHost({
+        port: options.port,
+        host: options.host,
+        rendererDir: paths.rendererDir,
+        engineHostEntry: paths.engineHostEntry,
+        modelsDir: options.modelsDir ? path.resolve(options.modelsDir) : undefined,
+      });
+      if (!isLoopbackAddress(options.host)) {
+        process.stderr.write(`warning: serving on ${options.host}, reachable from other machines\n`);
+      }
+      process.stdout.write(`ECHO Studio is serving at ${host.url}\nOpen that URL in a browser; press Ctrl+C to stop.\n`);
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          void host.close().then(resolve);
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+    });
+}

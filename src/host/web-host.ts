@@ -1,0 +1,305 @@
+// The web host: starts the engine host as a child process and serves the renderer build over
+// HTTP, with the message contract over a WebSocket, so the studio runs in any browser.
+// It can read model folders and write files on this machine, so no other web page may drive it:
+// it binds to loopback unless told otherwise, requires the per-launch token on every HTTP and
+// WebSocket request, checks the Host header (DNS rebinding) and the WebSocket Origin, and caps
+// message sizes.
+import { fork, type ChildProcess } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer } from 'ws';
+import { decodeText, encodeMessage, MAX_MESSAGE_BYTES, parseEvent, parseRequest, type EngineEvent } from '../shared/messages.js';
+import { CONTENT_SECURITY_POLICY, hostnameOf, isLoopbackAddress, newAccessToken, tokenMatches } from './security.js';
+
+export interface WebHostOptions {
+  /** Port to listen on; 0 picks a free one. */
+  port: number;
+  /** Address to bind; loopback unless the user passed an explicit --host. */
+  host?: string;
+  rendererDir: string;
+  engineHostEntry: string;
+  /** Passed to the engine host (default: the package's assets/models). */
+  modelsDir?: string;
+  /** Fixed token (tests); a random one per launch otherwise. */
+  token?: string;
+  log?: (line: string) => void;
+}
+
+export interface WebHost {
+  /** The URL to open, token included. */
+  url: string;
+  port: number;
+  token: string;
+  close(): Promise<void>;
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+/** Engine host restarts allowed after unexpected exits before the web host gives up on it. */
+const MAX_ENGINE_RESTARTS = 3;
+/** A client this far behind is sent no more frames until it catches up (it would only lag). */
+const MAX_CLIENT_BACKLOG_BYTES = 64 * 1024 * 1024;
+
+export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
+  const bindHost = options.host ?? '127.0.0.1';
+  const loopbackOnly = isLoopbackAddress(bindHost);
+  const token = options.token ?? newAccessToken();
+  const log = options.log ?? ((line: string) => process.stderr.write(`web host: ${line}\n`));
+  const rendererDir = path.resolve(options.rendererDir);
+  const cookieName = () => `echo_studio_token_${boundPort}`;
+  let boundPort = 0;
+  let closing = false;
+
+  // ---- engine host child ------------------------------------------------------------------
+  const clients = new Set<WebSocket>();
+  let engine: ChildProcess | null = null;
+  let restarts = 0;
+  let lastStatus: EngineEvent | null = null;
+
+  const broadcast = (event: EngineEvent) => {
+    const text = encodeMessage(event);
+    for (const ws of clients) {
+      if (ws.readyState !== WebSocket.OPEN) continue;
+      if (event.type === 'frame' && ws.bufferedAmount > MAX_CLIENT_BACKLOG_BYTES) continue;
+      ws.send(text);
+    }
+  };
+
+  const startEngine = () => {
+    const args = options.modelsDir ? ['--models-dir', options.modelsDir] : [];
+    const child = fork(options.engineHostEntry, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    engine = child;
+    child.on('message', (data: unknown) => {
+      const parsed = parseEvent(data);
+      if (!parsed.ok) {
+        log(`dropped a malformed message from the engine host: ${parsed.error}`);
+        return;
+      }
+      if (parsed.value.type === 'status') lastStatus = parsed.value;
+      broadcast(parsed.value);
+    });
+    child.on('error', (err) => log(`engine host: ${err.message}`));
+    child.on('exit', (code, signal) => {
+      if (engine === child) engine = null;
+      if (closing) return;
+      const why = signal ? `signal ${signal}` : `exit code ${code}`;
+      if (restarts < MAX_ENGINE_RESTARTS) {
+        restarts += 1;
+        broadcast({ type: 'error', message: `the engine host stopped (${why}); restarting it (${restarts}/${MAX_ENGINE_RESTARTS})` });
+        startEngine();
+        engine?.send({ type: 'hello' });
+      } else {
+        broadcast({ type: 'error', message: `the engine host stopped (${why}) and was restarted too often; restart echo-studio serve` });
+      }
+    });
+  };
+
+  const sendToEngine = (request: unknown, replyTo: WebSocket) => {
+    if (!engine || !engine.connected) {
+      replyTo.send(encodeMessage({ type: 'error', message: 'the engine host is not running' }));
+      return;
+    }
+    engine.send(request as object);
+  };
+
+  // ---- access checks ----------------------------------------------------------------------
+  const presentedToken = (req: IncomingMessage, url: URL): string | null => {
+    const fromQuery = url.searchParams.get('token');
+    if (fromQuery !== null) return fromQuery;
+    for (const part of (req.headers.cookie ?? '').split(';')) {
+      const [name, ...rest] = part.trim().split('=');
+      if (name === cookieName()) return rest.join('=');
+    }
+    return null;
+  };
+
+  /** Returns why a request is refused, or null when it may proceed. */
+  const refusal = (req: IncomingMessage, url: URL): string | null => {
+    const hostHeader = req.headers.host ?? '';
+    if (loopbackOnly && !isLoopbackAddress(hostnameOf(hostHeader))) {
+      return `host ${JSON.stringify(hostHeader)} is not this loopback server`;
+    }
+    if (!tokenMatches(presentedToken(req, url), token)) {
+      return 'missing or wrong access token: open the full URL printed when echo-studio serve started';
+    }
+    return null;
+  };
+
+  const requestUrl = (req: IncomingMessage) => new URL(req.url ?? '/', 'http://placeholder');
+
+  // ---- HTTP -------------------------------------------------------------------------------
+  const refuse = (res: ServerResponse, status: number, message: string) => {
+    res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' });
+    res.end(`${message}\n`);
+  };
+
+  const serveFile = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
+    let relative: string;
+    try {
+      relative = decodeURIComponent(url.pathname);
+    } catch {
+      refuse(res, 400, 'bad path');
+      return;
+    }
+    if (relative === '/' || relative === '') relative = '/index.html';
+    const file = path.resolve(rendererDir, '.' + relative);
+    if (file !== rendererDir && !file.startsWith(rendererDir + path.sep)) {
+      refuse(res, 404, 'not found');
+      return;
+    }
+    let info;
+    try {
+      info = await stat(file);
+    } catch {
+      if (relative === '/index.html') {
+        refuse(res, 503, 'the renderer is not built: run `npm run build` first');
+      } else {
+        refuse(res, 404, 'not found');
+      }
+      return;
+    }
+    if (!info.isFile()) {
+      refuse(res, 404, 'not found');
+      return;
+    }
+    const headers: Record<string, string> = {
+      'Content-Type': CONTENT_TYPES[path.extname(file)] ?? 'application/octet-stream',
+      'Content-Length': String(info.size),
+      'Content-Security-Policy': `${CONTENT_SECURITY_POLICY}; frame-ancestors 'none'`,
+      'X-Content-Type-Options': 'nosniff',
+      'X-Frame-Options': 'DENY',
+      'Referrer-Policy': 'no-referrer',
+      'Cross-Origin-Opener-Policy': 'same-origin',
+      'Cache-Control': 'no-store',
+    };
+    // The page's own requests (scripts, styles) carry no token in the URL: hand it over as a
+    // strict same-site cookie once the token-bearing URL has been opened.
+    if (url.searchParams.has('token')) {
+      headers['Set-Cookie'] = `${cookieName()}=${token}; Path=/; HttpOnly; SameSite=Strict`;
+    }
+    res.writeHead(200, headers);
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    createReadStream(file).pipe(res);
+  };
+
+  const server: Server = createServer((req, res) => {
+    const url = requestUrl(req);
+    const why = refusal(req, url);
+    if (why) {
+      refuse(res, 403, `403 forbidden: ${why}`);
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      refuse(res, 405, 'only GET and HEAD are served');
+      return;
+    }
+    serveFile(req, res, url).catch((err: Error) => {
+      log(`serving ${url.pathname} failed: ${err.message}`);
+      if (!res.headersSent) refuse(res, 500, 'internal error');
+      else res.destroy();
+    });
+  });
+
+  // ---- WebSocket --------------------------------------------------------------------------
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+
+  const rejectUpgrade = (socket: Duplex, status: number, message: string) => {
+    const reason = status === 403 ? 'Forbidden' : 'Not Found';
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(message)}\r\n\r\n${message}`);
+  };
+
+  server.on('upgrade', (req, socket, head) => {
+    const url = requestUrl(req);
+    if (url.pathname !== '/ws') {
+      rejectUpgrade(socket, 404, 'not found');
+      return;
+    }
+    const why = refusal(req, url);
+    if (why) {
+      rejectUpgrade(socket, 403, why);
+      return;
+    }
+    // Browsers always send Origin on WebSocket requests; it must be this server's own page.
+    const origin = req.headers.origin;
+    if (origin !== `http://${req.headers.host ?? ''}`) {
+      rejectUpgrade(socket, 403, `origin ${JSON.stringify(origin ?? null)} may not connect`);
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
+
+  wss.on('connection', (ws: WebSocket) => {
+    clients.add(ws);
+    ws.on('close', () => clients.delete(ws));
+    ws.on('error', (err) => log(`websocket: ${err.message}`));
+    if (lastStatus) ws.send(encodeMessage(lastStatus));
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) {
+        ws.send(encodeMessage({ type: 'error', message: 'binary messages are not part of the protocol' }));
+        return;
+      }
+      const decoded = decodeText(data.toString());
+      const parsed = decoded.ok ? parseRequest(decoded.value) : decoded;
+      if (!parsed.ok) {
+        ws.send(encodeMessage({ type: 'error', message: parsed.error }));
+        return;
+      }
+      sendToEngine(parsed.value, ws);
+    });
+  });
+
+  // ---- start ------------------------------------------------------------------------------
+  startEngine();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, bindHost, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  }).catch((err: NodeJS.ErrnoException) => {
+    closing = true;
+    engine?.kill();
+    if (err.code === 'EADDRINUSE') throw new Error(`port ${options.port} on ${bindHost} is already in use; pick another with --port`);
+    throw err;
+  });
+  boundPort = (server.address() as AddressInfo).port;
+  if (!loopbackOnly) log(`listening on ${bindHost}: anyone who can reach this address and has the token can use the engine`);
+
+  const urlHost = loopbackOnly ? '127.0.0.1' : bindHost.includes(':') ? `[${bindHost}]` : bindHost;
+  return {
+    url: `http://${urlHost}:${boundPort}/?token=${token}`,
+    port: boundPort,
+    token,
+    async close() {
+      closing = true;
+      for (const ws of clients) ws.terminate();
+      wss.close();
+      const child = engine;
+      if (child && child.exitCode === null) {
+        const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,169 @@
+// The studio shell: header with the engine link, the error banner, the engine card, and the
+// named panels that views fill in.
+import { useStore } from 'zustand';
+import { StudioProvider, useStudio } from './views/StudioContext.js';
+import { PANELS, type PanelSpec } from './panels.js';
+import type { ConnectionStore } from './shell/connection-store.js';
+import type { StudioStore } from './studio/store.js';
+import type { Transport } from './transport/types.js';
+
+const CONNECTION_LABELS = { connecting: 'Connecting…', connected: 'Connected', disconnected: 'Disconnected' } as const;
+
+function formatParameters(count: number): string {
+  if (count >= 1e9) return `${(count / 1e9).toFixed(1)}B params`;
+  if (count >= 1e6) return `${(count / 1e6).toFixed(1)}M params`;
+  if (count >= 1e3) return `${(count / 1e3).toFixed(1)}K params`;
+  return `${count} params`;
+}
+
+function Header({ connection, transportKind }: { connection: ConnectionStore; transportKind: Transport['kind'] }) {
+  const state = useStore(connection, (s) => s.state);
+  const detail = useStore(connection, (s) => s.detail);
+  const status = useStudio((s) => s.status);
+  const runState = useStudio((s) => s.runState);
+  return (
+    <header className="shell-header">
+      <div className="brand">
+        <img className="brand-mark" src="./icon.svg" alt="" />
+        <span className="brand-name">ECHO Studio</span>
+      </div>
+      <div className="header-facts">
+        <span className="fact" data-testid="engine-version">
+          <span className="fact-label">Engine</span> {status ? `v${status.version}` : '—'}
+        </span>
+        <span className="fact" data-testid="engine-provider">
+          <span className="fact-label">Provider</span> {status ? status.provider : '—'}
+        </span>
+        <span className="fact" data-testid="run-state">
+          <span className="fact-label">Run</span> {runState}
+        </span>
+        <span
+          className={`connection connection-${state}`}
+          data-testid="connection"
+          data-state={state}
+          title={detail ?? `${transportKind === 'electron' ? 'Desktop' : 'Web'} link to the engine host`}
+        >
+          <span className="connection-dot" aria-hidden="true" />
+          {CONNECTION_LABELS[state]}
+        </span>
+      </div>
+    </header>
+  );
+}
+
+function ErrorBanner() {
+  const errors = useStudio((s) => s.errors);
+  const dismiss = useStudio((s) => s.dismissError);
+  if (errors.length === 0) return null;
+  return (
+    <section className="error-banner" role="alert" data-testid="errors">
+      {errors.map((error) => (
+        <div className="error-item" key={error.id}>
+          <span className="error-message">{error.message}</span>
+          {error.detail ? (
+            <details className="error-detail">
+              <summary>Details</summary>
+              <pre>{error.detail}</pre>
+            </details>
+          ) : null}
+          <button type="button" className="error-dismiss" onClick={() => dismiss(error.id)} aria-label="Dismiss">
+            ×
+          </button>
+        </div>
+      ))}
+    </section>
+  );
+}
+
+function ConnectionNotice({ connection }: { connection: ConnectionStore }) {
+  const state = useStore(connection, (s) => s.state);
+  const detail = useStore(connection, (s) => s.detail);
+  if (state === 'connected' || !detail) return null;
+  return <div className="connection-notice">{detail}</div>;
+}
+
+function EngineCard() {
+  const status = useStudio((s) => s.status);
+  const models = status?.bundledModels ?? [];
+  return (
+    <section className="panel panel-engine" data-panel="engine" aria-labelledby="panel-engine-title">
+      <h2 className="panel-title" id="panel-engine-title">
+        Engine
+      </h2>
+      <div className="panel-body">
+        {status === null ? (
+          <p className="muted">Waiting for the engine host…</p>
+        ) : (
+          <>
+            <dl className="engine-facts">
+              <dt>Version</dt>
+              <dd>{status.version}</dd>
+              <dt>Provider</dt>
+              <dd>{status.provider}</dd>
+            </dl>
+            <h3 className="subheading">Bundled models</h3>
+            {models.length === 0 ? (
+              <p className="muted" data-testid="no-models">
+                None found under assets/models.
+              </p>
+            ) : (
+              <ul className="model-list" data-testid="models">
+                {models.map((model) => (
+                  <li key={model.dir} title={model.dir}>
+                    <span className="model-name">{model.name}</span>
+                    {model.parameters !== undefined ? <span className="model-params">{formatParameters(model.parameters)}</span> : null}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </>
+        )}
+      </div>
+    </section>
+  );
+}
+
+function Panel({ spec }: { spec: PanelSpec }) {
+  const View = spec.view;
+  const titleId = `panel-${spec.id}-title`;
+  return (
+    <section className={`panel panel-${spec.id}`} data-panel={spec.id} aria-labelledby={titleId}>
+      <h2 className="panel-title" id={titleId}>
+        {spec.title}
+      </h2>
+      <div className="panel-body">{View ? <View /> : <p className="muted placeholder">{spec.placeholder}</p>}</div>
+    </section>
+  );
+}
+
+export function App({ studio, connection, transport }: { studio: StudioStore; connection: ConnectionStore; transport: Transport }) {
+  const panel = (id: PanelSpec['id']) => {
+    const spec = PANELS.find((p) => p.id === id);
+    return spec ? <Panel spec={spec} /> : null;
+  };
+  return (
+    <StudioProvider store={studio} send={(request) => transport.send(request)}>
+      <div className="shell">
+        <Header connection={connection} transportKind={transport.kind} />
+        <ConnectionNotice connection={connection} />
+        <ErrorBanner />
+        <main className="shell-grid">
+          <div className="column column-side">
+            <EngineCard />
+            {panel('run')}
+          </div>
+          <div className="column column-center">
+            {panel('super-tree')}
+            {panel('request')}
+          </div>
+          <div className="column column-right">
+            {panel('histograms')}
+            {panel('gates')}
+            {panel('budget')}
+            {panel('metrics')}
+          </div>
+        </main>
+      </div>
+    </StudioProvider>
+  );
+}
