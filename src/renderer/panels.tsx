@@ -1,6 +1,7 @@
 // The studio's named regions. The shell owns the layout; each region's content is a view from
 // views/. To fill a region, import the view here and set it as that panel's `view`.
 import type { ComponentType } from 'react';
+import { STUDIO_VIEWS } from './views/index.js';
 
 export type PanelId = 'run' | 'super-tree' | 'request' | 'histograms' | 'gates' | 'budget' | 'metrics';
 
@@ -13,11 +14,11 @@ export interface PanelSpec {
 }
 
 export const PANELS: PanelSpec[] = [
-  { id: 'run', title: 'Run', placeholder: 'Policy, batch size, K_max and thresholds for the next run.' },
-  { id: 'super-tree', title: 'Super-Tree', placeholder: 'Every request’s draft tree of the current step, packed into one verification.' },
-  { id: 'request', title: 'Request', placeholder: 'One request: its tree, accepted path and text.' },
-  { id: 'histograms', title: 'Confidence histograms', placeholder: 'Accepted vs rejected layer confidence per depth.' },
-  { id: 'gates', title: 'Gates', placeholder: 'Gate checks per request and depth: confidence against τ_d.' },
-  { id: 'budget', title: 'Budget', placeholder: 'Where K_max went this step: roots, base, depth, width, unused.' },
-  { id: 'metrics', title: 'Metrics', placeholder: 'Throughput, mean accepted tokens, draft utilisation over time.' },
+  { id: 'run', title: 'Run', placeholder: 'Policy, batch size, K_max and thresholds for the next run.', view: STUDIO_VIEWS.run },
+  { id: 'super-tree', title: 'Super-Tree', placeholder: 'Every request’s draft tree of the current step, packed into one verification.', view: STUDIO_VIEWS['super-tree'] },
+  { id: 'request', title: 'Request', placeholder: 'One request: its tree, accepted path and text.', view: STUDIO_VIEWS.request },
+  { id: 'histograms', title: 'Confidence histograms', placeholder: 'Accepted vs rejected layer confidence per depth.', view: STUDIO_VIEWS.histograms },
+  { id: 'gates', title: 'Gates', placeholder: 'Gate checks per request and depth: confidence against τ_d.', view: STUDIO_VIEWS.gates },
+  { id: 'budget', title: 'Budget', placeholder: 'Where K_max went this step: roots, base, depth, width, unused.', view: STUDIO_VIEWS.budget },
+  { id: 'metrics', title: 'Metrics', placeholder: 'Throughput, mean accepted tokens, draft utilisation over time.', view: STUDIO_VIEWS.metrics },
 ];

@@ -2,7 +2,7 @@
 // gated depth, green pass / red truncate. Canvas, redrawn from a store subscription.
 import { useEffect, useRef } from 'react';
 import { buildGateGrid, truncationRates, type GateGrid as Grid } from '../studio/gateGrid.js';
-import { GATE_COLOURS, SELECTION_COLOUR } from './colors.js';
+import { GATE_COLOURS, GRID_LINE_COLOUR, LABEL_COLOUR, SELECTION_COLOUR } from './colors.js';
 import { useStudioStore } from './StudioContext.js';
 import { prepareCanvas, useCanvasSize, useFrameScheduler } from './useCanvas.js';
 
@@ -29,7 +29,7 @@ function drawGrid(ctx: CanvasRenderingContext2D, grid: Grid, width: number, heig
   const groupWidth = cellWidth * grid.depths.length;
   ctx.font = '9px system-ui, sans-serif';
   ctx.textBaseline = 'top';
-  ctx.fillStyle = '#868e96';
+  ctx.fillStyle = LABEL_COLOUR;
   const labelEvery = Math.ceil(28 / Math.max(1, groupWidth));
   grid.steps.forEach((step, s) => {
     if (s % labelEvery === 0) ctx.fillText(String(step), LABEL_WIDTH + s * groupWidth + 1, 1);
@@ -46,7 +46,7 @@ function drawGrid(ctx: CanvasRenderingContext2D, grid: Grid, width: number, heig
     ctx.fill();
   }
   // Step separators so depth columns read as groups.
-  ctx.strokeStyle = '#dee2e6';
+  ctx.strokeStyle = GRID_LINE_COLOUR;
   ctx.lineWidth = 1;
   ctx.beginPath();
   for (let s = 1; s < grid.steps.length; s += 1) {
@@ -56,7 +56,7 @@ function drawGrid(ctx: CanvasRenderingContext2D, grid: Grid, width: number, heig
   }
   ctx.stroke();
   if (rowHeight >= 8) {
-    ctx.fillStyle = '#495057';
+    ctx.fillStyle = LABEL_COLOUR;
     grid.requests.forEach((id, r) => ctx.fillText(id, 2, HEADER_HEIGHT + r * rowHeight, LABEL_WIDTH - 4));
   }
   const selectedRow = selected === null ? -1 : grid.requests.indexOf(selected);

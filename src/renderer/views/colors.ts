@@ -1,11 +1,12 @@
 // One palette for every view, so a state has the same colour on the canvas, in SVG and in charts.
+// Tuned for the shell's dark theme.
 import type { NodeState } from '../studio/nodeStates.js';
 
 export const STATE_COLOURS: Record<NodeState, string> = {
-  accepted: '#2f9e44',
-  rejected: '#e03131',
-  unreached: '#f59f00',
-  pruned: '#adb5bd',
+  accepted: '#34d399',
+  rejected: '#f87171',
+  unreached: '#fbbf24',
+  pruned: '#4b5567',
 };
 
 export const STATE_LABELS: Record<NodeState, string> = {
@@ -15,20 +16,22 @@ export const STATE_LABELS: Record<NodeState, string> = {
   pruned: 'pruned (never verified)',
 };
 
-export const GRANT_COLOURS = { depth: '#1971c2', width: '#9c36b5' } as const;
+export const GRANT_COLOURS = { depth: '#60a5fa', width: '#d08bff' } as const;
 export const GRANT_LABELS = { depth: 'added by depth extension', width: 'added by width expansion' } as const;
 
-export const GATE_COLOURS = { pass: '#2f9e44', truncate: '#e03131', none: '#f1f3f5' } as const;
+export const GATE_COLOURS = { pass: '#34d399', truncate: '#f87171', none: '#232a3a' } as const;
 
 export const BUDGET_COLOURS = {
-  roots: '#495057',
-  base: '#74c0fc',
+  roots: '#64748b',
+  base: '#5eead4',
   depth: GRANT_COLOURS.depth,
   width: GRANT_COLOURS.width,
-  unused: '#dee2e6',
+  unused: '#2c3446',
 } as const;
 
-export const EDGE_COLOUR = '#ced4da';
-export const PATH_COLOUR = '#2f9e44';
-export const SELECTION_COLOUR = '#1c7ed6';
-export const COMPARE_COLOUR = '#868e96';
+export const EDGE_COLOUR = '#3a4357';
+export const PATH_COLOUR = '#34d399';
+export const SELECTION_COLOUR = '#5eead4';
+export const COMPARE_COLOUR = '#8b95a8';
+export const LABEL_COLOUR = '#8b95a8';
+export const GRID_LINE_COLOUR = '#242c3d';

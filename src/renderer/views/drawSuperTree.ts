@@ -3,7 +3,7 @@
 import type { StepEvent } from '../../shared/events.js';
 import { grantMark, nodeStates, type NodeState } from '../studio/nodeStates.js';
 import { nodePosition, type PackedForest } from '../studio/treeLayout.js';
-import { EDGE_COLOUR, GATE_COLOURS, GRANT_COLOURS, PATH_COLOUR, SELECTION_COLOUR, STATE_COLOURS } from './colors.js';
+import { EDGE_COLOUR, LABEL_COLOUR, GATE_COLOURS, GRANT_COLOURS, PATH_COLOUR, SELECTION_COLOUR, STATE_COLOURS } from './colors.js';
 
 export interface DrawOptions {
   width: number;
@@ -41,7 +41,7 @@ export function drawSuperTree(ctx: CanvasRenderingContext2D, step: StepEvent, fo
     });
 
     if (forest.labelHeight > 0) {
-      ctx.fillStyle = '#495057';
+      ctx.fillStyle = LABEL_COLOUR;
       ctx.fillText(req.requestId, tree.left + forest.gap, tree.top + 1, Math.max(8, tree.width - forest.gap));
     }
     // Gate markers: a short bar in the gap column at the gated depth's row, green pass / red cut.

@@ -1,0 +1,46 @@
+// The views the shell mounts into its named panels (see ../panels.tsx).
+import '../styles/views.css';
+import type { ComponentType } from 'react';
+import { BudgetFlow } from './BudgetFlow.js';
+import { GateGrid } from './GateGrid.js';
+import { Histograms } from './Histograms.js';
+import { MetricsChart } from './MetricsChart.js';
+import { ProgressBar } from './ProgressBar.js';
+import { RequestView } from './RequestTree.js';
+import { RunPanel } from './RunPanel.js';
+import { SuperTreeCanvas } from './SuperTreeCanvas.js';
+import { TeachingPanel } from './TeachingPanel.js';
+
+/** Run form with the engine's progress above it (model load, graph build, calibration). */
+function RunPanelWithProgress() {
+  return (
+    <>
+      <ProgressBar />
+      <RunPanel />
+    </>
+  );
+}
+
+/** The opened request, then the teaching sentences (filtered to that request when one is open). */
+function RequestWithTeaching() {
+  return (
+    <>
+      <RequestView />
+      <TeachingPanel />
+    </>
+  );
+}
+
+export const STUDIO_VIEWS = {
+  run: RunPanelWithProgress,
+  'super-tree': SuperTreeCanvas,
+  request: RequestWithTeaching,
+  histograms: Histograms,
+  gates: GateGrid,
+  budget: BudgetFlow,
+  metrics: MetricsChart,
+} satisfies Record<string, ComponentType>;
+
+export { BudgetFlow, GateGrid, Histograms, MetricsChart, ProgressBar, RequestView, RunPanel, SuperTreeCanvas, TeachingPanel };
+export { ErrorBanner } from './ErrorBanner.js';
+export { StudioProvider } from './StudioContext.js';
