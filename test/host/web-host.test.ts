@@ -1,0 +1,155 @@
+import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { packageVersion } from '../../src/host/paths.js';
+import { startWebHost, type WebHost } from '../../src/host/web-host.js';
+import { MAX_MESSAGE_BYTES, parseEvent, type EngineEvent } from '../../src/shared/messages.js';
+import { missingBuild, paths, repoRoot, writeModelsFolder } from './helpers.js';
+
+const skipReason = missingBuild();
+if (skipReason) console.warn(`skipping web host tests: ${skipReason}`);
+
+let host: WebHost;
+let scratch: string;
+
+beforeAll(async () => {
+  if (skipReason) return;
+  scratch = await mkdtemp(path.join(tmpdir(), 'echo-web-'));
+  const rendererDir = path.join(scratch, 'renderer');
+  await mkdir(path.join(rendererDir, 'assets'), { recursive: true });
+  await writeFile(path.join(rendererDir, 'index.html'), '<!doctype html><title>studio</title>');
+  await writeFile(path.join(rendererDir, 'assets', 'app.js'), 'console.log(1)');
+  await writeFile(path.join(scratch, 'secret.txt'), 'outside the renderer');
+  await writeModelsFolder(path.join(scratch, 'models'));
+  host = await startWebHost({
+    port: 0,
+    rendererDir,
+    engineHostEntry: paths.engineHostEntry,
+    modelsDir: path.join(scratch, 'models'),
+    log: () => {},
+  });
+});
+
+afterAll(async () => {
+  if (skipReason) return;
+  await host.close();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+/** A raw HTTP GET, so tests control the path and headers byte for byte. */
+function get(pathAndQuery: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port: host.port, path: pathAndQuery, headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Opens a WebSocket; resolves with it when open, or with the HTTP status that refused it. */
+function openSocket(query: string, origin: string | undefined): Promise<{ ws: WebSocket } | { refused: number }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${host.port}/ws${query}`, origin ? { origin } : {});
+    ws.once('open', () => resolve({ ws }));
+    ws.once('unexpected-response', (_req, res) => {
+      resolve({ refused: res.statusCode ?? 0 });
+      ws.terminate();
+    });
+    ws.once('error', (err) => {
+      if (!String(err.message).includes('Unexpected server response')) reject(err);
+    });
+  });
+}
+
+function nextEvent(ws: WebSocket, type: EngineEvent['type']): Promise<EngineEvent> {
+  return new Promise((resolve) => {
+    const onMessage = (data: WebSocket.RawData) => {
+      const parsed = parseEvent(JSON.parse(data.toString()));
+      if (parsed.ok && parsed.value.type === type) {
+        ws.off('message', onMessage);
+        resolve(parsed.value);
+      }
+    };
+    ws.on('message', onMessage);
+  });
+}
+
+const ownOrigin = () => `http://127.0.0.1:${host.port}`;
+
+describe.skipIf(skipReason !== null)('web host', () => {
+  it('prints a loopback URL with the token', () => {
+    expect(host.url).toBe(`http://127.0.0.1:${host.port}/?token=${host.token}`);
+    expect(host.token.length).toBeGreaterThanOrEqual(32);
+  });
+
+  it('refuses HTTP requests without the right token', async () => {
+    const none = await get('/');
+    expect(none.status).toBe(403);
+    expect(none.body).toContain('access token');
+    expect((await get('/?token=wrong')).status).toBe(403);
+    expect((await get('/assets/app.js')).status).toBe(403);
+  });
+
+  it('serves the page with the token, sets a strict cookie, then serves assets by cookie', async () => {
+    const page = await get(`/?token=${host.token}`);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('<title>studio</title>');
+    expect(page.headers['content-security-policy']).toContain("script-src 'self'");
+    const cookie = String(page.headers['set-cookie']);
+    expect(cookie).toContain('HttpOnly');
+    expect(cookie).toContain('SameSite=Strict');
+    const asset = await get('/assets/app.js', { cookie: cookie.split(';')[0] });
+    expect(asset.status).toBe(200);
+    expect(asset.headers['content-type']).toContain('text/javascript');
+  });
+
+  it('refuses foreign Host headers (DNS rebinding) and paths outside the renderer', async () => {
+    expect((await get(`/?token=${host.token}`, { host: 'evil.example:80' })).status).toBe(403);
+    const traversal = await get(`/%2e%2e/secret.txt?token=${host.token}`);
+    expect(traversal.status).toBe(404);
+    expect(traversal.body).not.toContain('outside the renderer');
+  });
+
+  it('refuses a WebSocket without the token or from another origin', async () => {
+    expect(await openSocket('', ownOrigin())).toEqual({ refused: 403 });
+    expect(await openSocket(`?token=${host.token}`, 'http://evil.example')).toEqual({ refused: 403 });
+    expect(await openSocket(`?token=${host.token}`, undefined)).toEqual({ refused: 403 });
+  });
+
+  it('relays hello to the live engine host and its status back', async () => {
+    const opened = await openSocket(`?token=${host.token}`, ownOrigin());
+    if (!('ws' in opened)) throw new Error(`refused with ${opened.refused}`);
+    const { ws } = opened;
+    const status = nextEvent(ws, 'status');
+    ws.send(JSON.stringify({ type: 'hello' }));
+    expect(await status).toEqual({
+      type: 'status',
+      version: packageVersion(repoRoot),
+      bundledModels: [
+        { name: 'echo-draft', dir: path.join(scratch, 'models', 'echo-draft'), parameters: 1000 * 64 + 64 },
+        { name: 'echo-target', dir: path.join(scratch, 'models', 'echo-target'), parameters: 2 * 4000 * 256 },
+      ],
+      provider: 'cpu',
+      runState: 'idle',
+    });
+    const invalid = nextEvent(ws, 'error');
+    ws.send(JSON.stringify({ type: 'trace.export', path: '/tmp/x', format: 'xml' }));
+    expect(await invalid).toMatchObject({ message: expect.stringContaining('invalid request (type trace.export)') });
+    ws.close();
+  });
+
+  it('closes a socket that sends more than the size cap', async () => {
+    const opened = await openSocket(`?token=${host.token}`, ownOrigin());
+    if (!('ws' in opened)) throw new Error(`refused with ${opened.refused}`);
+    const closed = new Promise<number>((resolve) => opened.ws.once('close', (code) => resolve(code)));
+    opened.ws.send('x'.repeat(MAX_MESSAGE_BYTES + 1));
+    expect(await closed).toBe(1009);
+  });
+});
