@@ -4,8 +4,9 @@ import { Command, CommanderError } from 'commander';
 import { findPackageRoot, packageVersion } from '../host/paths.js';
 import { register as registerServe } from './commands/serve.js';
 import { register as registerModel } from './commands/model.js';
+import { register as registerRun } from './commands/run.js';
 
-const COMMANDS: Array<(program: Command) => void> = [registerServe, registerModel];
+const COMMANDS: Array<(program: Command) => void> = [registerServe, registerModel, registerRun];
 
 export function buildProgram(): Command {
   const program = new Command('echo-studio')
