@@ -1,0 +1,291 @@
+// `echo-studio run`: one headless run of the speculative engine on a draft/target pair.
+//   echo-studio run --policy eagle2 --batch 8 --kmax 64 --domain code --requests 16 \
+//     --max-new-tokens 64 --temperature 0 --seed 0 [--out FILE] [--trace FILE] [--json]
+// --json prints one summary object (the run's metrics); --out writes one JSONL line per request.
+import { InvalidArgumentError, type Command } from 'commander';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { RunMetricsAccumulator } from '../../engine/metrics/run-metrics.js';
+import { loadPair, type ModelPair } from '../../engine/pair.js';
+import { createPolicy } from '../../engine/policy/index.js';
+import { Runner, type RequestResult } from '../../engine/runner.js';
+import { MAX_DRAFT_DEPTH } from '../../engine/step.js';
+import { buildTraceHeader } from '../../engine/trace/header.js';
+import { TraceRecorder } from '../../engine/trace/writer.js';
+import { readPromptsFile, takeRequests, type PromptRecord } from '../../engine/workload.js';
+import { findPackageRoot, packageVersion } from '../../host/paths.js';
+import { POLICY_NAMES, RunConfigSchema, type RunConfig } from '../../shared/config.js';
+import type { RunMetrics } from '../../shared/events.js';
+
+export const BUNDLED_DRAFT = 'echo-demo-draft';
+export const BUNDLED_TARGET = 'echo-demo-target';
+
+export interface RunFlags {
+  policy: string;
+  batch: number;
+  kmax: number;
+  domain?: string;
+  prompts?: string;
+  requests: number;
+  maxNewTokens: number;
+  temperature: number;
+  seed: number;
+  draft?: string;
+  target?: string;
+  chainLength?: number;
+  shape?: { depth: number; topk: number; tokens: number };
+  taus?: Record<string, number>;
+  tau?: number;
+  maxDepth?: number;
+  maxWidth?: number;
+  dddThreshold?: number;
+  threads?: number;
+  out?: string;
+  trace?: string;
+  json?: boolean;
+}
+
+export interface RunReport {
+  config: RunConfig;
+  draftDir: string;
+  targetDir: string;
+  metrics: RunMetrics;
+  /** Share of step wall time spent outside onnxruntime's run() (the engine's own work). */
+  engineOverhead: number;
+  results: RequestResult[];
+}
+
+/** Flags → a validated RunConfig; the first problem as one line. */
+export function runConfigFromFlags(flags: RunFlags): RunConfig {
+  if (!(POLICY_NAMES as readonly string[]).includes(flags.policy)) {
+    throw new Error(`unknown policy "${flags.policy}" (choose from ${POLICY_NAMES.join(', ')})`);
+  }
+  const candidate = {
+    draftDir: flags.draft,
+    targetDir: flags.target,
+    domain: flags.prompts === undefined ? (flags.domain ?? 'code') : flags.domain,
+    promptsFile: flags.prompts,
+    policy: flags.policy,
+    batch: flags.batch,
+    kmax: flags.kmax,
+    requests: flags.requests,
+    maxNewTokens: flags.maxNewTokens,
+    temperature: flags.temperature,
+    seed: flags.seed,
+    chainLength: flags.chainLength,
+    shape: flags.shape,
+    taus: flags.taus,
+    tau: flags.tau,
+    maxDepth: flags.maxDepth,
+    maxWidth: flags.maxWidth,
+    dddThreshold: flags.dddThreshold,
+  };
+  const parsed = RunConfigSchema.safeParse(candidate);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue.path.join('.');
+    throw new Error(issue.code === 'custom' || field === '' ? issue.message : `${field}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+function packageRoot(): string {
+  return findPackageRoot(import.meta.url);
+}
+
+/** The model folders a config names, or the bundled demo pair. */
+export function resolveModelDirs(config: RunConfig, root = packageRoot()): { draftDir: string; targetDir: string } {
+  if (config.draftDir !== undefined && config.targetDir !== undefined) {
+    return { draftDir: path.resolve(config.draftDir), targetDir: path.resolve(config.targetDir) };
+  }
+  const models = path.join(root, 'assets', 'models');
+  const draftDir = path.join(models, BUNDLED_DRAFT);
+  const targetDir = path.join(models, BUNDLED_TARGET);
+  for (const dir of [draftDir, targetDir]) {
+    if (!existsSync(path.join(dir, 'config.json'))) {
+      throw new Error(`the bundled demo pair is missing (${dir}); pass --draft DIR --target DIR`);
+    }
+  }
+  return { draftDir, targetDir };
+}
+
+/** The prompts a config names: a file, or a bundled domain's prompt set. */
+export function resolvePrompts(config: RunConfig, root = packageRoot()): PromptRecord[] {
+  let records: PromptRecord[];
+  if (config.promptsFile !== undefined) records = readPromptsFile(config.promptsFile);
+  else {
+    const dir = path.join(root, 'assets', 'prompts');
+    const file = path.join(dir, `${config.domain}.jsonl`);
+    if (!existsSync(file)) {
+      const known = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.jsonl')).map((f) => f.slice(0, -6)) : [];
+      throw new Error(`unknown domain "${config.domain}" (bundled: ${known.join(', ') || 'none'}); or pass --prompts FILE`);
+    }
+    records = readPromptsFile(file);
+  }
+  return takeRequests(records, config.requests);
+}
+
+export async function executeRun(config: RunConfig, options: { threads?: number; trace?: string; log?: (line: string) => void } = {}): Promise<RunReport> {
+  const { draftDir, targetDir } = resolveModelDirs(config);
+  const records = resolvePrompts(config);
+  const policy = createPolicy(config.policy, { ...config });
+  // Tokenise with the target's tokenizer before loading, to size the KV slots.
+  const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');
+  const tokenizer = ModelTokenizer.load(targetDir);
+  const workload = records.map((r) => ({ id: r.id, promptTokens: tokenizer.encode(r.prompt), arrivalMs: r.arrivalMs }));
+  const longest = Math.max(...workload.map((w) => w.promptTokens.length));
+  const maxLength = longest + config.maxNewTokens + MAX_DRAFT_DEPTH + 1;
+  const pair: ModelPair = await loadPair(draftDir, targetDir, { slots: config.batch, maxLength, threads: options.threads, onMessage: options.log });
+  try {
+    if (maxLength > pair.target.info.maxPositions) {
+      throw new Error(
+        `the longest prompt (${longest} tokens) + ${config.maxNewTokens} new tokens + a draft tree of up to ${MAX_DRAFT_DEPTH} exceed the target's ${pair.target.info.maxPositions} positions`,
+      );
+    }
+    const metrics = new RunMetricsAccumulator({ policy: config.policy });
+    const recorder = options.trace
+      ? new TraceRecorder(
+          options.trace,
+          await buildTraceHeader({ config, draftDir, targetDir, provider: 'cpu', writer: `echo-studio ${packageVersion(packageRoot())}` }),
+        )
+      : null;
+    let stepMs = 0;
+    let modelMs = 0;
+    const runner = new Runner(
+      {
+        target: pair.target,
+        draft: pair.draft,
+        policy,
+        batch: config.batch,
+        kmax: config.kmax,
+        maxNewTokens: config.maxNewTokens,
+        temperature: config.temperature,
+        seed: config.seed,
+        eosTokenIds: pair.target.info.eosTokenIds,
+        maxLength,
+        onStep: (event) => {
+          metrics.addStep(event);
+          recorder?.step(event);
+          stepMs += event.timings.totalMs;
+          modelMs += event.timings.modelMs ?? 0;
+        },
+      },
+      workload,
+    );
+    let summary;
+    try {
+      summary = await runner.run();
+    } catch (err) {
+      recorder?.finish('error', { message: (err as Error).message });
+      throw err;
+    }
+    recorder?.finish('finished', { wallMs: summary.wallMs });
+    return {
+      config,
+      draftDir,
+      targetDir,
+      metrics: metrics.metrics(summary.wallMs),
+      engineOverhead: stepMs > 0 ? (stepMs - modelMs) / stepMs : 0,
+      results: summary.results,
+    };
+  } finally {
+    await pair.release();
+  }
+}
+
+function writeOutputs(file: string, report: RunReport, prompts: Map<string, string>, decode: (ids: number[]) => string): void {
+  const lines = report.results.map((r) =>
+    JSON.stringify({ id: r.id, prompt: prompts.get(r.id) ?? '', tokens: r.tokens, text: decode(r.tokens), finish: r.finish }),
+  );
+  writeFileSync(file, lines.join('\n') + '\n');
+}
+
+function integer(name: string, min: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}, got "${value}"`);
+    return n;
+  };
+}
+
+function number(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError(`${name} must be a number, got "${value}"`);
+    return n;
+  };
+}
+
+function parseShape(value: string): { depth: number; topk: number; tokens: number } {
+  const parts = value.split(',').map(Number);
+  if (parts.length !== 3 || parts.some((n) => !Number.isInteger(n) || n < 1)) {
+    throw new InvalidArgumentError(`--shape takes DEPTH,TOPK,TOKENS (positive integers), got "${value}"`);
+  }
+  return { depth: parts[0], topk: parts[1], tokens: parts[2] };
+}
+
+function parseTaus(value: string): Record<string, number> {
+  const taus: Record<string, number> = {};
+  for (const part of value.split(',')) {
+    const m = /^\s*(\d+)\s*[:=]\s*([0-9.eE+-]+)\s*$/.exec(part);
+    if (!m || !Number.isFinite(Number(m[2]))) throw new InvalidArgumentError(`--taus takes DEPTH:TAU,… (e.g. 0:0.2,5:0.35), got "${value}"`);
+    taus[m[1]] = Number(m[2]);
+  }
+  return taus;
+}
+
+export function register(program: Command): void {
+  program
+    .command('run')
+    .description('run the speculative engine on a workload and report throughput, MAT and utilisation')
+    .requiredOption('--policy <name>', `speculation policy (${POLICY_NAMES.join(', ')})`)
+    .option('--batch <n>', 'requests in flight at once', integer('--batch', 1), 1)
+    .option('--kmax <n>', 'verification budget: Σ(1+K_i) ≤ K_max tokens per step', integer('--kmax', 1), 64)
+    .option('--domain <name>', 'bundled prompt set (code, prose, math); default code')
+    .option('--prompts <file>', 'prompts JSONL file: {"id","prompt"[,"domain","arrivalMs"]} per line')
+    .option('--requests <n>', 'requests to run', integer('--requests', 1), 8)
+    .option('--max-new-tokens <n>', 'tokens to generate per request at most', integer('--max-new-tokens', 1), 64)
+    .option('--temperature <x>', '0 = greedy; > 0 = lossless tree sampling', number('--temperature'), 0)
+    .option('--seed <n>', 'sampling seed', integer('--seed', 0), 0)
+    .option('--draft <dir>', 'draft model folder (Hugging Face); default: the bundled demo pair')
+    .option('--target <dir>', 'target model folder (Hugging Face)')
+    .option('--chain-length <n>', 'chain: draft tokens per step (default 5)', integer('--chain-length', 1))
+    .option('--shape <d,k,t>', 'tree policies: base depth, top-k, draft tokens per request (default 8,10,60)', parseShape)
+    .option('--taus <list>', 'ECHO: τ_d at the sweet spots, e.g. 0:0.2,5:0.35', parseTaus)
+    .option('--tau <x>', 'fixed: one τ for every gated depth', number('--tau'))
+    .option('--max-depth <n>', 'ECHO: deepest layer a confident request may reach', integer('--max-depth', 1))
+    .option('--max-width <n>', 'ECHO: most children per node under width expansion', integer('--max-width', 1))
+    .option('--ddd-threshold <x>', 'ddd: stop deepening when log Σ_beam exp(S) is below this', number('--ddd-threshold'))
+    .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
+    .option('--out <file>', 'write one JSONL line per request: id, prompt, tokens, text')
+    .option('--trace <file>', 'write the JSONL trace (header, one line per step, summary)')
+    .option('--json', 'print one JSON summary object instead of text')
+    .action(async (flags: RunFlags) => {
+      const config = runConfigFromFlags(flags);
+      const log = flags.json ? undefined : (line: string) => process.stderr.write(`${line}\n`);
+      const report = await executeRun(config, { threads: flags.threads, trace: flags.trace, log });
+      if (flags.out) {
+        const records = resolvePrompts(config);
+        const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');
+        const tokenizer = ModelTokenizer.load(report.targetDir);
+        writeOutputs(flags.out, report, new Map(records.map((r) => [r.id, r.prompt])), (ids) => tokenizer.decode(ids, { skipSpecialTokens: true }));
+      }
+      const m = report.metrics;
+      if (flags.json) {
+        process.stdout.write(
+          JSON.stringify({ ...m, engineOverhead: report.engineOverhead, config: report.config, draftDir: report.draftDir, targetDir: report.targetDir }) + '\n',
+        );
+        return;
+      }
+      const fmt = (x: number, d = 2) => x.toFixed(d);
+      process.stdout.write(
+        [
+          `policy ${m.policy}: ${m.requests} requests, ${m.generatedTokens} tokens in ${fmt(m.wallMs / 1000)} s over ${m.steps} steps`,
+          `throughput ${fmt(m.throughput, 1)} tok/s · MAT ${fmt(m.meanAcceptedTokens)} (bonus excluded) · acceptance length ${fmt(m.meanAcceptanceLength)}`,
+          `draft utilisation ${fmt(m.draftUtilisation)} · verified tokens/step ${fmt(m.verifiedTokensPerStep, 1)} (K_max ${config.kmax}) · padding waste ${fmt(m.paddingWaste)}`,
+          `time per output token p50 ${fmt(m.tpotP50Ms)} ms, p99 ${fmt(m.tpotP99Ms)} ms · engine overhead ${fmt(100 * report.engineOverhead, 1)}% of step time`,
+          '',
+        ].join('\n'),
+      );
+    });
+}

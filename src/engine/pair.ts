@@ -1,0 +1,51 @@
+// A draft/target model pair: both models loaded with the same KV slots, their tokenizers
+// checked to share one vocabulary (speculation compares token ids across the two).
+import { loadModel, type LoadOptions } from './model/loader.js';
+import { assertSameVocabulary, ModelTokenizer } from './model/tokenizer.js';
+import type { ModelSession } from './model/types.js';
+
+export interface ModelPair {
+  draft: ModelSession;
+  target: ModelSession;
+  tokenizer: ModelTokenizer;
+  draftDir: string;
+  targetDir: string;
+  /** KV rows per slot both models were loaded with. */
+  maxLength: number;
+  release(): Promise<void>;
+}
+
+export interface PairOptions extends Pick<LoadOptions, 'threads' | 'provider' | 'cacheDir' | 'onMessage'> {
+  /** KV slots = requests in flight at once. */
+  slots: number;
+  /** Rows per slot: prompt + output + draft tree. */
+  maxLength: number;
+}
+
+export async function loadPair(draftDir: string, targetDir: string, options: PairOptions): Promise<ModelPair> {
+  const targetTokenizer = ModelTokenizer.load(targetDir);
+  const draftTokenizer = ModelTokenizer.load(draftDir);
+  assertSameVocabulary(draftTokenizer, targetTokenizer);
+  const load = { threads: options.threads, provider: options.provider, cacheDir: options.cacheDir, onMessage: options.onMessage, slots: options.slots };
+  const target = await loadModel(targetDir, { ...load, maxLength: options.maxLength });
+  const draft = await loadModel(draftDir, { ...load, maxLength: options.maxLength });
+  // Padded output layers may differ in size, but the draft must never propose an id the target lacks.
+  if (draft.info.vocabSize > target.info.vocabSize) {
+    await Promise.all([draft.release(), target.release()]);
+    throw new Error(
+      `draft ${draftDir} has ${draft.info.vocabSize} output logits but target ${targetDir} only ${target.info.vocabSize}: the pair must share one vocabulary`,
+    );
+  }
+  const tokenizer = ModelTokenizer.load(targetDir, target.info.eosTokenIds);
+  return {
+    draft,
+    target,
+    tokenizer,
+    draftDir,
+    targetDir,
+    maxLength: options.maxLength,
+    release: async () => {
+      await Promise.all([draft.release(), target.release()]);
+    },
+  };
+}
