@@ -1,0 +1,122 @@
+// `echo-studio run` through commander on a tiny random pair: the summary, the outputs file, the
+// trace, and each bad input as one clear error.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { register } from '../../../src/cli/commands/run.js';
+import { writeFixtureModel } from '../../engine/model/fixtures.js';
+import { tempDir } from '../../engine/model/helpers.js';
+
+const tmp = tempDir('echo-run-cli-');
+const savedCache = process.env.ECHO_STUDIO_CACHE;
+let targetDir: string;
+let draftDir: string;
+let promptsFile: string;
+
+beforeAll(() => {
+  process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
+  targetDir = join(tmp.path, 'target');
+  draftDir = join(tmp.path, 'draft');
+  writeFixtureModel(targetDir, { seed: 3, hiddenSize: 32 });
+  writeFixtureModel(draftDir, { seed: 4, hiddenSize: 32, numLayers: 1 });
+  promptsFile = join(tmp.path, 'prompts.jsonl');
+  writeFileSync(
+    promptsFile,
+    ['{"id":"a","prompt":"def add(x, y):"}', '', '{"id":"b","domain":"prose","prompt":"Once upon a time"}', '{"id":"c","prompt":"x = 1"}'].join('\n'),
+  );
+});
+afterAll(() => {
+  process.env.ECHO_STUDIO_CACHE = savedCache;
+  tmp.cleanup();
+});
+
+async function run(args: string[]): Promise<string> {
+  const program = new Command('echo-studio').exitOverride();
+  register(program);
+  let out = '';
+  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    out += String(chunk);
+    return true;
+  });
+  const errSpy = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+  try {
+    await program.parseAsync(['node', 'echo-studio', 'run', ...args]);
+  } finally {
+    spy.mockRestore();
+    errSpy.mockRestore();
+  }
+  return out;
+}
+
+const pairFlags = () => ['--draft', draftDir, '--target', targetDir];
+
+describe('echo-studio run', () => {
+  it('prints one JSON summary, writes one output line per request and a trace', async () => {
+    const out = join(tmp.path, 'out.jsonl');
+    const trace = join(tmp.path, 'trace.jsonl');
+    const stdout = await run([
+      '--policy', 'eagle2', '--batch', '2', '--kmax', '12', '--prompts', promptsFile, '--requests', '5',
+      '--max-new-tokens', '6', '--temperature', '0', '--seed', '1', ...pairFlags(), '--out', out, '--trace', trace, '--json',
+    ]);
+    const summary = JSON.parse(stdout);
+    expect(summary.policy).toBe('eagle2');
+    expect(summary.requests).toBe(5);
+    expect(summary.generatedTokens).toBeGreaterThan(0);
+    expect(summary.generatedTokens).toBeLessThanOrEqual(30);
+    expect(summary.verifiedTokensPerStep).toBeLessThanOrEqual(12);
+    for (const key of ['throughput', 'meanAcceptedTokens', 'meanAcceptanceLength', 'draftUtilisation', 'tpotP50Ms', 'tpotP99Ms', 'paddingWaste']) {
+      expect(typeof summary[key], key).toBe('number');
+    }
+    const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    // Five requests from three prompts: the file is reused with suffixed ids.
+    expect(lines.map((l) => l.id)).toEqual(['a', 'b', 'c', 'a#2', 'b#2']);
+    expect(lines[0].prompt).toBe('def add(x, y):');
+    for (const l of lines) {
+      expect(l.tokens.length).toBeGreaterThan(0);
+      expect(typeof l.text).toBe('string');
+    }
+    // Same prompt, greedy: the same tokens.
+    expect(lines[3].tokens).toEqual(lines[0].tokens);
+    const traceLines = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(traceLines[0].type).toBe('header');
+    expect(traceLines.at(-1).type).toBe('summary');
+    expect(traceLines.filter((l) => l.type === 'step').length).toBe(summary.steps);
+  });
+
+  it('refuses K_max below the batch size', async () => {
+    await expect(run(['--policy', 'chain', '--batch', '4', '--kmax', '3', '--prompts', promptsFile, ...pairFlags()])).rejects.toThrow(
+      'K_max (3) is below the batch size (4)',
+    );
+  });
+
+  it('refuses an unknown policy', async () => {
+    await expect(run(['--policy', 'medusa', '--prompts', promptsFile, ...pairFlags()])).rejects.toThrow(/unknown policy "medusa" \(choose from ar, chain/);
+  });
+
+  it('names the bad line of a prompts file', async () => {
+    const bad = join(tmp.path, 'bad.jsonl');
+    writeFileSync(bad, '{"id":"a","prompt":"ok"}\n{"id":"b","text":"no prompt"}\n');
+    await expect(run(['--policy', 'ar', '--prompts', bad, ...pairFlags()])).rejects.toThrow(`${bad} line 2: field "prompt"`);
+    writeFileSync(bad, '{"id":"a","prompt":"ok"}\n\n{"id":"b", prompt}\n');
+    await expect(run(['--policy', 'ar', '--prompts', bad, ...pairFlags()])).rejects.toThrow(`${bad} line 3: not valid JSON`);
+  });
+
+  it('refuses a draft whose vocabulary differs from the target', async () => {
+    const otherDraft = join(tmp.path, 'other-draft');
+    writeFixtureModel(otherDraft, { seed: 4, hiddenSize: 32 });
+    const tokPath = join(otherDraft, 'tokenizer.json');
+    const tok = JSON.parse(readFileSync(tokPath, 'utf8'));
+    const vocab = tok.model.vocab as Record<string, number>;
+    const [first, second] = Object.keys(vocab);
+    [vocab[first], vocab[second]] = [vocab[second], vocab[first]];
+    writeFileSync(tokPath, JSON.stringify(tok));
+    await expect(
+      run(['--policy', 'chain', '--prompts', promptsFile, '--draft', otherDraft, '--target', targetDir]),
+    ).rejects.toThrow(/draft and target vocabularies differ/);
+  });
+
+  it('refuses a flag value that is not a number', async () => {
+    await expect(run(['--policy', 'ar', '--batch', 'two', '--prompts', promptsFile, ...pairFlags()])).rejects.toThrow(/--batch must be an integer/);
+  });
+});
