@@ -18,7 +18,7 @@ import { ropeInverseFrequencies, type ModelConfig } from './config.js';
 import { AttributeType, DataType, type AttributeProtoJs, type NodeProtoJs, type ValueInfoProtoJs } from './onnx-proto.js';
 
 /** Bump when the graph layout changes, so cached graphs are rebuilt. */
-export const GRAPH_VERSION = 3;
+export const GRAPH_VERSION = 4;
 export const OPSET = 17;
 export const MASK_HIDDEN = -1e30;
 
@@ -151,25 +151,24 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource): BuiltGraph 
     return g.one('Mul', [g.one('Div', [x, denom]), weight]);
   };
 
-  // RoPE tables from explicit positions: angle = position * inv_freq, [N, 1, hd/2].
+  // RoPE tables from explicit positions, [N, 1, hd]: angle = position * inv_freq, repeated for both
+  // halves. rotate_half(x) = [-x2, x1] is a swap of the halves (one Gather) times a sign, and the sign
+  // is folded into the sine table: rope(x) = x * cos + swap(x) * signed_sin.
   const invFreq = g.init('rope_inv_freq', [hd / 2], ropeInverseFrequencies(cfg.rope, hd));
   const posF = g.one('Unsqueeze', [g.one('Cast', ['positions'], { to: DataType.FLOAT }), g.i64([1])]);
-  const angles = g.one('Unsqueeze', [g.one('Mul', [posF, invFreq]), g.i64([1])]);
+  const half = g.one('Mul', [posF, invFreq]);
+  const angles = g.one('Unsqueeze', [g.one('Concat', [half, half], { axis: 1 }), g.i64([1])]);
   const cos = g.one('Cos', [angles]);
-  const sin = g.one('Sin', [angles]);
-  const rope = (x: string): string => {
-    // rotate_half convention (as in transformers): halves [x1, x2] → [x1 c − x2 s, x2 c + x1 s].
-    const [x1, x2] = g.op('Split', [x], { axis: 2 }, 2);
-    const a = g.one('Sub', [g.one('Mul', [x1, cos]), g.one('Mul', [x2, sin])]);
-    const b = g.one('Add', [g.one('Mul', [x2, cos]), g.one('Mul', [x1, sin])]);
-    return g.one('Concat', [a, b], { axis: 2 });
-  };
+  const sign = new Float32Array(hd).map((_, i) => (i < hd / 2 ? -1 : 1));
+  const signedSin = g.one('Mul', [g.one('Sin', [angles]), g.init('rope_sign', [hd], sign)]);
+  const swap = g.init('rope_swap_halves', [hd], Int32Array.from({ length: hd }, (_, i) => (i + hd / 2) % hd));
+  const rope = (x: string): string =>
+    g.one('Add', [g.one('Mul', [x, cos]), g.one('Mul', [g.one('Gather', [x, swap], { axis: 2 }), signedSin])]);
 
   // Shapes that depend on L+T (the attention width), taken from the mask.
   const lt = g.one('Shape', ['attn_mask'], { start: -1 });
   const scoresSplitShape = g.one('Concat', [g.i64([0, 0, G, -1]), lt], { axis: 0 });
   const scoresMergeShape = g.one('Concat', [g.i64([0, 0, -1]), lt], { axis: 0 });
-  const scale = g.f32(1 / Math.sqrt(hd));
 
   let hidden = g.one('Gather', [embed, 'input_ids'], { axis: 0 });
 
@@ -180,31 +179,39 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource): BuiltGraph 
     const inNorm = w('input_layernorm.weight', [H]);
     const x = rmsNorm(hidden, inNorm, 1);
 
-    // q, k, v in one Gemm over a concatenated weight: one kernel instead of three.
+    // q, k, v in one Gemm over a concatenated weight: one kernel instead of three. The softmax
+    // scale 1/sqrt(hd) is folded into q's weights (or into q_norm's weight when q is normalised):
+    // RoPE is linear, so scaling before it equals scaling after.
+    const scale = 1 / Math.sqrt(hd);
     const qkvW = new Float32Array((qDim + 2 * kvDim) * H);
-    qkvW.set(weights.get(p + 'self_attn.q_proj.weight', [qDim, H]), 0);
+    const qW = weights.get(p + 'self_attn.q_proj.weight', [qDim, H]);
+    qkvW.set(cfg.qkNorm ? qW : qW.map((x) => x * scale), 0);
     qkvW.set(weights.get(p + 'self_attn.k_proj.weight', [kvDim, H]), qDim * H);
     qkvW.set(weights.get(p + 'self_attn.v_proj.weight', [kvDim, H]), (qDim + kvDim) * H);
     const qkvWName = g.init(p + 'self_attn.qkv_proj.weight', [qDim + 2 * kvDim, H], qkvW);
     let qkvBName: string | null = null;
     if (cfg.qkvBias) {
       const qkvB = new Float32Array(qDim + 2 * kvDim);
-      qkvB.set(weights.get(p + 'self_attn.q_proj.bias', [qDim]), 0);
+      const qB = weights.get(p + 'self_attn.q_proj.bias', [qDim]);
+      qkvB.set(cfg.qkNorm ? qB : qB.map((x) => x * scale), 0);
       qkvB.set(weights.get(p + 'self_attn.k_proj.bias', [kvDim]), qDim);
       qkvB.set(weights.get(p + 'self_attn.v_proj.bias', [kvDim]), qDim + kvDim);
       qkvBName = g.init(p + 'self_attn.qkv_proj.bias', [qDim + 2 * kvDim], qkvB);
     }
     const qkv = linear(x, qkvWName, qkvBName);
-    const [qFlat, kFlat, vFlat] = g.op('Split', [qkv, g.i64([qDim, kvDim, kvDim])], { axis: 1 }, 3);
-    let q = g.one('Reshape', [qFlat, g.i64([-1, nH, hd])]);
-    let k = g.one('Reshape', [kFlat, g.i64([-1, kvH, hd])]);
-    const v = g.one('Reshape', [vFlat, g.i64([-1, kvH, hd])], {}, `new_value_${layer}`);
+    // q and k heads share one RoPE (and one head norm on Qwen3): [N, nH + kvH, hd].
+    const [qkFlat, vFlat] = g.op('Split', [qkv, g.i64([qDim + kvDim, kvDim])], { axis: 1 }, 2);
+    let qk = g.one('Reshape', [qkFlat, g.i64([-1, nH + kvH, hd])]);
     if (cfg.qkNorm) {
-      q = rmsNorm(q, w('self_attn.q_norm.weight', [hd]), 2);
-      k = rmsNorm(k, w('self_attn.k_norm.weight', [hd]), 2);
+      const qn = weights.get(p + 'self_attn.q_norm.weight', [hd]);
+      const kn = weights.get(p + 'self_attn.k_norm.weight', [hd]);
+      const headNorm = new Float32Array((nH + kvH) * hd);
+      for (let h = 0; h < nH + kvH; h++) headNorm.set(h < nH ? qn.map((x) => x * scale) : kn, h * hd);
+      qk = rmsNorm(qk, g.init(p + 'self_attn.qk_norm.weight', [nH + kvH, hd], headNorm), 2);
     }
-    q = g.one('Mul', [rope(q), scale]);
-    k = g.one('Identity', [rope(k)], {}, `new_key_${layer}`);
+    const [q, kRoped] = g.op('Split', [rope(qk), g.i64([nH, kvH])], { axis: 1 }, 2);
+    const k = g.one('Identity', [kRoped], {}, `new_key_${layer}`);
+    const v = g.one('Reshape', [vFlat, g.i64([-1, kvH, hd])], {}, `new_value_${layer}`);
 
     // Per-request padded attention: past rows [B, L] from the persistent buffers + new rows [B, T].
     const pastK = g.one('Gather', [`past_key_${layer}`, 'past_index'], { axis: 0 });
