@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Rebuild the bundled demo model pair from scratch (a maintainer's step, never part of install/CI).
+#
+#   tools/train/train_demo_pair.sh            # run from anywhere; about an hour on 2 (shared) CPU cores
+#
+# Needs Debian's PyTorch and NumPy (apt-get install python3-torch python3-numpy libopenblas0-pthread),
+# apt-get/dpkg-deb (to fetch the debian-handbook package) and, for the tokenizer check, Node with the
+# project's node_modules. Intermediate files go to tools/train/.data/ (gitignored); a rerun resumes
+# training from the checkpoints there (delete .data/ckpt to train again from zero).
+# Outputs: assets/models/echo-demo-{target,draft}/, assets/prompts/*.jsonl,
+#          assets/models/card.json and assets/models/README.md.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+cd "$ROOT"
+PY="${PYTHON:-/usr/bin/python3}"
+DATA="$HERE/.data"
+mkdir -p "$DATA/logs"
+
+"$PY" -c 'import torch, numpy' 2>/dev/null || {
+  echo "needs PyTorch and NumPy for $PY: apt-get install python3-torch python3-numpy libopenblas0-pthread" >&2; exit 1; }
+
+stage() { echo; echo "== $(date +%H:%M:%S) $*"; }
+
+stage "1/6 collect corpora (code, prose, math)"
+"$PY" "$HERE/prepare_data.py"
+
+stage "2/6 train the BPE tokenizer and encode the corpora"
+"$PY" "$HERE/build_tokenizer.py" --vocab-size 4096
+
+stage "3/6 train the target (Llama, ~5.4M parameters)"
+"$PY" "$HERE/train.py" --name echo-demo-target --out "$ROOT/assets/models/echo-demo-target" \
+  --hidden 256 --intermediate 688 --layers 6 --heads 8 --kv-heads 4 --max-pos 512 \
+  --steps 450 --lr 1.5e-3 --ckpt-every 25
+
+stage "4/6 train the draft (Llama, ~0.9M parameters): cross-entropy, then distillation from the target"
+"$PY" "$HERE/train.py" --name echo-demo-draft --out "$ROOT/assets/models/echo-demo-draft" \
+  --hidden 128 --intermediate 344 --layers 2 --heads 4 --kv-heads 2 --max-pos 512 \
+  --steps 450 --ce-steps 300 --lr 2e-3 --ckpt-every 25 \
+  --teacher "$ROOT/assets/models/echo-demo-target" --kd-alpha 0.7
+
+stage "5/6 prompt sets and tokenizer check (Python ids == @huggingface/tokenizers ids)"
+"$PY" "$HERE/make_prompts.py"
+"$PY" "$HERE/tokenizer_samples.py" --tokenizer "$ROOT/assets/models/echo-demo-target/tokenizer.json"
+cmp "$ROOT/assets/models/echo-demo-target/tokenizer.json" "$ROOT/assets/models/echo-demo-draft/tokenizer.json"
+if command -v node >/dev/null && [ -d "$ROOT/node_modules/@huggingface/tokenizers" ]; then
+  node "$HERE/check_tokenizer.mjs"
+else
+  echo "node or node_modules missing: skipped tools/train/check_tokenizer.mjs (run it before committing)" >&2
+fi
+
+stage "6/6 evaluate: held-out loss, greedy chain acceptance, model card"
+"$PY" "$HERE/evaluate.py"
+stage "done"

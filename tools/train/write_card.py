@@ -1,0 +1,106 @@
+"""Render assets/models/README.md (the model card) from card.json."""
+import json
+import sys
+
+DOMAINS = ("code", "prose", "math")
+
+
+def _fmt_int(n):
+    return f"{n:,}" if isinstance(n, int) else "n/a"
+
+
+def write(card, path):
+    m, loss, acc = card["models"], card["heldout_loss"], card["acceptance"]
+    t, d = m["target"], m["draft"]
+    L = []
+    L.append("# ECHO demo model pair\n")
+    L.append("Two small Llama-architecture language models that ship with ECHO Studio so the app runs with")
+    L.append("nothing to download: `echo-demo-target` and its draft `echo-demo-draft`. They share one byte-level")
+    L.append("BPE tokenizer and are stored in the Hugging Face format (config.json, model.safetensors in float32,")
+    L.append("tokenizer.json, tokenizer_config.json, generation_config.json), loaded by the app exactly like a")
+    L.append("user's own model folder. They are teaching/benchmark models, not useful assistants: the point is")
+    L.append("that draft/target agreement differs by domain and by depth, which is what the product visualises.\n")
+    L.append("Everything here is produced by `tools/train/train_demo_pair.sh` (see tools/train/README.md); this")
+    L.append("file and `card.json` are written by `tools/train/evaluate.py`.\n")
+    L.append("## Architecture\n")
+    L.append("| | target | draft |")
+    L.append("|---|---|---|")
+    rows = [("parameters", "parameters"), ("hidden_size", None), ("intermediate_size", None),
+            ("num_hidden_layers", None), ("num_attention_heads", None), ("num_key_value_heads", None),
+            ("head_dim", None), ("vocab_size", None), ("max_position_embeddings", None), ("tie_word_embeddings", None)]
+    for key, top in rows:
+        tv = t[top] if top else t["config"][key]
+        dv = d[top] if top else d["config"][key]
+        L.append(f"| {key} | {_fmt_int(tv) if isinstance(tv, int) and not isinstance(tv, bool) else tv} | "
+                 f"{_fmt_int(dv) if isinstance(dv, int) and not isinstance(dv, bool) else dv} |")
+    L.append(f"| model.safetensors | {t['size_bytes'] / 1e6:.1f} MB | {d['size_bytes'] / 1e6:.1f} MB |")
+    L.append("")
+    L.append("Both: `LlamaForCausalLM` (RMSNorm eps 1e-5, RoPE theta 10000 in the rotate-half convention,")
+    L.append("SiLU-gated MLP, grouped-query attention, no biases, tied input/output embeddings, float32).")
+    L.append("Token id 0 is `<|endoftext|>`, used as BOS and EOS; training text has it before every document.")
+    L.append("The tokenizer does not add it by itself (no post-processor): prepend `bos_token_id` to a prompt,")
+    L.append("as the numbers below do. The parameter count counts the tied embedding once.\n")
+    L.append(f"Tokenizer: byte-level BPE, {card['tokenizer']['vocab_size']} entries ({card['tokenizer']['merges']} merges),")
+    L.append("GPT-2 pre-tokenization (Hugging Face `ByteLevel` pre-tokenizer, add_prefix_space false), trained by")
+    L.append("`tools/train/bpe.py` on a balanced sample of the three domains.\n")
+    L.append("## Data and licences\n")
+    L.append("| domain | source | licence | train tokens | held-out tokens |")
+    L.append("|---|---|---|---|---|")
+    tc = card["data"].get("token_counts", {})
+    for dom in DOMAINS:
+        src = card["data"][dom]
+        tr = tc.get(f"{dom}.train", {}).get("tokens")
+        ho = tc.get(f"{dom}.heldout", {}).get("tokens")
+        L.append(f"| {dom} | {src['source']} | {src['licence']} | {_fmt_int(tr)} | {_fmt_int(ho)} |")
+    L.append("")
+    L.append("Held-out splits: whole source files (code, ~8% of files), whole handbook pages (prose, ~12% of")
+    L.append("pages) and problems from a separate random seed (math). The bundled prompt sets")
+    L.append("(`assets/prompts/*.jsonl`) are beginnings of held-out documents (math: the problem plus the first")
+    L.append("words of its worked answer). The prose text is CC-BY-SA-3.0 / GPL-2+; the weights were trained on")
+    L.append("it, so we credit its authors here: *The Debian Administrator's Handbook*, Raphaël Hertzog and")
+    L.append("Roland Mas. The raw corpora are not committed; the pipeline regenerates them.\n")
+    L.append("## Training\n")
+    for name, mm in (("target", t), ("draft", d)):
+        tr = mm["training"]
+        if tr.get("steps") is None:
+            continue
+        extra = ""
+        if name == "draft" and tr.get("kd_alpha") is not None:
+            extra = (f" The first {tr['ce_steps']} steps are plain cross-entropy; the rest distil from the target: "
+                     f"loss = {tr['kd_alpha']} * KL(p_target || p_draft) + {1 - tr['kd_alpha']:.1f} * CE.")
+        L.append(f"- **{name}**: {tr['steps']} steps x {tr['batch']} sequences x {tr['seq']} tokens = "
+                 f"{_fmt_int(tr['tokens'])} tokens, {tr['train_seconds'] / 60:.1f} min on 2 CPU cores (PyTorch 1.13, fp32). "
+                 f"AdamW (betas 0.9/0.95, weight decay {tr['weight_decay']}), peak lr {tr['lr']}, {tr['warmup']} warm-up steps, "
+                 f"cosine decay to 10%, gradient clip 1.0; domain mix {tr['domain_weights']}.{extra}")
+    L.append("")
+    L.append("## Held-out loss\n")
+    L.append(f"Mean cross-entropy in nats/token over all non-overlapping {loss['window']}-token windows of each held-out split.\n")
+    L.append("| domain | held-out tokens | target | draft |")
+    L.append("|---|---|---|---|")
+    for dom in DOMAINS:
+        L.append(f"| {dom} | {_fmt_int(loss['tokens'][dom])} | {loss['target'][dom]:.3f} | {loss['draft'][dom]:.3f} |")
+    L.append("")
+    L.append("## Greedy acceptance of the draft by the target\n")
+    L.append(f"Measured in Python (`tools/train/evaluate.py`) on every bundled prompt: {acc['method']}.")
+    L.append("*Mean accepted* counts drafted tokens accepted per verification step (0 to "
+             f"{acc['chain_length']}); tokens per step adds the target's bonus token. Acceptance at depth d is the")
+    L.append("fraction of steps that accept the depth-d draft token among the steps that reached depth d (all")
+    L.append("earlier tokens accepted); depth 0 is the first drafted token.\n")
+    hdr = " | ".join(f"d{i}" for i in range(acc["chain_length"]))
+    L.append(f"| domain | prompts | steps | mean accepted | tokens/step | acceptance at depth {hdr} |")
+    L.append("|---|---|---|---|---|---|")
+    for dom in DOMAINS:
+        r = acc["per_domain"][dom]
+        per = " / ".join("-" if v is None else f"{v:.2f}" for v in r["acceptance_per_depth"])
+        L.append(f"| {dom} | {r['prompts']} | {r['steps']} | {r['mean_accepted']:.2f} | {r['tokens_per_step']:.2f} | {per} |")
+    L.append("")
+    L.append("Machine-readable numbers: `card.json` (`heldout_loss.target.code`, `acceptance.per_domain.math.mean_accepted`, ...).")
+    L.append(f"The exported files were checked against an independent NumPy Llama forward (max |logit difference|: "
+             + ", ".join(f"{k} {v:.1e}" for k, v in card["reference_check_max_abs_logit_diff"].items()) + ").\n")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(L))
+
+
+if __name__ == "__main__":
+    with open(sys.argv[1], encoding="utf-8") as fh:
+        write(json.load(fh), sys.argv[2])
