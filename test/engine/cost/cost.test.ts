@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { clockFromSpec, draftForwardSizes, rooflineClock, tverClock } from '../../../src/engine/cost/clock';
+import { fitKnee, suggestKmax, tverMs } from '../../../src/engine/cost/knee';
+import { HARDWARE, MODEL_SIZES, rooflineForward, rooflineKnee, weightBytesRead } from '../../../src/engine/cost/roofline';
+import { Rng } from '../../../src/engine/rng';
+import type { StepEvent } from '../../../src/shared/events';
+
+const TOKENS = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512];
+
+describe('knee fit', () => {
+  it('recovers the knee, T_ar and γ of an exact flat-then-linear curve', () => {
+    const truth = { tArMs: 4, gamma: 0.05, kmax: 32 };
+    const fit = fitKnee(TOKENS.map((tokens) => ({ tokens, ms: tverMs(truth, tokens) })));
+    expect(fit.kmax).toBe(32);
+    expect(fit.tArMs).toBeCloseTo(4, 6);
+    expect(fit.gamma).toBeCloseTo(0.05, 6);
+    expect(fit.rmsRelativeError).toBeLessThan(1e-9);
+  });
+
+  it('lands near the knee of a noisy curve with a gentle slope before it', () => {
+    const rng = new Rng(3);
+    const points = TOKENS.map((tokens) => {
+      const ideal = 2 + 0.01 * tokens + 0.2 * Math.max(0, tokens - 64);
+      return { tokens, ms: ideal * (1 + 0.05 * (2 * rng.next() - 1)) };
+    });
+    const fit = fitKnee(points);
+    expect(fit.kmax).toBeGreaterThanOrEqual(48);
+    expect(fit.kmax).toBeLessThanOrEqual(96);
+  });
+
+  it('finds the ridge of a roofline-shaped curve: max(memory, compute) + overhead is exactly a hinge', () => {
+    const rng = new Rng(5);
+    const points = TOKENS.map((tokens) => ({ tokens, ms: (Math.max(4, 0.125 * tokens) + 0.5) * (1 + 0.02 * (2 * rng.next() - 1)) }));
+    const fit = fitKnee(points);
+    expect(fit.kmax).toBeGreaterThanOrEqual(24);
+    expect(fit.kmax).toBeLessThanOrEqual(48);
+    expect(fit.tArMs).toBeCloseTo(4.5, 0);
+  });
+
+  it('puts the knee at the end of a curve that never turns linear, and never suggests K_max below the batch', () => {
+    const fit = fitKnee(TOKENS.map((tokens) => ({ tokens, ms: 3 })));
+    expect(fit.gamma).toBe(0);
+    expect(fit.kmax).toBe(512);
+    expect(suggestKmax({ tArMs: 1, gamma: 0.1, kmax: 16 }, 64)).toBe(64);
+    expect(() => fitKnee([{ tokens: 1, ms: 1 }])).toThrow(/at least 3/);
+  });
+});
+
+describe('roofline', () => {
+  it('is memory-bound for one token and compute-bound for many, turning at bytes·FLOPs / (2·params·bandwidth)', () => {
+    const hw = HARDWARE.h100;
+    const m = MODEL_SIZES['8b'];
+    expect(rooflineForward(hw, m, 1).bound).toBe('memory');
+    expect(rooflineForward(hw, m, 4096).bound).toBe('compute');
+    const ridge = (m.bytesPerParam * hw.peakFlops * hw.computeEfficiency) / (2 * hw.peakBandwidth * hw.memoryEfficiency);
+    expect(Math.abs(rooflineKnee(hw, m) - ridge)).toBeLessThanOrEqual(1);
+    // 16 GB at 2.68 TB/s effective ≈ 6 ms, plus overhead.
+    expect(rooflineForward(hw, m, 1).ms).toBeCloseTo(16e9 / (3.35e12 * 0.8) * 1e3 + 0.3, 6);
+  });
+
+  it('reads more of an MoE model as more tokens route to more experts, but never more than all of it', () => {
+    const moe = MODEL_SIZES['235b-a22b'];
+    const one = weightBytesRead(moe, 1);
+    expect(one / moe.bytesPerParam).toBeCloseTo(moe.activeParams, -6);
+    expect(weightBytesRead(moe, 64)).toBeGreaterThan(one);
+    expect(weightBytesRead(moe, 100000)).toBeCloseTo(moe.totalParams * moe.bytesPerParam, -6);
+  });
+
+  it('names what it does not know', () => {
+    expect(() => clockFromSpec('tpu')).toThrow(/unknown hardware "tpu" \(known: h100/);
+    expect(() => clockFromSpec('h100:13b')).toThrow(/unknown model size "13b"/);
+    expect(() => clockFromSpec('measured')).toThrow(/profile-hw/);
+  });
+});
+
+describe('modelled clocks over a step event', () => {
+  const event = {
+    verifiedTokens: 7,
+    requests: [
+      { requestId: 'a', nodes: [{ id: 0, parent: -1, depth: -1 }, { id: 1, parent: 0, depth: 0 }, { id: 2, parent: 0, depth: 0 }, { id: 3, parent: 1, depth: 1 }] },
+      { requestId: 'b', nodes: [{ id: 0, parent: -1, depth: -1 }, { id: 1, parent: 0, depth: 0 }] },
+    ],
+  } as unknown as StepEvent;
+
+  it('counts one draft forward per depth, sized by the distinct parents expanded', () => {
+    expect(draftForwardSizes(event)).toEqual([2, 1]);
+  });
+
+  it('T_ver clock: flat below the knee, linear past it', () => {
+    const clock = tverClock({ tArMs: 10, gamma: 0.1, kmax: 5 }, 0.05);
+    const s = clock.stepMs(event);
+    expect(s.verifyMs).toBeCloseTo(10 * (1 + 0.1 * 2), 9);
+    expect(s.draftMs).toBeCloseTo(2 * 0.05 * 10, 9);
+    expect(s.totalMs).toBeCloseTo(s.draftMs + s.verifyMs, 9);
+  });
+
+  it('roofline clock: a bigger model on the same hardware takes longer', () => {
+    const small = rooflineClock(HARDWARE.h100, MODEL_SIZES['8b']).stepMs(event);
+    const big = rooflineClock(HARDWARE.h100, MODEL_SIZES['70b']).stepMs(event);
+    expect(big.verifyMs).toBeGreaterThan(small.verifyMs * 5);
+    expect(clockFromSpec('a100:70b').label).toMatch(/A100.*70B/);
+  });
+});
