@@ -8,6 +8,7 @@ import { buildGraph, GRAPH_VERSION, type WeightSource } from './graph-builder.js
 import { cachedGraphPath, cacheRoot, DEFAULT_EXTERNAL_DATA_THRESHOLD, graphCacheKey, writeGraph } from './graph-cache.js';
 import { indexWeights, readTensorF32, weightIdentity, type WeightIndex } from './safetensors.js';
 import { OrtModelSession } from './session.js';
+import { ModelTokenizer } from './tokenizer.js';
 import type { ModelInfo } from './types.js';
 
 export interface LoadOptions {
@@ -159,4 +160,10 @@ export function graphFileBytes(path: string): number {
   let total = statSync(path).size;
   if (existsSync(`${path}.data`)) total += statSync(`${path}.data`).size;
   return total;
+}
+
+/** The folder's tokenizer, with config.json's EOS ids merged in. */
+export function loadTokenizer(dir: string): ModelTokenizer {
+  const { path, json } = readConfigJson(dir);
+  return ModelTokenizer.load(dir, parseModelConfig(json, path).eosTokenIds);
 }

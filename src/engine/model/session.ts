@@ -42,6 +42,8 @@ export class OrtModelSession implements ModelSession {
   private readonly valueTensors: ort.Tensor[] = [];
   private readonly slotStates: SlotState[];
   private released = false;
+  /** Slot bookkeeping is updated after run() resolves, so forwards must not overlap. */
+  private inFlight = false;
 
   constructor(parts: OrtSessionParts) {
     this.info = parts.info;
@@ -97,6 +99,7 @@ export class OrtModelSession implements ModelSession {
 
   async forward(entries: ForwardEntry[], outputs: ForwardOutputs): Promise<ForwardResult> {
     this.assertLive();
+    if (this.inFlight) throw new ModelUsageError('a forward is already running on this session; await it first');
     if (entries.length === 0) throw new ModelUsageError('forward needs at least one entry');
     const seen = new Set<number>();
     let n = 0;
@@ -214,7 +217,13 @@ export class OrtModelSession implements ModelSession {
     if (argmaxRows.length) fetches.push('argmax');
 
     const t0 = performance.now();
-    const out = await this.session.run(feeds, fetches);
+    let out: ort.InferenceSession.ReturnType;
+    this.inFlight = true;
+    try {
+      out = await this.session.run(feeds, fetches);
+    } finally {
+      this.inFlight = false;
+    }
     const runMs = performance.now() - t0;
 
     // Store the new tokens' K/V in each slot's scratch rows, then record the nodes.
@@ -251,6 +260,7 @@ export class OrtModelSession implements ModelSession {
 
   commit(slot: number, keepScratch: number[]): void {
     const s = this.slot(slot);
+    if (this.inFlight) throw new ModelUsageError(`commit slot ${slot}: a forward is still running; await it first`);
     for (let j = 0; j < keepScratch.length; j++) {
       const idx = keepScratch[j];
       if (!Number.isInteger(idx) || idx < 0 || idx >= s.parents.length) {

@@ -205,6 +205,10 @@ describe('tree attention and KV slots (llama, GQA)', () => {
     expect(() => session.commit(slot, [0, 1, 2])).toThrow(/root-to-leaf path/);
     expect(() => session.commit(slot, [0, 7])).toThrow(/does not exist/);
     expect(() => session.committedLength(5)).toThrow(/slot 5 does not exist/);
+    const running = session.forward([{ slot, tokens: [4], parents: [-1] }], {});
+    await expect(session.forward([{ slot, tokens: [4], parents: [-1] }], {})).rejects.toThrow(/already running/);
+    expect(() => session.commit(slot, [0])).toThrow(/still running/);
+    await running;
     await session.release();
   });
 });
