@@ -5,7 +5,17 @@
 
 import { z } from 'zod';
 import { KnobsSchema, RunConfigSchema } from './config.js';
-import type { DepthHistogram, RequestStep, RunMetrics, StepEvent } from './events.js';
+import type {
+  BudgetSplit,
+  BudgetTransfer,
+  DepthHistogram,
+  GateCheck,
+  RequestStep,
+  RunMetrics,
+  StepEvent,
+  StepTimings,
+  TreeNode,
+} from './events.js';
 
 export const TRACE_FORMAT = 'echo-studio-trace';
 export const TRACE_SCHEMA_VERSION = 1;
@@ -126,6 +136,8 @@ export const StepTimingsSchema = z.object({
   verifyMs: z.number().min(0),
   commitMs: z.number().min(0),
   totalMs: z.number().min(0),
+  prefillMs: z.number().min(0).optional(),
+  modelMs: z.number().min(0).optional(),
 });
 
 export const BudgetSplitSchema = z.object({
@@ -205,9 +217,23 @@ export const BodyLineSchema = z.discriminatedUnion('type', [StepLineSchema, Knob
 
 // The schemas must describe the engine's own types: these fail to compile if the two drift.
 type Assignable<From extends To, To> = From;
+/** true when A and B have exactly the same keys (catches a field added to one side only). */
+type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never] ? true : false;
+type Check<T extends true> = T;
 export type _StepMatchesEvent = Assignable<TraceStep, StepEvent>;
 export type _EventMatchesStep = Assignable<StepEvent, Omit<TraceStep, 'requests'> & { requests: RequestStep[] }>;
 export type _RequestMatches = Assignable<RequestStep, Omit<TraceRequestStep, 'candidates'>>;
 export type _MetricsMatch = Assignable<z.infer<typeof RunMetricsSchema>, RunMetrics>;
 export type _MetricsMatchBack = Assignable<RunMetrics, z.infer<typeof RunMetricsSchema>>;
 export type _HistogramMatches = Assignable<z.infer<typeof DepthHistogramSchema>, DepthHistogram>;
+export type _SameKeys = [
+  Check<SameKeys<TraceStep, StepEvent>>,
+  Check<SameKeys<Omit<TraceRequestStep, 'candidates'>, RequestStep>>,
+  Check<SameKeys<TraceStep['timings'], StepTimings>>,
+  Check<SameKeys<TraceStep['budget'], BudgetSplit>>,
+  Check<SameKeys<TraceStep['transfers'][number], BudgetTransfer>>,
+  Check<SameKeys<TraceRequestStep['nodes'][number], TreeNode>>,
+  Check<SameKeys<TraceRequestStep['gates'][number], GateCheck>>,
+  Check<SameKeys<z.infer<typeof RunMetricsSchema>, RunMetrics>>,
+  Check<SameKeys<z.infer<typeof DepthHistogramSchema>, DepthHistogram>>,
+];

@@ -6,7 +6,7 @@ import { DepthHistogramAccumulator, type DepthHistogramOptions } from './depth-h
 import { percentile } from './percentile.js';
 
 interface RequestClock {
-  /** Start of the first step the request took part in, ms since run start. */
+  /** Start of the first step the request took part in (after that step's prefill), ms since run start. */
   firstStepStartMs: number;
   /** End of the latest step it took part in. */
   lastStepEndMs: number;
@@ -50,7 +50,8 @@ export class RunMetricsAccumulator {
     this.lastStepEndMs = event.t;
     this.verifiedTokens += event.verifiedTokens;
     this.paddingWasteSum += event.paddingWaste;
-    const stepStartMs = event.t - event.timings.totalMs;
+    // Decode starts after the prefill of requests admitted just before this step (TTFT-like, excluded).
+    const stepStartMs = event.t - event.timings.totalMs + (event.timings.prefillMs ?? 0);
 
     for (const request of event.requests) {
       this.requestSteps++;

@@ -39,19 +39,36 @@ export function toPerfetto(trace: TraceContents): PerfettoTrace {
 
   for (const s of trace.steps) {
     const { draftMs, packMs, verifyMs, commitMs, totalMs } = s.timings;
+    const prefillMs = s.timings.prefillMs ?? 0;
     const start = s.t - totalMs;
     // Phase boundaries in µs, capped at the step's end, so the phases nest exactly in the step.
     const end = us(s.t);
-    const edges = [0, draftMs, draftMs + packMs, draftMs + packMs + verifyMs, draftMs + packMs + verifyMs + commitMs].map((ms) =>
-      Math.min(end, us(start + ms)),
-    );
-    const stepArgs = { requests: s.requests.length, verifiedTokens: s.verifiedTokens, kmax: s.kmax, paddingWaste: s.paddingWaste };
+    const phases: [string, number][] = [
+      ['prefill', prefillMs],
+      ['draft', draftMs],
+      ['pack', packMs],
+      ['verify', verifyMs],
+      ['commit', commitMs],
+    ];
+    const edges = [us(start)];
+    let elapsed = 0;
+    for (const [, ms] of phases) edges.push(Math.min(end, us(start + (elapsed += ms))));
+    const stepArgs = {
+      requests: s.requests.length,
+      verifiedTokens: s.verifiedTokens,
+      kmax: s.kmax,
+      paddingWaste: s.paddingWaste,
+      ...(s.timings.modelMs !== undefined ? { modelMs: s.timings.modelMs } : {}),
+    };
     events.push({ name: `step ${s.step}`, cat: 'step', ph: 'X', pid: RUN_PID, tid: ENGINE_TID, ts: edges[0], dur: end - edges[0], args: stepArgs });
-    ['draft', 'pack', 'verify', 'commit'].forEach((name, i) => {
+    phases.forEach(([name, ms], i) => {
+      if (name === 'prefill' && ms === 0) return;
       events.push({ name, cat: 'phase', ph: 'X', pid: RUN_PID, tid: ENGINE_TID, ts: edges[i], dur: edges[i + 1] - edges[i] });
     });
-    events.push({ name: 'budget', ph: 'C', pid: RUN_PID, tid: ENGINE_TID, ts: edges[0], args: { ...s.budget } });
-    events.push({ name: 'verified tokens', ph: 'C', pid: RUN_PID, tid: ENGINE_TID, ts: edges[0], args: { verified: s.verifiedTokens, kmax: s.kmax } });
+    // edges[i] is where phase i starts: draft is phase 1, verify phase 3.
+    const [draftStart, draftEnd, verifyStart, verifyEnd] = [edges[1], edges[2], edges[3], edges[4]];
+    events.push({ name: 'budget', ph: 'C', pid: RUN_PID, tid: ENGINE_TID, ts: draftStart, args: { ...s.budget } });
+    events.push({ name: 'verified tokens', ph: 'C', pid: RUN_PID, tid: ENGINE_TID, ts: draftStart, args: { verified: s.verifiedTokens, kmax: s.kmax } });
 
     for (const r of s.requests) {
       let tid = tids.get(r.requestId);
@@ -70,8 +87,8 @@ export function toPerfetto(trace: TraceContents): PerfettoTrace {
         ph: 'X',
         pid: RUN_PID,
         tid,
-        ts: edges[0],
-        dur: edges[1] - edges[0],
+        ts: draftStart,
+        dur: draftEnd - draftStart,
         args: { step: s.step, drafted: drafted.length, depth: maxDepth + 1, gates: r.gates.map((g) => `d${g.depth} ${g.confidence.toFixed(3)} ${g.pass ? '>' : '≤'} ${g.tau}`) },
       });
       events.push({
@@ -80,8 +97,8 @@ export function toPerfetto(trace: TraceContents): PerfettoTrace {
         ph: 'X',
         pid: RUN_PID,
         tid,
-        ts: edges[2],
-        dur: edges[3] - edges[2],
+        ts: verifyStart,
+        dur: verifyEnd - verifyStart,
         args: {
           step: s.step,
           verified,

@@ -87,6 +87,15 @@ describe('RunMetricsAccumulator', () => {
     expect(m.speedupVsAr).toBeUndefined();
   });
 
+  it('excludes prefill from time per output token', () => {
+    const withPrefill = structuredClone(handRun);
+    withPrefill[0].timings.prefillMs = 1; // A and B were admitted just before step 0
+    const m = computeRunMetrics(withPrefill, { policy: 'echo' }).metrics;
+    // A: 3 → 20 ms for 5 tokens = 3.4; B: 3 → 10 ms for 1 token = 7.
+    expect(m.tpotP50Ms).toBeCloseTo((3.4 + 7) / 2, 9);
+    expect(m.throughput).toBeCloseTo(300, 9); // wall time still counts the prefill
+  });
+
   it('labels confidences by whether the accepted path reached the depth', () => {
     const acc = new RunMetricsAccumulator({ policy: 'echo', bins: 10 });
     for (const e of handRun) acc.addStep(e);

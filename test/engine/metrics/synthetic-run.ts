@@ -54,7 +54,11 @@ export function syntheticRun(o: SyntheticRunOptions): StepEvent[] {
   const active = new Map<string, { produced: number; lastToken: number }>();
   let t = 5; // prefill before the first step
   for (let step = 0; waiting.length > 0 || active.size > 0; step++) {
-    while (active.size < o.batch && waiting.length > 0) active.set(waiting.shift()!, { produced: 0, lastToken: Math.floor(rand() * 1000) });
+    let admitted = 0;
+    while (active.size < o.batch && waiting.length > 0) {
+      active.set(waiting.shift()!, { produced: 0, lastToken: Math.floor(rand() * 1000) });
+      admitted++;
+    }
     // Split the budget evenly; the cap Σ(1+K_i) ≤ kmax holds by construction.
     const perRequest = Math.floor(o.kmax / active.size) - 1;
     const requests: RequestStep[] = [];
@@ -125,8 +129,11 @@ export function syntheticRun(o: SyntheticRunOptions): StepEvent[] {
       for (const n of nodes) if (n.verified && (n.grant === 'base' || n.grant === 'depth')) granted[n.grant]++;
     }
     for (const r of requests) if (r.finished) active.delete(r.requestId);
-    const timings = { draftMs: 1 + rand(), packMs: 0.1 * rand(), verifyMs: 2 + 3 * rand(), commitMs: 0.2 * rand(), totalMs: 0 };
-    timings.totalMs = timings.draftMs + timings.packMs + timings.verifyMs + timings.commitMs;
+    const timings: StepEvent['timings'] = { draftMs: 1 + rand(), packMs: 0.1 * rand(), verifyMs: 2 + 3 * rand(), commitMs: 0.2 * rand(), totalMs: 0 };
+    // Prefill of requests admitted just before this step counts in the step's total.
+    if (admitted > 0) timings.prefillMs = admitted * (0.5 + rand());
+    timings.totalMs = (timings.prefillMs ?? 0) + timings.draftMs + timings.packMs + timings.verifyMs + timings.commitMs;
+    timings.modelMs = 0.9 * (timings.draftMs + timings.verifyMs);
     t += timings.totalMs + 0.05; // a little admission time between steps
     events.push({
       type: 'step',

@@ -37,7 +37,8 @@ describe('Perfetto export', () => {
     expect(verify).toHaveLength(1);
     // The verify slice sits where the step's verify phase ran: after draft and pack.
     const stepStartUs = (s.t - s.timings.totalMs) * 1000;
-    expect(verify[0].ts).toBeCloseTo(stepStartUs + (s.timings.draftMs + s.timings.packMs) * 1000, 2);
+    const prefillUs = (s.timings.prefillMs ?? 0) * 1000;
+    expect(verify[0].ts).toBeCloseTo(stepStartUs + prefillUs + (s.timings.draftMs + s.timings.packMs) * 1000, 2);
     expect(verify[0].dur).toBeCloseTo(s.timings.verifyMs * 1000, 2);
     expect(verify[0].args?.accepted).toBe(r.accepted.length);
   });
@@ -49,7 +50,9 @@ describe('Perfetto export', () => {
     expect(steps).toHaveLength(trace.steps.length);
     for (const step of steps) {
       const inside = engine.filter((e) => e.cat === 'phase' && e.ts >= step.ts && e.ts + e.dur! <= step.ts + step.dur!);
-      expect(inside.map((e) => e.name)).toEqual(['draft', 'pack', 'verify', 'commit']);
+      const phases = ['draft', 'pack', 'verify', 'commit'];
+      const index = Number(step.name.split(' ')[1]);
+      expect(inside.map((e) => e.name)).toEqual(trace.steps[index].timings.prefillMs ? ['prefill', ...phases] : phases);
     }
     const budgets = traceEvents.filter((e): e is TraceEvent & { args: Record<string, number> } => e.ph === 'C' && e.name === 'budget');
     expect(budgets).toHaveLength(trace.steps.length);
