@@ -5,8 +5,9 @@ import { findPackageRoot, packageVersion } from '../host/paths.js';
 import { register as registerServe } from './commands/serve.js';
 import { register as registerModel } from './commands/model.js';
 import { register as registerRun } from './commands/run.js';
+import { register as registerTrace } from './commands/trace.js';
 
-const COMMANDS: Array<(program: Command) => void> = [registerServe, registerModel, registerRun];
+const COMMANDS: Array<(program: Command) => void> = [registerServe, registerModel, registerRun, registerTrace];
 
 export function buildProgram(): Command {
   const program = new Command('echo-studio')
