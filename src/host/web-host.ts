@@ -34,6 +34,8 @@ export interface WebHost {
   url: string;
   port: number;
   token: string;
+  /** Process id of the current engine host child (it changes when the host restarts it). */
+  enginePid(): number | undefined;
   close(): Promise<void>;
 }
 
@@ -289,6 +291,7 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
     url: `http://${urlHost}:${boundPort}/?token=${token}`,
     port: boundPort,
     token,
+    enginePid: () => engine?.pid,
     async close() {
       closing = true;
       for (const ws of clients) ws.terminate();

@@ -93,6 +93,23 @@ describe.skipIf(skipReason !== null)('studio in a browser, served by the web hos
     await page.close();
   });
 
+  it('shows an engine host crash as an error, and the restarted host as connected again', async () => {
+    const page = await browser.newPage();
+    await page.goto(host.url);
+    await page.locator('[data-testid="connection"][data-state="connected"]').waitFor({ timeout: 30_000 });
+    await page.getByTestId('models').waitFor();
+    const firstPid = host.enginePid();
+    expect(firstPid).toBeTypeOf('number');
+    process.kill(firstPid as number, 'SIGKILL');
+    const banner = page.getByTestId('errors');
+    await banner.getByText(/the engine host stopped \(signal SIGKILL\); restarting it/).waitFor({ timeout: 30_000 });
+    await expect.poll(() => host.enginePid()).not.toBe(firstPid);
+    // The restarted host answers the web host's hello; the page keeps its link and its status.
+    await page.getByTestId('models').locator('li').nth(1).waitFor();
+    expect(await page.getByTestId('connection').getAttribute('data-state')).toBe('connected');
+    await page.close();
+  });
+
   it('refuses the page without the token', async () => {
     await browser.clearCookies(); // the first test's visit left the access cookie behind
     const page = await browser.newPage();
