@@ -1,5 +1,6 @@
 // HF model folder → ModelInfo, and → a running OrtModelSession (building or reusing the cached graph).
 import { existsSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { parseModelConfig, readConfigJson, type ModelConfig } from './config.js';
@@ -104,12 +105,23 @@ export function ensureGraph(folder: ModelFolder, externalThreshold = DEFAULT_EXT
   return { path: folder.graphPath, built: true };
 }
 
-function cudaAvailable(): boolean {
+/**
+ * Why CUDA cannot be used here, or null when it may be. onnxruntime-node ships the CUDA provider
+ * as a separate download; without its library a CUDA session fails after printing a native error.
+ */
+export function cudaUnavailableReason(): string | null {
+  if (process.platform !== 'linux' && process.platform !== 'win32') return `no CUDA build of onnxruntime-node for ${process.platform}`;
+  let bindingDir: string;
   try {
-    return ort.listSupportedBackends().some((b) => b.name === 'cuda');
+    const require = createRequire(import.meta.url);
+    const pkgDir = dirname(require.resolve('onnxruntime-node/package.json'));
+    bindingDir = join(pkgDir, 'bin', 'napi-v6', process.platform, process.arch);
   } catch {
-    return false;
+    return 'onnxruntime-node is not installed where it can be found';
   }
+  const lib = process.platform === 'win32' ? 'onnxruntime_providers_cuda.dll' : 'libonnxruntime_providers_cuda.so';
+  if (!existsSync(join(bindingDir, lib))) return `the CUDA provider (${lib}) is not installed in ${bindingDir}`;
+  return null;
 }
 
 export async function loadModel(dir: string, options: LoadOptions = {}): Promise<OrtModelSession> {
@@ -132,8 +144,9 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
 
   let provider: 'cpu' | 'cuda' = 'cpu';
   if (options.provider === 'cuda') {
-    if (cudaAvailable()) provider = 'cuda';
-    else note('CUDA execution provider is not available in this onnxruntime-node install; running on CPU');
+    const reason = cudaUnavailableReason();
+    if (reason === null) provider = 'cuda';
+    else note(`CUDA requested but ${reason}; running on CPU`);
   }
   const sessionOptions: ort.InferenceSession.SessionOptions = {
     intraOpNumThreads: threads,

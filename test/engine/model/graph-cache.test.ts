@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, expect, test } from 'vitest';
 import { ensureGraph, isGraphCached, loadModel, openModelFolder } from '../../../src/engine/model/index.js';
+import { cudaUnavailableReason } from '../../../src/engine/model/loader.js';
 import { writeFixtureModel } from './fixtures.js';
-import { maxRowDiff, tempDir } from './helpers.js';
+import { argmax, maxRowDiff, tempDir } from './helpers.js';
 import { referenceForward } from './reference.js';
 
 const tmp = tempDir();
@@ -45,7 +46,7 @@ test('onnxruntime runs unfetched heads too, so the session gives them zero rows'
   const fx = writeFixtureModel(join(tmp.path, 'c'));
   const folder = openModelFolder(fx.dir, join(tmp.path, 'cache-c'));
   const { path } = ensureGraph(folder);
-  const session = await ort.InferenceSession.create(path, { logSeverityLevel: 3 });
+  const session = await ort.InferenceSession.create(path, { logSeverityLevel: 4 }); // the failure below is expected: keep it off stderr
   const { numLayers: layers, numKvHeads: kvH, headDim: hd } = fx;
   const i32 = (v: number[], dims = [v.length]) => new ort.Tensor('int32', Int32Array.from(v), dims);
   const feeds: Record<string, ort.Tensor> = {
@@ -72,5 +73,17 @@ test('onnxruntime runs unfetched heads too, so the session gives them zero rows'
   expect(out.topk_ids.dims).toEqual([1, 3]);
   expect(out.logits.dims).toEqual([0, fx.vocabSize]);
   expect(out.argmax.size).toBe(0);
+  await session.release();
+});
+
+test.skipIf(cudaUnavailableReason() === null)('asking for CUDA without the CUDA provider says why and runs on CPU', async () => {
+  const fx = writeFixtureModel(join(tmp.path, 'd'));
+  const notes: string[] = [];
+  const session = await loadModel(fx.dir, { cacheDir: join(tmp.path, 'cache-d'), provider: 'cuda', onMessage: (l) => notes.push(l) });
+  expect(session.provider).toBe('cpu');
+  expect(notes.some((l) => /^CUDA requested but .*; running on CPU$/.test(l))).toBe(true);
+  const slot = session.allocSlot();
+  const r = await session.forward([{ slot, tokens: [7], parents: [-1] }], { argmaxRows: [0] });
+  expect(r.argmax![0]).toBe(argmax(referenceForward(fx, [7])[0]));
   await session.release();
 });
