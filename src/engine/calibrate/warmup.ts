@@ -1,0 +1,123 @@
+// Warm-up runs for calibration: run the real pair greedily with an ungated tree that reaches
+// every depth to be calibrated, and record each drafted layer's confidence labelled by whether
+// the target accepted the path that far (the metrics' label rule). The result feeds
+// calibrateDepths and buildProfile.
+import type { TreeShape } from '../../shared/config';
+import { DepthHistogramAccumulator } from '../metrics/depth-histograms';
+import type { ModelSession } from '../model/types';
+import { ElasticScheduler } from '../policy/echo-scheduler';
+import { Runner, type WorkItem } from '../runner';
+import { calibrateDepths, DEFAULT_DELTA, type DepthCalibration } from './calibration';
+import { buildProfile, type EchoProfile } from './profile';
+
+export interface WarmupOptions {
+  target: ModelSession;
+  draft: ModelSession;
+  workload: readonly WorkItem[];
+  eosTokenIds: readonly number[];
+  /** Layers to calibrate: depths 0 … depth − 1; the last is the target depth. */
+  depth: number;
+  /** Children per node of the warm-up tree (its beam). */
+  topk?: number;
+  batch: number;
+  maxNewTokens: number;
+  maxLength?: number;
+  onStep?: (stepIndex: number) => void;
+}
+
+export interface WarmupSamples {
+  accumulator: DepthHistogramAccumulator;
+  steps: number;
+  requestSteps: number;
+  prompts: number;
+}
+
+/** The warm-up tree: every layer down to `depth`, topk wide at the root, then a chain plus one spare per layer. */
+export function warmupShape(depth: number, topk: number): TreeShape {
+  return { depth, topk, tokens: depth + (topk - 1) * 2 };
+}
+
+/** A policy that never gates and gives every request its whole warm-up tree. */
+export function warmupPolicy(depth: number, topk: number): ElasticScheduler {
+  return new ElasticScheduler('calibration warm-up', {
+    shape: warmupShape(depth, topk),
+    maxDepth: depth,
+    maxWidth: topk,
+    gate: { signal: 'best-path', taus: new Map() },
+    reallocate: false,
+    widen: false,
+  });
+}
+
+export async function collectWarmupSamples(options: WarmupOptions): Promise<WarmupSamples> {
+  const { depth, batch } = options;
+  if (!(depth >= 1)) throw new Error(`calibration depth must be at least 1, got ${depth}`);
+  const topk = options.topk ?? 3;
+  const shape = warmupShape(depth, topk);
+  // Enough budget that no request's warm-up tree is ever cut by the cap.
+  const kmax = batch * (1 + shape.tokens);
+  const accumulator = new DepthHistogramAccumulator();
+  let steps = 0;
+  let requestSteps = 0;
+  const runner = new Runner(
+    {
+      target: options.target,
+      draft: options.draft,
+      policy: warmupPolicy(depth, topk),
+      batch,
+      kmax,
+      maxNewTokens: options.maxNewTokens,
+      temperature: 0,
+      seed: 0,
+      eosTokenIds: options.eosTokenIds,
+      maxLength: options.maxLength,
+      onStep: (event) => {
+        for (const r of event.requests) {
+          accumulator.addRequestStep(r);
+          requestSteps++;
+        }
+        options.onStep?.(steps++);
+      },
+    },
+    options.workload,
+  );
+  await runner.run();
+  return { accumulator, steps, requestSteps, prompts: options.workload.length };
+}
+
+/** Per-depth calibration of warm-up samples: AUC, τ_d, sweet spots. */
+export function calibrateSamples(samples: WarmupSamples, depth: number, delta = DEFAULT_DELTA, minSamples?: number): DepthCalibration[] {
+  const perDepth = Array.from({ length: depth }, (_, d) => ({ depth: d, ...samples.accumulator.samples(d) }));
+  return calibrateDepths(perDepth, { delta, targetDepth: depth - 1, minSamples });
+}
+
+export interface CalibrateRunOptions extends WarmupOptions {
+  delta?: number;
+  minSamples?: number;
+  models: { draft: string; target: string };
+  domain: string;
+}
+
+/** Warm-up, per-depth calibration, profile: the whole of `echo-studio calibrate` below the CLI. */
+export async function calibratePair(options: CalibrateRunOptions): Promise<EchoProfile> {
+  const delta = options.delta ?? DEFAULT_DELTA;
+  const samples = await collectWarmupSamples(options);
+  const depths = calibrateSamples(samples, options.depth, delta, options.minSamples);
+  const histograms = samples.accumulator.histograms();
+  if (!depths.some((d) => d.sweetSpot)) {
+    const aucs = depths.map((d) => `d${d.depth}=${d.auc === null ? 'n/a' : d.auc.toFixed(3)}`).join(' ');
+    throw new Error(`no depth separates accepted from rejected well enough (AUC: ${aucs}); lower --delta or give more prompts`);
+  }
+  return buildProfile({
+    models: options.models,
+    domain: options.domain,
+    delta,
+    targetDepth: options.depth - 1,
+    samples: { prompts: samples.prompts, steps: samples.steps, requestSteps: samples.requestSteps },
+    depths,
+    histograms: depths.map((d) => {
+      const h = histograms[d.depth];
+      return h ? { edges: h.edges, accepted: h.accepted, rejected: h.rejected } : { edges: [], accepted: [], rejected: [] };
+    }),
+  });
+}

@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { calibratePair, calibrateSamples, collectWarmupSamples } from '../../../src/engine/calibrate/warmup';
+import { loadFixturePair, randomPrompts, type FixturePair } from '../fixtures/pair';
+
+describe('calibration warm-up on a real (random, perturbed) pair', () => {
+  let pair: FixturePair;
+  beforeAll(async () => {
+    pair = await loadFixturePair({ draft: 'perturbed', slots: 8 });
+  });
+  afterAll(async () => pair?.release());
+
+  it('labels every drafted depth, with acceptance thinning out as depth grows', async () => {
+    const samples = await collectWarmupSamples({
+      target: pair.target,
+      draft: pair.draft,
+      workload: randomPrompts(12, 7),
+      eosTokenIds: [],
+      depth: 4,
+      batch: 4,
+      maxNewTokens: 16,
+      maxLength: 192,
+    });
+    expect(samples.prompts).toBe(12);
+    expect(samples.requestSteps).toBeGreaterThan(samples.steps);
+    const counts = [0, 1, 2, 3].map((d) => samples.accumulator.samples(d));
+    for (const c of counts) expect(c.accepted.length + c.rejected.length).toBeGreaterThan(0);
+    const acceptedShare = counts.map((c) => c.accepted.length / (c.accepted.length + c.rejected.length));
+    expect(acceptedShare[0]).toBeGreaterThan(acceptedShare[3]);
+    // The accepted path reaching depth d means it reached every shallower depth.
+    for (let d = 1; d < 4; d++) expect(counts[d].accepted.length).toBeLessThanOrEqual(counts[d - 1].accepted.length);
+
+    const depths = calibrateSamples(samples, 4, 0.6, 3);
+    expect(depths.map((d) => d.depth)).toEqual([0, 1, 2, 3]);
+    expect(depths[0].auc).not.toBeNull();
+    // The root layer's confidence tells accepted from rejected on this pair.
+    expect(depths[0].auc!).toBeGreaterThan(0.5);
+  });
+
+  it('writes a profile whose sweet spots have τ and whose sample counts add up', async () => {
+    const profile = await calibratePair({
+      target: pair.target,
+      draft: pair.draft,
+      workload: randomPrompts(12, 8),
+      eosTokenIds: [],
+      depth: 3,
+      batch: 4,
+      maxNewTokens: 16,
+      maxLength: 192,
+      delta: 0.6,
+      minSamples: 3,
+      models: { draft: 'draft', target: 'target' },
+      domain: 'random',
+    });
+    expect(profile.targetDepth).toBe(2);
+    for (const [depth, tau] of Object.entries(profile.taus)) {
+      const entry = profile.depths[Number(depth)];
+      expect(entry.sweetSpot).toBe(true);
+      expect(entry.tau!).toBeCloseTo(tau, 3);
+    }
+    for (const d of profile.depths) {
+      expect(d.histogram.accepted.reduce((a, b) => a + b, 0)).toBe(d.accepted);
+      expect(d.histogram.rejected.reduce((a, b) => a + b, 0)).toBe(d.rejected);
+    }
+  });
+});
