@@ -264,7 +264,10 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource): BuiltGraph 
 
   const finalNorm = g.init('model.norm.weight', [H], weights.get('model.norm.weight', [H]));
   const normed = rmsNorm(hidden, finalNorm, 1);
-  const lmHead = cfg.tieWordEmbeddings ? embed : g.init('lm_head.weight', [V, H], weights.get('lm_head.weight', [V, H]));
+  // A file without lm_head.weight ties it to the embeddings even if config.json does not say so
+  // (transformers does the same when loading such a checkpoint).
+  const tied = cfg.tieWordEmbeddings || !weights.has('lm_head.weight');
+  const lmHead = tied ? embed : g.init('lm_head.weight', [V, H], weights.get('lm_head.weight', [V, H]));
 
   // Each head gathers its rows before lm_head, so the vocabulary projection runs only on the rows
   // asked for; onnxruntime computes only the heads whose outputs are fetched.

@@ -101,7 +101,12 @@ function weightSource(weights: WeightIndex): WeightSource {
 export function ensureGraph(folder: ModelFolder, externalThreshold = DEFAULT_EXTERNAL_DATA_THRESHOLD): { path: string; built: boolean } {
   if (isGraphCached(folder)) return { path: folder.graphPath, built: false };
   const graph = buildGraph(folder.config, weightSource(folder.weights));
-  writeGraph(graph, folder.graphPath, { source: folder.dir, graph_version: String(GRAPH_VERSION), architecture: folder.config.architecture }, externalThreshold);
+  try {
+    writeGraph(graph, folder.graphPath, { source: folder.dir, graph_version: String(GRAPH_VERSION), architecture: folder.config.architecture }, externalThreshold);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new ModelLoadError(folder.graphPath, `cannot write the graph cache (${e.code ?? e.message}); set ECHO_STUDIO_CACHE to a writable folder`);
+  }
   return { path: folder.graphPath, built: true };
 }
 
