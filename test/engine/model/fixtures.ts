@@ -28,6 +28,8 @@ export interface FixtureOptions {
   seed?: number;
   /** Skip tokenizer.json (to test the error). */
   withoutTokenizer?: boolean;
+  /** Llama with attention_bias: q/k/v/o projections carry biases. */
+  attentionBias?: boolean;
   /** Write a chat_template into tokenizer_config.json. */
   chatTemplate?: string;
 }
@@ -223,7 +225,8 @@ export function writeFixtureModel(dir: string, options: FixtureOptions = {}): Fi
   const dtype = options.dtype ?? 'float32';
   const tied = options.tieWordEmbeddings ?? false;
   const rand = mulberry32(options.seed ?? 1234);
-  const qkvBias = architecture === 'qwen2';
+  const qkvBias = architecture === 'qwen2' || options.attentionBias === true;
+  const oBias = options.attentionBias === true;
   const qkNorm = architecture === 'qwen3';
 
   const tensors = new Map<string, FixtureTensor>();
@@ -257,6 +260,7 @@ export function writeFixtureModel(dir: string, options: FixtureOptions = {}): Fi
       add(p + 'self_attn.k_norm.weight', [hd], nearOne);
     }
     add(p + 'self_attn.o_proj.weight', [H, nH * hd], lin(nH * hd));
+    if (oBias) add(p + 'self_attn.o_proj.bias', [H], uniform(0.5));
     add(p + 'post_attention_layernorm.weight', [H], nearOne);
     add(p + 'mlp.gate_proj.weight', [I, H], lin(H));
     add(p + 'mlp.up_proj.weight', [I, H], lin(H));
@@ -285,6 +289,7 @@ export function writeFixtureModel(dir: string, options: FixtureOptions = {}): Fi
   };
   if (options.headDim !== undefined || architecture === 'qwen3') config.head_dim = hd;
   if (architecture === 'mistral') config.sliding_window = 4096;
+  if (options.attentionBias) config.attention_bias = true;
   if (options.llama3RopeScaling) {
     // A short original context so that all three frequency bands occur at this head size.
     config.rope_scaling = { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 64 };

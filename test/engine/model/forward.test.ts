@@ -29,6 +29,7 @@ const VARIANTS: [string, FixtureOptions][] = [
   ['qwen2 (qkv bias) fp16', { architecture: 'qwen2', dtype: 'float16' }],
   ['qwen3 (q/k norm, explicit head_dim) bf16 sharded', { architecture: 'qwen3', dtype: 'bfloat16', headDim: 16, shards: 3 }],
   ['mistral MHA', { architecture: 'mistral', numKvHeads: 4 }],
+  ['llama attention_bias (q/k/v/o biases), tied', { architecture: 'llama', attentionBias: true, tieWordEmbeddings: true }],
 ];
 
 describe.each(VARIANTS)('%s', (_name, options) => {

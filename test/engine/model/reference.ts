@@ -57,7 +57,6 @@ export function referenceForward(model: FixtureModel, tokens: number[]): Float64
   const invFreq = ropeInvFreq(model);
   const group = nH / kvH;
   const qkNorm = model.architecture === 'qwen3';
-  const bias = model.architecture === 'qwen2';
 
   const rope = (vec: Float64Array, heads: number, pos: number): void => {
     const half = hd / 2;
@@ -86,6 +85,7 @@ export function referenceForward(model: FixtureModel, tokens: number[]): Float64
     const qs: Float64Array[] = [];
     const ks: Float64Array[] = [];
     const vs: Float64Array[] = [];
+    const bias = model.tensors.has(p + 'self_attn.q_proj.bias');
     hs.forEach((h, pos) => {
       const x = rmsNorm(h, t(p + 'input_layernorm.weight'), eps);
       let q = matVec(t(p + 'self_attn.q_proj.weight'), nH * hd, H, x, bias ? t(p + 'self_attn.q_proj.bias') : undefined);
@@ -118,7 +118,8 @@ export function referenceForward(model: FixtureModel, tokens: number[]): Float64
           for (let d = 0; d < hd; d++) ctx[head * hd + d] += (e[j] / z) * vs[j][kvHead * hd + d];
         }
       }
-      const o = matVec(t(p + 'self_attn.o_proj.weight'), H, nH * hd, ctx);
+      const oBias = model.tensors.get(p + 'self_attn.o_proj.bias')?.data;
+      const o = matVec(t(p + 'self_attn.o_proj.weight'), H, nH * hd, ctx, oBias);
       const h1 = h.map((v, i) => v + o[i]);
       const y = rmsNorm(h1, t(p + 'post_attention_layernorm.weight'), eps);
       const gate = matVec(t(p + 'mlp.gate_proj.weight'), I, H, y);
