@@ -104,7 +104,7 @@ function DepthChart({ histogram, tau, engineTau, onTau }: { histogram: DepthHist
         {width > 0 && (
           <BarChart width={width} height={CHART_HEIGHT} data={bins} margin={MARGIN} barCategoryGap={1} barGap={0}>
             <CartesianGrid strokeDasharray="2 3" vertical={false} />
-            <XAxis dataKey="label" interval={4} tick={{ fontSize: 10 }} height={20} />
+            <XAxis dataKey="centre" type="number" domain={[0, 1]} ticks={[0, 0.25, 0.5, 0.75, 1]} tick={{ fontSize: 10 }} height={20} />
             <YAxis width={Y_AXIS_WIDTH} tick={{ fontSize: 10 }} tickFormatter={(v: number) => `${Math.round(v * 100)}%`} />
             <Bar dataKey="accepted" fill={STATE_COLOURS.accepted} isAnimationActive={false} />
             <Bar dataKey="rejected" fill={STATE_COLOURS.rejected} isAnimationActive={false} />

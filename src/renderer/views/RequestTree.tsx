@@ -1,5 +1,6 @@
 // One request's draft tree in SVG: token text, path scores, the confidence of every layer and the
 // gate checks, then the request's generated text with each step's accepted tokens marked.
+import { useState } from 'react';
 import type { RequestStep, StepEvent } from '../../shared/events.js';
 import { grantMark, nodeStates } from '../studio/nodeStates.js';
 import type { TextSegment } from '../studio/requestText.js';
@@ -17,26 +18,45 @@ const NODE_H = 30;
 const GUTTER = 150;
 
 interface Selection {
+  /** The step the request is shown at: the viewed step, or its last step when it has retired. */
   step: StepEvent | null;
   request: RequestStep | null;
   segments: TextSegment[];
 }
 
 const selectRequest = (state: StudioState): Selection => {
-  const step = viewedStep(state);
+  const viewed = viewedStep(state);
   const id = state.selectedRequestId;
-  return {
-    step,
-    request: id === null || step === null ? null : step.requests.find((r) => r.requestId === id) ?? null,
-    segments: id === null ? [] : state.texts[id] ?? [],
-  };
+  if (id === null) return { step: viewed, request: null, segments: [] };
+  const segments = state.texts[id] ?? NO_SEGMENTS;
+  const inViewed = viewed?.requests.find((r) => r.requestId === id);
+  if (viewed && inViewed) return { step: viewed, request: inViewed, segments };
+  for (let i = state.steps.length - 1; i >= 0; i -= 1) {
+    const step = state.steps[i];
+    if (viewed && step.step > viewed.step) continue;
+    const request = step.requests.find((r) => r.requestId === id);
+    if (request) return { step, request, segments };
+  }
+  return { step: viewed, request: null, segments };
 };
 
+const NO_SEGMENTS: TextSegment[] = [];
 const sameSelection = (a: Selection, b: Selection): boolean => a.step === b.step && a.request === b.request && a.segments === b.segments;
 
-export function RequestTreeSvg({ request }: { request: RequestStep }) {
+/**
+ * Pruned nodes (drafted, never verified) usually outnumber the verified ones several times; by
+ * default they collapse into a "+n pruned" note under their parent so the verified tree stays legible.
+ */
+export function RequestTreeSvg({ request: full, showPruned = false }: { request: RequestStep; showPruned?: boolean }) {
+  const allStates = nodeStates(full);
+  const keep = full.nodes.map((n, i) => showPruned || allStates[i] !== 'pruned' || n.parent < 0);
+  const request: RequestStep = { ...full, nodes: full.nodes.filter((_, i) => keep[i]) };
+  const states = allStates.filter((_, i) => keep[i]);
+  const hiddenChildren = new Map<number, number>();
+  full.nodes.forEach((n, i) => {
+    if (!keep[i]) hiddenChildren.set(n.parent, (hiddenChildren.get(n.parent) ?? 0) + 1);
+  });
   const layout = layoutTree(request);
-  const states = nodeStates(request);
   const index = new Map(request.nodes.map((n, i) => [n.id, i]));
   const width = GUTTER + layout.width * SLOT + 16;
   const height = layout.rows * ROW + 12;
@@ -112,6 +132,11 @@ export function RequestTreeSvg({ request }: { request: RequestStep }) {
             <text x={NODE_W / 2} y={25} textAnchor="middle" className="node-score">
               {n.parent < 0 ? '' : `S ${formatNumber(n.pathScore)}`}
             </text>
+            {(hiddenChildren.get(n.id) ?? 0) > 0 && (
+              <text x={NODE_W / 2} y={NODE_H + 11} textAnchor="middle" className="pruned-note">
+                +{hiddenChildren.get(n.id)} pruned
+              </text>
+            )}
           </g>
         );
       })}
@@ -134,6 +159,7 @@ export function GeneratedText({ segments }: { segments: TextSegment[] }) {
 }
 
 export function RequestView() {
+  const [showPruned, setShowPruned] = useState(false);
   const selectedId = useStudio((s) => s.selectedRequestId);
   const clear = useStudio((s) => s.selectRequest);
   const { step, request, segments } = useThrottledStudio(selectRequest, 100, sameSelection);
@@ -146,6 +172,11 @@ export function RequestView() {
             step {step.step} · {request.accepted.length} accepted · {request.nodes.filter((n) => n.verified).length - 1} verified drafts
             {request.finished ? ` · finished (${request.finished})` : ''}
           </span>
+        )}
+        {selectedId !== null && (
+          <label className="inline">
+            <input type="checkbox" checked={showPruned} onChange={(e) => setShowPruned(e.target.checked)} /> show pruned nodes
+          </label>
         )}
         {selectedId !== null && (
           <button type="button" className="link" onClick={() => clear(null)}>
@@ -161,11 +192,11 @@ export function RequestView() {
             <>
               <NodeLegend />
               <div className="svg-scroll">
-                <RequestTreeSvg request={request} />
+                <RequestTreeSvg request={request} showPruned={showPruned} />
               </div>
             </>
           ) : (
-            <p className="muted">Request {selectedId} is not in step {step?.step ?? '—'} (finished or not yet admitted).</p>
+            <p className="muted">Request {selectedId} is not in the recent steps (retired long ago or not yet admitted).</p>
           )}
           <h3>Generated text</h3>
           <GeneratedText segments={segments} />

@@ -2,6 +2,7 @@
 // run is live, the knobs (K_max, batch, τ) apply between steps through knobs.set, no restart.
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { KnobsSchema, POLICY_NAMES, RunConfigSchema, type Knobs, type PolicyName, type RunConfig } from '../../shared/config.js';
+import type { BundledModel } from '../../shared/messages.js';
 import { useSend, useStudio, useStudioStore } from './StudioContext.js';
 
 export interface RunForm {
@@ -43,6 +44,8 @@ export const DEFAULT_FORM: RunForm = {
 };
 
 const DOMAINS = ['prose', 'code', 'math'];
+// A stable empty list: a fresh [] per read would make the store selector loop forever.
+const NO_MODELS: readonly BundledModel[] = [];
 
 export type FieldErrors = Partial<Record<keyof RunForm | 'form', string>>;
 
@@ -138,7 +141,7 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
   const [errors, setErrors] = useState<FieldErrors>({});
   const [knobsNote, setKnobsNote] = useState<string | null>(null);
   const runState = useStudio((s) => s.runState);
-  const bundled = useStudio((s) => s.status?.bundledModels ?? []);
+  const bundled = useStudio((s) => s.status?.bundledModels ?? NO_MODELS);
   const store = useStudioStore();
   const send = useSend();
   const live = runState === 'running' || runState === 'paused' || runState === 'loading';
@@ -193,7 +196,7 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
     <form className="view run-panel" aria-label="Run panel" onSubmit={start} noValidate>
       <header className="view-header">
         <h2>Run</h2>
-        <span className={`run-state state-${runState}`} data-testid="run-state">
+        <span className={`run-state state-${runState}`} data-testid="run-panel-state">
           {runState}
         </span>
       </header>

@@ -1,0 +1,27 @@
+// The real shell and views, driven by a synthetic stream instead of an engine host. Query
+// parameters: batch, kmax, sps (steps per second), autostart=1. Exposes window.__studio for
+// checks and the benchmark.
+import { createRoot } from 'react-dom/client';
+import { App } from '../../../../src/renderer/App.js';
+import { createConnectionStore } from '../../../../src/renderer/shell/connection-store.js';
+import { wireTransport } from '../../../../src/renderer/shell/wire.js';
+import { createStudioStore, type StudioStore } from '../../../../src/renderer/studio/store.js';
+import '../../../../src/renderer/styles.css';
+import { SyntheticTransport } from './syntheticTransport.js';
+
+const params = new URLSearchParams(window.location.search);
+const num = (key: string, fallback: number): number => Number(params.get(key) ?? fallback);
+const transport = new SyntheticTransport({
+  batch: num('batch', 64),
+  kmax: num('kmax', 512),
+  stepsPerSecond: num('sps', 30),
+  autostart: params.get('autostart') === '1',
+});
+const studio = createStudioStore();
+const connection = createConnectionStore(transport.kind);
+wireTransport(transport, studio, connection);
+(window as unknown as { __studio: { store: StudioStore; transport: SyntheticTransport } }).__studio = { store: studio, transport };
+
+const root = document.getElementById('root');
+if (!root) throw new Error('harness page has no #root');
+createRoot(root).render(<App studio={studio} connection={connection} transport={transport} />);

@@ -1,0 +1,224 @@
+// @vitest-environment happy-dom
+import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { nodeStates } from '../../../src/renderer/studio/nodeStates.js';
+import { BudgetFlow } from '../../../src/renderer/views/BudgetFlow.js';
+import { ErrorBanner } from '../../../src/renderer/views/ErrorBanner.js';
+import { Histograms } from '../../../src/renderer/views/Histograms.js';
+import { ProgressBar } from '../../../src/renderer/views/ProgressBar.js';
+import { RequestView } from '../../../src/renderer/views/RequestTree.js';
+import { RunPanel } from '../../../src/renderer/views/RunPanel.js';
+import { SuperTreeCanvas } from '../../../src/renderer/views/SuperTreeCanvas.js';
+import { TeachingPanel } from '../../../src/renderer/views/TeachingPanel.js';
+import { sampleRequest, sampleStep } from '../studio/fixtures.js';
+import { fakeLayout, renderWithStudio } from './render.js';
+
+afterEach(cleanup);
+
+const frameOf = (...steps: ReturnType<typeof sampleStep>[]) => ({ type: 'frame' as const, steps });
+
+describe('RunPanel', () => {
+  it('refuses K_max below the batch size, naming the problem, and sends nothing', () => {
+    const { sent } = renderWithStudio(<RunPanel />);
+    fireEvent.change(screen.getByLabelText('batch size'), { target: { value: '32' } });
+    fireEvent.change(screen.getByLabelText('K_max'), { target: { value: '16' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Start' }));
+    expect(screen.getByRole('alert').textContent).toMatch(/K_max \(16\) is below the batch size \(32\)/);
+    expect(sent).toEqual([]);
+  });
+
+  it('rejects malformed τ_d pairs next to the field', () => {
+    const { sent } = renderWithStudio(<RunPanel />);
+    fireEvent.change(screen.getByLabelText('τ_d (depth:τ, …)'), { target: { value: '0:0.2, two:0.3' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Start' }));
+    expect(screen.getByRole('alert').textContent).toBe('"two:0.3" is not depth:τ (e.g. 2:0.35)');
+    expect(sent).toEqual([]);
+  });
+
+  it('starts a validated run, then pauses, steps and applies knobs without restarting', () => {
+    const { sent, store } = renderWithStudio(<RunPanel />);
+    fireEvent.change(screen.getByLabelText('batch size'), { target: { value: '8' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Start' }));
+    expect(sent[0]).toEqual({
+      type: 'run.start',
+      config: { domain: 'prose', policy: 'echo', batch: 8, kmax: 96, requests: 64, maxNewTokens: 64, temperature: 0, seed: 1, taus: { '0': 0.2, '2': 0.35 } },
+    });
+    act(() => store.getState().ingest({ type: 'run.state', state: 'running' }));
+    expect((screen.getByRole('button', { name: 'Start' }) as HTMLButtonElement).disabled).toBe(true);
+    fireEvent.click(screen.getByRole('button', { name: 'Pause' }));
+    act(() => store.getState().ingest({ type: 'run.state', state: 'paused' }));
+    fireEvent.click(screen.getByRole('button', { name: 'One step' }));
+    fireEvent.change(screen.getByLabelText('τ_d (depth:τ, …)'), { target: { value: '0:0.25, 2:0.4' } });
+    fireEvent.change(screen.getByLabelText('K_max'), { target: { value: '128' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Apply knobs' }));
+    expect(sent.slice(1)).toEqual([
+      { type: 'run.pause' },
+      { type: 'run.step' },
+      { type: 'knobs.set', knobs: { kmax: 128, batch: 8, taus: { '0': 0.25, '2': 0.4 } } },
+    ]);
+    expect(store.getState().taus).toEqual({ '0': 0.25, '2': 0.4 });
+    // Non-knob settings stay locked while the run lives.
+    expect((screen.getByLabelText('temperature') as HTMLInputElement).disabled).toBe(true);
+  });
+});
+
+describe('errors and progress', () => {
+  it('shows an engine error with its detail until dismissed', () => {
+    const { store } = renderWithStudio(<ErrorBanner />);
+    act(() => store.getState().ingest({ type: 'error', message: 'target model failed to load', detail: 'missing model.safetensors' }));
+    expect(screen.getByRole('alert').textContent).toContain('target model failed to load');
+    expect(screen.getByRole('alert').textContent).toContain('missing model.safetensors');
+    fireEvent.click(screen.getByRole('button', { name: 'dismiss: target model failed to load' }));
+    expect(screen.queryByRole('alert')).toBeNull();
+  });
+
+  it('turns a failing send into a visible error instead of swallowing it', () => {
+    const { store } = renderWithStudio(
+      <>
+        <ErrorBanner />
+        <RunPanel />
+      </>,
+      () => {
+        throw new Error('the engine link is down');
+      },
+    );
+    fireEvent.click(screen.getByRole('button', { name: 'Start' }));
+    expect(store.getState().errors.map((e) => e.message)).toEqual(['Could not send run.start to the engine']);
+    expect(screen.getAllByRole('alert')[0].textContent).toContain('the engine link is down');
+  });
+
+  it('shows a bar per long task and removes it when done', () => {
+    const { store } = renderWithStudio(<ProgressBar />);
+    act(() => store.getState().ingest({ type: 'progress', task: 'graph build', done: 3, total: 4, message: 'layer 3' }));
+    expect(screen.getByTestId('progress-graph build').textContent).toContain('75% — layer 3');
+    act(() => store.getState().ingest({ type: 'progress', task: 'graph build', done: 4, total: 4 }));
+    expect(screen.queryByTestId('progress-graph build')).toBeNull();
+  });
+});
+
+describe('RequestView', () => {
+  it('draws the selected request with one SVG node per verified node, coloured by state', async () => {
+    const { store, container } = renderWithStudio(<RequestView />);
+    const req = sampleRequest();
+    act(() => {
+      store.getState().ingest(frameOf(sampleStep(0, [req])));
+      store.getState().selectRequest('3');
+    });
+    await waitFor(() => expect(container.querySelector('svg.request-tree')).not.toBeNull());
+    const drawn = [...container.querySelectorAll('svg.request-tree [data-state]')].map((g) => g.getAttribute('data-state'));
+    const expected = nodeStates(req).filter((s) => s !== 'pruned');
+    expect(drawn).toEqual(expected);
+    expect(container.querySelector('[data-grant="depth"]')).not.toBeNull();
+    expect(container.querySelector('[data-grant="width"]')).not.toBeNull();
+    expect(container.textContent).toContain('+1 pruned');
+    expect(container.querySelectorAll('[data-gate="pass"]')).toHaveLength(2);
+    fireEvent.click(screen.getByLabelText(/show pruned nodes/));
+    expect(container.querySelectorAll('svg.request-tree [data-state="pruned"]')).toHaveLength(1);
+    // Generated text: accepted part and bonus part of the step.
+    expect(container.querySelector('.accepted-tokens')?.textContent).toBe(' t1 t3');
+    expect(container.querySelector('.bonus-token')?.textContent).toBe(' bonus');
+  });
+});
+
+describe('TeachingPanel', () => {
+  it('pauses a running run and lists one sentence per decision of the shown step', async () => {
+    const { store, sent } = renderWithStudio(<TeachingPanel />);
+    act(() => {
+      store.getState().ingest({ type: 'run.state', state: 'running' });
+      store.getState().ingest(frameOf(sampleStep(5, [sampleRequest()])));
+    });
+    fireEvent.click(screen.getByRole('button', { name: 'Step through decisions' }));
+    expect(sent).toEqual([{ type: 'run.pause' }]);
+    await waitFor(() => expect(screen.getByTestId('decisions').textContent).toContain('Step 5:'));
+    const items = within(screen.getByTestId('decisions')).getAllByRole('listitem');
+    // budget, 2 gate passes, a depth extension, a width expansion, the verification.
+    expect(items).toHaveLength(6);
+    act(() => store.getState().ingest({ type: 'run.state', state: 'paused' }));
+    fireEvent.click(screen.getByRole('button', { name: 'next step ▶' }));
+    expect(sent.at(-1)).toEqual({ type: 'run.step' });
+  });
+});
+
+describe('BudgetFlow', () => {
+  it('shows the split of K_max and the transfers of the step', async () => {
+    const restore = fakeLayout();
+    try {
+      const { store, container } = renderWithStudio(<BudgetFlow />);
+      act(() => store.getState().ingest(frameOf(sampleStep(0, [sampleRequest()], { transfers: [{ from: '9', to: '3', tokens: 2 }] }))));
+      await waitFor(() => expect(screen.getByTestId('budget-base').textContent).toBe('base 8'));
+      expect(screen.getByTestId('budget-unused').textContent).toBe('unused 2');
+      expect(container.textContent).toContain('2 tokens moved from truncated to confident requests');
+      fireEvent.click(screen.getByRole('button', { name: 'request 3' }));
+      expect(store.getState().selectedRequestId).toBe('3');
+    } finally {
+      restore();
+    }
+  });
+});
+
+describe('Histograms', () => {
+  let restore: () => void;
+  beforeEach(() => {
+    restore = fakeLayout(434, 150);
+  });
+  afterEach(() => restore());
+
+  it('draws a chart per depth with AUC and sends a nudged τ as knobs.set', async () => {
+    const { store, sent } = renderWithStudio(<Histograms />);
+    act(() =>
+      store.getState().ingest({
+        type: 'frame',
+        steps: [sampleStep(0, [sampleRequest()])],
+        histograms: [
+          { depth: 0, edges: [0, 0.5, 1], accepted: [1, 9], rejected: [8, 2], auc: 0.86 },
+          { depth: 1, edges: [0, 0.5, 1], accepted: [3, 4], rejected: [4, 3], auc: 0.52 },
+        ],
+      }),
+    );
+    await waitFor(() => expect(screen.getByTestId('histogram-0').textContent).toContain('AUC 0.86'));
+    expect(screen.getByTestId('histogram-0').textContent).toContain('sweet spot');
+    expect(screen.getByTestId('histogram-1').textContent).not.toContain('sweet spot');
+    // Depth 0 is gated in the step (τ 0.30 in its gate check); depth 1 is not, so it has no line.
+    expect(screen.queryByTestId('tau-line-1')).toBeNull();
+    const line = await screen.findByTestId('tau-line-0');
+    expect(line.getAttribute('aria-valuenow')).toBe('0.3');
+    fireEvent.keyDown(line, { key: 'ArrowRight' });
+    expect(sent).toEqual([{ type: 'knobs.set', knobs: { taus: { '0': 0.31, '2': 0.35 } } }]);
+    expect(store.getState().taus['0']).toBe(0.31);
+  });
+
+  it('maps a drag over the plot to τ and commits it on release', async () => {
+    const { store, sent } = renderWithStudio(<Histograms />);
+    act(() =>
+      store.getState().ingest({
+        type: 'frame',
+        steps: [sampleStep(0, [sampleRequest()])],
+        histograms: [{ depth: 0, edges: [0, 0.5, 1], accepted: [1, 9], rejected: [8, 2], auc: 0.86 }],
+      }),
+    );
+    const line = await screen.findByTestId('tau-line-0');
+    line.setPointerCapture = () => undefined;
+    // Plot area: left 34 (y axis), width 434 − 34 − 10 = 390; x = 34 + 0.5·390 → τ 0.5.
+    fireEvent.pointerDown(line, { clientX: 34 + 0.3 * 390, pointerId: 1 });
+    fireEvent.pointerMove(line, { clientX: 34 + 0.5 * 390, pointerId: 1 });
+    expect(sent).toEqual([]);
+    fireEvent.pointerUp(line, { clientX: 34 + 0.5 * 390, pointerId: 1 });
+    expect(sent).toEqual([{ type: 'knobs.set', knobs: { taus: { '0': 0.5, '2': 0.35 } } }]);
+  });
+});
+
+describe('SuperTreeCanvas', () => {
+  it('redraws from a store subscription and summarises the shown step', async () => {
+    const restore = fakeLayout(800, 400);
+    try {
+      const { store } = renderWithStudio(<SuperTreeCanvas />);
+      act(() => store.getState().ingest(frameOf(sampleStep(7, [sampleRequest(), sampleRequest({ requestId: '4' })]))));
+      await waitFor(() =>
+        expect(screen.getByTestId('super-tree-summary').textContent).toBe('step 7 · 2 requests · 16 drafted · 14 verified · 4 accepted'),
+      );
+      expect(screen.getByTestId('super-tree-canvas').dataset.step).toBe('7');
+    } finally {
+      restore();
+    }
+  });
+});
