@@ -1,0 +1,154 @@
+// Speculative engine bench (a script, not a test): ar, chain, static and eagle2 on a model pair
+// at several batch sizes per domain — throughput, speedup over ar measured in the same run, MAT,
+// draft utilisation, verified tokens per step, and the engine's own share of step time (all but
+// onnxruntime's run()). Then a long run sampling memory, to show it stays flat.
+//
+//   npx esbuild bench/engine-policies.ts --bundle --platform=node --format=esm --packages=external \
+//     --outfile=node_modules/.cache/bench/engine-policies.mjs && node node_modules/.cache/bench/engine-policies.mjs [options]
+//
+// Options (defaults in brackets): --draft DIR --target DIR [the bundled demo pair],
+// --domains code,prose,math, --batches 1,8,32, --policies ar,chain,static,eagle2,
+// --kmax-per-request N [8: K_max = N × batch, at least 16], --requests N [2 × batch, at least 8],
+// --max-new-tokens N [64], --threads N [2], --memory-requests N [0 = skip the long run].
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
+import { loadPair, type ModelPair } from '../src/engine/pair.js';
+import { createPolicy } from '../src/engine/policy/index.js';
+import { Runner, type WorkItem } from '../src/engine/runner.js';
+import { MAX_DRAFT_DEPTH } from '../src/engine/step.js';
+import { readPromptsFile, takeRequests } from '../src/engine/workload.js';
+import type { RunMetrics } from '../src/shared/events.js';
+
+const { values: args } = parseArgs({
+  options: {
+    draft: { type: 'string', default: 'assets/models/echo-demo-draft' },
+    target: { type: 'string', default: 'assets/models/echo-demo-target' },
+    domains: { type: 'string', default: 'code,prose,math' },
+    batches: { type: 'string', default: '1,8,32' },
+    policies: { type: 'string', default: 'ar,chain,static,eagle2' },
+    'kmax-per-request': { type: 'string', default: '8' },
+    requests: { type: 'string' },
+    'max-new-tokens': { type: 'string', default: '64' },
+    threads: { type: 'string', default: '2' },
+    'memory-requests': { type: 'string', default: '0' },
+  },
+});
+
+const domains = args.domains.split(',');
+const batches = args.batches.split(',').map(Number);
+const policies = args.policies.split(',');
+const kmaxPerRequest = Number(args['kmax-per-request']);
+const maxNewTokens = Number(args['max-new-tokens']);
+const threads = Number(args.threads);
+const memoryRequests = Number(args['memory-requests']);
+for (const dir of [args.draft, args.target]) {
+  if (!existsSync(join(dir, 'config.json'))) throw new Error(`no model at ${dir} (pass --draft DIR --target DIR)`);
+}
+
+interface Measured {
+  metrics: RunMetrics;
+  engineShare: number;
+}
+
+function workloadFor(pair: ModelPair, domain: string, count: number): WorkItem[] {
+  const records = takeRequests(readPromptsFile(join('assets', 'prompts', `${domain}.jsonl`)), count);
+  return records.map((r) => ({ id: r.id, promptTokens: pair.tokenizer.encode(r.prompt) }));
+}
+
+async function measure(pair: ModelPair, policy: string, batch: number, kmax: number, workload: WorkItem[]): Promise<Measured> {
+  const metrics = new RunMetricsAccumulator({ policy });
+  let stepMs = 0;
+  let modelMs = 0;
+  const runner = new Runner(
+    {
+      target: pair.target,
+      draft: pair.draft,
+      policy: createPolicy(policy, { batch, kmax }),
+      batch,
+      kmax,
+      maxNewTokens,
+      temperature: 0,
+      seed: 0,
+      eosTokenIds: pair.target.info.eosTokenIds,
+      maxLength: pair.maxLength,
+      onStep: (e) => {
+        metrics.addStep(e);
+        stepMs += e.timings.totalMs;
+        modelMs += e.timings.modelMs ?? 0;
+      },
+    },
+    workload,
+  );
+  const summary = await runner.run();
+  return { metrics: metrics.metrics(summary.wallMs), engineShare: (stepMs - modelMs) / stepMs };
+}
+
+const maxBatch = Math.max(...batches);
+const allPrompts = domains.flatMap((d) => readPromptsFile(join('assets', 'prompts', `${d}.jsonl`)));
+const probe = await loadPair(args.draft, args.target, { slots: 1, maxLength: 8, threads });
+const longest = Math.max(...allPrompts.map((r) => probe.tokenizer.encode(r.prompt).length));
+await probe.release();
+const maxLength = longest + maxNewTokens + MAX_DRAFT_DEPTH + 1;
+const pair = await loadPair(args.draft, args.target, { slots: maxBatch, maxLength, threads });
+console.log(`pair: draft ${args.draft} (${pair.draft.info.parameters} params), target ${args.target} (${pair.target.info.parameters} params)`);
+console.log(`max new tokens ${maxNewTokens}, K_max = max(16, ${kmaxPerRequest} × batch), onnxruntime threads ${threads}, greedy`);
+
+// Warm-up: first runs pay onnxruntime's allocations.
+await measure(pair, 'ar', 1, 16, workloadFor(pair, domains[0], 2));
+await measure(pair, 'eagle2', 1, 16, workloadFor(pair, domains[0], 2));
+
+const pad = (s: string | number, n: number) => String(s).padStart(n);
+for (const domain of domains) {
+  for (const batch of batches) {
+    const kmax = Math.max(16, kmaxPerRequest * batch, batch);
+    const count = args.requests ? Number(args.requests) : Math.max(8, 2 * batch);
+    const workload = workloadFor(pair, domain, count);
+    console.log(`\n${domain}, batch ${batch}, K_max ${kmax}, ${count} requests`);
+    console.log(`${'policy'.padEnd(8)}${pad('tok/s', 9)}${pad('vs ar', 8)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('engine %', 10)}`);
+    let arThroughput = 0;
+    for (const policy of policies) {
+      const { metrics: m, engineShare } = await measure(pair, policy, batch, kmax, workload);
+      if (policy === 'ar') arThroughput = m.throughput;
+      const speedup = arThroughput > 0 ? (m.throughput / arThroughput).toFixed(2) + '×' : '-';
+      console.log(
+        `${policy.padEnd(8)}${pad(m.throughput.toFixed(1), 9)}${pad(speedup, 8)}${pad(m.meanAcceptedTokens.toFixed(2), 7)}` +
+          `${pad(m.draftUtilisation.toFixed(2), 7)}${pad(m.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.steps, 7)}${pad((100 * engineShare).toFixed(1), 10)}`,
+      );
+    }
+  }
+}
+
+if (memoryRequests > 0) {
+  const batch = Math.min(8, maxBatch);
+  const workload = workloadFor(pair, domains[0], memoryRequests);
+  const samples: string[] = [];
+  let steps = 0;
+  const mb = (n: number) => (n / 2 ** 20).toFixed(1);
+  const runner = new Runner(
+    {
+      target: pair.target,
+      draft: pair.draft,
+      policy: createPolicy('eagle2', { batch, kmax: 8 * batch }),
+      batch,
+      kmax: 8 * batch,
+      maxNewTokens,
+      temperature: 0,
+      seed: 0,
+      eosTokenIds: pair.target.info.eosTokenIds,
+      maxLength: pair.maxLength,
+      onStep: () => {
+        if (++steps % 200 === 0) {
+          const m = process.memoryUsage();
+          samples.push(`step ${pad(steps, 6)}: rss ${pad(mb(m.rss), 7)} MiB, heap ${pad(mb(m.heapUsed), 6)} MiB, external ${pad(mb(m.external), 7)} MiB`);
+        }
+      },
+    },
+    workload,
+  );
+  await runner.run();
+  console.log(`\nmemory over a long run (eagle2, batch ${batch}, ${memoryRequests} requests):`);
+  for (const line of samples) console.log(line);
+}
+await pair.release();
