@@ -136,22 +136,20 @@ let halfTable: Float32Array | null = null;
 /** Reads one tensor as float32 (a fresh array the caller owns). */
 export function readTensorF32(entry: TensorEntry): Float32Array {
   const count = entry.byteLength / BYTES[entry.dtype];
-  const buf = Buffer.alloc(entry.byteLength);
+  // Read straight into a fresh, aligned buffer (safetensors offsets need not be 4-byte aligned);
+  // the typed-array views below assume a little-endian host, as every supported platform is.
+  const bytes = new Uint8Array(entry.byteLength);
   const fd = openSync(entry.file, 'r');
   try {
     let done = 0;
     while (done < entry.byteLength) {
-      const n = readSync(fd, buf, done, entry.byteLength - done, entry.offset + done);
+      const n = readSync(fd, bytes, done, Math.min(entry.byteLength - done, 1 << 30), entry.offset + done);
       if (n === 0) throw new ModelLoadError(entry.file, `truncated while reading ${entry.name}`);
       done += n;
     }
   } finally {
     closeSync(fd);
   }
-  // Copy into a fresh, aligned buffer (safetensors offsets need not be 4-byte aligned); the
-  // typed-array views below assume a little-endian host, as every supported platform is.
-  const bytes = new Uint8Array(entry.byteLength);
-  bytes.set(buf);
   if (entry.dtype === 'float32') return new Float32Array(bytes.buffer, 0, count);
   const halves = new Uint16Array(bytes.buffer, 0, count);
   const out = new Float32Array(count);
