@@ -52,7 +52,7 @@ export function writeGraph(graph: BuiltGraph, path: string, meta: Record<string,
           continue;
         }
         const bytes = bytesOf(t.data);
-        for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
+        for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, Math.min(bytes.length - done, 1 << 30));
         initializer.push({
           name: t.name,
           dims: t.dims,
@@ -88,7 +88,7 @@ export function writeGraph(graph: BuiltGraph, path: string, meta: Record<string,
   const bytes = encodeModel(model);
   const fd = openSync(tmp, 'w');
   try {
-    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
+    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, Math.min(bytes.length - done, 1 << 30));
   } finally {
     closeSync(fd);
   }
