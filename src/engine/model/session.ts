@@ -199,8 +199,8 @@ export class OrtModelSession implements ModelSession {
       past_index: new ort.Tensor('int32', pastIndex, [b, pastLen]),
       attn_mask: new ort.Tensor('float32', mask, [b, 1, 1, tMax, width]),
       // onnxruntime runs every node whatever is fetched (checked in the tests), so heads that were
-      // not asked for get zero rows and cost nothing; except top-k, which crashes onnxruntime 1.30
-      // on zero rows and gets one row with k = 1 instead (one lm_head row).
+      // not asked for get zero rows and cost nothing. Except top-k: TopK on zero rows kills the
+      // process in onnxruntime 1.30 (SIGFPE), so it gets one row with k = 1 (one lm_head row).
       logits_rows: new ort.Tensor('int32', Int32Array.from(logitsRows), [logitsRows.length]),
       topk_rows: new ort.Tensor('int32', Int32Array.from(topkRows.length ? topkRows : [0]), [Math.max(1, topkRows.length)]),
       argmax_rows: new ort.Tensor('int32', Int32Array.from(argmaxRows), [argmaxRows.length]),
