@@ -1,5 +1,6 @@
 // The studio shell: header with the engine link, the error banner, the engine card, and the
 // named panels that views fill in.
+import { Component, type ErrorInfo, type ReactNode } from 'react';
 import { useStore } from 'zustand';
 import { StudioProvider, useStudio } from './views/StudioContext.js';
 import { PANELS, type PanelSpec } from './panels.js';
@@ -123,7 +124,36 @@ function EngineCard() {
   );
 }
 
+/** A view that throws takes down only its own panel, which says so; the rest keeps working. */
+class PanelBoundary extends Component<{ title: string; onError: (message: string, detail?: string) => void; children: ReactNode }, { failed: string | null }> {
+  override state = { failed: null as string | null };
+
+  static getDerivedStateFromError(error: unknown) {
+    return { failed: error instanceof Error ? error.message : String(error) };
+  }
+
+  override componentDidCatch(error: unknown, info: ErrorInfo) {
+    const message = error instanceof Error ? error.message : String(error);
+    this.props.onError(`The ${this.props.title} view failed: ${message}`, info.componentStack ?? undefined);
+  }
+
+  override render() {
+    if (this.state.failed !== null) {
+      return (
+        <div className="panel-failed" role="alert">
+          <p>This view failed and was stopped.</p>
+          <button type="button" onClick={() => this.setState({ failed: null })}>
+            Try again
+          </button>
+        </div>
+      );
+    }
+    return this.props.children;
+  }
+}
+
 function Panel({ spec }: { spec: PanelSpec }) {
+  const reportError = useStudio((s) => s.reportError);
   const View = spec.view;
   const titleId = `panel-${spec.id}-title`;
   return (
@@ -131,7 +161,15 @@ function Panel({ spec }: { spec: PanelSpec }) {
       <h2 className="panel-title" id={titleId}>
         {spec.title}
       </h2>
-      <div className="panel-body">{View ? <View /> : <p className="muted placeholder">{spec.placeholder}</p>}</div>
+      <div className="panel-body">
+        {View ? (
+          <PanelBoundary title={spec.title} onError={reportError}>
+            <View />
+          </PanelBoundary>
+        ) : (
+          <p className="muted placeholder">{spec.placeholder}</p>
+        )}
+      </div>
     </section>
   );
 }

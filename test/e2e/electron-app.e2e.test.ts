@@ -40,12 +40,12 @@ afterAll(async () => {
 
 describe.skipIf(skipReason !== null)('desktop app', () => {
   it('opens one window that connects to the engine host over its MessagePort', async () => {
-    const window = await app.firstWindow();
-    expect(window.url()).toBe('app://studio/index.html');
-    await window.locator('[data-testid="connection"][data-state="connected"]').waitFor({ timeout: 60_000 });
-    await window.getByTestId('engine-version').getByText(`v${packageVersion(repoRoot)}`).waitFor();
+    const page = await app.firstWindow();
+    expect(page.url()).toBe('app://studio/index.html');
+    await page.locator('[data-testid="connection"][data-state="connected"]').waitFor({ timeout: 60_000 });
+    await page.getByTestId('engine-version').getByText(`v${packageVersion(repoRoot)}`).waitFor();
     // The page is sandboxed: no Node, no ipcRenderer, only the typed bridge.
-    const exposed = await window.evaluate(() => ({
+    const exposed = await page.evaluate(() => ({
       require: typeof (globalThis as { require?: unknown }).require,
       process: typeof (globalThis as { process?: unknown }).process,
       bridge: Object.keys((globalThis as unknown as { echoStudio: object }).echoStudio).sort(),
@@ -56,8 +56,8 @@ describe.skipIf(skipReason !== null)('desktop app', () => {
     expect(exposed.bridge).not.toContain('ipcRenderer');
     // window.open is denied.
     const popups = app.windows().length;
-    await window.evaluate(() => window.open('https://example.com'));
+    await page.evaluate(() => window.open('https://example.com'));
     expect(app.windows().length).toBe(popups);
-    await window.screenshot({ path: path.join(repoRoot, 'test-results', 'studio-electron.png') });
+    await page.screenshot({ path: path.join(repoRoot, 'test-results', 'studio-electron.png') });
   });
 });
