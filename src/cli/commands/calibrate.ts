@@ -1,0 +1,154 @@
+// `echo-studio calibrate`: warm-up runs on a draft/target pair collect per-depth layer
+// confidences labelled accepted or rejected; the profile it writes holds per-depth AUC,
+// histograms, the sweet spots (AUC_d > δ) and τ_d, with sample counts.
+//   echo-studio calibrate (--domain D | --prompts FILE) [--draft DIR --target DIR] [--delta δ]
+//     [--depth 8] [--requests 24] [--batch 8] [--max-new-tokens 32] --out profile.json
+import { InvalidArgumentError, type Command } from 'commander';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { DEFAULT_DELTA } from '../../engine/calibrate/calibration.js';
+import { saveProfile, type EchoProfile } from '../../engine/calibrate/profile.js';
+import { calibratePair } from '../../engine/calibrate/warmup.js';
+import { loadPair } from '../../engine/pair.js';
+import { MAX_DRAFT_DEPTH } from '../../engine/step.js';
+import { readPromptsFile, takeRequests, type PromptRecord } from '../../engine/workload.js';
+import { findPackageRoot } from '../../host/paths.js';
+import { BUNDLED_DRAFT, BUNDLED_TARGET } from './run.js';
+
+export interface CalibrateFlags {
+  domain?: string;
+  prompts?: string;
+  draft?: string;
+  target?: string;
+  delta: number;
+  depth: number;
+  requests: number;
+  batch: number;
+  maxNewTokens: number;
+  threads?: number;
+  out: string;
+  json?: boolean;
+}
+
+export interface CalibrateReport {
+  profile: EchoProfile;
+  seconds: number;
+  out: string;
+}
+
+/** The pair named by flags, or the bundled demo pair. */
+export function pairDirs(flags: { draft?: string; target?: string }, root = findPackageRoot(import.meta.url)): { draftDir: string; targetDir: string } {
+  if ((flags.draft === undefined) !== (flags.target === undefined)) {
+    throw new Error('give both --draft and --target, or neither for the bundled pair');
+  }
+  if (flags.draft !== undefined && flags.target !== undefined) {
+    return { draftDir: path.resolve(flags.draft), targetDir: path.resolve(flags.target) };
+  }
+  const draftDir = path.join(root, 'assets', 'models', BUNDLED_DRAFT);
+  const targetDir = path.join(root, 'assets', 'models', BUNDLED_TARGET);
+  for (const dir of [draftDir, targetDir]) {
+    if (!existsSync(path.join(dir, 'config.json'))) throw new Error(`the bundled demo pair is missing (${dir}); pass --draft DIR --target DIR`);
+  }
+  return { draftDir, targetDir };
+}
+
+/** Prompts from --prompts FILE or a bundled --domain. */
+export function calibrationPrompts(flags: { domain?: string; prompts?: string }, count: number, root = findPackageRoot(import.meta.url)): PromptRecord[] {
+  if ((flags.domain === undefined) === (flags.prompts === undefined)) throw new Error('give exactly one of --domain NAME or --prompts FILE');
+  if (flags.prompts !== undefined) return takeRequests(readPromptsFile(flags.prompts), count);
+  const dir = path.join(root, 'assets', 'prompts');
+  const file = path.join(dir, `${flags.domain}.jsonl`);
+  if (!existsSync(file)) {
+    const known = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.jsonl')).map((f) => f.slice(0, -6)) : [];
+    throw new Error(`unknown domain "${flags.domain}" (bundled: ${known.join(', ') || 'none'}); or pass --prompts FILE`);
+  }
+  return takeRequests(readPromptsFile(file), count);
+}
+
+export async function executeCalibrate(flags: CalibrateFlags, log?: (line: string) => void): Promise<CalibrateReport> {
+  const start = performance.now();
+  const { draftDir, targetDir } = pairDirs(flags);
+  const records = calibrationPrompts(flags, flags.requests);
+  const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');
+  const tokenizer = ModelTokenizer.load(targetDir);
+  const workload = records.map((r) => ({ id: r.id, promptTokens: tokenizer.encode(r.prompt) }));
+  const longest = Math.max(...workload.map((w) => w.promptTokens.length));
+  // The runner sizes every request for the deepest tree any policy may draft.
+  const maxLength = longest + flags.maxNewTokens + MAX_DRAFT_DEPTH + 1;
+  const pair = await loadPair(draftDir, targetDir, { slots: flags.batch, maxLength, threads: flags.threads, onMessage: log });
+  try {
+    log?.(`calibrating on ${workload.length} prompts, ${flags.maxNewTokens} tokens each, depths 0–${flags.depth - 1}, δ = ${flags.delta}`);
+    const profile = await calibratePair({
+      target: pair.target,
+      draft: pair.draft,
+      workload,
+      eosTokenIds: pair.target.info.eosTokenIds,
+      maxLength,
+      depth: flags.depth,
+      batch: flags.batch,
+      maxNewTokens: flags.maxNewTokens,
+      delta: flags.delta,
+      models: { draft: draftDir, target: targetDir },
+      domain: flags.prompts ?? flags.domain ?? 'unknown',
+    });
+    await saveProfile(flags.out, profile);
+    return { profile, seconds: (performance.now() - start) / 1000, out: flags.out };
+  } finally {
+    await pair.release();
+  }
+}
+
+export function formatProfile(profile: EchoProfile): string {
+  const lines = ['depth  accepted  rejected    AUC      τ_d   sweet spot'];
+  for (const d of profile.depths) {
+    const auc = d.auc === null ? '  n/a' : d.auc.toFixed(3);
+    const tau = d.tau === null ? '  n/a' : d.tau.toFixed(3);
+    lines.push(
+      `${String(d.depth).padStart(5)}  ${String(d.accepted).padStart(8)}  ${String(d.rejected).padStart(8)}  ${auc.padStart(6)}  ${tau.padStart(6)}   ${d.sweetSpot ? 'yes' : ''}`,
+    );
+  }
+  const taus = Object.entries(profile.taus).map(([d, t]) => `d${d}:${t}`).join(' ');
+  lines.push(`D_sig (AUC > ${profile.delta}, plus root and target depth above chance): ${taus}`);
+  return lines.join('\n');
+}
+
+function integer(name: string, min: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}, got "${value}"`);
+    return n;
+  };
+}
+
+function delta(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !(n >= 0.5 && n < 1)) throw new InvalidArgumentError(`--delta must be an AUC bar in [0.5, 1), got "${value}"`);
+  return n;
+}
+
+export function register(program: Command): void {
+  program
+    .command('calibrate')
+    .description('find the sweet-spot depths and thresholds τ_d of a draft/target pair on warm-up prompts; write a profile')
+    .option('--domain <name>', 'bundled prompt set (code, prose, math)')
+    .option('--prompts <file>', 'prompts JSONL file: {"id","prompt"} per line')
+    .option('--draft <dir>', 'draft model folder (Hugging Face); default: the bundled demo pair')
+    .option('--target <dir>', 'target model folder (Hugging Face)')
+    .option('--delta <x>', 'sweet-spot bar: keep depths with AUC_d > δ', delta, DEFAULT_DELTA)
+    .option('--depth <n>', 'layers to calibrate (depths 0 … n−1; the last is the target depth)', integer('--depth', 1), 8)
+    .option('--requests <n>', 'warm-up prompts', integer('--requests', 1), 24)
+    .option('--batch <n>', 'warm-up requests in flight at once', integer('--batch', 1), 8)
+    .option('--max-new-tokens <n>', 'tokens generated per warm-up prompt', integer('--max-new-tokens', 1), 32)
+    .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
+    .requiredOption('--out <file>', 'where to write the profile JSON')
+    .option('--json', 'print the profile JSON instead of a table')
+    .action(async (flags: CalibrateFlags) => {
+      const log = flags.json ? undefined : (line: string) => process.stderr.write(`${line}\n`);
+      const report = await executeCalibrate(flags, log);
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify(report.profile)}\n`);
+        return;
+      }
+      process.stdout.write(`${formatProfile(report.profile)}\nwrote ${report.out} in ${report.seconds.toFixed(1)} s\n`);
+    });
+}

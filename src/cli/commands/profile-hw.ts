@@ -1,0 +1,118 @@
+// `echo-studio profile-hw`: measure target and draft forward time against packed token count on
+// this machine, fit the paper's T_ver(K) ≈ T_ar (1 + γ [K − K_max]^+) to find the knee where cost
+// turns linear, and suggest K_max. The JSON it writes feeds `run --clock modelled --hw measured`.
+//   echo-studio profile-hw [--draft DIR --target DIR] [--max-tokens 512] [--repeats 5]
+//     [--slots 16] [--context 64] [--threads N] [--provider cpu|cuda] [--out hw.json] [--json]
+import { InvalidArgumentError, type Command } from 'commander';
+import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { suggestKmax, type KneeFit, type TimedPoint } from '../../engine/cost/knee.js';
+import { DEFAULT_TOKEN_COUNTS, HardwareProfileSchema, measureForwardCurve, rowsNeeded, type HardwareProfile } from '../../engine/cost/measure.js';
+import { fitKnee } from '../../engine/cost/knee.js';
+import { loadModel } from '../../engine/model/loader.js';
+import { pairDirs } from './calibrate.js';
+
+export interface ProfileHwFlags {
+  draft?: string;
+  target?: string;
+  maxTokens: number;
+  repeats: number;
+  slots: number;
+  context: number;
+  threads?: number;
+  provider: 'cpu' | 'cuda';
+  out?: string;
+  json?: boolean;
+}
+
+export interface ProfileHwReport {
+  profile: HardwareProfile;
+  target: KneeFit;
+  draft: KneeFit;
+  /** Suggested K_max per batch size: the target's knee, never below the batch. */
+  suggestions: { batch: number; kmax: number }[];
+}
+
+export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: string) => void): Promise<ProfileHwReport> {
+  const { draftDir, targetDir } = pairDirs(flags);
+  const tokenCounts = DEFAULT_TOKEN_COUNTS.filter((n) => n <= flags.maxTokens);
+  if (tokenCounts.length < 3) throw new Error(`--max-tokens ${flags.maxTokens} leaves fewer than 3 token counts to measure`);
+  const measure = { tokenCounts, repeats: flags.repeats, slots: flags.slots, context: flags.context };
+  const curves: Record<'target' | 'draft', TimedPoint[]> = { target: [], draft: [] };
+  for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
+    const session = await loadModel(dir, { slots: flags.slots, maxLength: rowsNeeded(measure), threads: flags.threads, provider: flags.provider, onMessage: log });
+    try {
+      log?.(`${which}: ${dir}`);
+      curves[which] = await measureForwardCurve(session, {
+        ...measure,
+        onPoint: (p) => log?.(`  ${String(p.tokens).padStart(4)} tokens  ${p.ms.toFixed(2).padStart(8)} ms`),
+      });
+    } finally {
+      await session.release();
+    }
+  }
+  const profile = HardwareProfileSchema.parse({
+    kind: 'echo-hw-profile',
+    version: 1,
+    createdAt: new Date().toISOString(),
+    host: { cpu: cpus()[0]?.model ?? 'unknown', threads: flags.threads ?? null, provider: flags.provider },
+    models: { draft: draftDir, target: targetDir },
+    slots: flags.slots,
+    context: flags.context,
+    target: curves.target,
+    draft: curves.draft,
+  });
+  const target = fitKnee(profile.target);
+  const draft = fitKnee(profile.draft);
+  const suggestions = [1, 8, 32, 64].map((batch) => ({ batch, kmax: suggestKmax(target, batch) }));
+  if (flags.out) writeFileSync(flags.out, `${JSON.stringify(profile, null, 2)}\n`);
+  return { profile, target, draft, suggestions };
+}
+
+export function formatProfileHw(report: ProfileHwReport): string {
+  const lines = ['tokens   target ms   draft ms   target ms/token'];
+  report.profile.target.forEach((t, i) => {
+    const d = report.profile.draft[i];
+    lines.push(`${String(t.tokens).padStart(6)}  ${t.ms.toFixed(2).padStart(10)}  ${(d?.ms ?? NaN).toFixed(2).padStart(9)}  ${(t.ms / t.tokens).toFixed(3).padStart(16)}`);
+  });
+  const fit = (name: string, f: KneeFit) =>
+    `${name}: knee at ${f.kmax} tokens · T_ar ${f.tArMs.toFixed(2)} ms · γ ${f.gamma.toPrecision(3)} per token past the knee · fit error ${(100 * f.rmsRelativeError).toFixed(1)}% rms`;
+  lines.push(fit('target', report.target), fit('draft', report.draft));
+  lines.push(`suggested K_max: ${report.suggestions.map((s) => `batch ${s.batch} → ${s.kmax}`).join(', ')}`);
+  return lines.join('\n');
+}
+
+function integer(name: string, min: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}, got "${value}"`);
+    return n;
+  };
+}
+
+function provider(value: string): 'cpu' | 'cuda' {
+  if (value !== 'cpu' && value !== 'cuda') throw new InvalidArgumentError(`--provider must be cpu or cuda, got "${value}"`);
+  return value;
+}
+
+export function register(program: Command): void {
+  program
+    .command('profile-hw')
+    .description('measure forward time against packed token count, find the knee where cost turns linear, suggest K_max')
+    .option('--draft <dir>', 'draft model folder (Hugging Face); default: the bundled demo pair')
+    .option('--target <dir>', 'target model folder (Hugging Face)')
+    .option('--max-tokens <n>', 'largest packed forward to time', integer('--max-tokens', 4), 512)
+    .option('--repeats <n>', 'timed forwards per size (median kept)', integer('--repeats', 1), 5)
+    .option('--slots <n>', 'requests the packed tokens are spread over', integer('--slots', 1), 16)
+    .option('--context <n>', 'committed context rows per request', integer('--context', 0), 64)
+    .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
+    .option('--provider <name>', 'cpu or cuda', provider, 'cpu')
+    .option('--out <file>', 'write the measured curves (for run --clock modelled --hw measured)')
+    .option('--json', 'print the report as JSON')
+    .action(async (flags: ProfileHwFlags) => {
+      const log = flags.json ? undefined : (line: string) => process.stderr.write(`${line}\n`);
+      const report = await executeProfileHw(flags, log);
+      if (flags.json) process.stdout.write(`${JSON.stringify({ target: report.target, draft: report.draft, suggestions: report.suggestions, profile: report.profile })}\n`);
+      else process.stdout.write(`${formatProfileHw(report)}\n`);
+    });
+}

@@ -1,0 +1,70 @@
+// Where a run of `echo`, `dense` or `fixed` gets its τ_d: explicit --taus win, then a profile
+// file, else a short warm-up calibration on the run's own first prompts (said out loud, since it
+// costs time and its thresholds come from few samples).
+import type { RunConfig } from '../../shared/config';
+import type { ModelSession } from '../model/types';
+import type { WorkItem } from '../runner';
+import { DEFAULT_DELTA } from './calibration';
+import { loadProfile, profileGates, type EchoProfile } from './profile';
+import { calibratePair } from './warmup';
+
+export const GATED_POLICIES = new Set(['echo', 'dense', 'fixed']);
+
+/** Warm-up size used when a gated run has no profile. */
+export const AUTO_WARMUP = { prompts: 8, maxNewTokens: 24, depth: 8, batch: 4 } as const;
+
+export interface ResolvedGates {
+  taus: Record<string, number>;
+  denseTaus: Record<string, number>;
+  source: 'flags' | 'profile' | 'warm-up';
+  profile?: EchoProfile;
+}
+
+export interface GateResolution {
+  config: RunConfig;
+  target: ModelSession;
+  draft: ModelSession;
+  workload: readonly WorkItem[];
+  eosTokenIds: readonly number[];
+  maxLength?: number;
+  models: { draft: string; target: string };
+  log?: (line: string) => void;
+}
+
+/** Null for policies that do not gate by τ_d (everything but echo, dense, fixed). */
+export async function resolveGates(r: GateResolution): Promise<ResolvedGates | null> {
+  const { config } = r;
+  if (!GATED_POLICIES.has(config.policy)) return null;
+  if (config.taus !== undefined) return { taus: config.taus, denseTaus: {}, source: 'flags' };
+  if (config.profile !== undefined) {
+    const profile = await loadProfile(config.profile);
+    return { ...profileGates(profile), source: 'profile', profile };
+  }
+  const workload = r.workload.slice(0, AUTO_WARMUP.prompts).map((w, i) => ({ id: `warmup-${i}`, promptTokens: w.promptTokens }));
+  // No longer than the run itself, so the KV rows the pair was loaded with suffice.
+  const maxNewTokens = Math.min(AUTO_WARMUP.maxNewTokens, config.maxNewTokens);
+  const start = performance.now();
+  r.log?.(
+    `${config.policy}: no --profile given: calibrating τ_d on a short warm-up (${workload.length} prompts, ${maxNewTokens} tokens each) first; run \`echo-studio calibrate\` once and pass --profile to skip this`,
+  );
+  const profile = await calibratePair({
+    target: r.target,
+    draft: r.draft,
+    workload,
+    eosTokenIds: r.eosTokenIds,
+    maxLength: r.maxLength,
+    depth: AUTO_WARMUP.depth,
+    batch: Math.min(AUTO_WARMUP.batch, r.target.capacity, r.draft.capacity),
+    maxNewTokens,
+    delta: DEFAULT_DELTA,
+    minSamples: 4,
+    models: r.models,
+    domain: config.promptsFile ?? config.domain ?? 'unknown',
+  });
+  const gates = profileGates(profile);
+  const list = Object.entries(gates.taus)
+    .map(([d, t]) => `d${d}:${t}`)
+    .join(' ');
+  r.log?.(`${config.policy}: warm-up calibration took ${((performance.now() - start) / 1000).toFixed(1)} s; sweet spots ${list}`);
+  return { ...gates, source: 'warm-up', profile };
+}

@@ -1,0 +1,101 @@
+// Measured cost: forward time of a model against packed token count on this machine, as the
+// engine would pay it (a Super-Tree spread over several requests' KV slots, each with some
+// committed context, asking for one argmax per row). Feeds fitKnee and `--hw measured`.
+import { z } from 'zod';
+import type { ModelSession } from '../model/types';
+import { fitKnee, type KneeFit, type TimedPoint } from './knee';
+
+export const DEFAULT_TOKEN_COUNTS = [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512];
+
+export interface MeasureOptions {
+  tokenCounts?: readonly number[];
+  /** Timed forwards per token count; the median is kept. */
+  repeats?: number;
+  /** Requests the packed tokens are spread over (KV slots used). */
+  slots: number;
+  /** Committed context rows per slot before timing. */
+  context: number;
+  onPoint?: (point: TimedPoint) => void;
+}
+
+/** Rows a slot needs for a measurement: context plus its share of the largest forward. */
+export function rowsNeeded(options: Pick<MeasureOptions, 'tokenCounts' | 'slots' | 'context'>): number {
+  const counts = options.tokenCounts ?? DEFAULT_TOKEN_COUNTS;
+  return options.context + Math.ceil(Math.max(...counts) / options.slots) + 1;
+}
+
+export async function measureForwardCurve(session: ModelSession, options: MeasureOptions): Promise<TimedPoint[]> {
+  const counts = options.tokenCounts ?? DEFAULT_TOKEN_COUNTS;
+  const repeats = options.repeats ?? 5;
+  const vocab = session.info.vocabSize;
+  const slots: number[] = [];
+  try {
+    for (let s = 0; s < options.slots; s++) slots.push(session.allocSlot());
+    // Fixed pseudo-random context: the cost does not depend on which tokens they are.
+    const token = (i: number) => (i * 7919 + 13) % Math.max(1, vocab - 1);
+    if (options.context > 0) {
+      await session.forward(
+        slots.map((slot, s) => ({
+          slot,
+          tokens: Int32Array.from({ length: options.context }, (_, i) => token(i + 31 * s)),
+          parents: Int32Array.from({ length: options.context }, (_, i) => i - 1),
+        })),
+        {},
+      );
+      for (const slot of slots) session.commit(slot, Array.from({ length: options.context }, (_, i) => i));
+    }
+    const points: TimedPoint[] = [];
+    for (const n of counts) {
+      const used = Math.min(n, slots.length);
+      const entries = slots.slice(0, used).map((slot, s) => {
+        const len = Math.floor(n / used) + (s < n % used ? 1 : 0);
+        // A chain per request: every row attends to the context and its ancestors, as a tree does.
+        return { slot, tokens: Int32Array.from({ length: len }, (_, i) => token(i + 101 * s)), parents: Int32Array.from({ length: len }, (_, i) => i - 1) };
+      });
+      const rows = Array.from({ length: n }, (_, i) => i);
+      const times: number[] = [];
+      for (let r = 0; r <= repeats; r++) {
+        const start = performance.now();
+        await session.forward(entries, { topkRows: rows, topk: 1 });
+        const ms = performance.now() - start;
+        for (const { slot } of entries) session.clearScratch(slot);
+        if (r > 0) times.push(ms); // the first forward of a size warms allocations up
+      }
+      times.sort((a, b) => a - b);
+      const point = { tokens: n, ms: times[Math.floor(times.length / 2)] };
+      points.push(point);
+      options.onPoint?.(point);
+    }
+    return points;
+  } finally {
+    for (const slot of slots) session.freeSlot(slot);
+  }
+}
+
+const PointsSchema = z.array(z.object({ tokens: z.number().int().min(1), ms: z.number().positive() })).min(3);
+
+export const HardwareProfileSchema = z.object({
+  kind: z.literal('echo-hw-profile'),
+  version: z.literal(1),
+  createdAt: z.string(),
+  host: z.object({ cpu: z.string(), threads: z.number().int().min(0).nullable(), provider: z.string() }),
+  models: z.object({ draft: z.string(), target: z.string() }),
+  slots: z.number().int().min(1),
+  context: z.number().int().min(0),
+  target: PointsSchema,
+  draft: PointsSchema,
+});
+export type HardwareProfile = z.infer<typeof HardwareProfileSchema>;
+
+export function parseHardwareProfile(json: unknown, source = 'hardware profile'): HardwareProfile {
+  const result = HardwareProfileSchema.safeParse(json);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new Error(`${source}: not a valid hardware profile: ${issue.path.join('.') || '(top level)'}: ${issue.message}`);
+  }
+  return result.data;
+}
+
+export function fitHardwareProfile(profile: HardwareProfile): { target: KneeFit; draft: KneeFit } {
+  return { target: fitKnee(profile.target), draft: fitKnee(profile.draft) };
+}

@@ -1,0 +1,71 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { calibrationPrompts, executeCalibrate, formatProfile } from '../../../src/cli/commands/calibrate';
+import { resolveGates } from '../../../src/engine/calibrate/gates';
+import { loadProfile, saveProfile } from '../../../src/engine/calibrate/profile';
+import { RunConfigSchema } from '../../../src/shared/config';
+import { loadFixturePair, randomPrompts, type FixturePair } from '../fixtures/pair';
+import { tempDir } from '../model/helpers';
+
+describe('calibrate command and gate resolution', () => {
+  let pair: FixturePair;
+  const tmp = tempDir('echo-calibrate-');
+  beforeAll(async () => {
+    pair = await loadFixturePair({ draft: 'perturbed', slots: 4 });
+  });
+  afterAll(async () => {
+    await pair?.release();
+    tmp.cleanup();
+  });
+
+  it('needs exactly one of --domain and --prompts', () => {
+    expect(() => calibrationPrompts({}, 4)).toThrow(/exactly one of --domain/);
+    expect(() => calibrationPrompts({ domain: 'code', prompts: 'x.jsonl' }, 4)).toThrow(/exactly one of --domain/);
+    expect(() => calibrationPrompts({ domain: 'no-such-domain' }, 4)).toThrow(/unknown domain "no-such-domain"/);
+  });
+
+  it('writes a loadable profile from a prompts file on a given pair', async () => {
+    const prompts = join(tmp.path, 'prompts.jsonl');
+    writeFileSync(prompts, ['ab cd ef', 'the quick brown fox', 'one two three', 'x = y + 1'].map((p, i) => JSON.stringify({ id: `p${i}`, prompt: p })).join('\n'));
+    const out = join(tmp.path, 'profile.json');
+    const report = await executeCalibrate({
+      prompts,
+      draft: pair.draftDir,
+      target: pair.targetDir,
+      delta: 0.55,
+      depth: 3,
+      requests: 8,
+      batch: 4,
+      maxNewTokens: 16,
+      threads: 1,
+      out,
+    });
+    const profile = await loadProfile(out);
+    expect(profile).toEqual(report.profile);
+    expect(profile.models.target).toBe(pair.targetDir);
+    expect(profile.samples.prompts).toBe(8);
+    expect(profile.depths).toHaveLength(3);
+    expect(formatProfile(profile)).toMatch(/D_sig \(AUC > 0\.55/);
+  });
+
+  it('takes τ_d from --taus, then --profile, else calibrates on a warm-up and says so', async () => {
+    const workload = randomPrompts(8, 3);
+    const base = { target: pair.target, draft: pair.draft, workload, eosTokenIds: [], maxLength: 192, models: { draft: 'd', target: 't' } };
+    const config = (extra: object) => RunConfigSchema.parse({ policy: 'echo', batch: 4, kmax: 16, requests: 8, maxNewTokens: 16, temperature: 0, seed: 0, ...extra });
+
+    expect(await resolveGates({ ...base, config: config({ policy: 'static' }) })).toBeNull();
+    expect(await resolveGates({ ...base, config: config({ taus: { '0': 0.3 } }) })).toMatchObject({ source: 'flags', taus: { '0': 0.3 } });
+
+    const lines: string[] = [];
+    const warm = await resolveGates({ ...base, config: config({}), log: (l) => lines.push(l) });
+    expect(warm?.source).toBe('warm-up');
+    expect(lines[0]).toMatch(/no --profile given: calibrating τ_d on a short warm-up/);
+    expect(Object.keys(warm!.taus).length).toBeGreaterThan(0);
+
+    const file = join(tmp.path, 'p.json');
+    await saveProfile(file, warm!.profile!);
+    const fromFile = await resolveGates({ ...base, config: config({ profile: file }) });
+    expect(fromFile).toMatchObject({ source: 'profile', taus: warm!.taus, denseTaus: warm!.denseTaus });
+  });
+});

@@ -1,0 +1,37 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { executeProfileHw, formatProfileHw } from '../../../src/cli/commands/profile-hw';
+import { clockFromSpec } from '../../../src/engine/cost/clock';
+import { measureForwardCurve, parseHardwareProfile, rowsNeeded } from '../../../src/engine/cost/measure';
+import { loadFixturePair, type FixturePair } from '../fixtures/pair';
+
+describe('measured forward curve', () => {
+  let pair: FixturePair;
+  beforeAll(async () => {
+    pair = await loadFixturePair({ draft: 'same', slots: 4, maxLength: 64 });
+  });
+  afterAll(async () => pair?.release());
+
+  it('times one point per token count and leaves the slots free', async () => {
+    const options = { tokenCounts: [1, 4, 16, 32], repeats: 2, slots: 4, context: 8 };
+    expect(rowsNeeded(options)).toBe(8 + 8 + 1);
+    const points = await measureForwardCurve(pair.target, options);
+    expect(points.map((p) => p.tokens)).toEqual([1, 4, 16, 32]);
+    for (const p of points) expect(p.ms).toBeGreaterThan(0);
+    // All four slots are free again.
+    const slots = [0, 1, 2, 3].map(() => pair.target.allocSlot());
+    expect(new Set(slots).size).toBe(4);
+    for (const s of slots) pair.target.freeSlot(s);
+  });
+
+  it('profile-hw measures both models, fits a knee, and its output drives the measured clock', async () => {
+    const report = await executeProfileHw({ draft: pair.draftDir, target: pair.targetDir, maxTokens: 32, repeats: 1, slots: 4, context: 4, provider: 'cpu', threads: 1 });
+    expect(report.profile.target.map((p) => p.tokens)).toEqual([1, 2, 4, 8, 12, 16, 24, 32]);
+    expect(report.profile.draft).toHaveLength(8);
+    expect(report.target.kmax).toBeGreaterThanOrEqual(1);
+    for (const s of report.suggestions) expect(s.kmax).toBeGreaterThanOrEqual(s.batch);
+    expect(formatProfileHw(report)).toMatch(/suggested K_max: batch 1 → \d+/);
+    const profile = parseHardwareProfile(JSON.parse(JSON.stringify(report.profile)));
+    expect(clockFromSpec('measured', profile.target).label).toMatch(/measured T_ver fit/);
+    expect(() => parseHardwareProfile({ ...profile, target: [] }, 'hw.json')).toThrow(/^hw\.json: not a valid hardware profile: target/);
+  });
+});
