@@ -90,3 +90,103 @@ function firstDifference(a: readonly number[], b: readonly number[]): number {
   for (let i = 0; i < n; i++) if (a[i] !== b[i]) return i;
   return -1;
 }
+
+describe('runner behaviour on a pair whose draft is the target itself', () => {
+  let pair: FixturePair;
+  beforeAll(async () => {
+    pair = await loadFixturePair({ draft: 'same', slots: 4 });
+  });
+  afterAll(async () => pair?.release());
+
+  function runner(policy: string, workload: WorkItem[], options: { batch?: number; kmax?: number; eos?: number[]; maxNew?: number; onStep?: (e: StepEvent) => void } = {}) {
+    const batch = options.batch ?? 2;
+    const kmax = options.kmax ?? 16;
+    return new Runner(
+      {
+        target: pair.target,
+        draft: pair.draft,
+        policy: createPolicy(policy, { batch, kmax }),
+        batch,
+        kmax,
+        maxNewTokens: options.maxNew ?? MAX_NEW,
+        temperature: 0,
+        seed: 1,
+        eosTokenIds: options.eos ?? pair.target.info.eosTokenIds,
+        onStep: options.onStep,
+      },
+      workload,
+    );
+  }
+
+  it('accepts every chain token when the draft is the target', async () => {
+    const steps: StepEvent[] = [];
+    await runner('chain', randomPrompts(4, 9), { onStep: (e) => steps.push(e) }).run();
+    let drafted = 0;
+    for (const e of steps) {
+      for (const r of e.requests) {
+        const verified = r.nodes.filter((n) => n.verified && n.depth >= 0).length;
+        drafted += verified;
+        expect(r.accepted.length).toBe(verified);
+      }
+    }
+    expect(drafted).toBeGreaterThan(20);
+  });
+
+  it('stops a request at its first EOS token, keeping it, for every policy alike', async () => {
+    const workload = randomPrompts(3, 13);
+    const free = await runner('ar', workload).run();
+    // Pretend the token ar emits fourth for request 0 is the end-of-sequence token.
+    const eos = free.results[0].tokens[3];
+    for (const policy of ['ar', 'chain', 'eagle2']) {
+      const { results } = await runner(policy, workload, { eos: [eos] }).run();
+      for (let i = 0; i < results.length; i++) {
+        const full = free.results[i].tokens;
+        const cut = full.indexOf(eos);
+        expect(results[i].tokens, policy).toEqual(cut === -1 ? full : full.slice(0, cut + 1));
+        expect(results[i].finish).toBe(cut === -1 ? 'length' : 'eos');
+      }
+    }
+  });
+
+  it('keeps at most `batch` requests in flight, admits waiting ones as others retire, honours arrival times', async () => {
+    const workload = randomPrompts(6, 21).map((w, i) => ({ ...w, arrivalMs: i === 5 ? 300 : 0 }));
+    let maxInFlight = 0;
+    const { results } = await runner('eagle2', workload, { batch: 2, kmax: 20, maxNew: 6, onStep: (e) => (maxInFlight = Math.max(maxInFlight, e.requests.length)) }).run();
+    expect(maxInFlight).toBe(2);
+    expect(results.map((r) => r.id)).toEqual(workload.map((w) => w.id));
+    expect(results.every((r) => r.tokens.length === 6)).toBe(true);
+    expect(results[5].admittedMs).toBeGreaterThanOrEqual(300);
+    // Slots were all freed: the models can hand out every slot again.
+    const slots = Array.from({ length: pair.target.capacity }, () => pair.target.allocSlot());
+    slots.forEach((s) => pair.target.freeSlot(s));
+  });
+
+  it('pauses, single-steps, applies knobs between steps and stops', async () => {
+    const events: StepEvent[] = [];
+    const r = runner('chain', randomPrompts(4, 3), { batch: 2, kmax: 12, onStep: (e) => events.push(e) });
+    const stepsReach = async (n: number) => {
+      while (events.length < n) await new Promise((resolve) => setTimeout(resolve, 10));
+    };
+    r.pause();
+    const done = r.run();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(events.length).toBe(0);
+    r.stepOnce();
+    r.stepOnce();
+    await stepsReach(2);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(events.length).toBe(2);
+    expect(() => r.setKnobs({ kmax: 1 })).toThrow('K_max (1) is below the batch size (2)');
+    r.setKnobs({ kmax: 4 });
+    r.stepOnce();
+    await stepsReach(3);
+    expect(events[2].kmax).toBe(4);
+    expect(events[2].verifiedTokens).toBeLessThanOrEqual(4);
+    r.stop();
+    const summary = await done;
+    expect(summary.stopped).toBe(true);
+    expect(summary.steps).toBe(3);
+    const slots = Array.from({ length: pair.draft.capacity }, () => pair.draft.allocSlot());
+    slots.forEach((s) => pair.draft.freeSlot(s));
+  });
+});
