@@ -66,7 +66,7 @@ export const TraceHeaderSchema = z.object({
   hardware: HardwareSchema,
   /** The calibration profile the run used, verbatim, when it used one. */
   profile: z.record(z.string(), z.unknown()).optional(),
-  /** Step lines carry each request's full candidate tree (what-if re-scoring); larger files. */
+  /** Step lines carry every draft expansion's top-k (what-if re-scoring); larger files. */
   recordCandidates: z.boolean(),
 });
 export type TraceHeader = z.infer<typeof TraceHeaderSchema>;
@@ -96,24 +96,20 @@ export const GateCheckSchema = z.object({
 });
 
 /**
- * What-if data for one node of the candidate tree drafted up to the max shape (recorded only
- * with recordCandidates). Acceptance of a child x of this node is decided exactly when
- * targetArgmax is known: greedy verification accepts x iff x.token === targetArgmax.
+ * What-if data (recorded only with recordCandidates): one drafted-and-forwarded node's top-k
+ * continuation under the draft model, so a re-score can rebuild the tree another schedule would
+ * have drafted from the same prefix without running the draft model.
  */
-export const CandidateNodeSchema = z.object({
-  id: count(),
-  parent: int().min(-1),
-  depth: int().min(-1),
-  token: count(),
-  logq: z.number(),
-  pathScore: z.number(),
+export const ExpansionSchema = z.object({
+  /** Id of the expanded node in the request's `nodes` (0 = the root). */
+  node: count(),
   /** The draft's top-k next tokens after this node, best first, with their log q. */
-  topkTokens: z.array(count()),
-  topkLogq: z.array(z.number()),
-  /** The target's greedy (argmax) token after this node, where the target saw the node. */
+  tokens: z.array(count()),
+  logq: z.array(z.number()),
+  /** The target's greedy token after this node, where recorded (greedy runs do not need it). */
   targetArgmax: count().optional(),
 });
-export type CandidateNode = z.infer<typeof CandidateNodeSchema>;
+export type Expansion = z.infer<typeof ExpansionSchema>;
 
 export const RequestStepSchema = z.object({
   requestId: z.string().min(1),
@@ -125,8 +121,8 @@ export const RequestStepSchema = z.object({
   emitted: z.array(count()),
   emittedText: z.string().optional(),
   finished: z.enum(['eos', 'length']).optional(),
-  /** Full candidate tree for what-if re-scoring; present only when the header's recordCandidates. */
-  candidates: z.array(CandidateNodeSchema).optional(),
+  /** Every node the draft expanded this step, for what-if re-scoring (header.recordCandidates). */
+  expansions: z.array(ExpansionSchema).optional(),
 });
 export type TraceRequestStep = z.infer<typeof RequestStepSchema>;
 
@@ -222,13 +218,13 @@ type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] ext
 type Check<T extends true> = T;
 export type _StepMatchesEvent = Assignable<TraceStep, StepEvent>;
 export type _EventMatchesStep = Assignable<StepEvent, Omit<TraceStep, 'requests'> & { requests: RequestStep[] }>;
-export type _RequestMatches = Assignable<RequestStep, Omit<TraceRequestStep, 'candidates'>>;
+export type _RequestMatches = Assignable<RequestStep, Omit<TraceRequestStep, 'expansions'>>;
 export type _MetricsMatch = Assignable<z.infer<typeof RunMetricsSchema>, RunMetrics>;
 export type _MetricsMatchBack = Assignable<RunMetrics, z.infer<typeof RunMetricsSchema>>;
 export type _HistogramMatches = Assignable<z.infer<typeof DepthHistogramSchema>, DepthHistogram>;
 export type _SameKeys = [
   Check<SameKeys<TraceStep, StepEvent>>,
-  Check<SameKeys<Omit<TraceRequestStep, 'candidates'>, RequestStep>>,
+  Check<SameKeys<Omit<TraceRequestStep, 'expansions'>, RequestStep>>,
   Check<SameKeys<TraceStep['timings'], StepTimings>>,
   Check<SameKeys<TraceStep['budget'], BudgetSplit>>,
   Check<SameKeys<TraceStep['transfers'][number], BudgetTransfer>>,

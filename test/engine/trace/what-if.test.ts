@@ -1,0 +1,107 @@
+// What-if re-scoring on real greedy runs of the random pair, recorded with their expansions.
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPolicy } from '../../../src/engine/policy/index.js';
+import { Runner } from '../../../src/engine/runner.js';
+import { ExpansionRecorder } from '../../../src/engine/trace/expansions.js';
+import { buildTraceHeader } from '../../../src/engine/trace/header.js';
+import type { TraceContents } from '../../../src/engine/trace/parse.js';
+import { readTrace } from '../../../src/engine/trace/read.js';
+import { rescoreTrace } from '../../../src/engine/trace/what-if.js';
+import { TraceRecorder } from '../../../src/engine/trace/writer.js';
+import type { RunConfig } from '../../../src/shared/config.js';
+import type { RunMetrics } from '../../../src/shared/events.js';
+import { loadFixturePair, randomPrompts, type FixturePair } from '../fixtures/pair.js';
+import { tempDir } from './fixtures.js';
+
+const BATCH = 4;
+
+async function recordRun(pair: FixturePair, config: RunConfig): Promise<{ trace: TraceContents; live: RunMetrics }> {
+  const file = path.join(tempDir(), `${config.policy}.jsonl`);
+  const header = await buildTraceHeader({ config, draftDir: pair.draftDir, targetDir: pair.targetDir, provider: 'cpu', writer: 'test', recordCandidates: true });
+  const recorder = new TraceRecorder(file, header);
+  const expansions = new ExpansionRecorder();
+  const runner = new Runner(
+    {
+      target: pair.target,
+      draft: pair.draft,
+      policy: expansions.wrap(createPolicy(config.policy, { ...config })),
+      batch: config.batch,
+      kmax: config.kmax,
+      maxNewTokens: config.maxNewTokens,
+      temperature: 0,
+      seed: config.seed,
+      eosTokenIds: pair.target.info.eosTokenIds,
+      maxLength: 192,
+      onStep: (e) => recorder.step(expansions.annotate(e)),
+    },
+    randomPrompts(config.requests, 7),
+  );
+  const summary = await runner.run();
+  const live = recorder.finish('finished', { wallMs: summary.wallMs });
+  return { trace: await readTrace(file), live };
+}
+
+describe('what-if re-scoring', () => {
+  let pair: FixturePair;
+  const runs = new Map<string, { trace: TraceContents; live: RunMetrics }>();
+  const base = { batch: BATCH, requests: 6, maxNewTokens: 18, temperature: 0, seed: 1 } as const;
+
+  beforeAll(async () => {
+    pair = await loadFixturePair({ draft: 'perturbed', slots: BATCH });
+    runs.set('eagle2', await recordRun(pair, { ...base, policy: 'eagle2', kmax: 20, shape: { depth: 4, topk: 3, tokens: 4 } }));
+    runs.set('chain', await recordRun(pair, { ...base, policy: 'chain', kmax: 16, chainLength: 3 }));
+  });
+  afterAll(async () => pair?.release());
+
+  for (const policy of ['eagle2', 'chain']) {
+    it(`reproduces the recorded ${policy} run exactly under its own settings`, () => {
+      const { trace, live } = runs.get(policy)!;
+      expect(trace.error).toBeUndefined();
+      expect(trace.steps[0].requests[0].expansions?.length).toBeGreaterThan(0);
+      const r = rescoreTrace(trace);
+      expect(r.decidedSteps).toBe(trace.steps.length);
+      expect(r.undecidedRequestSteps).toBe(0);
+      r.steps.forEach((s, i) => {
+        const recorded = trace.steps[i];
+        expect(s.verifiedTokens).toBe(recorded.verifiedTokens);
+        expect(s.requests.map((q) => q.acceptedLength)).toEqual(recorded.requests.map((q) => q.accepted.length));
+        expect(s.requests.map((q) => q.emittedLength)).toEqual(recorded.requests.map((q) => q.emitted.length));
+      });
+      expect(r.metrics).toEqual({
+        meanAcceptedTokens: live.meanAcceptedTokens,
+        meanAcceptanceLength: live.meanAcceptanceLength,
+        draftUtilisation: live.draftUtilisation,
+        acceptancePerPosition: live.acceptancePerPosition,
+        verifiedTokensPerStep: live.verifiedTokensPerStep,
+      });
+      // The synthetic pair accepts some drafts, so this compares real numbers, not zeros.
+      expect(live.meanAcceptedTokens).toBeGreaterThan(0);
+    });
+  }
+
+  it('re-scores a smaller K_max from the recorded trees, within the cap', () => {
+    const { trace } = runs.get('eagle2')!;
+    const r = rescoreTrace(trace, { kmax: BATCH + 2 });
+    expect(r.decidedSteps).toBe(trace.steps.length); // a smaller tree only needs recorded expansions
+    for (const s of r.steps) expect(s.verifiedTokens).toBeLessThanOrEqual(BATCH + 2);
+    expect(r.metrics.verifiedTokensPerStep).toBeLessThan(rescoreTrace(trace).metrics.verifiedTokensPerStep);
+  });
+
+  it('says which steps it cannot decide when a schedule drafts past the recording', () => {
+    const { trace } = runs.get('chain')!;
+    const r = rescoreTrace(trace, { chainLength: 6, kmax: 28 });
+    const undecided = r.steps.filter((s) => !s.decided);
+    expect(undecided.length).toBeGreaterThan(0);
+    expect(undecided[0].reason).toMatch(/would expand the node at path \[[\d,]+\] \(depth 3\), which the recording did not draft/);
+    expect(r.decidedSteps + undecided.length).toBe(trace.steps.length);
+  });
+
+  it('refuses sampled runs and traces without expansions', () => {
+    const { trace } = runs.get('chain')!;
+    const sampled = { ...trace, header: { ...trace.header, config: { ...trace.header.config, temperature: 0.7 } } };
+    expect(() => rescoreTrace(sampled)).toThrow(/needs a greedy run \(temperature 0\); this trace ran at temperature 0\.7/);
+    const plain = { ...trace, header: { ...trace.header, recordCandidates: false } };
+    expect(() => rescoreTrace(plain)).toThrow(/recorded without candidate expansions/);
+  });
+});
