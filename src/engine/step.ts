@@ -144,10 +144,10 @@ async function verifySuperTree(
   const rows = Array.from({ length: superTree.tokens }, (_, i) => i);
   const verdicts: Verdict[] = [];
   if (engine.temperature === 0) {
-    const result = await engine.target.forward(superTree.entries, { topkRows: rows, topk: 1 });
+    const result = await engine.target.forward(superTree.entries, { argmaxRows: rows });
     state.modelMs += result.runMs;
-    const argmax = result.topkIds;
-    if (!argmax) throw new Error('the target model returned no top-1 output');
+    const argmax = result.argmax;
+    if (!argmax) throw new Error('the target model returned no argmax output');
     for (const packed of superTree.requests) verdicts.push(verifyGreedy(packed, argmax));
     return { verdicts, paddingWaste: result.paddingWaste };
   }
