@@ -97,10 +97,17 @@ export class OrtModelSession implements ModelSession {
     return this.slot(slot).parents.length;
   }
 
-  async forward(entries: ForwardEntry[], outputs: ForwardOutputs): Promise<ForwardResult> {
+  async forward(allEntries: ForwardEntry[], outputs: ForwardOutputs): Promise<ForwardResult> {
     this.assertLive();
     if (this.inFlight) throw new ModelUsageError('a forward is already running on this session; await it first');
-    if (entries.length === 0) throw new ModelUsageError('forward needs at least one entry');
+    for (const e of allEntries) this.slot(e.slot);
+    // Entries without tokens (e.g. a one-token prompt's empty prefill) contribute nothing.
+    const entries = allEntries.filter((e) => e.tokens.length > 0);
+    if (entries.length === 0) {
+      const asked = (outputs.logitsRows?.length ?? 0) + (outputs.topkRows?.length ?? 0) + (outputs.argmaxRows?.length ?? 0);
+      if (asked > 0) throw new ModelUsageError('outputs were asked for rows of a forward without tokens');
+      return { paddingWaste: 0, runMs: 0, tokens: 0 };
+    }
     const seen = new Set<number>();
     let n = 0;
     let tMax = 0;
@@ -111,7 +118,6 @@ export class OrtModelSession implements ModelSession {
       if (seen.has(e.slot)) throw new ModelUsageError(`slot ${e.slot} appears twice in one forward`);
       seen.add(e.slot);
       const len = e.tokens.length;
-      if (len === 0) throw new ModelUsageError(`entry for slot ${e.slot} has no tokens`);
       if (e.parents.length !== len) throw new ModelUsageError(`entry for slot ${e.slot}: ${len} tokens but ${e.parents.length} parents`);
       const prior = s.parents.length;
       for (let t = 0; t < len; t++) {

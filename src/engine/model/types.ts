@@ -77,7 +77,7 @@ export interface ModelSession {
   freeSlot(slot: number): void;
   committedLength(slot: number): number;
   scratchSize(slot: number): number;
-  /** One packed forward over every entry. Entries must name distinct slots. */
+  /** One packed forward over every entry. Entries must name distinct slots; entries without tokens are skipped. */
   forward(entries: ForwardEntry[], outputs: ForwardOutputs): Promise<ForwardResult>;
   /**
    * Keep the given scratch nodes (a root-to-leaf path, in order) as the next committed rows;

@@ -202,6 +202,8 @@ describe('tree attention and KV slots (llama, GQA)', () => {
     await expect(session.forward([{ slot, tokens: [99999], parents: [-1] }], {})).rejects.toThrow(/outside the vocabulary/);
     await expect(session.forward([{ slot, tokens: [1], parents: [-1] }], { logitsRows: [3] })).rejects.toThrow(/row 3/);
     await expect(session.forward([{ slot, tokens: new Array(65).fill(1), parents: chain(0, 65) }], {})).rejects.toThrow(/maxLength 64/);
+    await expect(session.forward([], { logitsRows: [0] })).rejects.toThrow(/without tokens/);
+    expect((await session.forward([{ slot, tokens: [], parents: [] }], {})).tokens).toBe(0);
     await session.forward([{ slot, tokens: [1, 2, 3], parents: [-1, 0, 0] }], {});
     expect(() => session.commit(slot, [0, 1, 2])).toThrow(/root-to-leaf path/);
     expect(() => session.commit(slot, [0, 7])).toThrow(/does not exist/);
