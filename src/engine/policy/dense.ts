@@ -1,5 +1,6 @@
 // `dense`: ECHO with a gate at every depth (the paper's dense-gating ablation, §5.3). Depths the
 // profile has no τ for take the τ of the nearest gated depth above them (the root's if none).
+import type { Knobs } from '../../shared/config';
 import { echoBaseShape, echoLimits, fallbackTaus, tauMap, type EchoOptions } from './echo';
 import { ElasticScheduler } from './echo-scheduler';
 
@@ -26,5 +27,11 @@ export class DensePolicy extends ElasticScheduler {
       reallocate: true,
       widen: true,
     });
+  }
+
+  setKnobs(knobs: Knobs): void {
+    if (knobs.taus !== undefined) {
+      this.rules.gate = { signal: 'best-path', taus: denseTaus(tauMap(knobs.taus), this.rules.maxDepth) };
+    }
   }
 }

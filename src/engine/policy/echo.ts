@@ -1,7 +1,7 @@
 // `echo`: sparse confidence gating at the sweet-spot depths D_sig with per-depth thresholds τ_d,
 // and the unified elastic budget scheduler (echo-scheduler.ts). The τ_d come from a calibration
 // profile (src/engine/calibrate); `dense`, `fixed` and `ddd` are ablations on the same scheduler.
-import type { TreeShape } from '../../shared/config';
+import type { Knobs, TreeShape } from '../../shared/config';
 import { HIGH_LOAD_SHAPE, LOW_LOAD_SHAPE } from './budget';
 import { ElasticScheduler } from './echo-scheduler';
 import type { PolicyOptions } from './types';
@@ -67,5 +67,10 @@ export class EchoPolicy extends ElasticScheduler {
       reallocate: true,
       widen: true,
     });
+  }
+
+  /** τ_d moved in the studio apply from the next step. */
+  setKnobs(knobs: Knobs): void {
+    if (knobs.taus !== undefined) this.rules.gate = { signal: 'best-path', taus: tauMap(knobs.taus) };
   }
 }

@@ -1,6 +1,7 @@
 // `fixed`: ECHO with one threshold at every sweet spot instead of the depth-aware τ_d (the
 // paper's fixed-threshold ablation, §5.3). Without an explicit τ it uses the mean of the τ_d, so
 // the two differ only in being depth-aware.
+import type { Knobs } from '../../shared/config';
 import { echoBaseShape, echoLimits, fallbackTaus, tauMap, type EchoOptions } from './echo';
 import { ElasticScheduler } from './echo-scheduler';
 
@@ -18,5 +19,15 @@ export class FixedPolicy extends ElasticScheduler {
       reallocate: true,
       widen: true,
     });
+  }
+
+  /** A new τ keeps the gated depths; new τ_d keep the τ and move the gates. */
+  setKnobs(knobs: Knobs): void {
+    const current = this.rules.gate.signal === 'best-path' ? this.rules.gate.taus : new Map<number, number>();
+    const depths = knobs.taus !== undefined ? [...tauMap(knobs.taus).keys()] : [...current.keys()];
+    const tau = knobs.tau ?? current.values().next().value;
+    if (tau === undefined || (knobs.tau === undefined && knobs.taus === undefined)) return;
+    if (!(tau >= 0 && tau <= 1)) throw new Error(`fixed τ is ${tau}; thresholds are probabilities in [0, 1]`);
+    this.rules.gate = { signal: 'best-path', taus: new Map(depths.map((d) => [d, tau])) };
   }
 }

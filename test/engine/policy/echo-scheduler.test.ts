@@ -229,3 +229,23 @@ describe('the cap holds for every policy on random tables', () => {
     );
   });
 });
+
+describe('knobs between steps', () => {
+  it('echo takes new τ_d, dense re-spreads them over every depth, fixed moves its gates or its τ', () => {
+    const options = { batch: 1, kmax: 10, shape: { depth: 3, topk: 2, tokens: 4 }, taus: { '0': 0.2 }, maxDepth: 4 };
+    const e = new EchoPolicy(options);
+    e.setKnobs({ taus: { '1': 0.4, '3': 0.1 } });
+    expect(e.rules.gate).toEqual({ signal: 'best-path', taus: new Map([[1, 0.4], [3, 0.1]]) });
+
+    const d = new DensePolicy(options);
+    d.setKnobs({ taus: { '1': 0.4, '3': 0.1 } });
+    expect(d.rules.gate).toEqual({ signal: 'best-path', taus: new Map([[0, 0.4], [1, 0.4], [2, 0.4], [3, 0.1]]) });
+
+    const f = new FixedPolicy(options);
+    f.setKnobs({ tau: 0.6 });
+    expect(f.rules.gate).toEqual({ signal: 'best-path', taus: new Map([[0, 0.6]]) });
+    f.setKnobs({ taus: { '2': 0.9, '3': 0.1 } });
+    expect(f.rules.gate).toEqual({ signal: 'best-path', taus: new Map([[2, 0.6], [3, 0.6]]) });
+    expect(() => f.setKnobs({ tau: 2 })).toThrow(/fixed τ is 2/);
+  });
+});
