@@ -1,12 +1,14 @@
 // `echo-studio trace summary IN [--json]`: a run's metrics from its trace file alone.
 // `echo-studio trace export IN --format parquet|perfetto|csv --out PATH`: the trace for other tools.
-import { Option, type Command } from 'commander';
+// `echo-studio trace what-if IN [--kmax N] [--taus 0=0.2,5=0.35] …`: re-score a greedy run.
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { computeRunMetrics } from '../../engine/metrics/run-metrics.js';
 import { exportCsv } from '../../engine/trace/export-csv.js';
 import { exportParquet } from '../../engine/trace/export-parquet.js';
 import { exportPerfetto } from '../../engine/trace/export-perfetto.js';
 import type { TraceContents, TraceLineError } from '../../engine/trace/parse.js';
 import { readTraceStreaming } from '../../engine/trace/read.js';
+import { rescoreTrace, type WhatIfResult, type WhatIfSettings } from '../../engine/trace/what-if.js';
 import type { DepthHistogram, RunMetrics } from '../../shared/events.js';
 import type { TraceHeader } from '../../shared/trace-schema.js';
 
@@ -91,6 +93,73 @@ export function formatSummary(r: TraceSummaryReport): string {
   return [`${r.file}  (${state}, written ${r.header.createdAt} by ${r.header.writer})`, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join('\n');
 }
 
+function parseCount(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`expected a positive integer, got "${value}"`);
+  return n;
+}
+
+function parseProbability(value: string): number {
+  const x = Number(value);
+  if (value.trim() === '' || !(x >= 0 && x <= 1)) throw new InvalidArgumentError(`expected a number in [0, 1], got "${value}"`);
+  return x;
+}
+
+/** "0=0.2,5=0.35" → { "0": 0.2, "5": 0.35 }. */
+export function parseTaus(value: string): Record<string, number> {
+  const taus: Record<string, number> = {};
+  for (const part of value.split(',')) {
+    const match = /^\s*(\d+)\s*=\s*([^\s]+)\s*$/.exec(part);
+    if (!match) throw new InvalidArgumentError(`expected depth=tau pairs like "0=0.2,5=0.35", got "${part}"`);
+    taus[String(Number(match[1]))] = parseProbability(match[2]);
+  }
+  return taus;
+}
+
+export interface WhatIfReport {
+  file: string;
+  recorded: Pick<RunMetrics, 'meanAcceptedTokens' | 'meanAcceptanceLength' | 'draftUtilisation' | 'acceptancePerPosition' | 'verifiedTokensPerStep'>;
+  whatIf: WhatIfResult;
+}
+
+export async function whatIfTrace(file: string, settings: WhatIfSettings): Promise<WhatIfReport & { error?: TraceLineError }> {
+  const trace = await readTraceStreaming(file);
+  const { metrics } = computeRunMetrics(trace.steps, { policy: trace.header.config.policy });
+  const { meanAcceptedTokens, meanAcceptanceLength, draftUtilisation, acceptancePerPosition, verifiedTokensPerStep } = metrics;
+  return {
+    file,
+    recorded: { meanAcceptedTokens, meanAcceptanceLength, draftUtilisation, acceptancePerPosition, verifiedTokensPerStep },
+    whatIf: rescoreTrace(trace, settings),
+    ...(trace.error ? { error: trace.error } : {}),
+  };
+}
+
+export function formatWhatIf(r: WhatIfReport): string {
+  const w = r.whatIf;
+  const rows: [string, string, string][] = [
+    ['mean accepted tokens', fixed(r.recorded.meanAcceptedTokens), fixed(w.metrics.meanAcceptedTokens)],
+    ['mean acceptance length', fixed(r.recorded.meanAcceptanceLength), fixed(w.metrics.meanAcceptanceLength)],
+    ['draft utilisation', fixed(r.recorded.draftUtilisation), fixed(w.metrics.draftUtilisation)],
+    ['verified tokens / step', fixed(r.recorded.verifiedTokensPerStep, 2), fixed(w.metrics.verifiedTokensPerStep, 2)],
+    [
+      'acceptance per position',
+      r.recorded.acceptancePerPosition.map((x) => fixed(x, 2)).join(' ') || '-',
+      w.metrics.acceptancePerPosition.map((x) => fixed(x, 2)).join(' ') || '-',
+    ],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  const col = Math.max('recorded'.length, ...rows.map(([, a]) => a.length));
+  const undecidedSteps = w.steps.filter((s) => !s.decided);
+  const firstReason = undecidedSteps[0]?.reason ?? w.steps.flatMap((s) => s.requests).find((q) => !q.decided)?.reason;
+  return [
+    `${r.file}  what-if ${w.policy} ${JSON.stringify(w.settings)}`,
+    `  ${''.padEnd(width)}  ${'recorded'.padEnd(col)}  what-if`,
+    ...rows.map(([k, a, b]) => `  ${k.padEnd(width)}  ${a.padEnd(col)}  ${b}`),
+    `  decided: ${w.decidedSteps}/${w.steps.length} steps, ${w.decidedRequestSteps}/${w.decidedRequestSteps + w.undecidedRequestSteps} request-steps of those` +
+      (firstReason ? `\n  first undecided: ${firstReason}` : ''),
+  ].join('\n');
+}
+
 function warnPartial(file: string, error: TraceLineError | undefined, steps: number): void {
   if (error) process.stderr.write(`echo-studio: warning: ${file}: ${error.message}; using the ${steps} steps before it\n`);
 }
@@ -119,5 +188,23 @@ export function register(program: Command): void {
       const { written, trace: contents } = await exportTraceFile(file, options.format, options.out);
       warnPartial(file, contents.error, contents.steps.length);
       process.stdout.write(`${written.join('\n')}\n`);
+    });
+
+  trace
+    .command('what-if')
+    .description('re-score a greedy run recorded with candidate expansions under other settings, without the models')
+    .argument('<in>', 'trace file (.jsonl) recorded with candidate expansions')
+    .option('--kmax <n>', 'verification budget K_max', parseCount)
+    .option('--taus <pairs>', 'per-depth thresholds, e.g. 0=0.2,5=0.35', parseTaus)
+    .option('--tau <x>', 'one threshold for every gated depth (fixed)', parseProbability)
+    .option('--max-depth <n>', 'deepest depth a confident request may reach', parseCount)
+    .option('--max-width <n>', 'most children per node under width expansion', parseCount)
+    .option('--chain-length <n>', 'chain length (chain)', parseCount)
+    .option('--json', 'print the report as JSON')
+    .action(async (file: string, options: WhatIfSettings & { json?: boolean }) => {
+      const { json, ...settings } = options;
+      const report = await whatIfTrace(file, settings);
+      warnPartial(file, report.error, report.whatIf.steps.length);
+      process.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : `${formatWhatIf(report)}\n`);
     });
 }

@@ -13,10 +13,13 @@ import type { RunConfig } from '../../../src/shared/config.js';
 import type { RunMetrics } from '../../../src/shared/events.js';
 import { loadFixturePair, randomPrompts, type FixturePair } from '../fixtures/pair.js';
 import { tempDir } from './fixtures.js';
+import { Command } from 'commander';
+import { vi } from 'vitest';
+import { formatWhatIf, parseTaus, register } from '../../../src/cli/commands/trace.js';
 
 const BATCH = 4;
 
-async function recordRun(pair: FixturePair, config: RunConfig): Promise<{ trace: TraceContents; live: RunMetrics }> {
+async function recordRun(pair: FixturePair, config: RunConfig): Promise<{ trace: TraceContents; live: RunMetrics; file: string }> {
   const file = path.join(tempDir(), `${config.policy}.jsonl`);
   const header = await buildTraceHeader({ config, draftDir: pair.draftDir, targetDir: pair.targetDir, provider: 'cpu', writer: 'test', recordCandidates: true });
   const recorder = new TraceRecorder(file, header);
@@ -39,12 +42,12 @@ async function recordRun(pair: FixturePair, config: RunConfig): Promise<{ trace:
   );
   const summary = await runner.run();
   const live = recorder.finish('finished', { wallMs: summary.wallMs });
-  return { trace: await readTrace(file), live };
+  return { trace: await readTrace(file), live, file };
 }
 
 describe('what-if re-scoring', () => {
   let pair: FixturePair;
-  const runs = new Map<string, { trace: TraceContents; live: RunMetrics }>();
+  const runs = new Map<string, { trace: TraceContents; live: RunMetrics; file: string }>();
   const base = { batch: BATCH, requests: 6, maxNewTokens: 18, temperature: 0, seed: 1 } as const;
 
   beforeAll(async () => {
@@ -103,5 +106,28 @@ describe('what-if re-scoring', () => {
     expect(() => rescoreTrace(sampled)).toThrow(/needs a greedy run \(temperature 0\); this trace ran at temperature 0\.7/);
     const plain = { ...trace, header: { ...trace.header, recordCandidates: false } };
     expect(() => rescoreTrace(plain)).toThrow(/recorded without candidate expansions/);
+  });
+
+  it('runs from the command line with the settings as flags', async () => {
+    const { file, live } = runs.get('eagle2')!;
+    let stdout = '';
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((stdout += String(chunk)), true));
+    try {
+      const program = new Command('echo-studio').exitOverride();
+      register(program);
+      await program.parseAsync(['trace', 'what-if', file, '--kmax', String(BATCH + 2), '--json'], { from: 'user' });
+    } finally {
+      vi.restoreAllMocks();
+    }
+    const report = JSON.parse(stdout);
+    expect(report.whatIf.settings).toEqual({ kmax: BATCH + 2 });
+    expect(report.recorded.meanAcceptedTokens).toBe(live.meanAcceptedTokens);
+    expect(formatWhatIf(report)).toMatch(/decided: \d+\/\d+ steps/);
+  });
+
+  it('parses per-depth thresholds and rejects bad ones', () => {
+    expect(parseTaus('0=0.2, 5=0.35')).toEqual({ '0': 0.2, '5': 0.35 });
+    expect(() => parseTaus('0=1.5')).toThrow(/expected a number in \[0, 1\], got "1.5"/);
+    expect(() => parseTaus('zero=0.2')).toThrow(/expected depth=tau pairs/);
   });
 });
