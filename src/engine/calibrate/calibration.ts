@@ -102,12 +102,12 @@ export function tausOf(depths: readonly DepthCalibration[], which: 'sweet-spots'
   const out: Record<string, number> = {};
   for (const d of depths) {
     if (d.threshold === null || (which === 'sweet-spots' && !d.sweetSpot)) continue;
-    out[String(d.depth)] = round(d.threshold.tau, 4);
+    out[String(d.depth)] = significant(d.threshold.tau, 4);
   }
   return out;
 }
 
-function round(x: number, digits: number): number {
-  const f = 10 ** digits;
-  return Math.round(x * f) / f;
+/** Deep layers of a weak draft have confidences like 1e-5: keep significant digits, not decimals. */
+function significant(x: number, digits: number): number {
+  return x === 0 ? 0 : Number(x.toPrecision(digits));
 }

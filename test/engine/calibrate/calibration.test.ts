@@ -113,3 +113,10 @@ describe('profile JSON', () => {
     await expect(loadProfile(join(dir, 'bad.json'))).rejects.toThrow(/bad\.json: not JSON/);
   });
 });
+
+describe('τ precision', () => {
+  it('keeps four significant digits, so the tiny τ of deep layers survive', () => {
+    const depths = calibrateDepths([{ depth: 5, accepted: [3e-5, 4e-5, 5e-5], rejected: [1e-6, 2e-6, 1.2e-5] }], { delta: 0.75, targetDepth: 5, minSamples: 3 });
+    expect(tausOf(depths, 'all')['5']).toBeCloseTo(2.1e-5, 10);
+  });
+});

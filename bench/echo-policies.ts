@@ -1,0 +1,191 @@
+// ECHO bench (a script, not a test): echo vs static vs eagle2 vs dense vs fixed vs ddd vs ar per
+// domain at several batch sizes, on one loaded pair, K_max from the measured knee. Per domain it
+// first calibrates τ_d on prompts the runs do not use (timed: the target is under a minute), then
+// prints per batch one row per policy: wall-clock throughput and its ratio to static, the same
+// ratio under a modelled clock (real acceptance, modelled time: steadier than wall time on a
+// shared machine), MAT, draft utilisation, verified tokens per step, budget moved by ECHO.
+//
+//   npx esbuild bench/echo-policies.ts --bundle --platform=node --format=esm --packages=external \
+//     --outfile=node_modules/.cache/bench/echo-policies.mjs && node node_modules/.cache/bench/echo-policies.mjs [options]
+//
+// Options [defaults]: --draft DIR --target DIR [the bundled demo pair], --domains [code,prose,math],
+// --batches [1,8,32,64], --policies [echo,static,eagle2,dense,fixed,ddd,ar], --requests N [max(8, batch)],
+// --max-new-tokens N [32], --threads N [2], --kmax N [from the knee: see kmaxFor], --hw SPEC for
+// the modelled clock [measured: the knee fit of this machine; or e.g. h100:70b],
+// --calibration-prompts N [24], --delta X [0.75].
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { calibratePair } from '../src/engine/calibrate/warmup.js';
+import { clockFromSpec, tverClock, type ModelledClock } from '../src/engine/cost/clock.js';
+import { fitKnee } from '../src/engine/cost/knee.js';
+import { measureForwardCurve } from '../src/engine/cost/measure.js';
+import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
+import { loadPair, type ModelPair } from '../src/engine/pair.js';
+import { DddPolicy } from '../src/engine/policy/ddd.js';
+import { DensePolicy } from '../src/engine/policy/dense.js';
+import { EchoPolicy, type EchoOptions } from '../src/engine/policy/echo.js';
+import { FixedPolicy } from '../src/engine/policy/fixed.js';
+import { createPolicy } from '../src/engine/policy/index.js';
+import type { SpeculationPolicy } from '../src/engine/policy/types.js';
+import { Runner, type WorkItem } from '../src/engine/runner.js';
+import { MAX_DRAFT_DEPTH } from '../src/engine/step.js';
+import { readPromptsFile } from '../src/engine/workload.js';
+import type { RunMetrics } from '../src/shared/events.js';
+
+const { values: args } = parseArgs({
+  options: {
+    draft: { type: 'string', default: 'assets/models/echo-demo-draft' },
+    target: { type: 'string', default: 'assets/models/echo-demo-target' },
+    domains: { type: 'string', default: 'code,prose,math' },
+    batches: { type: 'string', default: '1,8,32,64' },
+    policies: { type: 'string', default: 'echo,static,eagle2,dense,fixed,ddd,ar' },
+    requests: { type: 'string' },
+    'max-new-tokens': { type: 'string', default: '32' },
+    threads: { type: 'string', default: '2' },
+    kmax: { type: 'string' },
+    hw: { type: 'string', default: 'measured' },
+    'calibration-prompts': { type: 'string', default: '24' },
+    delta: { type: 'string', default: '0.75' },
+  },
+});
+
+const domains = args.domains.split(',');
+const batches = args.batches.split(',').map(Number);
+const policies = args.policies.split(',');
+const maxNewTokens = Number(args['max-new-tokens']);
+const threads = Number(args.threads);
+const calibrationPrompts = Number(args['calibration-prompts']);
+const delta = Number(args.delta);
+for (const dir of [args.draft, args.target]) {
+  if (!existsSync(join(dir, 'config.json'))) throw new Error(`no model at ${dir} (pass --draft DIR --target DIR)`);
+}
+
+const ECHO_FAMILY: Record<string, (o: EchoOptions) => SpeculationPolicy> = {
+  echo: (o) => new EchoPolicy(o),
+  dense: (o) => new DensePolicy(o),
+  fixed: (o) => new FixedPolicy(o),
+  ddd: (o) => new DddPolicy(o),
+};
+
+function makePolicy(name: string, options: EchoOptions): SpeculationPolicy {
+  const echo = ECHO_FAMILY[name];
+  return echo ? echo(options) : createPolicy(name, options);
+}
+
+/**
+ * K_max from the knee: verifying up to `knee` tokens costs about one forward, so at small batch
+ * the knee is the budget; once the roots alone pass the knee, every request keeps its root and
+ * the batch gets a knee's worth of draft tokens on top (K_max = batch alone would leave nothing
+ * to speculate with).
+ */
+function kmaxFor(batch: number, knee: number): number {
+  if (args.kmax) return Math.max(batch, Number(args.kmax));
+  return batch < knee ? knee : batch + knee;
+}
+
+interface Measured {
+  metrics: RunMetrics;
+  modelledMs: number;
+  moved: number;
+}
+
+async function measure(pair: ModelPair, policy: SpeculationPolicy, batch: number, kmax: number, workload: WorkItem[], clock: ModelledClock): Promise<Measured> {
+  const metrics = new RunMetricsAccumulator({ policy: policy.name });
+  let modelledMs = 0;
+  let moved = 0;
+  const runner = new Runner(
+    {
+      target: pair.target,
+      draft: pair.draft,
+      policy,
+      batch,
+      kmax,
+      maxNewTokens,
+      temperature: 0,
+      seed: 0,
+      eosTokenIds: pair.target.info.eosTokenIds,
+      maxLength: pair.maxLength,
+      onStep: (e) => {
+        metrics.addStep(e);
+        modelledMs += clock.stepMs(e).totalMs;
+        for (const t of e.transfers) moved += t.tokens;
+      },
+    },
+    workload,
+  );
+  const summary = await runner.run();
+  return { metrics: metrics.metrics(summary.wallMs), modelledMs, moved };
+}
+
+const maxBatch = Math.max(...batches);
+const prompts = Object.fromEntries(domains.map((d) => [d, readPromptsFile(join('assets', 'prompts', `${d}.jsonl`))]));
+const probe = await loadPair(args.draft, args.target, { slots: 1, maxLength: 8, threads });
+const encode = (text: string) => probe.tokenizer.encode(text);
+const tokenized = Object.fromEntries(domains.map((d) => [d, prompts[d].map((r) => ({ id: r.id, promptTokens: encode(r.prompt) }))]));
+await probe.release();
+const longest = Math.max(...Object.values(tokenized).flat().map((w) => w.promptTokens.length));
+const maxLength = longest + maxNewTokens + MAX_DRAFT_DEPTH + 1;
+const pair = await loadPair(args.draft, args.target, { slots: maxBatch, maxLength, threads });
+console.log(`pair: draft ${args.draft} (${pair.draft.info.parameters} params), target ${args.target} (${pair.target.info.parameters} params)`);
+
+// The knee of this machine's target forward curve.
+const curve = await measureForwardCurve(pair.target, { slots: Math.min(16, maxBatch), context: 64, repeats: 3 });
+const fit = fitKnee(curve);
+const knee = fit.kmax;
+console.log(`target forward: ${curve.map((p) => `${p.tokens}:${p.ms.toFixed(1)}ms`).join(' ')}`);
+console.log(`knee ${knee} tokens (T_ar ${fit.tArMs.toFixed(2)} ms, γ ${fit.gamma.toPrecision(3)}); K_max per batch: ${batches.map((b) => `${b}→${kmaxFor(b, knee)}`).join(', ')}`);
+const clock = args.hw === 'measured' ? tverClock(fit, 0.05, 'measured T_ver fit') : clockFromSpec(args.hw);
+console.log(`modelled clock: ${clock.label}; max new tokens ${maxNewTokens}, onnxruntime threads ${threads}, greedy\n`);
+
+const pad = (s: string | number, n: number) => String(s).padStart(n);
+for (const domain of domains) {
+  // Calibrate on the domain's last prompts; the runs take its first ones.
+  const calibrationSet = tokenized[domain].slice(-calibrationPrompts).map((w, i) => ({ id: `cal-${i}`, promptTokens: w.promptTokens }));
+  const start = performance.now();
+  const profile = await calibratePair({
+    target: pair.target,
+    draft: pair.draft,
+    workload: calibrationSet,
+    eosTokenIds: pair.target.info.eosTokenIds,
+    maxLength,
+    depth: 8,
+    batch: Math.min(8, maxBatch),
+    maxNewTokens: 32,
+    delta,
+    models: { draft: args.draft, target: args.target },
+    domain,
+  });
+  const calSeconds = (performance.now() - start) / 1000;
+  const aucs = profile.depths.map((d) => (d.auc === null ? '-' : d.auc.toFixed(2))).join(' ');
+  console.log(`${domain}: calibrated in ${calSeconds.toFixed(1)} s on ${calibrationSet.length} prompts; AUC by depth ${aucs}; τ_d ${JSON.stringify(profile.taus)}`);
+
+  for (const batch of batches) {
+    const kmax = kmaxFor(batch, knee);
+    const count = args.requests ? Number(args.requests) : Math.max(8, batch);
+    const pool = tokenized[domain].slice(0, Math.max(1, tokenized[domain].length - calibrationPrompts));
+    const workload = Array.from({ length: count }, (_, i) => ({ id: `${domain}-${i}`, promptTokens: pool[i % pool.length].promptTokens }));
+    console.log(`\n${domain}, batch ${batch}, K_max ${kmax}, ${count} requests`);
+    console.log(
+      `${'policy'.padEnd(8)}${pad('tok/s', 9)}${pad('/static', 9)}${pad('modelled', 10)}${pad('/static', 9)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('moved', 7)}`,
+    );
+    const rows: { name: string; m: Measured }[] = [];
+    for (const name of policies) {
+      const options: EchoOptions = { batch, kmax, taus: profile.taus, denseTaus: profile.denseTaus };
+      rows.push({ name, m: await measure(pair, makePolicy(name, options), batch, kmax, workload, clock) });
+    }
+    const base = rows.find((r) => r.name === 'static')?.m;
+    for (const { name, m } of rows) {
+      const modelledTps = m.metrics.generatedTokens / (m.modelledMs / 1000);
+      const baseModelled = base ? base.metrics.generatedTokens / (base.modelledMs / 1000) : NaN;
+      const ratio = (x: number, y: number | undefined) => (y && Number.isFinite(y) ? `${(x / y).toFixed(3)}×` : '-');
+      console.log(
+        `${name.padEnd(8)}${pad(m.metrics.throughput.toFixed(1), 9)}${pad(ratio(m.metrics.throughput, base?.metrics.throughput), 9)}` +
+          `${pad(modelledTps.toFixed(1), 10)}${pad(ratio(modelledTps, baseModelled), 9)}${pad(m.metrics.meanAcceptedTokens.toFixed(2), 7)}` +
+          `${pad(m.metrics.draftUtilisation.toFixed(2), 7)}${pad(m.metrics.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.metrics.steps, 7)}${pad(m.moved, 7)}`,
+      );
+    }
+  }
+  console.log('');
+}
+await pair.release();
