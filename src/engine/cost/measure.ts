@@ -1,6 +1,7 @@
 // Measured cost: forward time of a model against packed token count on this machine, as the
 // engine would pay it (a Super-Tree spread over several requests' KV slots, each with some
 // committed context, asking for one argmax per row). Feeds fitKnee and `--hw measured`.
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { ModelSession } from '../model/types';
 import { fitKnee, type KneeFit, type TimedPoint } from './knee';
@@ -98,4 +99,21 @@ export function parseHardwareProfile(json: unknown, source = 'hardware profile')
 
 export function fitHardwareProfile(profile: HardwareProfile): { target: KneeFit; draft: KneeFit } {
   return { target: fitKnee(profile.target), draft: fitKnee(profile.draft) };
+}
+
+/** Reads a `profile-hw --out` file (for `run --clock modelled --hw measured --hw-profile FILE`). */
+export function loadHardwareProfile(path: string): HardwareProfile {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read hardware profile ${path}: ${(err as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${path}: not JSON: ${(err as Error).message}`);
+  }
+  return parseHardwareProfile(json, path);
 }

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeProfileHw, formatProfileHw } from '../../../src/cli/commands/profile-hw';
 import { clockFromSpec } from '../../../src/engine/cost/clock';
-import { measureForwardCurve, parseHardwareProfile, rowsNeeded } from '../../../src/engine/cost/measure';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadHardwareProfile, measureForwardCurve, parseHardwareProfile, rowsNeeded } from '../../../src/engine/cost/measure';
 import { loadFixturePair, type FixturePair } from '../fixtures/pair';
 
 describe('measured forward curve', () => {
@@ -33,5 +35,9 @@ describe('measured forward curve', () => {
     const profile = parseHardwareProfile(JSON.parse(JSON.stringify(report.profile)));
     expect(clockFromSpec('measured', profile.target).label).toMatch(/measured T_ver fit/);
     expect(() => parseHardwareProfile({ ...profile, target: [] }, 'hw.json')).toThrow(/^hw\.json: not a valid hardware profile: target/);
+    const file = join(pair.targetDir, '..', 'hw.json');
+    writeFileSync(file, JSON.stringify(profile));
+    expect(loadHardwareProfile(file)).toEqual(profile);
+    expect(() => loadHardwareProfile(join(pair.targetDir, 'missing.json'))).toThrow(/cannot read hardware profile/);
   });
 });
