@@ -1,0 +1,61 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { TraceFileIndex } from '../../../src/engine/trace/file-index.js';
+import { TraceRecorder } from '../../../src/engine/trace/writer.js';
+import { tempDir, testHeader, testRun } from './fixtures.js';
+
+function recorded(): { file: string; dir: string; events: ReturnType<typeof testRun> } {
+  const dir = tempDir();
+  const file = path.join(dir, 'run.jsonl');
+  const events = testRun();
+  const recorder = new TraceRecorder(file, testHeader());
+  recorder.knobs(1, { kmax: 15 });
+  for (const e of events) recorder.step(e);
+  recorder.finish('stopped');
+  return { file, dir, events };
+}
+
+describe('TraceFileIndex', () => {
+  // Chunks of 37 bytes split nearly every line (and the text's multi-byte é) across reads.
+  for (const chunkBytes of [37, 1 << 20]) {
+    it(`seeks to any step without holding the file (chunks of ${chunkBytes} bytes)`, () => {
+      const { file, events } = recorded();
+      const index = TraceFileIndex.open(file, { chunkBytes });
+      try {
+        expect(index.header).toEqual(testHeader());
+        expect(index.stepCount).toBe(events.length);
+        expect(index.stepNumbers).toEqual(events.map((e) => e.step));
+        expect(index.knobs).toHaveLength(1);
+        expect(index.summary?.reason).toBe('stopped');
+        expect(index.error).toBeUndefined();
+        for (const i of [events.length - 1, 0, Math.floor(events.length / 2)]) expect(index.readStep(i)).toEqual(events[i]);
+        expect(() => index.readStep(events.length)).toThrow(/step index \d+ is out of range: the trace has \d+ usable steps/);
+      } finally {
+        index.close();
+      }
+      expect(() => index.readStep(0)).toThrow(/closed/);
+    });
+  }
+
+  it('indexes a cut file up to the cut', () => {
+    const { file, dir, events } = recorded();
+    const text = readFileSync(file, 'utf8');
+    const lines = text.split('\n');
+    const cut = path.join(dir, 'cut.jsonl');
+    // header, knobs, steps 0..2 whole, then half of step 3's line
+    writeFileSync(cut, lines.slice(0, 5).join('\n') + '\n' + lines[5].slice(0, 30));
+    const index = TraceFileIndex.open(cut, { chunkBytes: 64 });
+    expect(index.stepCount).toBe(3);
+    expect(index.readStep(2)).toEqual(events[2]);
+    expect(index.error).toEqual({ line: 6, message: expect.stringMatching(/line 6 is cut short/) });
+    expect(index.summary).toBeUndefined();
+    index.close();
+  });
+
+  it('refuses a file that is not a trace', () => {
+    const file = path.join(tempDir(), 'x.jsonl');
+    writeFileSync(file, 'not json\n');
+    expect(() => TraceFileIndex.open(file)).toThrow(/line 1 is not valid JSON/);
+  });
+});
