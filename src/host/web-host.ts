@@ -230,6 +230,8 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
   };
 
   server.on('upgrade', (req, socket, head) => {
+    // A refused client may reset the connection while we answer; that must not crash the host.
+    socket.on('error', (err) => log(`upgrade socket: ${err.message}`));
     const url = requestUrl(req);
     if (url.pathname !== '/ws') {
       rejectUpgrade(socket, 404, 'not found');

@@ -1,5 +1,6 @@
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -121,6 +122,20 @@ describe.skipIf(skipReason !== null)('web host', () => {
     expect(await openSocket('', ownOrigin())).toEqual({ refused: 403 });
     expect(await openSocket(`?token=${host.token}`, 'http://evil.example')).toEqual({ refused: 403 });
     expect(await openSocket(`?token=${host.token}`, undefined)).toEqual({ refused: 403 });
+  });
+
+  it('survives clients that reset the connection while being refused', async () => {
+    for (let i = 0; i < 20; i++) {
+      await new Promise<void>((resolve) => {
+        const socket = connect(host.port, '127.0.0.1', () => {
+          socket.write(`GET /ws HTTP/1.1\r\nHost: 127.0.0.1:${host.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+          socket.resetAndDestroy();
+          resolve();
+        });
+        socket.on('error', () => {});
+      });
+    }
+    expect((await get(`/?token=${host.token}`)).status).toBe(200);
   });
 
   it('relays hello to the live engine host and its status back', async () => {
