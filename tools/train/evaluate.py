@@ -108,9 +108,11 @@ def main():
     ap.add_argument("--data", default=os.path.join(HERE, ".data"))
     ap.add_argument("--out", default=os.path.join(ROOT, "assets/models"))
     ap.add_argument("--chain", type=int, default=5)
-    ap.add_argument("--max-new", type=int, default=40)
-    ap.add_argument("--max-prompts", type=int, default=0, help="0 = all")
+    ap.add_argument("--max-new", type=int, default=32)
+    ap.add_argument("--max-prompts", type=int, default=64, help="first N prompts per domain; 0 = all")
+    ap.add_argument("--max-windows", type=int, default=64, help="held-out 256-token windows per domain, evenly spaced; 0 = all")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--note", action="append", default=[], help="a line for the model card's training section")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     t0 = time.time()
@@ -133,7 +135,7 @@ def main():
             raise SystemExit(f"{name}: exported model disagrees with the NumPy reference ({diff})")
 
     # 2. held-out loss
-    windows = T.heldout_windows(a.data, 256)
+    windows = T.heldout_windows(a.data, 256, max_windows=a.max_windows or None)
     loss = {}
     for name, m in models.items():
         loss[name] = {d: round(v, 4) for d, v in T.evaluate(m, windows).items()}
@@ -211,6 +213,7 @@ def main():
             "per_domain": acc,
         },
         "reference_check_max_abs_logit_diff": ref_check,
+        "notes": a.note,
         "eval_seconds": round(time.time() - t0, 1),
     }
     with open(os.path.join(a.out, "card.json"), "w", encoding="utf-8") as fh:

@@ -2,10 +2,13 @@
 """Train one model of the demo pair on the token streams in .data/tokens/.
 
 Target: plain next-token cross-entropy.
-Draft:  --teacher FOLDER: the first --ce-steps steps are plain cross-entropy (cheap), the rest
-        distil from the teacher: loss = alpha * KL(p_teacher || p_draft) + (1 - alpha) * CE.
+Draft:  --teacher FOLDER: the first --ce-steps steps (that fraction of the run) are plain
+        cross-entropy (cheap), the rest distil from the teacher: loss = alpha * KL(p_teacher || p_draft) + (1 - alpha) * CE.
 
 AdamW, linear warm-up then cosine decay to 10%, gradient clipping 1.0, fixed seed.
+With --time-budget-min the run ends at --steps or when the budget of training time is spent,
+whichever comes first, and the schedule follows whichever is further along (so a slow, shared
+machine still gets a complete cosine decay; the number of steps is then machine-dependent).
 Checkpoints every --ckpt-every steps to .data/ckpt/NAME.pt; a rerun resumes from there.
 At the end the model is written as a Hugging Face folder (config.json, model.safetensors,
 generation_config.json, tokenizer files) to --out.
@@ -81,10 +84,14 @@ def evaluate(model, windows, bs=16):
     return res
 
 
-def lr_at(step, total, peak, warmup):
+def lr_at(step, total, peak, warmup, progress=None):
+    """Linear warm-up, then cosine to 10% of peak. `progress` (0..1) overrides step/total
+    after warm-up when training is time-budgeted."""
     if step < warmup:
         return peak * (step + 1) / warmup
     p = (step - warmup) / max(1, total - warmup)
+    if progress is not None:
+        p = max(p, progress)
     return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, p))))
 
 
@@ -128,6 +135,9 @@ def main():
     ap.add_argument("--kd-alpha", type=float, default=0.7)
     ap.add_argument("--eval-every", type=int, default=100)
     ap.add_argument("--ckpt-every", type=int, default=50)
+    ap.add_argument("--time-budget-min", type=float, default=0,
+                    help="stop after this many minutes of training time even before --steps; the cosine "
+                         "schedule then follows max(step/steps, time/budget). 0 = steps only")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
@@ -168,15 +178,23 @@ def main():
 
     t_last = time.time()
     ema = None
-    while step < a.steps:
-        lr = lr_at(step, a.steps, a.lr, a.warmup)
+    budget_s = a.time_budget_min * 60
+
+    def progress():
+        p = step / a.steps
+        if budget_s:
+            p = max(p, elapsed / budget_s)
+        return min(1.0, p)
+
+    while step < a.steps and not (budget_s and elapsed >= budget_s):
+        lr = lr_at(step, a.steps, a.lr, a.warmup, progress() if budget_s else None)
         for g in opt.param_groups:
             g["lr"] = lr
         x, y = batches.next()
         logits = model(x)
         ce = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
         loss, kd = ce, None
-        if teacher is not None and step >= a.ce_steps:
+        if teacher is not None and progress() >= a.ce_steps / a.steps:
             with torch.no_grad():
                 tlogp = F.log_softmax(teacher(x), dim=-1)
             slogp = F.log_softmax(logits, dim=-1)
@@ -196,24 +214,26 @@ def main():
             log(f"{a.name} step {step}/{a.steps} lr {lr:.2e} ce {ce.item():.3f} (ema {ema:.3f})"
                 + (f" kd {kd.item():.3f}" if kd is not None else "")
                 + f" | {tps:.0f} tok/s, {elapsed / 60:.1f} min")
-        if step % a.eval_every == 0 or step == a.steps:
+        done = step == a.steps or bool(budget_s and elapsed >= budget_s)
+        if step % a.eval_every == 0 or done:
             ev = evaluate(model, quick)
             history.append({"step": step, "elapsed_s": round(elapsed, 1), **{d: round(v, 4) for d, v in ev.items()}})
             log(f"{a.name} eval step {step}: " + " ".join(f"{d} {v:.3f}" for d, v in ev.items()))
             t_last = time.time()
-        if step % a.ckpt_every == 0 or step == a.steps:
+        if step % a.ckpt_every == 0 or done:
             tmp = ck + ".tmp"
             torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "rng": batches.rng.bit_generator.state,
                         "torch_rng": torch.get_rng_state(), "step": step, "elapsed": elapsed, "history": history}, tmp)
             os.replace(tmp, ck)
             t_last = time.time()
 
-    meta = {"name": a.name, "parameters": model.num_parameters(), "steps": a.steps, "batch": a.batch, "seq": a.seq,
-            "tokens": a.steps * a.batch * a.seq, "train_seconds": round(elapsed, 1), "lr": a.lr, "warmup": a.warmup,
+    meta = {"name": a.name, "parameters": model.num_parameters(), "steps": step, "planned_steps": a.steps,
+            "time_budget_min": a.time_budget_min or None, "batch": a.batch, "seq": a.seq,
+            "tokens": step * a.batch * a.seq, "train_seconds": round(elapsed, 1), "lr": a.lr, "warmup": a.warmup,
             "weight_decay": a.wd, "domain_weights": weights, "teacher": bool(a.teacher), "ce_steps": a.ce_steps,
             "kd_alpha": a.kd_alpha if a.teacher else None, "history": history}
     export(model, a.out, os.path.join(a.data, "tokenizer"), meta)
-    log(f"{a.name}: wrote {a.out} ({a.steps} steps, {meta['tokens']:,} tokens, {elapsed / 60:.1f} min)")
+    log(f"{a.name}: wrote {a.out} ({step} steps, {meta['tokens']:,} tokens, {elapsed / 60:.1f} min)")
 
 
 if __name__ == "__main__":

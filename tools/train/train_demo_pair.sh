@@ -31,12 +31,12 @@ stage "2/6 train the BPE tokenizer and encode the corpora"
 stage "3/6 train the target (Llama, ~5.4M parameters)"
 "$PY" "$HERE/train.py" --name echo-demo-target --out "$ROOT/assets/models/echo-demo-target" \
   --hidden 256 --intermediate 688 --layers 6 --heads 8 --kv-heads 4 --max-pos 512 \
-  --steps 450 --lr 1.5e-3 --ckpt-every 25
+  --steps 300 --lr 1.5e-3 --ckpt-every 25 --time-budget-min 50
 
 stage "4/6 train the draft (Llama, ~0.9M parameters): cross-entropy, then distillation from the target"
 "$PY" "$HERE/train.py" --name echo-demo-draft --out "$ROOT/assets/models/echo-demo-draft" \
   --hidden 128 --intermediate 344 --layers 2 --heads 4 --kv-heads 2 --max-pos 512 \
-  --steps 450 --ce-steps 300 --lr 2e-3 --ckpt-every 25 \
+  --steps 300 --ce-steps 200 --lr 2e-3 --ckpt-every 25 --time-budget-min 20 \
   --teacher "$ROOT/assets/models/echo-demo-target" --kd-alpha 0.7
 
 stage "5/6 prompt sets and tokenizer check (Python ids == @huggingface/tokenizers ids)"

@@ -72,9 +72,11 @@ def write(card, path):
                  f"{_fmt_int(tr['tokens'])} tokens, {tr['train_seconds'] / 60:.1f} min on 2 CPU cores (PyTorch 1.13, fp32). "
                  f"AdamW (betas 0.9/0.95, weight decay {tr['weight_decay']}), peak lr {tr['lr']}, {tr['warmup']} warm-up steps, "
                  f"cosine decay to 10%, gradient clip 1.0; domain mix {tr['domain_weights']}.{extra}")
+    for note in card.get("notes", []):
+        L.append(f"- {note}")
     L.append("")
     L.append("## Held-out loss\n")
-    L.append(f"Mean cross-entropy in nats/token over all non-overlapping {loss['window']}-token windows of each held-out split.\n")
+    L.append(f"Mean cross-entropy in nats/token over evenly spaced, non-overlapping {loss['window']}-token windows of each held-out split (token counts below).\n")
     L.append("| domain | held-out tokens | target | draft |")
     L.append("|---|---|---|---|")
     for dom in DOMAINS:
