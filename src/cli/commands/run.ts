@@ -5,6 +5,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { resolveGates } from '../../engine/calibrate/gates.js';
 import { RunMetricsAccumulator } from '../../engine/metrics/run-metrics.js';
 import { loadPair, type ModelPair } from '../../engine/pair.js';
 import { createPolicy } from '../../engine/policy/index.js';
@@ -39,6 +40,7 @@ export interface RunFlags {
   maxDepth?: number;
   maxWidth?: number;
   dddThreshold?: number;
+  profile?: string;
   threads?: number;
   out?: string;
   trace?: string;
@@ -79,6 +81,7 @@ export function runConfigFromFlags(flags: RunFlags): RunConfig {
     maxDepth: flags.maxDepth,
     maxWidth: flags.maxWidth,
     dddThreshold: flags.dddThreshold,
+    profile: flags.profile,
   };
   const parsed = RunConfigSchema.safeParse(candidate);
   if (!parsed.success) {
@@ -128,7 +131,7 @@ export function resolvePrompts(config: RunConfig, root = packageRoot()): PromptR
 export async function executeRun(config: RunConfig, options: { threads?: number; trace?: string; log?: (line: string) => void } = {}): Promise<RunReport> {
   const { draftDir, targetDir } = resolveModelDirs(config);
   const records = resolvePrompts(config);
-  const policy = createPolicy(config.policy, { ...config });
+  createPolicy(config.policy, { ...config }); // an unknown or misconfigured policy fails before any model loads
   // Tokenise with the target's tokenizer before loading, to size the KV slots.
   const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');
   const tokenizer = ModelTokenizer.load(targetDir);
@@ -142,6 +145,18 @@ export async function executeRun(config: RunConfig, options: { threads?: number;
         `the longest prompt (${longest} tokens) + ${config.maxNewTokens} new tokens + a draft tree of up to ${MAX_DRAFT_DEPTH} exceed the target's ${pair.target.info.maxPositions} positions`,
       );
     }
+    // echo / dense / fixed: τ_d from --taus, else --profile, else a short announced warm-up.
+    const gates = await resolveGates({
+      config,
+      target: pair.target,
+      draft: pair.draft,
+      workload,
+      eosTokenIds: pair.target.info.eosTokenIds,
+      maxLength,
+      models: { draft: draftDir, target: targetDir },
+      log: options.log,
+    });
+    const policy = createPolicy(config.policy, { ...config, ...(gates ? { taus: gates.taus, denseTaus: gates.denseTaus } : {}) });
     const metrics = new RunMetricsAccumulator({ policy: config.policy });
     const recorder = options.trace
       ? new TraceRecorder(
@@ -256,13 +271,14 @@ export function register(program: Command): void {
     .option('--max-depth <n>', 'ECHO: deepest layer a confident request may reach', integer('--max-depth', 1))
     .option('--max-width <n>', 'ECHO: most children per node under width expansion', integer('--max-width', 1))
     .option('--ddd-threshold <x>', 'ddd: stop deepening when log Σ_beam exp(S) is below this', number('--ddd-threshold'))
+    .option('--profile <file>', 'echo/dense/fixed: calibration profile JSON with τ_d (from `echo-studio calibrate`)')
     .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
     .option('--out <file>', 'write one JSONL line per request: id, prompt, tokens, text')
     .option('--trace <file>', 'write the JSONL trace (header, one line per step, summary)')
     .option('--json', 'print one JSON summary object instead of text')
     .action(async (flags: RunFlags) => {
       const config = runConfigFromFlags(flags);
-      const log = flags.json ? undefined : (line: string) => process.stderr.write(`${line}\n`);
+      const log = (line: string) => process.stderr.write(`${line}\n`);
       const report = await executeRun(config, { threads: flags.threads, trace: flags.trace, log });
       if (flags.out) {
         const records = resolvePrompts(config);

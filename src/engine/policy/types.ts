@@ -64,6 +64,8 @@ export interface PolicyOptions {
   shape?: { depth: number; topk: number; tokens: number };
   /** ECHO knobs (RunConfig): τ_d by depth, one τ for `fixed`, depth and width limits, DDD threshold. */
   taus?: Readonly<Record<string, number>>;
+  /** `dense`: τ_d for every depth (from a calibration profile). */
+  denseTaus?: Readonly<Record<string, number>>;
   tau?: number;
   maxDepth?: number;
   maxWidth?: number;

@@ -84,6 +84,17 @@ describe('echo-studio run', () => {
     expect(traceLines.filter((l) => l.type === 'step').length).toBe(summary.steps);
   });
 
+  it('runs an ECHO policy with thresholds from the flags', async () => {
+    const stdout = await run([
+      '--policy', 'echo', '--taus', '0:0.2,2:0.3', '--batch', '2', '--kmax', '10', '--prompts', promptsFile,
+      '--requests', '3', '--max-new-tokens', '5', ...pairFlags(), '--json',
+    ]);
+    const summary = JSON.parse(stdout);
+    expect(summary.policy).toBe('echo');
+    expect(summary.requests).toBe(3);
+    expect(summary.verifiedTokensPerStep).toBeLessThanOrEqual(10);
+  });
+
   it('refuses K_max below the batch size', async () => {
     await expect(run(['--policy', 'chain', '--batch', '4', '--kmax', '3', '--prompts', promptsFile, ...pairFlags()])).rejects.toThrow(
       'K_max (3) is below the batch size (4)',
