@@ -8,36 +8,37 @@ import type { StepEvent } from '../../../src/shared/events';
 const TOKENS = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512];
 
 describe('knee fit', () => {
-  it('recovers the knee, T_ar and γ of an exact flat-then-linear curve', () => {
-    const truth = { tArMs: 4, gamma: 0.05, kmax: 32 };
-    const fit = fitKnee(TOKENS.map((tokens) => ({ tokens, ms: tverMs(truth, tokens) })));
+  it('finds the ridge of an exact roofline curve max(memory, compute)', () => {
+    const fit = fitKnee(TOKENS.map((tokens) => ({ tokens, ms: Math.max(4, 0.125 * tokens) })));
     expect(fit.kmax).toBe(32);
-    expect(fit.tArMs).toBeCloseTo(4, 6);
-    expect(fit.gamma).toBeCloseTo(0.05, 6);
+    expect(fit.tArMs).toBe(4);
+    // Past the knee the model is the compute line itself: T_ar·γ per token = 0.125 ms.
+    expect(fit.tArMs * fit.gamma).toBeCloseTo(0.125, 9);
+    expect(tverMs(fit, 512)).toBeCloseTo(64, 9);
     expect(fit.rmsRelativeError).toBeLessThan(1e-9);
   });
 
-  it('lands near the knee of a noisy curve with a gentle slope before it', () => {
-    const rng = new Rng(3);
-    const points = TOKENS.map((tokens) => {
-      const ideal = 2 + 0.01 * tokens + 0.2 * Math.max(0, tokens - 64);
-      return { tokens, ms: ideal * (1 + 0.05 * (2 * rng.next() - 1)) };
-    });
-    const fit = fitKnee(points);
-    expect(fit.kmax).toBeGreaterThanOrEqual(48);
-    expect(fit.kmax).toBeLessThanOrEqual(96);
-  });
-
-  it('finds the ridge of a roofline-shaped curve: max(memory, compute) + overhead is exactly a hinge', () => {
+  it('lands near the ridge of a noisy roofline curve with launch overhead', () => {
     const rng = new Rng(5);
-    const points = TOKENS.map((tokens) => ({ tokens, ms: (Math.max(4, 0.125 * tokens) + 0.5) * (1 + 0.02 * (2 * rng.next() - 1)) }));
+    const points = TOKENS.map((tokens) => ({ tokens, ms: (Math.max(4, 0.125 * tokens) + 0.5) * (1 + 0.05 * (2 * rng.next() - 1)) }));
     const fit = fitKnee(points);
-    expect(fit.kmax).toBeGreaterThanOrEqual(24);
-    expect(fit.kmax).toBeLessThanOrEqual(48);
-    expect(fit.tArMs).toBeCloseTo(4.5, 0);
+    // Fixed cost 4.5 ms against 0.125 ms per token: the crossing is at 36 tokens.
+    expect(fit.kmax).toBeGreaterThanOrEqual(30);
+    expect(fit.kmax).toBeLessThanOrEqual(42);
   });
 
-  it('puts the knee at the end of a curve that never turns linear, and never suggests K_max below the batch', () => {
+  it('fits the CPU curve of the design notes (nearly free to ~8, compute-bound past ~16) with a knee between them', () => {
+    const fit = fitKnee([
+      { tokens: 1, ms: 1.9 },
+      { tokens: 8, ms: 3.0 },
+      { tokens: 16, ms: 5.7 },
+      { tokens: 512, ms: 85 },
+    ]);
+    expect(fit.kmax).toBeGreaterThanOrEqual(8);
+    expect(fit.kmax).toBeLessThanOrEqual(16);
+  });
+
+  it('puts the knee at the end of a curve that never turns up, and never suggests K_max below the batch', () => {
     const fit = fitKnee(TOKENS.map((tokens) => ({ tokens, ms: 3 })));
     expect(fit.gamma).toBe(0);
     expect(fit.kmax).toBe(512);
