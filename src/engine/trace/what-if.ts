@@ -76,40 +76,45 @@ export interface WhatIfResult {
 
 /** Per request-step: what the recorded output says the target would have produced from there. */
 interface RequestFuture {
-  /** The target's greedy tokens from this step's prefix, as far as the trace knows them. */
-  greedyPath: number[];
-  /** Tokens the request emitted from this step to its end (its remaining output). */
-  outputLeft: number;
-  /** Tokens it had emitted before this step. */
+  /**
+   * The target's greedy tokens for the request as far as the trace knows them (shared by all its
+   * steps): every step's emitted tokens, except that the last step contributes its accepted
+   * tokens + bonus, which can run past the output's end (EOS, length cap).
+   */
+  greedy: number[];
+  /** Tokens the request emitted before this step: where this step's greedy path starts in `greedy`. */
   outputBefore: number;
+  /** Tokens it emitted from this step to its end in the trace. */
+  outputLeft: number;
   /** The trace shows the request finishing: outputLeft is its true remaining output. */
   finishes: boolean;
 }
 
 function requestFutures(steps: readonly TraceStep[]): Map<string, RequestFuture>[] {
-  const futures: Map<string, RequestFuture>[] = steps.map(() => new Map());
-  const later = new Map<string, { path: number[]; left: number; finishes: boolean }>();
-  // Backwards: a step's greedy path is its accepted tokens + bonus, then the next step's path.
-  for (let s = steps.length - 1; s >= 0; s--) {
-    for (const r of steps[s].requests) {
-      const own = [...r.accepted.map((id) => r.nodes[id].token), r.bonusToken];
-      const next = r.finished ? undefined : later.get(r.requestId);
-      const path = next ? [...own, ...next.path] : own;
-      const left = r.emitted.length + (next?.left ?? 0);
-      const finishes = r.finished !== undefined || (next?.finishes ?? false);
-      later.set(r.requestId, { path, left, finishes });
-      futures[s].set(r.requestId, { greedyPath: path, outputLeft: left, outputBefore: 0, finishes });
+  const perRequest = new Map<string, { greedy: number[]; emitted: number; finishes: boolean }>();
+  for (const step of steps) {
+    for (const r of step.requests) {
+      let req = perRequest.get(r.requestId);
+      if (req === undefined) perRequest.set(r.requestId, (req = { greedy: [], emitted: 0, finishes: false }));
+      // Drop the previous step's extra tokens past its emitted ones (only a final step has any).
+      req.greedy.length = req.emitted;
+      const verdict = [...r.accepted.map((id) => r.nodes[id].token), r.bonusToken];
+      for (const token of verdict) req.greedy.push(token);
+      req.emitted += r.emitted.length;
+      if (r.finished) req.finishes = true;
     }
   }
   const produced = new Map<string, number>();
-  steps.forEach((step, s) => {
+  return steps.map((step) => {
+    const futures = new Map<string, RequestFuture>();
     for (const r of step.requests) {
+      const req = perRequest.get(r.requestId)!;
       const before = produced.get(r.requestId) ?? 0;
-      futures[s].get(r.requestId)!.outputBefore = before;
+      futures.set(r.requestId, { greedy: req.greedy, outputBefore: before, outputLeft: req.emitted - before, finishes: req.finishes });
       produced.set(r.requestId, before + r.emitted.length);
     }
+    return futures;
   });
-  return futures;
 }
 
 /** Token path root → node (root excluded) as a map key. */
@@ -204,10 +209,12 @@ function verifyAgainstOutput(r: StepRequest, future: RequestFuture, maxNewTokens
   for (;;) {
     const children = tree.verifiedChildren(node);
     if (children.length === 0) break;
-    if (accepted >= future.greedyPath.length) {
-      return { ...base, decided: false, reason: `${r.id}: the tree reaches past the recorded output (${future.greedyPath.length} tokens known)` };
+    const position = future.outputBefore + accepted;
+    if (position >= future.greedy.length) {
+      const known = future.greedy.length - future.outputBefore;
+      return { ...base, decided: false, reason: `${r.id}: the tree reaches past the recorded output (${known} tokens known from this step on)` };
     }
-    const next = children.find((c) => tree.token[c] === future.greedyPath[accepted]);
+    const next = children.find((c) => tree.token[c] === future.greedy[position]);
     if (next === undefined) break;
     accepted++;
     node = next;
