@@ -70,7 +70,7 @@ export async function speculativeStep(
   const verified = performance.now();
   const emissions = commitStep(engine, batch, state, superTree, verdicts);
   const committed = performance.now();
-  return stepEvent(engine, state, superTree, verdicts, emissions, {
+  const event = stepEvent(engine, state, superTree, verdicts, emissions, {
     stepIndex,
     kmax,
     paddingWaste,
@@ -79,11 +79,15 @@ export async function speculativeStep(
       packMs: packed - drafted,
       verifyMs: verified - packed,
       commitMs: committed - verified,
-      totalMs: performance.now() - start,
+      totalMs: 0,
       modelMs: state.modelMs,
     },
-    t: performance.now() - runStart,
   });
+  // Building the event is the engine's work too: the step's total includes it.
+  const end = performance.now();
+  event.timings.totalMs = end - start;
+  event.t = end - runStart;
+  return event;
 }
 
 function beginStep(batch: readonly InFlight[], step: number, kmax: number, policy: SpeculationPolicy): StepState {
@@ -195,7 +199,7 @@ function stepEvent(
   superTree: SuperTree,
   verdicts: readonly Verdict[],
   emissions: readonly Emission[],
-  meta: { stepIndex: number; kmax: number; paddingWaste: number; timings: StepEvent['timings']; t: number },
+  meta: { stepIndex: number; kmax: number; paddingWaste: number; timings: StepEvent['timings'] },
 ): StepEvent {
   const budget: BudgetSplit = { roots: 0, base: 0, depth: 0, width: 0, unused: 0 };
   const requests: RequestStep[] = state.ctx.requests.map((r, i) => {
@@ -238,7 +242,7 @@ function stepEvent(
   return {
     type: 'step',
     step: meta.stepIndex,
-    t: meta.t,
+    t: 0,
     kmax: meta.kmax,
     verifiedTokens: superTree.tokens,
     requests,
