@@ -2,7 +2,7 @@
 // `echo-studio trace export IN --format parquet|perfetto|csv --out PATH`: the trace for other tools.
 // `echo-studio trace what-if IN [--kmax N] [--taus 0=0.2,5=0.35] …`: re-score a greedy run.
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { computeRunMetrics } from '../../engine/metrics/run-metrics.js';
+import { computeRunMetrics, type RequestMetrics } from '../../engine/metrics/run-metrics.js';
 import { exportCsv } from '../../engine/trace/export-csv.js';
 import { exportParquet } from '../../engine/trace/export-parquet.js';
 import { exportPerfetto } from '../../engine/trace/export-perfetto.js';
@@ -24,6 +24,8 @@ export interface TraceSummaryReport {
   /** Recomputed from the step lines; equals the summary line's metrics for an intact file. */
   metrics: RunMetrics;
   histograms: DepthHistogram[];
+  /** Per-request acceptance and time per output token. */
+  requests: RequestMetrics[];
   /** The first bad line, when the file has one: the metrics cover the steps before it. */
   error?: TraceLineError;
 }
@@ -33,7 +35,7 @@ export async function summariseTrace(file: string): Promise<TraceSummaryReport> 
   const trace = await readTraceStreaming(file);
   // The summary's wall clock may run past the last step (shutdown); use it when the run recorded one.
   const wallMs = trace.summary?.metrics.wallMs;
-  const { metrics, histograms } = computeRunMetrics(trace.steps, { policy: trace.header.config.policy, wallMs });
+  const { metrics, histograms, requests } = computeRunMetrics(trace.steps, { policy: trace.header.config.policy, wallMs });
   const speedup = trace.summary?.metrics.speedupVsAr;
   if (speedup !== undefined) metrics.speedupVsAr = speedup;
   const { createdAt, writer, config, hardware, recordCandidates } = trace.header;
@@ -44,6 +46,7 @@ export async function summariseTrace(file: string): Promise<TraceSummaryReport> 
     ...(trace.summary ? { endReason: trace.summary.reason } : {}),
     metrics,
     histograms,
+    requests,
     ...(trace.error ? { error: trace.error } : {}),
   };
 }

@@ -6,5 +6,6 @@ export {
   computeRunMetrics,
   speedupVsAr,
   withSpeedupVsAr,
+  type RequestMetrics,
   type RunMetricsOptions,
 } from './run-metrics.js';

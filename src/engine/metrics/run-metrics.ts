@@ -1,7 +1,7 @@
 // Run metrics, accumulated step by step from StepEvents alone, so the live run and a trace file
 // read back later give the same numbers. Definitions: docs/trace-format.md, "Metrics".
 
-import type { DepthHistogram, RunMetrics, StepEvent } from '../../shared/events.js';
+import type { DepthHistogram, FinishReason, RunMetrics, StepEvent } from '../../shared/events.js';
 import { DepthHistogramAccumulator, type DepthHistogramOptions } from './depth-histograms.js';
 import { percentile } from './percentile.js';
 
@@ -11,6 +11,22 @@ interface RequestClock {
   /** End of the latest step it took part in. */
   lastStepEndMs: number;
   outputTokens: number;
+  steps: number;
+  acceptedTokens: number;
+  finished?: FinishReason;
+}
+
+/** One request's share of the run: per-request acceptance, which batch means hide. */
+export interface RequestMetrics {
+  requestId: string;
+  steps: number;
+  generatedTokens: number;
+  /** Mean accepted draft tokens per step of this request, bonus excluded. */
+  meanAcceptedTokens: number;
+  /** Time per output token over its decode phase, ms (see tpotP50Ms). */
+  tpotMs: number;
+  /** Absent while the request was still running when the trace ended. */
+  finished?: FinishReason;
 }
 
 export interface RunMetricsOptions extends DepthHistogramOptions {
@@ -67,17 +83,16 @@ export class RunMetricsAccumulator {
       if (acceptedLength > this.positions) this.positions = acceptedLength;
       this.depthHistograms.addRequestStep(request);
 
-      const clock = this.requests.get(request.requestId);
+      let clock = this.requests.get(request.requestId);
       if (clock === undefined) {
-        this.requests.set(request.requestId, {
-          firstStepStartMs: stepStartMs,
-          lastStepEndMs: event.t,
-          outputTokens: request.emitted.length,
-        });
-      } else {
-        clock.lastStepEndMs = event.t;
-        clock.outputTokens += request.emitted.length;
+        clock = { firstStepStartMs: stepStartMs, lastStepEndMs: event.t, outputTokens: 0, steps: 0, acceptedTokens: 0 };
+        this.requests.set(request.requestId, clock);
       }
+      clock.lastStepEndMs = event.t;
+      clock.outputTokens += request.emitted.length;
+      clock.steps++;
+      clock.acceptedTokens += acceptedLength;
+      if (request.finished) clock.finished = request.finished;
     }
   }
 
@@ -111,6 +126,18 @@ export class RunMetricsAccumulator {
     };
   }
 
+  /** Per request, in order of first appearance. */
+  perRequest(): RequestMetrics[] {
+    return [...this.requests].map(([requestId, c]) => ({
+      requestId,
+      steps: c.steps,
+      generatedTokens: c.outputTokens,
+      meanAcceptedTokens: c.steps > 0 ? c.acceptedTokens / c.steps : 0,
+      tpotMs: c.outputTokens > 0 ? (c.lastStepEndMs - c.firstStepStartMs) / c.outputTokens : 0,
+      ...(c.finished ? { finished: c.finished } : {}),
+    }));
+  }
+
   /** Accepted vs rejected layer-confidence histograms and AUC, per drafted depth. */
   histograms(): DepthHistogram[] {
     return this.depthHistograms.histograms();
@@ -126,10 +153,10 @@ export class RunMetricsAccumulator {
 export function computeRunMetrics(
   steps: Iterable<StepEvent>,
   options: RunMetricsOptions & { wallMs?: number },
-): { metrics: RunMetrics; histograms: DepthHistogram[] } {
+): { metrics: RunMetrics; histograms: DepthHistogram[]; requests: RequestMetrics[] } {
   const accumulator = new RunMetricsAccumulator(options);
   for (const step of steps) accumulator.addStep(step);
-  return { metrics: accumulator.metrics(options.wallMs), histograms: accumulator.histograms() };
+  return { metrics: accumulator.metrics(options.wallMs), histograms: accumulator.histograms(), requests: accumulator.perRequest() };
 }
 
 /**

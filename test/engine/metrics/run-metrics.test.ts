@@ -87,6 +87,15 @@ describe('RunMetricsAccumulator', () => {
     expect(m.speedupVsAr).toBeUndefined();
   });
 
+  it('reports each request on its own', () => {
+    const acc = new RunMetricsAccumulator({ policy: 'echo' });
+    for (const e of handRun) acc.addStep(e);
+    expect(acc.perRequest()).toEqual([
+      { requestId: 'A', steps: 2, generatedTokens: 5, meanAcceptedTokens: 1.5, tpotMs: 3.6, finished: 'eos' },
+      { requestId: 'B', steps: 1, generatedTokens: 1, meanAcceptedTokens: 0, tpotMs: 8, finished: 'length' },
+    ]);
+  });
+
   it('excludes prefill from time per output token', () => {
     const withPrefill = structuredClone(handRun);
     withPrefill[0].timings.prefillMs = 1; // A and B were admitted just before step 0
