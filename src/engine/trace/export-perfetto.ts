@@ -8,13 +8,16 @@ import { writeTextPieces } from './write-text.js';
 /** One trace event; ts and dur in microseconds. */
 export interface TraceEvent {
   name: string;
-  ph: 'X' | 'C' | 'M' | 'i';
+  ph: 'X' | 'C' | 'M' | 'i' | 's' | 'f';
   pid: number;
   tid: number;
   ts: number;
   dur?: number;
   cat?: string;
   s?: 'g' | 'p' | 't';
+  /** Flow events: the id pairing a start (s) with its finish (f), and binding to the enclosing slice. */
+  id?: number;
+  bp?: 'e';
   args?: Record<string, unknown>;
 }
 
@@ -36,6 +39,7 @@ export function toPerfetto(trace: TraceContents): PerfettoTrace {
     { name: 'thread_sort_index', ph: 'M', pid: RUN_PID, tid: ENGINE_TID, ts: 0, args: { sort_index: 0 } },
   ];
   const tids = new Map<string, number>();
+  let flowId = 0;
 
   for (const s of trace.steps) {
     const { draftMs, packMs, verifyMs, commitMs, totalMs } = s.timings;
@@ -110,6 +114,17 @@ export function toPerfetto(trace: TraceContents): PerfettoTrace {
       if (r.finished) {
         events.push({ name: `finished (${r.finished})`, ph: 'i', s: 't', pid: RUN_PID, tid, ts: end });
       }
+    }
+    // Budget released by one request and spent by another: an arrow from the giver's draft
+    // slice to the receiver's verify slice.
+    for (const transfer of s.transfers) {
+      const from = tids.get(transfer.from);
+      const to = tids.get(transfer.to);
+      if (from === undefined || to === undefined) continue;
+      const id = ++flowId;
+      const args = { tokens: transfer.tokens, step: s.step };
+      events.push({ name: 'budget transfer', cat: 'transfer', ph: 's', id, pid: RUN_PID, tid: from, ts: draftStart, args });
+      events.push({ name: 'budget transfer', cat: 'transfer', ph: 'f', bp: 'e', id, pid: RUN_PID, tid: to, ts: verifyStart, args });
     }
   }
   return {

@@ -12,7 +12,7 @@ describe('Perfetto export', () => {
     const out = toPerfetto(trace);
     expect(out.displayTimeUnit).toBe('ms');
     for (const e of out.traceEvents) {
-      expect(['X', 'C', 'M', 'i']).toContain(e.ph);
+      expect(['X', 'C', 'M', 'i', 's', 'f']).toContain(e.ph);
       expect(typeof e.name).toBe('string');
       expect(e.pid).toBe(1);
       expect(Number.isInteger(e.tid)).toBe(true);
@@ -59,6 +59,24 @@ describe('Perfetto export', () => {
     budgets.forEach((b, i) => {
       const sum = b.args.roots + b.args.base + b.args.depth + b.args.width + b.args.unused;
       expect(sum).toBe(trace.steps[i].kmax);
+    });
+  });
+
+  it('draws each budget transfer as a flow from the giver to the receiver', () => {
+    const { traceEvents } = toPerfetto(trace);
+    const tidOf = new Map(traceEvents.filter((e) => e.name === 'thread_name').map((e) => [e.args?.name, e.tid]));
+    const transfers = trace.steps.flatMap((s) => s.transfers);
+    expect(transfers.length).toBeGreaterThan(0);
+    const starts = traceEvents.filter((e) => e.ph === 's');
+    const finishes = traceEvents.filter((e) => e.ph === 'f');
+    expect(starts).toHaveLength(transfers.length);
+    expect(finishes.map((e) => e.id)).toEqual(starts.map((e) => e.id));
+    expect(new Set(starts.map((e) => e.id)).size).toBe(starts.length);
+    transfers.forEach((t, i) => {
+      expect(starts[i].tid).toBe(tidOf.get(t.from));
+      expect(finishes[i].tid).toBe(tidOf.get(t.to));
+      expect(finishes[i].bp).toBe('e');
+      expect(finishes[i].ts).toBeGreaterThan(starts[i].ts);
     });
   });
 
