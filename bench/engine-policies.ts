@@ -16,8 +16,7 @@ import { parseArgs } from 'node:util';
 import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
 import { loadPair, type ModelPair } from '../src/engine/pair.js';
 import { createPolicy } from '../src/engine/policy/index.js';
-import { Runner, type WorkItem } from '../src/engine/runner.js';
-import { MAX_DRAFT_DEPTH } from '../src/engine/step.js';
+import { Runner, slotRows, type WorkItem } from '../src/engine/runner.js';
 import { readPromptsFile, takeRequests } from '../src/engine/workload.js';
 import type { RunMetrics } from '../src/shared/events.js';
 
@@ -90,7 +89,7 @@ const allPrompts = domains.flatMap((d) => readPromptsFile(join('assets', 'prompt
 const probe = await loadPair(args.draft, args.target, { slots: 1, maxLength: 8, threads });
 const longest = Math.max(...allPrompts.map((r) => probe.tokenizer.encode(r.prompt).length));
 await probe.release();
-const maxLength = longest + maxNewTokens + MAX_DRAFT_DEPTH + 1;
+const maxLength = slotRows(longest, maxNewTokens, Math.max(16, kmaxPerRequest * maxBatch));
 const pair = await loadPair(args.draft, args.target, { slots: maxBatch, maxLength, threads });
 console.log(`pair: draft ${args.draft} (${pair.draft.info.parameters} params), target ${args.target} (${pair.target.info.parameters} params)`);
 console.log(`max new tokens ${maxNewTokens}, K_max = max(16, ${kmaxPerRequest} × batch), onnxruntime threads ${threads}, greedy`);

@@ -33,6 +33,19 @@ export interface RequestResult {
   steps: number;
 }
 
+/**
+ * Scratch rows a slot keeps free beyond its prompt and output, for one step's tree: the target
+ * holds the root and verified nodes (≤ K_max), the draft its pending tokens and forwarded nodes.
+ */
+export function scratchHeadroom(kmax: number): number {
+  return Math.max(kmax, 256);
+}
+
+/** KV rows per slot for requests of up to `longestPrompt` tokens generating `maxNewTokens`. */
+export function slotRows(longestPrompt: number, maxNewTokens: number, kmax: number): number {
+  return longestPrompt + maxNewTokens + scratchHeadroom(kmax);
+}
+
 export interface RunnerOptions {
   target: ModelSession;
   /** Needed unless the policy never drafts (`ar`). */
@@ -45,7 +58,7 @@ export interface RunnerOptions {
   seed: number;
   /** Token ids that end a request (the target's EOS ids). */
   eosTokenIds: readonly number[];
-  /** Rows per KV slot (prompt + output + draft tree must fit); absent = not checked here. */
+  /** Rows per KV slot the models were loaded with (see slotRows); absent = not checked here. */
   maxLength?: number;
   decode?: (ids: number[]) => string;
   onStep?: (event: StepEvent) => void;
@@ -99,10 +112,16 @@ export class Runner {
       if (ids.has(item.id)) throw new Error(`request id "${item.id}" appears twice in the workload`);
       ids.add(item.id);
       if (item.promptTokens.length === 0) throw new Error(`request "${item.id}" has an empty prompt`);
-      const rows = item.promptTokens.length + options.maxNewTokens + MAX_DRAFT_DEPTH;
+      const positions = item.promptTokens.length + options.maxNewTokens + MAX_DRAFT_DEPTH;
+      if (positions > target.info.maxPositions) {
+        throw new Error(
+          `request "${item.id}": ${item.promptTokens.length} prompt tokens + ${options.maxNewTokens} new tokens + a draft tree up to ${MAX_DRAFT_DEPTH} deep exceed the target's ${target.info.maxPositions} positions`,
+        );
+      }
+      const rows = slotRows(item.promptTokens.length, options.maxNewTokens, kmax);
       if (options.maxLength !== undefined && rows > options.maxLength) {
         throw new Error(
-          `request "${item.id}": ${item.promptTokens.length} prompt tokens + ${options.maxNewTokens} new tokens + a draft tree of up to ${MAX_DRAFT_DEPTH} do not fit the models' ${options.maxLength} KV rows`,
+          `request "${item.id}" needs ${rows} KV rows per slot (prompt ${item.promptTokens.length} + ${options.maxNewTokens} new + ${scratchHeadroom(kmax)} for the tree) but the models were loaded with ${options.maxLength}`,
         );
       }
     }

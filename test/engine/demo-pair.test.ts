@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPair, type ModelPair } from '../../src/engine/pair.js';
 import { availablePolicies, createPolicy } from '../../src/engine/policy/index.js';
-import { Runner, type RunSummary, type WorkItem } from '../../src/engine/runner.js';
-import { MAX_DRAFT_DEPTH } from '../../src/engine/step.js';
+import { Runner, slotRows, type RunSummary, type WorkItem } from '../../src/engine/runner.js';
 import { readPromptsFile } from '../../src/engine/workload.js';
 import { expectSameAsAr } from './fixtures/lossless.js';
 import { tempDir } from './model/helpers.js';
@@ -50,7 +49,7 @@ describe.skipIf(!installed)('lossless greedy on the demo pair', () => {
     workload = records.map((r) => ({ id: r.id, promptTokens: probe.tokenizer.encode(r.prompt) }));
     await probe.release();
     const longest = Math.max(...workload.map((w) => w.promptTokens.length));
-    pair = await loadPair(DRAFT, TARGET, { slots: BATCH, maxLength: longest + MAX_NEW + MAX_DRAFT_DEPTH + 1, cacheDir: join(tmp.path, 'cache') });
+    pair = await loadPair(DRAFT, TARGET, { slots: BATCH, maxLength: slotRows(longest, MAX_NEW, KMAX), cacheDir: join(tmp.path, 'cache') });
     reference = await run('ar');
   });
   afterAll(async () => {

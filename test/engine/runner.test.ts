@@ -26,7 +26,7 @@ async function runPolicy(
       temperature: 0,
       seed: 1,
       eosTokenIds: pair.target.info.eosTokenIds,
-      maxLength: 192,
+      maxLength: pair.target.maxLength,
       onStep,
     },
     workload,

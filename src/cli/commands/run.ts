@@ -9,8 +9,7 @@ import { resolveGates } from '../../engine/calibrate/gates.js';
 import { RunMetricsAccumulator } from '../../engine/metrics/run-metrics.js';
 import { loadPair, type ModelPair } from '../../engine/pair.js';
 import { createPolicy } from '../../engine/policy/index.js';
-import { Runner, type RequestResult } from '../../engine/runner.js';
-import { MAX_DRAFT_DEPTH } from '../../engine/step.js';
+import { Runner, slotRows, type RequestResult } from '../../engine/runner.js';
 import { buildTraceHeader } from '../../engine/trace/header.js';
 import { TraceRecorder } from '../../engine/trace/writer.js';
 import { readPromptsFile, takeRequests, type PromptRecord } from '../../engine/workload.js';
@@ -137,14 +136,9 @@ export async function executeRun(config: RunConfig, options: { threads?: number;
   const tokenizer = ModelTokenizer.load(targetDir);
   const workload = records.map((r) => ({ id: r.id, promptTokens: tokenizer.encode(r.prompt), arrivalMs: r.arrivalMs }));
   const longest = Math.max(...workload.map((w) => w.promptTokens.length));
-  const maxLength = longest + config.maxNewTokens + MAX_DRAFT_DEPTH + 1;
+  const maxLength = slotRows(longest, config.maxNewTokens, config.kmax);
   const pair: ModelPair = await loadPair(draftDir, targetDir, { slots: config.batch, maxLength, threads: options.threads, onMessage: options.log });
   try {
-    if (maxLength > pair.target.info.maxPositions) {
-      throw new Error(
-        `the longest prompt (${longest} tokens) + ${config.maxNewTokens} new tokens + a draft tree of up to ${MAX_DRAFT_DEPTH} exceed the target's ${pair.target.info.maxPositions} positions`,
-      );
-    }
     // echo / dense / fixed: τ_d from --taus, else --profile, else a short announced warm-up.
     const gates = await resolveGates({
       config,
