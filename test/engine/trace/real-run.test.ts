@@ -15,6 +15,9 @@ import type { RunMetrics, StepEvent } from '../../../src/shared/events.js';
 import { loadFixturePair, randomPrompts, type FixturePair } from '../fixtures/pair.js';
 import { tempDir } from './fixtures.js';
 
+/** KV rows per slot: prompt + new tokens + the engine's tree headroom, with room to spare. */
+const KV_ROWS = 384;
+
 describe('trace of a real run', () => {
   let pair: FixturePair;
   const events: StepEvent[] = [];
@@ -32,7 +35,7 @@ describe('trace of a real run', () => {
   };
 
   beforeAll(async () => {
-    pair = await loadFixturePair({ draft: 'perturbed', slots: config.batch });
+    pair = await loadFixturePair({ draft: 'perturbed', slots: config.batch, maxLength: KV_ROWS });
     file = path.join(tempDir(), 'real.jsonl');
     const header = await buildTraceHeader({ config, draftDir: pair.draftDir, targetDir: pair.targetDir, provider: 'cpu', writer: 'echo-studio test' });
     const recorder = new TraceRecorder(file, header);
@@ -47,7 +50,7 @@ describe('trace of a real run', () => {
         temperature: 0,
         seed: config.seed,
         eosTokenIds: pair.target.info.eosTokenIds,
-        maxLength: 192,
+        maxLength: KV_ROWS,
         onStep: (e) => {
           events.push(structuredClone(e));
           recorder.step(e);

@@ -17,6 +17,9 @@ import { Command } from 'commander';
 import { vi } from 'vitest';
 import { formatWhatIf, parseTaus, register } from '../../../src/cli/commands/trace.js';
 
+/** KV rows per slot: prompt + new tokens + the engine's tree headroom, with room to spare. */
+const KV_ROWS = 384;
+
 const BATCH = 4;
 
 async function recordRun(pair: FixturePair, config: RunConfig): Promise<{ trace: TraceContents; live: RunMetrics; file: string }> {
@@ -35,7 +38,7 @@ async function recordRun(pair: FixturePair, config: RunConfig): Promise<{ trace:
       temperature: 0,
       seed: config.seed,
       eosTokenIds: pair.target.info.eosTokenIds,
-      maxLength: 192,
+      maxLength: KV_ROWS,
       onStep: (e) => recorder.step(expansions.annotate(e)),
     },
     randomPrompts(config.requests, 7),
@@ -51,13 +54,17 @@ describe('what-if re-scoring', () => {
   const base = { batch: BATCH, requests: 6, maxNewTokens: 18, temperature: 0, seed: 1 } as const;
 
   beforeAll(async () => {
-    pair = await loadFixturePair({ draft: 'perturbed', slots: BATCH });
+    pair = await loadFixturePair({ draft: 'perturbed', slots: BATCH, maxLength: KV_ROWS });
     runs.set('eagle2', await recordRun(pair, { ...base, policy: 'eagle2', kmax: 20, shape: { depth: 4, topk: 3, tokens: 4 } }));
     runs.set('chain', await recordRun(pair, { ...base, policy: 'chain', kmax: 16, chainLength: 3 }));
+    runs.set(
+      'echo',
+      await recordRun(pair, { ...base, policy: 'echo', kmax: 14, taus: { '0': 0.3, '2': 0.2 }, shape: { depth: 3, topk: 3, tokens: 5 }, maxDepth: 5, maxWidth: 3 }),
+    );
   });
   afterAll(async () => pair?.release());
 
-  for (const policy of ['eagle2', 'chain']) {
+  for (const policy of ['eagle2', 'chain', 'echo']) {
     it(`reproduces the recorded ${policy} run exactly under its own settings`, () => {
       const { trace, live } = runs.get(policy)!;
       expect(trace.error).toBeUndefined();
@@ -89,6 +96,24 @@ describe('what-if re-scoring', () => {
     expect(r.decidedSteps).toBe(trace.steps.length); // a smaller tree only needs recorded expansions
     for (const s of r.steps) expect(s.verifiedTokens).toBeLessThanOrEqual(BATCH + 2);
     expect(r.metrics.verifiedTokensPerStep).toBeLessThan(rescoreTrace(trace).metrics.verifiedTokensPerStep);
+  });
+
+  it('re-scores ECHO under other thresholds, deciding what the recording covers', () => {
+    const { trace } = runs.get('echo')!;
+    const strict = rescoreTrace(trace, { taus: { '0': 0.95, '2': 0.95 } });
+    expect(strict.settings).toEqual({ taus: { '0': 0.95, '2': 0.95 } });
+    expect(strict.steps).toHaveLength(trace.steps.length);
+    for (const s of strict.steps) {
+      if (s.decided) expect(s.verifiedTokens).toBeLessThanOrEqual(s.kmax);
+      else expect(s.reason).toMatch(/which the recording did not draft|candidates per node/);
+    }
+    // A request truncated at depth 0 never expanded its depth-0 nodes; letting it through the
+    // gate makes it deepen into nodes the recording lacks, so that step must be undecided.
+    const truncatedAtRoot = trace.steps.findIndex((s) => s.requests.some((r) => r.gates.some((g) => g.depth === 0 && !g.pass)));
+    expect(truncatedAtRoot).toBeGreaterThanOrEqual(0);
+    const lenient = rescoreTrace(trace, { taus: { '0': 0, '2': 0 } });
+    expect(lenient.steps[truncatedAtRoot].decided).toBe(false);
+    expect(lenient.steps[truncatedAtRoot].reason).toMatch(/\(depth 1\), which the recording did not draft/);
   });
 
   it('says which steps it cannot decide when a schedule drafts past the recording', () => {
