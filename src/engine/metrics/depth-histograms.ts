@@ -45,12 +45,19 @@ export class DepthHistogramAccumulator {
     this.edges = Array.from({ length: this.bins + 1 }, (_, k) => k / this.bins);
   }
 
-  /** Label and store every drafted depth's layer confidence of one request-step. */
+  /**
+   * Label and store every drafted depth's layer confidence of one request-step. A depth whose
+   * gate truncated the request before the layer entered the tree has no `confidences` entry, but
+   * its gate check carries the same c_{i,d}: use it, since those are the samples calibration
+   * most needs.
+   */
   addRequestStep(request: RequestStep): void {
     const acceptedLength = request.accepted.length;
-    request.confidences.forEach((confidence, depth) => {
-      this.add(depth, confidence, acceptedLength > depth);
-    });
+    const depths = Math.max(request.confidences.length, ...request.gates.map((g) => g.depth + 1));
+    for (let depth = 0; depth < depths; depth++) {
+      const confidence = request.confidences[depth] ?? request.gates.find((g) => g.depth === depth)?.confidence;
+      if (confidence !== undefined) this.add(depth, confidence, acceptedLength > depth);
+    }
   }
 
   add(depth: number, confidence: number, accepted: boolean): void {

@@ -126,6 +126,16 @@ describe('RunMetricsAccumulator', () => {
     expect(acc.confidenceSamples(0).accepted).toEqual(Float64Array.from([0.9, 0.8]));
   });
 
+  it("takes a depth's confidence from its gate when the gate truncated before the layer was kept", () => {
+    const truncated = structuredClone(handRun[1]);
+    truncated.requests[0].confidences = [];
+    truncated.requests[0].gates = [{ depth: 0, confidence: 0.05, tau: 0.3, pass: false }];
+    truncated.requests[0].accepted = [];
+    const acc = new RunMetricsAccumulator({ policy: 'echo' });
+    acc.addStep(truncated);
+    expect(acc.confidenceSamples(0)).toEqual({ accepted: new Float64Array(0), rejected: Float64Array.from([0.05]) });
+  });
+
   it('gives AUC null when a depth has only one label', () => {
     const acc = new RunMetricsAccumulator({ policy: 'echo' });
     acc.addStep(handRun[1]);
