@@ -21,11 +21,14 @@ export interface TraceCloseInput {
   endedAt?: Date;
 }
 
-// JSON has no NaN or ±Infinity (stringify writes null), which would break the file on read:
-// refuse them at write time, where the engine bug that made them can still be found.
-function finiteOnly(key: string, value: unknown): unknown {
+// JSON has no NaN, ±Infinity or array holes (stringify writes null), which would break the file
+// on read: refuse them at write time, where the engine bug that made them can still be found.
+function finiteOnly(this: unknown, key: string, value: unknown): unknown {
   if (typeof value === 'number' && !Number.isFinite(value)) {
     throw new Error(`trace writer: field '${key}' is ${value}; trace numbers must be finite`);
+  }
+  if (value === undefined && Array.isArray(this)) {
+    throw new Error(`trace writer: array element ${key} is missing; trace arrays must be dense`);
   }
   return value;
 }
@@ -60,8 +63,8 @@ export class TraceWriter {
 
   writeStep(step: StepEvent | TraceStep): void {
     if (step.step <= this.lastStep) throw new Error(`trace writer: step ${step.step} written after step ${this.lastStep}`);
-    this.lastStep = step.step;
     this.writeLine(step);
+    this.lastStep = step.step;
   }
 
   /** Record knobs the studio changed; they apply from step `fromStep` on. */

@@ -133,6 +133,10 @@ describe('trace JSONL', () => {
     const step = structuredClone(testRun()[0]);
     step.paddingWaste = Number.NaN;
     expect(() => writer.writeStep(step)).toThrow(/field 'paddingWaste' is NaN/);
+    const holey = structuredClone(testRun()[1]);
+    holey.requests[0].confidences = [0.5];
+    holey.requests[0].confidences[2] = 0.25;
+    expect(() => writer.writeStep(holey)).toThrow(/array element 1 is missing/);
     writer.abandon();
     expect(() => TraceWriter.open(path.join(dir, 'h.jsonl'), { ...testHeader(), createdAt: 5 as unknown as string })).toThrow(
       /trace header is invalid at createdAt/,
