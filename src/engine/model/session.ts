@@ -83,6 +83,7 @@ export class OrtModelSession implements ModelSession {
 
   freeSlot(slot: number): void {
     const s = this.slot(slot);
+    this.assertIdle('freeSlot', slot);
     s.inUse = false;
     s.committed = 0;
     s.parents = [];
@@ -266,7 +267,7 @@ export class OrtModelSession implements ModelSession {
 
   commit(slot: number, keepScratch: number[]): void {
     const s = this.slot(slot);
-    if (this.inFlight) throw new ModelUsageError(`commit slot ${slot}: a forward is still running; await it first`);
+    this.assertIdle('commit', slot);
     for (let j = 0; j < keepScratch.length; j++) {
       const idx = keepScratch[j];
       if (!Number.isInteger(idx) || idx < 0 || idx >= s.parents.length) {
@@ -296,6 +297,7 @@ export class OrtModelSession implements ModelSession {
 
   clearScratch(slot: number): void {
     const s = this.slot(slot);
+    this.assertIdle('clearScratch', slot);
     s.parents = [];
     s.depths = [];
   }
@@ -312,6 +314,10 @@ export class OrtModelSession implements ModelSession {
     if (!Number.isInteger(slot) || s === undefined) throw new ModelUsageError(`slot ${slot} does not exist (capacity ${this.capacity})`);
     if (!s.inUse) throw new ModelUsageError(`slot ${slot} is not allocated`);
     return s;
+  }
+
+  private assertIdle(what: string, slot: number): void {
+    if (this.inFlight) throw new ModelUsageError(`${what} slot ${slot}: a forward is still running; await it first`);
   }
 
   private assertLive(): void {
