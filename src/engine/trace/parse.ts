@@ -67,6 +67,8 @@ export class TraceLineParser {
    */
   parse(text: string, line: number, terminated: boolean): TraceRecord | null {
     if (text.trim() === '') return null;
+    // A byte-order mark from an editor that saved the file is not part of the JSON.
+    if (line === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     let value: unknown;
     try {
       value = JSON.parse(text);

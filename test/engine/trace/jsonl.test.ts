@@ -114,6 +114,14 @@ describe('trace JSONL', () => {
     expect(after.error?.message).toMatch(/line 4 comes after the summary line/);
   });
 
+  it('reads a file saved with a byte-order mark and CRLF line ends', () => {
+    const [s0, s1] = testRun();
+    const text = '\uFEFF' + [testHeader(), s0, s1].map((x) => JSON.stringify(x)).join('\r\n') + '\r\n';
+    const trace = parseTrace(text);
+    expect(trace.error).toBeUndefined();
+    expect(trace.steps).toEqual([s0, s1]);
+  });
+
   it('rejects a wrong schema version, a non-trace file and an empty file outright', async () => {
     const v2 = { ...testHeader(), schemaVersion: 2 };
     expect(() => parseTrace(JSON.stringify(v2) + '\n')).toThrow(/trace schema version 2 is not supported: this build reads version 1/);
