@@ -175,6 +175,9 @@ export class Runner {
     const batch = knobs.batch ?? this.batch;
     const kmax = knobs.kmax ?? this.kmax;
     if (kmax < batch) throw new Error(`K_max (${kmax}) is below the batch size (${batch})`);
+    if (kmax < this.inFlight.length) {
+      throw new Error(`K_max (${kmax}) is below the ${this.inFlight.length} requests still in flight`);
+    }
     if (batch > this.options.target.capacity) {
       throw new Error(`batch ${batch} exceeds the ${this.options.target.capacity} KV slots the models were loaded with`);
     }
