@@ -6,9 +6,9 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { resolveGates } from '../../engine/calibrate/gates.js';
-import { RunMetricsAccumulator } from '../../engine/metrics/run-metrics.js';
+import { RunMetricsAccumulator, withSpeedupVsAr } from '../../engine/metrics/run-metrics.js';
 import { loadPair, type ModelPair } from '../../engine/pair.js';
-import { createPolicy } from '../../engine/policy/index.js';
+import { createPolicy, type SpeculationPolicy } from '../../engine/policy/index.js';
 import { Runner, slotRows, type RequestResult } from '../../engine/runner.js';
 import { buildTraceHeader } from '../../engine/trace/header.js';
 import { TraceRecorder } from '../../engine/trace/writer.js';
@@ -44,6 +44,7 @@ export interface RunFlags {
   out?: string;
   trace?: string;
   json?: boolean;
+  compareAr?: boolean;
 }
 
 export interface RunReport {
@@ -127,7 +128,16 @@ export function resolvePrompts(config: RunConfig, root = packageRoot()): PromptR
   return takeRequests(records, config.requests);
 }
 
-export async function executeRun(config: RunConfig, options: { threads?: number; trace?: string; log?: (line: string) => void } = {}): Promise<RunReport> {
+export interface RunOptions {
+  threads?: number;
+  /** Write the JSONL trace of the run here. */
+  trace?: string;
+  /** Also run the workload under `ar` on the same pair and report the wall-time speedup. */
+  compareAr?: boolean;
+  log?: (line: string) => void;
+}
+
+export async function executeRun(config: RunConfig, options: RunOptions = {}): Promise<RunReport> {
   const { draftDir, targetDir } = resolveModelDirs(config);
   const records = resolvePrompts(config);
   createPolicy(config.policy, { ...config }); // an unknown or misconfigured policy fails before any model loads
@@ -151,52 +161,62 @@ export async function executeRun(config: RunConfig, options: { threads?: number;
       log: options.log,
     });
     const policy = createPolicy(config.policy, { ...config, ...(gates ? { taus: gates.taus, denseTaus: gates.denseTaus } : {}) });
-    const metrics = new RunMetricsAccumulator({ policy: config.policy });
     const recorder = options.trace
       ? new TraceRecorder(
           options.trace,
-          await buildTraceHeader({ config, draftDir, targetDir, provider: 'cpu', writer: `echo-studio ${packageVersion(packageRoot())}` }),
+          await buildTraceHeader({
+            config,
+            draftDir,
+            targetDir,
+            provider: 'cpu',
+            writer: `echo-studio ${packageVersion(packageRoot())}`,
+            ...(gates?.profile ? { profile: gates.profile as unknown as Record<string, unknown> } : {}),
+          }),
         )
       : null;
-    let stepMs = 0;
-    let modelMs = 0;
-    const runner = new Runner(
-      {
-        target: pair.target,
-        draft: pair.draft,
-        policy,
-        batch: config.batch,
-        kmax: config.kmax,
-        maxNewTokens: config.maxNewTokens,
-        temperature: config.temperature,
-        seed: config.seed,
-        eosTokenIds: pair.target.info.eosTokenIds,
-        maxLength,
-        onStep: (event) => {
-          metrics.addStep(event);
-          recorder?.step(event);
-          stepMs += event.timings.totalMs;
-          modelMs += event.timings.modelMs ?? 0;
+    const runOnce = async (which: SpeculationPolicy, record: boolean) => {
+      const metrics = new RunMetricsAccumulator({ policy: which.name });
+      let stepMs = 0;
+      let modelMs = 0;
+      const runner = new Runner(
+        {
+          target: pair.target,
+          draft: pair.draft,
+          policy: which,
+          batch: config.batch,
+          kmax: config.kmax,
+          maxNewTokens: config.maxNewTokens,
+          temperature: config.temperature,
+          seed: config.seed,
+          eosTokenIds: pair.target.info.eosTokenIds,
+          maxLength,
+          onStep: (event) => {
+            metrics.addStep(event);
+            if (record) recorder?.step(event);
+            stepMs += event.timings.totalMs;
+            modelMs += event.timings.modelMs ?? 0;
+          },
         },
-      },
-      workload,
-    );
-    let summary;
+        workload,
+      );
+      const summary = await runner.run();
+      return { summary, metrics: metrics.metrics(summary.wallMs), engineOverhead: stepMs > 0 ? (stepMs - modelMs) / stepMs : 0 };
+    };
+    let main;
     try {
-      summary = await runner.run();
+      main = await runOnce(policy, true);
     } catch (err) {
       recorder?.finish('error', { message: (err as Error).message });
       throw err;
     }
-    recorder?.finish('finished', { wallMs: summary.wallMs });
-    return {
-      config,
-      draftDir,
-      targetDir,
-      metrics: metrics.metrics(summary.wallMs),
-      engineOverhead: stepMs > 0 ? (stepMs - modelMs) / stepMs : 0,
-      results: summary.results,
-    };
+    let metrics = main.metrics;
+    // The same workload under ar on the same loaded pair, for the wall-time speedup.
+    if (options.compareAr && config.policy !== 'ar') {
+      options.log?.('running the same workload under ar for the speedup');
+      metrics = withSpeedupVsAr(metrics, (await runOnce(createPolicy('ar', { ...config }), false)).metrics);
+    }
+    recorder?.finish('finished', { wallMs: main.summary.wallMs, speedupVsAr: metrics.speedupVsAr });
+    return { config, draftDir, targetDir, metrics, engineOverhead: main.engineOverhead, results: main.summary.results };
   } finally {
     await pair.release();
   }
@@ -269,11 +289,12 @@ export function register(program: Command): void {
     .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
     .option('--out <file>', 'write one JSONL line per request: id, prompt, tokens, text')
     .option('--trace <file>', 'write the JSONL trace (header, one line per step, summary)')
+    .option('--compare-ar', 'also run the workload under ar and report the wall-time speedup')
     .option('--json', 'print one JSON summary object instead of text')
     .action(async (flags: RunFlags) => {
       const config = runConfigFromFlags(flags);
       const log = (line: string) => process.stderr.write(`${line}\n`);
-      const report = await executeRun(config, { threads: flags.threads, trace: flags.trace, log });
+      const report = await executeRun(config, { threads: flags.threads, trace: flags.trace, compareAr: flags.compareAr, log });
       if (flags.out) {
         const records = resolvePrompts(config);
         const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');
@@ -294,6 +315,7 @@ export function register(program: Command): void {
           `throughput ${fmt(m.throughput, 1)} tok/s · MAT ${fmt(m.meanAcceptedTokens)} (bonus excluded) · acceptance length ${fmt(m.meanAcceptanceLength)}`,
           `draft utilisation ${fmt(m.draftUtilisation)} · verified tokens/step ${fmt(m.verifiedTokensPerStep, 1)} (K_max ${config.kmax}) · padding waste ${fmt(m.paddingWaste)}`,
           `time per output token p50 ${fmt(m.tpotP50Ms)} ms, p99 ${fmt(m.tpotP99Ms)} ms · engine overhead ${fmt(100 * report.engineOverhead, 1)}% of step time`,
+          ...(m.speedupVsAr !== undefined ? [`wall-time speedup over ar on the same workload: ${fmt(m.speedupVsAr)}×`] : []),
           '',
         ].join('\n'),
       );

@@ -57,7 +57,7 @@ describe('echo-studio run', () => {
     const trace = join(tmp.path, 'trace.jsonl');
     const stdout = await run([
       '--policy', 'eagle2', '--batch', '2', '--kmax', '12', '--prompts', promptsFile, '--requests', '5',
-      '--max-new-tokens', '6', '--temperature', '0', '--seed', '1', ...pairFlags(), '--out', out, '--trace', trace, '--json',
+      '--max-new-tokens', '6', '--temperature', '0', '--seed', '1', ...pairFlags(), '--out', out, '--trace', trace, '--json', '--compare-ar',
     ]);
     const summary = JSON.parse(stdout);
     expect(summary.policy).toBe('eagle2');
@@ -65,6 +65,7 @@ describe('echo-studio run', () => {
     expect(summary.generatedTokens).toBeGreaterThan(0);
     expect(summary.generatedTokens).toBeLessThanOrEqual(30);
     expect(summary.verifiedTokensPerStep).toBeLessThanOrEqual(12);
+    expect(summary.speedupVsAr).toBeGreaterThan(0);
     for (const key of ['throughput', 'meanAcceptedTokens', 'meanAcceptanceLength', 'draftUtilisation', 'tpotP50Ms', 'tpotP99Ms', 'paddingWaste']) {
       expect(typeof summary[key], key).toBe('number');
     }
@@ -81,6 +82,7 @@ describe('echo-studio run', () => {
     const traceLines = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(traceLines[0].type).toBe('header');
     expect(traceLines.at(-1).type).toBe('summary');
+    expect(traceLines.at(-1).metrics.speedupVsAr).toBe(summary.speedupVsAr);
     expect(traceLines.filter((l) => l.type === 'step').length).toBe(summary.steps);
   });
 
