@@ -171,6 +171,11 @@ def main():
         }
         print(f"{d}: mean accepted {acc[d]['mean_accepted']} / {a.chain}, per depth {acc[d]['acceptance_per_depth']}")
 
+    def pick(tm):
+        return {k: tm.get(k) for k in ("steps", "planned_steps", "time_budget_min", "batch", "seq", "tokens",
+                                        "train_seconds", "lr", "warmup", "weight_decay", "domain_weights",
+                                        "init", "teacher", "kd_alpha")}
+
     meta = {}
     for name in ("target", "draft"):
         folder = a.target if name == "target" else a.draft
@@ -185,10 +190,14 @@ def main():
             "config": {k: c[k] for k in ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
                                           "num_attention_heads", "num_key_value_heads", "head_dim",
                                           "max_position_embeddings", "tie_word_embeddings")},
-            "training": {k: tm.get(k) for k in ("steps", "batch", "seq", "tokens", "train_seconds", "lr", "warmup",
-                                                "weight_decay", "domain_weights", "ce_steps", "kd_alpha")},
+            "training": pick(tm),
             "training_curve": tm.get("history", []),
         }
+        if tm.get("init"):
+            pre_path = os.path.join(a.data, f"train_{tm['init']}.json")
+            pre = json.load(open(pre_path)) if os.path.exists(pre_path) else {}
+            meta[name]["pretraining"] = pick(pre)
+            meta[name]["pretraining_curve"] = pre.get("history", [])
     stats_path = os.path.join(a.data, "tokens", "stats.json")
     stats = json.load(open(stats_path)) if os.path.exists(stats_path) else {}
     card = {

@@ -130,6 +130,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=40)
     ap.add_argument("--wd", type=float, default=0.1)
     ap.add_argument("--weights", default="code=0.45,prose=0.2,math=0.35")
+    ap.add_argument("--init", default=None, help="start from the weights of this HF folder (same shape)")
     ap.add_argument("--teacher", default=None)
     ap.add_argument("--ce-steps", type=int, default=0)
     ap.add_argument("--kd-alpha", type=float, default=0.7)
@@ -147,6 +148,12 @@ def main():
     cfg = M.hf_config(a.vocab, a.hidden, a.intermediate, a.layers, a.heads, a.kv_heads, max_position_embeddings=a.max_pos)
     model = M.LlamaForCausalLM(cfg)
     log(f"{a.name}: {model.num_parameters():,} parameters, config {json.dumps({k: cfg[k] for k in ('hidden_size', 'intermediate_size', 'num_hidden_layers', 'num_attention_heads', 'num_key_value_heads')})}")
+    if a.init:
+        init = M.load_hf_folder(a.init)
+        if init.config != cfg:
+            raise SystemExit(f"--init {a.init}: config differs from the requested model")
+        model.load_state_dict(init.state_dict())
+        log(f"initialised from {a.init}")
     teacher = None
     if a.teacher:
         teacher = M.load_hf_folder(a.teacher)
@@ -230,7 +237,8 @@ def main():
     meta = {"name": a.name, "parameters": model.num_parameters(), "steps": step, "planned_steps": a.steps,
             "time_budget_min": a.time_budget_min or None, "batch": a.batch, "seq": a.seq,
             "tokens": step * a.batch * a.seq, "train_seconds": round(elapsed, 1), "lr": a.lr, "warmup": a.warmup,
-            "weight_decay": a.wd, "domain_weights": weights, "teacher": bool(a.teacher), "ce_steps": a.ce_steps,
+            "weight_decay": a.wd, "domain_weights": weights, "init": os.path.basename(a.init) if a.init else None,
+            "teacher": bool(a.teacher), "ce_steps": a.ce_steps,
             "kd_alpha": a.kd_alpha if a.teacher else None, "history": history}
     export(model, a.out, os.path.join(a.data, "tokenizer"), meta)
     log(f"{a.name}: wrote {a.out} ({step} steps, {meta['tokens']:,} tokens, {elapsed / 60:.1f} min)")

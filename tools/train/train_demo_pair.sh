@@ -33,11 +33,15 @@ stage "3/6 train the target (Llama, ~5.4M parameters)"
   --hidden 256 --intermediate 688 --layers 6 --heads 8 --kv-heads 4 --max-pos 512 \
   --steps 300 --lr 1.5e-3 --ckpt-every 25 --time-budget-min 50
 
-stage "4/6 train the draft (Llama, ~0.9M parameters): cross-entropy, then distillation from the target"
+stage "4/6 train the draft (Llama, ~0.9M parameters): (a) cross-entropy pre-training, (b) distillation from the target"
+# (a) does not need the target; on a machine with spare cores it can run alongside stage 3.
+"$PY" "$HERE/train.py" --name echo-demo-draft-ce --out "$DATA/echo-demo-draft-ce" \
+  --hidden 128 --intermediate 344 --layers 2 --heads 4 --kv-heads 2 --max-pos 512 \
+  --steps 200 --lr 2e-3 --ckpt-every 25 --time-budget-min 15
 "$PY" "$HERE/train.py" --name echo-demo-draft --out "$ROOT/assets/models/echo-demo-draft" \
   --hidden 128 --intermediate 344 --layers 2 --heads 4 --kv-heads 2 --max-pos 512 \
-  --steps 300 --ce-steps 200 --lr 2e-3 --ckpt-every 25 --time-budget-min 20 \
-  --teacher "$ROOT/assets/models/echo-demo-target" --kd-alpha 0.7
+  --init "$DATA/echo-demo-draft-ce" --teacher "$ROOT/assets/models/echo-demo-target" --kd-alpha 0.7 \
+  --steps 100 --lr 1e-3 --warmup 10 --seed 1 --ckpt-every 25 --time-budget-min 12
 
 stage "5/6 prompt sets and tokenizer check (Python ids == @huggingface/tokenizers ids)"
 "$PY" "$HERE/make_prompts.py"

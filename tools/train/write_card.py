@@ -60,18 +60,26 @@ def write(card, path):
     L.append("it, so we credit its authors here: *The Debian Administrator's Handbook*, Raphaël Hertzog and")
     L.append("Roland Mas. The raw corpora are not committed; the pipeline regenerates them.\n")
     L.append("## Training\n")
-    for name, mm in (("target", t), ("draft", d)):
-        tr = mm["training"]
-        if tr.get("steps") is None:
-            continue
-        extra = ""
-        if name == "draft" and tr.get("kd_alpha") is not None:
-            extra = (f" The first {tr['ce_steps']} steps are plain cross-entropy; the rest distil from the target: "
-                     f"loss = {tr['kd_alpha']} * KL(p_target || p_draft) + {1 - tr['kd_alpha']:.1f} * CE.")
-        L.append(f"- **{name}**: {tr['steps']} steps x {tr['batch']} sequences x {tr['seq']} tokens = "
-                 f"{_fmt_int(tr['tokens'])} tokens, {tr['train_seconds'] / 60:.1f} min on 2 CPU cores (PyTorch 1.13, fp32). "
-                 f"AdamW (betas 0.9/0.95, weight decay {tr['weight_decay']}), peak lr {tr['lr']}, {tr['warmup']} warm-up steps, "
-                 f"cosine decay to 10%, gradient clip 1.0; domain mix {tr['domain_weights']}.{extra}")
+    def line(label, tr, extra=""):
+        budget = ""
+        if tr.get("time_budget_min"):
+            budget = (f" (planned {tr['planned_steps']} steps or {tr['time_budget_min']:g} min of training time, "
+                      f"whichever came first; the cosine schedule follows the further of the two)")
+        L.append(f"- **{label}**: {tr['steps']} steps x {tr['batch']} sequences x {tr['seq']} tokens = "
+                 f"{_fmt_int(tr['tokens'])} tokens, {tr['train_seconds'] / 60:.1f} min on 2 shared CPU cores "
+                 f"(PyTorch 1.13, fp32){budget}. AdamW (betas 0.9/0.95, weight decay {tr['weight_decay']}), "
+                 f"peak lr {tr['lr']}, {tr['warmup']} warm-up steps, cosine decay to 10%, gradient clip 1.0; "
+                 f"domain mix {tr['domain_weights']}.{extra}")
+
+    if t["training"].get("steps") is not None:
+        line("target", t["training"], " Loss: next-token cross-entropy.")
+    if d.get("pretraining", {}).get("steps") is not None:
+        line("draft, stage 1", d["pretraining"], " Loss: next-token cross-entropy.")
+    if d["training"].get("steps") is not None:
+        kd = d["training"].get("kd_alpha")
+        extra = (f" Starts from stage 1; loss = {kd} * KL(p_target || p_draft) + {1 - kd:.1f} * cross-entropy, "
+                 f"the target's full next-token distribution computed on the fly.") if kd is not None else ""
+        line("draft, stage 2 (distillation)" if kd is not None else "draft", d["training"], extra)
     for note in card.get("notes", []):
         L.append(f"- {note}")
     L.append("")
