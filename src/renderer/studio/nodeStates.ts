@@ -13,8 +13,21 @@ export const NODE_STATES: readonly NodeState[] = ['accepted', 'rejected', 'unrea
 /** Which scheduler phase added a node, drawn as a mark on top of the state colour. */
 export type GrantMark = 'depth' | 'width' | null;
 
+// Step events are immutable once received, so a request's states are computed once and shared by
+// every view that draws it (canvas, summary, request SVG).
+const cache = new WeakMap<RequestStep, NodeState[]>();
+
 /** States indexed by position in `request.nodes` (node ids are positions; see events.ts). */
 export function nodeStates(request: RequestStep): NodeState[] {
+  let states = cache.get(request);
+  if (states === undefined) {
+    states = computeNodeStates(request);
+    cache.set(request, states);
+  }
+  return states;
+}
+
+function computeNodeStates(request: RequestStep): NodeState[] {
   const accepted = new Set<number>(request.accepted);
   const byId = new Map<number, TreeNode>();
   for (const node of request.nodes) byId.set(node.id, node);

@@ -19,6 +19,19 @@ export interface TreeLayout {
  * first, so the likely path runs down the left); a parent sits centred over its children.
  */
 export function layoutTree(request: RequestStep): TreeLayout {
+  let layout = layoutCache.get(request);
+  if (layout === undefined) {
+    layout = computeLayout(request);
+    layoutCache.set(request, layout);
+  }
+  return layout;
+}
+
+// Step events are immutable once received: lay each request's tree out once, however many times
+// it is packed (resizes, selection changes) or drawn.
+const layoutCache = new WeakMap<RequestStep, TreeLayout>();
+
+function computeLayout(request: RequestStep): TreeLayout {
   const nodes = request.nodes;
   const n = nodes.length;
   const x = new Float32Array(n);

@@ -1,6 +1,6 @@
 // Where K_max went: the shown step's split as one bar, the transfers from truncated to confident
 // requests, and the split over time as a stacked area chart (no animation: it streams).
-import { useRef } from 'react';
+import { useMemo, useRef } from 'react';
 import { Area, AreaChart, CartesianGrid, Tooltip, XAxis, YAxis } from 'recharts';
 import type { BudgetSplit, StepEvent } from '../../shared/events.js';
 import { mergeTransfers, thinSeries, type StepPoint } from '../studio/series.js';
@@ -17,7 +17,7 @@ const PARTS: ReadonlyArray<{ key: keyof BudgetSplit; label: string }> = [
   { key: 'unused', label: 'unused' },
 ];
 
-const CHART_POINTS = 300;
+const CHART_POINTS = 200;
 const selectPoints = (s: StudioState): StepPoint[] => s.points;
 const selectStep = (s: StudioState): StepEvent | null => viewedStep(s);
 
@@ -74,12 +74,13 @@ export function TransferList({ step, onOpen }: { step: StepEvent; onOpen?: (requ
 }
 
 export function BudgetFlow() {
-  const step = useThrottledStudio(selectStep, 100);
-  const points = useThrottledStudio(selectPoints, 250);
+  const step = useThrottledStudio(selectStep, 200);
+  // The stacked chart over time re-renders once a second; the bar above follows the step.
+  const points = useThrottledStudio(selectPoints, 1000);
   const selectRequest = useStudio((s) => s.selectRequest);
   const boxRef = useRef<HTMLDivElement>(null);
   const { width } = useCanvasSize(boxRef);
-  const data = thinSeries(points, CHART_POINTS);
+  const data = useMemo(() => thinSeries(points, CHART_POINTS), [points]);
   return (
     <section className="view budget" aria-label="Budget flows">
       <header className="view-header">

@@ -7,6 +7,8 @@ import { useStudioStore } from './StudioContext.js';
 import { prepareCanvas, useCanvasSize, useFrameScheduler } from './useCanvas.js';
 
 export const GATE_WINDOW = 24;
+/** The grid changes a column per step; ten redraws a second are plenty to read it. */
+const REDRAW_MS = 100;
 const LABEL_WIDTH = 34;
 const HEADER_HEIGHT = 14;
 
@@ -89,7 +91,7 @@ export function GateGrid() {
     }
     const ctx = prepareCanvas(canvasRef.current, size);
     if (ctx !== null) drawGrid(ctx, grid, size.width, size.height, state.selectedRequestId);
-  });
+  }, REDRAW_MS);
 
   useEffect(() => {
     draw();

@@ -1,7 +1,7 @@
 // Accepted vs rejected layer confidence per depth (binned in the engine), AUC per depth, sweet-spot
 // markers, and τ_d as a line that can be dragged (or nudged with arrow keys): releasing it sends
 // knobs.set, which the engine applies from its next step without restarting the run.
-import { useRef, useState } from 'react';
+import { memo, useCallback, useRef, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, XAxis, YAxis } from 'recharts';
 import type { DepthHistogram } from '../../shared/events.js';
 import { histogramBins, isSweetSpot, pointerFromTau, sampleCount, tauFromPointer, tausInUse } from '../studio/histograms.js';
@@ -79,7 +79,17 @@ function TauLine({ depth, tau, plotLeft, plotWidth, onCommit }: TauLineProps) {
   );
 }
 
-function DepthChart({ histogram, tau, engineTau, onTau }: { histogram: DepthHistogram; tau: number | undefined; engineTau: number | undefined; onTau(tau: number): void }) {
+const DepthChart = memo(function DepthChart({
+  histogram,
+  tau,
+  engineTau,
+  onTau,
+}: {
+  histogram: DepthHistogram;
+  tau: number | undefined;
+  engineTau: number | undefined;
+  onTau(depth: number, tau: number): void;
+}) {
   const boxRef = useRef<HTMLDivElement>(null);
   const { width } = useCanvasSize(boxRef);
   const bins = histogramBins(histogram);
@@ -110,23 +120,31 @@ function DepthChart({ histogram, tau, engineTau, onTau }: { histogram: DepthHist
             <Bar dataKey="rejected" fill={STATE_COLOURS.rejected} isAnimationActive={false} />
           </BarChart>
         )}
-        {width > 0 && tau !== undefined && <TauLine depth={histogram.depth} tau={tau} plotLeft={plotLeft} plotWidth={plotWidth} onCommit={onTau} />}
+        {width > 0 && tau !== undefined && (
+          <TauLine depth={histogram.depth} tau={tau} plotLeft={plotLeft} plotWidth={plotWidth} onCommit={(t) => onTau(histogram.depth, t)} />
+        )}
       </div>
     </figure>
   );
-}
+});
 
 export function Histograms() {
-  const histograms = useThrottledStudio(selectHistograms, 250);
+  // Histograms accumulate over the run; once a second is as fast as a reader can follow them, and
+  // re-rendering every chart per frame would cost the main thread more than everything else.
+  const histograms = useThrottledStudio(selectHistograms, 1000);
   const engineTaus = useThrottledStudio(selectEngineTaus, 250, sameRecord);
   const knobTaus = useStudio((s) => s.taus);
   const store = useStudioStore();
   const send = useSend();
   const taus = { ...engineTaus, ...knobTaus };
-  const commit = (depth: number, tau: number): void => {
-    store.getState().setTau(depth, tau);
-    send({ type: 'knobs.set', knobs: { taus: { ...taus, [String(depth)]: tau } } });
-  };
+  const commit = useCallback(
+    (depth: number, tau: number): void => {
+      const current = { ...tausInUse(store.getState().latestStep), ...store.getState().taus };
+      store.getState().setTau(depth, tau);
+      send({ type: 'knobs.set', knobs: { taus: { ...current, [String(depth)]: tau } } });
+    },
+    [store, send],
+  );
   return (
     <section className="view histograms" aria-label="Confidence histograms">
       <header className="view-header">
@@ -141,7 +159,7 @@ export function Histograms() {
       ) : (
         <div className="depth-charts">
           {histograms.map((h) => (
-            <DepthChart key={h.depth} histogram={h} tau={taus[String(h.depth)]} engineTau={engineTaus[String(h.depth)]} onTau={(t) => commit(h.depth, t)} />
+            <DepthChart key={h.depth} histogram={h} tau={taus[String(h.depth)]} engineTau={engineTaus[String(h.depth)]} onTau={commit} />
           ))}
         </div>
       )}

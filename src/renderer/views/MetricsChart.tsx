@@ -1,6 +1,6 @@
 // Metrics over time (throughput, MAT, draft utilisation, verified tokens per step), computed per
 // step from the stream; compare mode overlays a kept run (e.g. echo against static).
-import { useMemo, useRef } from 'react';
+import { memo, useMemo, useRef } from 'react';
 import { CartesianGrid, Line, LineChart, Tooltip, XAxis, YAxis } from 'recharts';
 import type { RunMetrics } from '../../shared/events.js';
 import { METRIC_KEYS, metricSeries, overlaySeries, thinSeries, type MetricKey, type StepPoint } from '../studio/series.js';
@@ -16,12 +16,12 @@ const TITLES: Record<MetricKey, string> = {
   utilisation: 'Draft utilisation (accepted / verified drafts)',
   verifiedTokens: 'Verified tokens per step',
 };
-const CHART_POINTS = 300;
+const CHART_POINTS = 200;
 
 const selectPoints = (s: StudioState): StepPoint[] => s.points;
 const selectMetrics = (s: StudioState): RunMetrics | null => s.metrics;
 
-function MetricPanel({ metric, rows, compareLabel, runLabel }: { metric: MetricKey; rows: ReturnType<typeof overlaySeries>; compareLabel: string | null; runLabel: string }) {
+const MetricPanel = memo(function MetricPanel({ metric, rows, compareLabel, runLabel }: { metric: MetricKey; rows: ReturnType<typeof overlaySeries>; compareLabel: string | null; runLabel: string }) {
   const boxRef = useRef<HTMLDivElement>(null);
   const { width } = useCanvasSize(boxRef);
   return (
@@ -43,20 +43,28 @@ function MetricPanel({ metric, rows, compareLabel, runLabel }: { metric: MetricK
       </div>
     </figure>
   );
-}
+});
 
 function runLabelOf(state: Pick<StudioState, 'config' | 'metrics'>): string {
   return state.config?.policy ?? state.metrics?.policy ?? 'this run';
 }
 
 export function MetricsChart() {
-  const points = useThrottledStudio(selectPoints, 250);
-  const metrics = useThrottledStudio(selectMetrics, 250);
+  // Charts re-render once a second: often enough to watch a trend, cheap enough to stream beside.
+  const points = useThrottledStudio(selectPoints, 1000);
+  const metrics = useThrottledStudio(selectMetrics, 1000);
   const compare: ComparisonRun | null = useStudio((s) => s.compare);
   const runLabel = useStudio(runLabelOf);
   const store = useStudioStore();
   const series = useMemo(() => metricSeries(thinSeries(points, CHART_POINTS)), [points]);
   const compareSeries = useMemo(() => (compare ? metricSeries(thinSeries(compare.points, CHART_POINTS)) : []), [compare]);
+  const rowsByMetric = useMemo(() => {
+    const runs = [
+      { prefix: 'run', points: series },
+      { prefix: 'compare', points: compareSeries },
+    ];
+    return Object.fromEntries(METRIC_KEYS.map((m) => [m, overlaySeries(runs, m)])) as Record<MetricKey, ReturnType<typeof overlaySeries>>;
+  }, [series, compareSeries]);
   return (
     <section className="view metrics" aria-label="Metrics">
       <header className="view-header">
@@ -102,13 +110,7 @@ export function MetricsChart() {
             <MetricPanel
               key={metric}
               metric={metric}
-              rows={overlaySeries(
-                [
-                  { prefix: 'run', points: series },
-                  { prefix: 'compare', points: compareSeries },
-                ],
-                metric,
-              )}
+              rows={rowsByMetric[metric]}
               compareLabel={compare ? compare.label : null}
               runLabel={runLabel}
             />

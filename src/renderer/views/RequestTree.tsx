@@ -41,7 +41,9 @@ const selectRequest = (state: StudioState): Selection => {
 };
 
 const NO_SEGMENTS: TextSegment[] = [];
-const sameSelection = (a: Selection, b: Selection): boolean => a.step === b.step && a.request === b.request && a.segments === b.segments;
+// With nothing to show, a new step changes nothing on screen: no re-render.
+const sameSelection = (a: Selection, b: Selection): boolean =>
+  a.request === b.request && a.segments === b.segments && (a.step === b.step || a.request === null);
 
 /**
  * Pruned nodes (drafted, never verified) usually outnumber the verified ones several times; by
@@ -162,7 +164,7 @@ export function RequestView() {
   const [showPruned, setShowPruned] = useState(false);
   const selectedId = useStudio((s) => s.selectedRequestId);
   const clear = useStudio((s) => s.selectRequest);
-  const { step, request, segments } = useThrottledStudio(selectRequest, 100, sameSelection);
+  const { step, request, segments } = useThrottledStudio(selectRequest, 200, sameSelection);
   return (
     <section className="view request-view" aria-label="Request view">
       <header className="view-header">

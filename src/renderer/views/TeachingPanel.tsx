@@ -16,6 +16,7 @@ const KIND_LABEL: Record<DecisionKind, string> = {
 };
 
 const selectStep = (s: StudioState): StepEvent | null => viewedStep(s);
+const selectSteps = (s: StudioState): StepEvent[] => s.steps;
 
 export function TeachingPanel() {
   const teaching = useStudio((s) => s.teaching);
@@ -24,8 +25,10 @@ export function TeachingPanel() {
   const selectRequest = useStudio((s) => s.selectRequest);
   const selectedId = useStudio((s) => s.selectedRequestId);
   const runState = useStudio((s) => s.runState);
-  const recent = useStudio((s) => s.steps);
-  const step = useThrottledStudio(selectStep, teaching ? 0 : 300);
+  const recent = useThrottledStudio(selectSteps, teaching ? 0 : 1000);
+  // While streaming the sentences change every step, faster than anyone reads; in teaching mode
+  // the run is paused and each step shows at once.
+  const step = useThrottledStudio(selectStep, teaching ? 0 : 1000);
   const send = useSend();
   const decisions = useMemo(() => (step ? teachStep(step) : []), [step]);
   const shown = selectedId === null ? decisions : decisions.filter((d) => d.requestId === undefined || d.requestId === selectedId);

@@ -2,7 +2,7 @@
 // depth/width grants, the accepted path in bold, gate markers in the column left of each tree.
 import type { StepEvent } from '../../shared/events.js';
 import { grantMark, nodeStates, type NodeState } from '../studio/nodeStates.js';
-import { nodePosition, type PackedForest } from '../studio/treeLayout.js';
+import type { PackedForest } from '../studio/treeLayout.js';
 import { EDGE_COLOUR, LABEL_COLOUR, GATE_COLOURS, GRANT_COLOURS, PATH_COLOUR, SELECTION_COLOUR, STATE_COLOURS } from './colors.js';
 
 export interface DrawOptions {
@@ -14,43 +14,48 @@ export interface DrawOptions {
 export function drawSuperTree(ctx: CanvasRenderingContext2D, step: StepEvent, forest: PackedForest, options: DrawOptions): void {
   ctx.clearRect(0, 0, options.width, options.height);
   const radius = Math.max(1.2, Math.min(forest.slot, forest.rowHeight) * 0.36);
+  // Small nodes are drawn as squares: a rect path is much cheaper than an arc and reads the same.
+  const asSquares = radius < 3;
   ctx.font = '10px system-ui, sans-serif';
   ctx.textBaseline = 'top';
 
-  // Batch by colour: one path per state is far cheaper than a fill per node.
+  // Coordinates batched by colour in flat arrays: one path per colour, no object per node.
   const byState: Record<NodeState, number[]> = { accepted: [], rejected: [], unreached: [], pruned: [] };
   const rings: Record<'depth' | 'width', number[]> = { depth: [], width: [] };
   const edges: number[] = [];
   const pathEdges: number[] = [];
+  const gateMarks: Record<'pass' | 'truncate', number[]> = { pass: [], truncate: [] };
+  const { slot, rowHeight, labelHeight, gap } = forest;
 
   for (const tree of forest.trees) {
     const req = step.requests[tree.requestIndex];
     const states = nodeStates(req);
-    const index = new Map<number, number>();
-    req.nodes.forEach((n, i) => index.set(n.id, i));
-    req.nodes.forEach((n, i) => {
-      const p = nodePosition(forest, tree, i);
-      byState[states[i]].push(p.x, p.y);
+    const { x: slotX, row } = tree.layout;
+    const left = tree.left + gap;
+    const top = tree.top + labelHeight + rowHeight / 2;
+    const nodes = req.nodes;
+    // Node ids are positions in the list (events.ts); fall back to a lookup if a writer differs.
+    const idsArePositions = nodes.every((n, i) => n.id === i);
+    const index = idsArePositions ? null : new Map(nodes.map((n, i) => [n.id, i]));
+    for (let i = 0; i < nodes.length; i += 1) {
+      const n = nodes[i];
+      const px = left + slotX[i] * slot;
+      const py = top + row[i] * rowHeight;
+      byState[states[i]].push(px, py);
       const mark = grantMark(n.grant, n.verified);
-      if (mark !== null) rings[mark].push(p.x, p.y);
-      const parentIndex = index.get(n.parent);
-      if (parentIndex === undefined) return;
-      const q = nodePosition(forest, tree, parentIndex);
-      const onPath = states[i] === 'accepted';
-      (onPath ? pathEdges : edges).push(q.x, q.y, p.x, p.y);
-    });
-
-    if (forest.labelHeight > 0) {
+      if (mark !== null) rings[mark].push(px, py);
+      // Pruned nodes (most of a drafted tree) stand as faint dots without edges: the verified
+      // tree reads clearly and the canvas strokes a fifth of the lines.
+      if (n.parent < 0 || !n.verified) continue;
+      const p = index ? index.get(n.parent) : n.parent;
+      if (p === undefined || p >= nodes.length) continue;
+      (states[i] === 'accepted' ? pathEdges : edges).push(left + slotX[p] * slot, top + row[p] * rowHeight, px, py);
+    }
+    if (labelHeight > 0) {
       ctx.fillStyle = LABEL_COLOUR;
-      ctx.fillText(req.requestId, tree.left + forest.gap, tree.top + 1, Math.max(8, tree.width - forest.gap));
+      ctx.fillText(req.requestId, left, tree.top + 1, Math.max(8, tree.width - gap));
     }
-    // Gate markers: a short bar in the gap column at the gated depth's row, green pass / red cut.
-    for (const gate of req.gates) {
-      const y = tree.top + forest.labelHeight + (gate.depth + 1 + 0.5) * forest.rowHeight;
-      ctx.fillStyle = gate.pass ? GATE_COLOURS.pass : GATE_COLOURS.truncate;
-      const w = Math.max(2, forest.gap * 0.5);
-      ctx.fillRect(tree.left + forest.gap * 0.2, y - Math.max(1, forest.rowHeight * 0.3), w, Math.max(2, forest.rowHeight * 0.6));
-    }
+    for (const gate of req.gates) gateMarks[gate.pass ? 'pass' : 'truncate'].push(tree.left + gap * 0.2, top + (gate.depth + 1) * rowHeight);
     if (tree.requestId === options.selectedRequestId) {
       ctx.strokeStyle = SELECTION_COLOUR;
       ctx.lineWidth = 2;
@@ -60,10 +65,22 @@ export function drawSuperTree(ctx: CanvasRenderingContext2D, step: StepEvent, fo
 
   strokeSegments(ctx, edges, EDGE_COLOUR, 1);
   strokeSegments(ctx, pathEdges, PATH_COLOUR, Math.max(1.5, radius * 0.6));
-  for (const state of ['pruned', 'unreached', 'rejected', 'accepted'] as const) fillDots(ctx, byState[state], radius, STATE_COLOURS[state]);
+  fillDots(ctx, byState.pruned, Math.max(0.8, radius * 0.6), STATE_COLOURS.pruned, true);
+  for (const state of ['unreached', 'rejected', 'accepted'] as const) fillDots(ctx, byState[state], radius, STATE_COLOURS[state], asSquares);
   const ringWidth = Math.max(1, radius * 0.5);
-  strokeRings(ctx, rings.depth, radius + ringWidth / 2, GRANT_COLOURS.depth, ringWidth);
-  strokeRings(ctx, rings.width, radius + ringWidth / 2, GRANT_COLOURS.width, ringWidth);
+  strokeRings(ctx, rings.depth, radius + ringWidth / 2, GRANT_COLOURS.depth, ringWidth, asSquares);
+  strokeRings(ctx, rings.width, radius + ringWidth / 2, GRANT_COLOURS.width, ringWidth, asSquares);
+  // Gate markers: a short bar in the column left of the tree at the gated depth's row.
+  const markWidth = Math.max(2, gap * 0.5);
+  const markHeight = Math.max(2, rowHeight * 0.6);
+  for (const outcome of ['pass', 'truncate'] as const) {
+    const xy = gateMarks[outcome];
+    if (xy.length === 0) continue;
+    ctx.fillStyle = GATE_COLOURS[outcome];
+    ctx.beginPath();
+    for (let i = 0; i < xy.length; i += 2) ctx.rect(xy[i], xy[i + 1] - markHeight / 2, markWidth, markHeight);
+    ctx.fill();
+  }
 }
 
 function strokeSegments(ctx: CanvasRenderingContext2D, xy: number[], colour: string, width: number): void {
@@ -78,23 +95,31 @@ function strokeSegments(ctx: CanvasRenderingContext2D, xy: number[], colour: str
   ctx.stroke();
 }
 
-function fillDots(ctx: CanvasRenderingContext2D, xy: number[], r: number, colour: string): void {
+function fillDots(ctx: CanvasRenderingContext2D, xy: number[], r: number, colour: string, asSquares: boolean): void {
   if (xy.length === 0) return;
   ctx.beginPath();
   for (let i = 0; i < xy.length; i += 2) {
-    ctx.moveTo(xy[i] + r, xy[i + 1]);
-    ctx.arc(xy[i], xy[i + 1], r, 0, Math.PI * 2);
+    if (asSquares) {
+      ctx.rect(xy[i] - r, xy[i + 1] - r, 2 * r, 2 * r);
+    } else {
+      ctx.moveTo(xy[i] + r, xy[i + 1]);
+      ctx.arc(xy[i], xy[i + 1], r, 0, Math.PI * 2);
+    }
   }
   ctx.fillStyle = colour;
   ctx.fill();
 }
 
-function strokeRings(ctx: CanvasRenderingContext2D, xy: number[], r: number, colour: string, width: number): void {
+function strokeRings(ctx: CanvasRenderingContext2D, xy: number[], r: number, colour: string, width: number, asSquares: boolean): void {
   if (xy.length === 0) return;
   ctx.beginPath();
   for (let i = 0; i < xy.length; i += 2) {
-    ctx.moveTo(xy[i] + r, xy[i + 1]);
-    ctx.arc(xy[i], xy[i + 1], r, 0, Math.PI * 2);
+    if (asSquares) {
+      ctx.rect(xy[i] - r, xy[i + 1] - r, 2 * r, 2 * r);
+    } else {
+      ctx.moveTo(xy[i] + r, xy[i + 1]);
+      ctx.arc(xy[i], xy[i + 1], r, 0, Math.PI * 2);
+    }
   }
   ctx.strokeStyle = colour;
   ctx.lineWidth = width;

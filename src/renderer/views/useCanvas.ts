@@ -31,23 +31,39 @@ export function useCanvasSize(container: React.RefObject<HTMLElement | null>): C
   return size;
 }
 
-/** Returns a function that asks for `draw` to run once on the next animation frame. */
-export function useFrameScheduler(draw: () => void): () => void {
+/**
+ * Returns a function that asks for `draw` to run once on the next animation frame, and not sooner
+ * than `minIntervalMs` after the previous draw (a trailing draw always follows the last request).
+ */
+export function useFrameScheduler(draw: () => void, minIntervalMs = 0): () => void {
   const drawRef = useRef(draw);
   drawRef.current = draw;
   const pending = useRef<number | null>(null);
+  const delayed = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const lastDraw = useRef(0);
   useEffect(
     () => () => {
       if (pending.current !== null) cancelAnimationFrame(pending.current);
+      if (delayed.current !== null) clearTimeout(delayed.current);
     },
     [],
   );
   return useRef(() => {
-    if (pending.current !== null) return;
-    pending.current = requestAnimationFrame(() => {
-      pending.current = null;
-      drawRef.current();
-    });
+    if (pending.current !== null || delayed.current !== null) return;
+    const frame = (): void => {
+      pending.current = requestAnimationFrame(() => {
+        pending.current = null;
+        lastDraw.current = performance.now();
+        drawRef.current();
+      });
+    };
+    const wait = lastDraw.current + minIntervalMs - performance.now();
+    if (wait <= 0) frame();
+    else
+      delayed.current = setTimeout(() => {
+        delayed.current = null;
+        frame();
+      }, wait);
   }).current;
 }
 

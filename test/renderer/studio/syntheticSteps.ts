@@ -271,8 +271,8 @@ export class SyntheticRun {
 
 function auc(pos: number[], neg: number[]): number | null {
   if (pos.length < 5 || neg.length < 5) return null;
-  const p = pos.slice(-400);
-  const n = neg.slice(-400);
+  const p = pos.slice(-200);
+  const n = neg.slice(-200);
   let wins = 0;
   for (const a of p) for (const b of n) wins += a > b ? 1 : a === b ? 0.5 : 0;
   return wins / (p.length * n.length);

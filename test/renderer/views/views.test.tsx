@@ -175,12 +175,12 @@ describe('Histograms', () => {
         ],
       }),
     );
-    await waitFor(() => expect(screen.getByTestId('histogram-0').textContent).toContain('AUC 0.86'));
+    await waitFor(() => expect(screen.getByTestId('histogram-0').textContent).toContain('AUC 0.86'), { timeout: 3000 });
     expect(screen.getByTestId('histogram-0').textContent).toContain('sweet spot');
     expect(screen.getByTestId('histogram-1').textContent).not.toContain('sweet spot');
     // Depth 0 is gated in the step (τ 0.30 in its gate check); depth 1 is not, so it has no line.
     expect(screen.queryByTestId('tau-line-1')).toBeNull();
-    const line = await screen.findByTestId('tau-line-0');
+    const line = await screen.findByTestId('tau-line-0', undefined, { timeout: 3000 });
     expect(line.getAttribute('aria-valuenow')).toBe('0.3');
     fireEvent.keyDown(line, { key: 'ArrowRight' });
     expect(sent).toEqual([{ type: 'knobs.set', knobs: { taus: { '0': 0.31, '2': 0.35 } } }]);
@@ -196,7 +196,7 @@ describe('Histograms', () => {
         histograms: [{ depth: 0, edges: [0, 0.5, 1], accepted: [1, 9], rejected: [8, 2], auc: 0.86 }],
       }),
     );
-    const line = await screen.findByTestId('tau-line-0');
+    const line = await screen.findByTestId('tau-line-0', undefined, { timeout: 3000 });
     line.setPointerCapture = () => undefined;
     // Plot area: left 34 (y axis), width 434 − 34 − 10 = 390; x = 34 + 0.5·390 → τ 0.5.
     fireEvent.pointerDown(line, { clientX: 34 + 0.3 * 390, pointerId: 1 });

@@ -1,8 +1,10 @@
 // The real shell and views, driven by a synthetic stream instead of an engine host. Query
-// parameters: batch, kmax, sps (steps per second), autostart=1. Exposes window.__studio for
+// parameters: batch, kmax, sps (steps per second), autostart=1, decode=main|worker (where frames
+// are parsed and validated). Exposes window.__studio for
 // checks and the benchmark.
 import { createRoot } from 'react-dom/client';
 import { App } from '../../../../src/renderer/App.js';
+import { PANELS } from '../../../../src/renderer/panels.js';
 import { createConnectionStore } from '../../../../src/renderer/shell/connection-store.js';
 import { wireTransport } from '../../../../src/renderer/shell/wire.js';
 import { createStudioStore, type StudioStore } from '../../../../src/renderer/studio/store.js';
@@ -16,7 +18,11 @@ const transport = new SyntheticTransport({
   kmax: num('kmax', 512),
   stepsPerSecond: num('sps', 30),
   autostart: params.get('autostart') === '1',
+  decode: params.get('decode') === 'worker' ? 'worker' : 'main',
 });
+// views=a,b mounts only those panels' views (the rest show placeholders), to attribute frame cost.
+const onlyViews = params.get('views')?.split(',');
+if (onlyViews) for (const panel of PANELS) if (!onlyViews.includes(panel.id)) panel.view = undefined;
 const studio = createStudioStore();
 const connection = createConnectionStore(transport.kind);
 wireTransport(transport, studio, connection);

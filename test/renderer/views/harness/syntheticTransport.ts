@@ -1,9 +1,10 @@
-// A Transport that plays a synthetic ECHO run instead of talking to an engine host: frames at up
-// to 30/s like the real host, pause/step/resume/stop, and knobs.set applied from the next step
-// (so a dragged τ shows up in the gate checks the views draw). For visual checks and the benchmark.
-import type { EngineEvent, EngineRequest } from '../../../../src/shared/messages.js';
+// A Transport that plays a synthetic ECHO run from a worker instead of talking to an engine host:
+// frames at up to 30/s like the real host, pause/step/resume/stop, and knobs.set applied from the
+// next step (so a dragged τ shows up in the gate checks the views draw). With decode 'main' the
+// page decodes and validates each frame exactly as the WebSocket transport does.
+import { decodeText, parseEvent, type EngineEvent, type EngineRequest } from '../../../../src/shared/messages.js';
 import { Listeners, type ConnectionInfo, type Transport } from '../../../../src/renderer/transport/types.js';
-import { SyntheticRun } from '../../studio/syntheticSteps.js';
+import type { EngineCommand, EngineOutput } from './syntheticEngine.worker.js';
 
 export interface SyntheticTransportOptions {
   batch: number;
@@ -12,23 +13,25 @@ export interface SyntheticTransportOptions {
   stepsPerSecond: number;
   /** Start streaming on connect (without a run.start). */
   autostart?: boolean;
+  decode: 'main' | 'worker';
 }
 
 export class SyntheticTransport implements Transport {
   readonly kind = 'websocket' as const;
   readonly sent: EngineRequest[] = [];
+  /** Main-thread milliseconds spent decoding and validating frames (decode 'main'). */
+  decodeMs = 0;
   private readonly events = new Listeners<EngineEvent>();
   private readonly connection = new Listeners<ConnectionInfo>();
-  private run: SyntheticRun;
-  private timer: ReturnType<typeof setInterval> | null = null;
-  private owed = 0;
+  private worker: Worker | null = null;
   private state: 'idle' | 'running' | 'paused' | 'finished' = 'idle';
 
-  constructor(private readonly options: SyntheticTransportOptions) {
-    this.run = new SyntheticRun({ batch: options.batch, kmax: options.kmax });
-  }
+  constructor(private readonly options: SyntheticTransportOptions) {}
 
   connect(): void {
+    this.worker = new Worker(new URL('./syntheticEngine.worker.ts', import.meta.url), { type: 'module' });
+    this.worker.onmessage = (message: MessageEvent<EngineOutput>) => this.receive(message.data);
+    this.worker.onerror = (e) => this.emit({ type: 'error', message: 'the synthetic engine worker failed', detail: e.message });
     this.connection.emit({ state: 'connected' });
     this.emit({
       type: 'status',
@@ -38,6 +41,22 @@ export class SyntheticTransport implements Transport {
       runState: 'idle',
     });
     if (this.options.autostart) this.start(this.options.batch, this.options.kmax);
+  }
+
+  private receive(output: EngineOutput): void {
+    if (output.type === 'event') {
+      this.emit(output.event);
+      return;
+    }
+    const t0 = performance.now();
+    const decoded = decodeText(output.text);
+    const parsed = decoded.ok ? parseEvent(decoded.value) : decoded;
+    this.decodeMs += performance.now() - t0;
+    this.emit(parsed.ok ? parsed.value : { type: 'error', message: `unreadable frame: ${parsed.error}` });
+  }
+
+  private command(command: EngineCommand): void {
+    this.worker?.postMessage(command);
   }
 
   private emit(event: EngineEvent): void {
@@ -50,25 +69,9 @@ export class SyntheticTransport implements Transport {
   }
 
   private start(batch: number, kmax: number, taus?: Record<string, number>): void {
-    this.run = new SyntheticRun({ batch, kmax, ...(taus ? { taus } : {}) });
     this.emit({ type: 'progress', task: 'model load', done: 1, total: 1 });
+    this.command({ type: 'start', batch, kmax, stepsPerSecond: this.options.stepsPerSecond, decode: this.options.decode, ...(taus ? { taus } : {}) });
     this.setState('running');
-    this.owed = 0;
-    if (this.timer !== null) clearInterval(this.timer);
-    const frameMs = 1000 / 30;
-    this.timer = setInterval(() => {
-      if (this.state !== 'running') return;
-      this.owed += (this.options.stepsPerSecond * frameMs) / 1000;
-      const count = Math.floor(this.owed);
-      if (count === 0) return;
-      this.owed -= count;
-      this.frame(count);
-    }, frameMs);
-  }
-
-  private frame(count: number): void {
-    const steps = Array.from({ length: count }, () => this.run.next());
-    this.emit({ type: 'frame', steps, histograms: this.run.histograms() });
   }
 
   send(request: EngineRequest): void {
@@ -78,19 +81,24 @@ export class SyntheticTransport implements Transport {
         this.start(request.config.batch, request.config.kmax, request.config.taus);
         return;
       case 'run.pause':
-        if (this.state === 'running') this.setState('paused');
+        if (this.state !== 'running') return;
+        this.command({ type: 'pause' });
+        this.setState('paused');
         return;
       case 'run.resume':
-        if (this.state === 'paused') this.setState('running');
+        if (this.state !== 'paused') return;
+        this.command({ type: 'resume' });
+        this.setState('running');
         return;
       case 'run.step':
-        if (this.state === 'paused') this.frame(1);
+        if (this.state === 'paused') this.command({ type: 'step' });
         return;
       case 'run.stop':
+        this.command({ type: 'stop' });
         this.setState('finished');
         return;
       case 'knobs.set':
-        if (request.knobs.taus) this.run.setTaus(request.knobs.taus);
+        if (request.knobs.taus) this.command({ type: 'taus', taus: request.knobs.taus });
         return;
       default:
         this.emit({ type: 'error', message: `the synthetic engine does not handle ${request.type}` });
@@ -106,7 +114,7 @@ export class SyntheticTransport implements Transport {
   }
 
   close(): void {
-    if (this.timer !== null) clearInterval(this.timer);
-    this.timer = null;
+    this.worker?.terminate();
+    this.worker = null;
   }
 }
