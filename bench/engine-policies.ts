@@ -8,8 +8,10 @@
 //
 // Options (defaults in brackets): --draft DIR --target DIR [the bundled demo pair],
 // --domains code,prose,math, --batches 1,8,32, --policies ar,chain,static,eagle2,
-// --kmax-per-request N [8: K_max = N × batch, at least 16], --requests N [2 × batch, at least 8],
-// --max-new-tokens N [64], --threads N [2], --memory-requests N [0 = skip the long run].
+// --kmax-per-request N [8: K_max = N × batch, at least 16], --kmax B:K,… [per batch size, overrides],
+// --requests N [2 × batch, at least 8],
+// --max-new-tokens N [64], --threads N [2], --rounds N [3: interleaved, median reported],
+// --memory-requests N [0 = skip the long run].
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -28,10 +30,12 @@ const { values: args } = parseArgs({
     batches: { type: 'string', default: '1,8,32' },
     policies: { type: 'string', default: 'ar,chain,static,eagle2' },
     'kmax-per-request': { type: 'string', default: '8' },
+    kmax: { type: 'string' },
     requests: { type: 'string' },
     'max-new-tokens': { type: 'string', default: '64' },
     threads: { type: 'string', default: '2' },
     'memory-requests': { type: 'string', default: '0' },
+    rounds: { type: 'string', default: '3' },
   },
 });
 
@@ -42,6 +46,10 @@ const kmaxPerRequest = Number(args['kmax-per-request']);
 const maxNewTokens = Number(args['max-new-tokens']);
 const threads = Number(args.threads);
 const memoryRequests = Number(args['memory-requests']);
+const rounds = Number(args.rounds);
+// --kmax 1:16,8:64 sets K_max per batch size explicitly.
+const kmaxFor = new Map((args.kmax ?? '').split(',').filter(Boolean).map((p) => p.split(':').map(Number) as [number, number]));
+const kmaxOf = (batch: number) => kmaxFor.get(batch) ?? Math.max(16, kmaxPerRequest * batch, batch);
 for (const dir of [args.draft, args.target]) {
   if (!existsSync(join(dir, 'config.json'))) throw new Error(`no model at ${dir} (pass --draft DIR --target DIR)`);
 }
@@ -89,10 +97,10 @@ const allPrompts = domains.flatMap((d) => readPromptsFile(join('assets', 'prompt
 const probe = await loadPair(args.draft, args.target, { slots: 1, maxLength: 8, threads });
 const longest = Math.max(...allPrompts.map((r) => probe.tokenizer.encode(r.prompt).length));
 await probe.release();
-const maxLength = slotRows(longest, maxNewTokens, Math.max(16, kmaxPerRequest * maxBatch));
+const maxLength = slotRows(longest, maxNewTokens, Math.max(...batches.map(kmaxOf)));
 const pair = await loadPair(args.draft, args.target, { slots: maxBatch, maxLength, threads });
 console.log(`pair: draft ${args.draft} (${pair.draft.info.parameters} params), target ${args.target} (${pair.target.info.parameters} params)`);
-console.log(`max new tokens ${maxNewTokens}, K_max = max(16, ${kmaxPerRequest} × batch), onnxruntime threads ${threads}, greedy`);
+console.log(`max new tokens ${maxNewTokens}, onnxruntime threads ${threads}, greedy, ${rounds} interleaved rounds (median)`);
 
 // Warm-up: first runs pay onnxruntime's allocations.
 await measure(pair, 'ar', 1, 16, workloadFor(pair, domains[0], 2));
@@ -101,18 +109,28 @@ await measure(pair, 'eagle2', 1, 16, workloadFor(pair, domains[0], 2));
 const pad = (s: string | number, n: number) => String(s).padStart(n);
 for (const domain of domains) {
   for (const batch of batches) {
-    const kmax = Math.max(16, kmaxPerRequest * batch, batch);
+    const kmax = kmaxOf(batch);
     const count = args.requests ? Number(args.requests) : Math.max(8, 2 * batch);
     const workload = workloadFor(pair, domain, count);
     console.log(`\n${domain}, batch ${batch}, K_max ${kmax}, ${count} requests`);
     console.log(`${'policy'.padEnd(8)}${pad('tok/s', 9)}${pad('vs ar', 8)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('engine %', 10)}`);
-    let arThroughput = 0;
+    // Policies run interleaved, `rounds` times, and each row reports the median round: the
+    // machine's load drifts, and interleaving exposes every policy to the same drift.
+    const runs = new Map<string, Measured[]>(policies.map((p) => [p, []]));
+    for (let round = 0; round < rounds; round++) {
+      for (const policy of policies) runs.get(policy)!.push(await measure(pair, policy, batch, kmax, workload));
+    }
+    const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const arRuns = runs.get('ar');
+    const arThroughput = arRuns ? median(arRuns.map((r) => r.metrics.throughput)) : 0;
     for (const policy of policies) {
-      const { metrics: m, engineShare } = await measure(pair, policy, batch, kmax, workload);
-      if (policy === 'ar') arThroughput = m.throughput;
-      const speedup = arThroughput > 0 ? (m.throughput / arThroughput).toFixed(2) + '×' : '-';
+      const measured = runs.get(policy)!;
+      const m = measured[0].metrics; // greedy: acceptance is the same every round
+      const throughput = median(measured.map((r) => r.metrics.throughput));
+      const engineShare = median(measured.map((r) => r.engineShare));
+      const speedup = arThroughput > 0 ? (throughput / arThroughput).toFixed(2) + '×' : '-';
       console.log(
-        `${policy.padEnd(8)}${pad(m.throughput.toFixed(1), 9)}${pad(speedup, 8)}${pad(m.meanAcceptedTokens.toFixed(2), 7)}` +
+        `${policy.padEnd(8)}${pad(throughput.toFixed(1), 9)}${pad(speedup, 8)}${pad(m.meanAcceptedTokens.toFixed(2), 7)}` +
           `${pad(m.draftUtilisation.toFixed(2), 7)}${pad(m.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.steps, 7)}${pad((100 * engineShare).toFixed(1), 10)}`,
       );
     }
