@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { availablePolicies, createPolicy } from '../../src/engine/policy/index.js';
 import { Runner, type RunSummary, type WorkItem } from '../../src/engine/runner.js';
 import type { StepEvent } from '../../src/shared/events.js';
+import { expectConsistentEvent } from './fixtures/event-invariants.js';
 import { expectSameAsAr } from './fixtures/lossless.js';
 import { loadFixturePair, randomPrompts, type FixturePair } from './fixtures/pair.js';
 
@@ -54,6 +55,7 @@ describe('lossless greedy on a random pair with a perturbed draft', () => {
     let accepted = 0;
     let maxVerified = 0;
     const run = await runPolicy(pair, policy, batch, kmax, workload, (e) => {
+      expectConsistentEvent(e);
       maxVerified = Math.max(maxVerified, e.verifiedTokens);
       for (const r of e.requests) accepted += r.accepted.length;
     });
