@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPolicy } from '../../src/engine/policy/index.js';
 import { Runner } from '../../src/engine/runner.js';
 import { targetProbabilities } from '../../src/engine/verify/sampling.js';
+import { expectConsistentEvent } from './fixtures/event-invariants.js';
 import { loadFixturePair, type FixturePair } from './fixtures/pair.js';
 import { chiSquareFit } from './verify/stats.js';
 
@@ -43,6 +44,7 @@ describe('sampled runs keep the target distribution', () => {
         seed: 2024,
         eosTokenIds: pair.target.info.eosTokenIds,
         onStep: (e) => {
+          expectConsistentEvent(e);
           for (const r of e.requests) if (r.accepted.length > 0) stepsWithAcceptance++;
         },
       },
