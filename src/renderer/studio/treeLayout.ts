@@ -36,46 +36,67 @@ function computeLayout(request: RequestStep): TreeLayout {
   const n = nodes.length;
   const x = new Float32Array(n);
   const row = new Int16Array(n);
-  const index = new Map<number, number>();
-  nodes.forEach((node, i) => index.set(node.id, i));
-  const children: number[][] = nodes.map(() => []);
-  const roots: number[] = [];
-  nodes.forEach((node, i) => {
-    const parentIndex = node.parent < 0 ? undefined : index.get(node.parent);
-    if (parentIndex === undefined) roots.push(i);
-    else children[parentIndex].push(i);
-  });
+  // Parent positions; node ids are positions in the list (events.ts), with a lookup as fallback.
+  const parentOf = new Int32Array(n);
+  const idsArePositions = nodes.every((node, i) => node.id === i);
+  const index = idsArePositions ? null : new Map(nodes.map((node, i) => [node.id, i]));
+  for (let i = 0; i < n; i += 1) {
+    const p = nodes[i].parent;
+    const pi = p < 0 ? -1 : index ? (index.get(p) ?? -1) : p < n ? p : -1;
+    parentOf[i] = pi;
+  }
+  // Children in compressed rows: counts → offsets → fill, then sort each row by path score.
+  const offsets = new Int32Array(n + 1);
+  for (let i = 0; i < n; i += 1) if (parentOf[i] >= 0) offsets[parentOf[i] + 1] += 1;
+  for (let i = 0; i < n; i += 1) offsets[i + 1] += offsets[i];
+  const children = new Int32Array(offsets[n]);
+  const fill = offsets.slice(0, n);
+  for (let i = 0; i < n; i += 1) if (parentOf[i] >= 0) children[fill[parentOf[i]]++] = i;
   const score = (i: number): number => {
     const s = nodes[i].pathScore;
     return Number.isFinite(s) ? s : -1e30;
   };
-  for (const list of children) if (list.length > 1) list.sort((a, b) => score(b) - score(a) || a - b);
+  for (let i = 0; i < n; i += 1) {
+    const from = offsets[i];
+    const to = offsets[i + 1];
+    if (to - from > 1) {
+      const sorted = Array.from(children.subarray(from, to)).sort((a, b) => score(b) - score(a) || a - b);
+      children.set(sorted, from);
+    }
+  }
 
   let nextSlot = 0;
   let rows = 1;
-  // Iterative post-order so deep chains cannot overflow the stack.
-  const place = (start: number, startRow: number): void => {
-    const stack: Array<{ i: number; r: number; visited: boolean }> = [{ i: start, r: startRow, visited: false }];
-    while (stack.length > 0) {
-      const top = stack[stack.length - 1];
-      const kids = children[top.i];
-      if (!top.visited) {
-        top.visited = true;
-        row[top.i] = top.r;
-        rows = Math.max(rows, top.r + 1);
-        for (let k = kids.length - 1; k >= 0; k -= 1) stack.push({ i: kids[k], r: top.r + 1, visited: false });
+  // Iterative post-order (deep chains cannot overflow the stack): a node is pushed once to place
+  // its row and children, and once more (negated, minus one) to centre it after its children.
+  const stack = new Int32Array(2 * n + 2);
+  for (let r = 0; r < n; r += 1) {
+    if (parentOf[r] >= 0) continue;
+    let top = 0;
+    row[r] = 0;
+    stack[top++] = r;
+    while (top > 0) {
+      const entry = stack[--top];
+      if (entry >= 0) {
+        const i = entry;
+        rows = Math.max(rows, row[i] + 1);
+        stack[top++] = -i - 1;
+        for (let k = offsets[i + 1] - 1; k >= offsets[i]; k -= 1) {
+          const c = children[k];
+          row[c] = row[i] + 1;
+          stack[top++] = c;
+        }
         continue;
       }
-      stack.pop();
-      if (kids.length === 0) {
-        x[top.i] = nextSlot + 0.5;
+      const i = -entry - 1;
+      if (offsets[i + 1] === offsets[i]) {
+        x[i] = nextSlot + 0.5;
         nextSlot += 1;
       } else {
-        x[top.i] = (x[kids[0]] + x[kids[kids.length - 1]]) / 2;
+        x[i] = (x[children[offsets[i]]] + x[children[offsets[i + 1] - 1]]) / 2;
       }
     }
-  };
-  for (const r of roots) place(r, 0);
+  }
   return { x, row, width: Math.max(1, nextSlot), rows };
 }
 
