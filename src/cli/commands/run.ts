@@ -3,22 +3,17 @@
 //     --max-new-tokens 64 --temperature 0 --seed 0 [--out FILE] [--trace FILE] [--json]
 // --json prints one summary object (the run's metrics); --out writes one JSONL line per request.
 import { InvalidArgumentError, type Command } from 'commander';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { resolveGates } from '../../engine/calibrate/gates.js';
+import { writeFileSync } from 'node:fs';
 import { RunMetricsAccumulator, withSpeedupVsAr } from '../../engine/metrics/run-metrics.js';
-import { loadPair, type ModelPair } from '../../engine/pair.js';
 import { createPolicy, type SpeculationPolicy } from '../../engine/policy/index.js';
-import { Runner, slotRows, type RequestResult } from '../../engine/runner.js';
-import { buildTraceHeader } from '../../engine/trace/header.js';
+import type { RequestResult } from '../../engine/runner.js';
+import { createRunner, loadRunSetup, resolvePrompts, runTraceHeader } from '../../engine/session-run.js';
 import { TraceRecorder } from '../../engine/trace/writer.js';
-import { readPromptsFile, takeRequests, type PromptRecord } from '../../engine/workload.js';
-import { findPackageRoot, packageVersion } from '../../host/paths.js';
 import { POLICY_NAMES, RunConfigSchema, type RunConfig } from '../../shared/config.js';
 import type { RunMetrics } from '../../shared/events.js';
 
-export const BUNDLED_DRAFT = 'echo-demo-draft';
-export const BUNDLED_TARGET = 'echo-demo-target';
+// Resolving a RunConfig into loaded models and a runner is shared with the studio's engine host.
+export { BUNDLED_DRAFT, BUNDLED_TARGET, resolveModelDirs, resolvePrompts } from '../../engine/session-run.js';
 
 export interface RunFlags {
   policy: string;
@@ -92,42 +87,6 @@ export function runConfigFromFlags(flags: RunFlags): RunConfig {
   return parsed.data;
 }
 
-function packageRoot(): string {
-  return findPackageRoot(import.meta.url);
-}
-
-/** The model folders a config names, or the bundled demo pair. */
-export function resolveModelDirs(config: RunConfig, root = packageRoot()): { draftDir: string; targetDir: string } {
-  if (config.draftDir !== undefined && config.targetDir !== undefined) {
-    return { draftDir: path.resolve(config.draftDir), targetDir: path.resolve(config.targetDir) };
-  }
-  const models = path.join(root, 'assets', 'models');
-  const draftDir = path.join(models, BUNDLED_DRAFT);
-  const targetDir = path.join(models, BUNDLED_TARGET);
-  for (const dir of [draftDir, targetDir]) {
-    if (!existsSync(path.join(dir, 'config.json'))) {
-      throw new Error(`the bundled demo pair is missing (${dir}); pass --draft DIR --target DIR`);
-    }
-  }
-  return { draftDir, targetDir };
-}
-
-/** The prompts a config names: a file, or a bundled domain's prompt set. */
-export function resolvePrompts(config: RunConfig, root = packageRoot()): PromptRecord[] {
-  let records: PromptRecord[];
-  if (config.promptsFile !== undefined) records = readPromptsFile(config.promptsFile);
-  else {
-    const dir = path.join(root, 'assets', 'prompts');
-    const file = path.join(dir, `${config.domain}.jsonl`);
-    if (!existsSync(file)) {
-      const known = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.jsonl')).map((f) => f.slice(0, -6)) : [];
-      throw new Error(`unknown domain "${config.domain}" (bundled: ${known.join(', ') || 'none'}); or pass --prompts FILE`);
-    }
-    records = readPromptsFile(file);
-  }
-  return takeRequests(records, config.requests);
-}
-
 export interface RunOptions {
   threads?: number;
   /** Write the JSONL trace of the run here. */
@@ -138,73 +97,29 @@ export interface RunOptions {
 }
 
 export async function executeRun(config: RunConfig, options: RunOptions = {}): Promise<RunReport> {
-  const { draftDir, targetDir } = resolveModelDirs(config);
-  const records = resolvePrompts(config);
-  createPolicy(config.policy, { ...config }); // an unknown or misconfigured policy fails before any model loads
-  // Tokenise with the target's tokenizer before loading, to size the KV slots.
-  const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');
-  const tokenizer = ModelTokenizer.load(targetDir);
-  const workload = records.map((r) => ({ id: r.id, promptTokens: tokenizer.encode(r.prompt), arrivalMs: r.arrivalMs }));
-  const longest = Math.max(...workload.map((w) => w.promptTokens.length));
-  const maxLength = slotRows(longest, config.maxNewTokens, config.kmax);
-  const pair: ModelPair = await loadPair(draftDir, targetDir, { slots: config.batch, maxLength, threads: options.threads, onMessage: options.log });
+  const setup = await loadRunSetup(config, { threads: options.threads, log: options.log });
+  const { draftDir, targetDir } = setup;
   try {
-    // echo / dense / fixed: τ_d from --taus, else --profile, else a short announced warm-up.
-    const gates = await resolveGates({
-      config,
-      target: pair.target,
-      draft: pair.draft,
-      workload,
-      eosTokenIds: pair.target.info.eosTokenIds,
-      maxLength,
-      models: { draft: draftDir, target: targetDir },
-      log: options.log,
-    });
-    const policy = createPolicy(config.policy, { ...config, ...(gates ? { taus: gates.taus, denseTaus: gates.denseTaus } : {}) });
-    const recorder = options.trace
-      ? new TraceRecorder(
-          options.trace,
-          await buildTraceHeader({
-            config,
-            draftDir,
-            targetDir,
-            provider: 'cpu',
-            writer: `echo-studio ${packageVersion(packageRoot())}`,
-            ...(gates?.profile ? { profile: gates.profile as unknown as Record<string, unknown> } : {}),
-          }),
-        )
-      : null;
+    const recorder = options.trace ? new TraceRecorder(options.trace, await runTraceHeader(setup)) : null;
     const runOnce = async (which: SpeculationPolicy, record: boolean) => {
       const metrics = new RunMetricsAccumulator({ policy: which.name });
       let stepMs = 0;
       let modelMs = 0;
-      const runner = new Runner(
-        {
-          target: pair.target,
-          draft: pair.draft,
-          policy: which,
-          batch: config.batch,
-          kmax: config.kmax,
-          maxNewTokens: config.maxNewTokens,
-          temperature: config.temperature,
-          seed: config.seed,
-          eosTokenIds: pair.target.info.eosTokenIds,
-          maxLength,
-          onStep: (event) => {
-            metrics.addStep(event);
-            if (record) recorder?.step(event);
-            stepMs += event.timings.totalMs;
-            modelMs += event.timings.modelMs ?? 0;
-          },
+      const runner = createRunner(setup, {
+        policy: which,
+        onStep: (event) => {
+          metrics.addStep(event);
+          if (record) recorder?.step(event);
+          stepMs += event.timings.totalMs;
+          modelMs += event.timings.modelMs ?? 0;
         },
-        workload,
-      );
+      });
       const summary = await runner.run();
       return { summary, metrics: metrics.metrics(summary.wallMs), engineOverhead: stepMs > 0 ? (stepMs - modelMs) / stepMs : 0 };
     };
     let main;
     try {
-      main = await runOnce(policy, true);
+      main = await runOnce(setup.policy, true);
     } catch (err) {
       recorder?.finish('error', { message: (err as Error).message });
       throw err;
@@ -218,7 +133,7 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
     recorder?.finish('finished', { wallMs: main.summary.wallMs, speedupVsAr: metrics.speedupVsAr });
     return { config, draftDir, targetDir, metrics, engineOverhead: main.engineOverhead, results: main.summary.results };
   } finally {
-    await pair.release();
+    await setup.release();
   }
 }
 

@@ -1,0 +1,277 @@
+// From a RunConfig to a live run: resolve the model folders and prompts, load the pair, resolve
+// τ_d (flags, profile or warm-up), build the policy, the runner, the metrics and an optional trace.
+// Shared by `echo-studio run` (loadRunSetup + createRunner) and the engine host's run handlers
+// (prepareRun + LiveRun, which step the same runner so the studio can pause and turn knobs).
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { findPackageRoot, packageVersion } from '../host/paths.js';
+import type { Knobs, RunConfig } from '../shared/config.js';
+import type { RunMetrics, StepEvent } from '../shared/events.js';
+import type { TraceHeader, TraceSummary } from '../shared/trace-schema.js';
+import { resolveGates, type ResolvedGates } from './calibrate/gates.js';
+import { RunMetricsAccumulator } from './metrics/run-metrics.js';
+import { loadPair, type ModelPair } from './pair.js';
+import { createPolicy, type SpeculationPolicy } from './policy/index.js';
+import { Runner, slotRows, type RunSummary, type WorkItem } from './runner.js';
+import { buildTraceHeader } from './trace/header.js';
+import { TraceRecorder } from './trace/writer.js';
+import { readPromptsFile, takeRequests, type PromptRecord } from './workload.js';
+
+export const BUNDLED_DRAFT = 'echo-demo-draft';
+export const BUNDLED_TARGET = 'echo-demo-target';
+
+function packageRoot(): string {
+  return findPackageRoot(import.meta.url);
+}
+
+/** The model folders a config names, or the bundled demo pair. */
+export function resolveModelDirs(config: RunConfig, root = packageRoot()): { draftDir: string; targetDir: string } {
+  if (config.draftDir !== undefined && config.targetDir !== undefined) {
+    return { draftDir: path.resolve(config.draftDir), targetDir: path.resolve(config.targetDir) };
+  }
+  const models = path.join(root, 'assets', 'models');
+  const draftDir = path.join(models, BUNDLED_DRAFT);
+  const targetDir = path.join(models, BUNDLED_TARGET);
+  for (const dir of [draftDir, targetDir]) {
+    if (!existsSync(path.join(dir, 'config.json'))) {
+      throw new Error(`the bundled demo pair is missing (${dir}); pass --draft DIR --target DIR`);
+    }
+  }
+  return { draftDir, targetDir };
+}
+
+/** The prompts a config names: a file, or a bundled domain's prompt set. */
+export function resolvePrompts(config: RunConfig, root = packageRoot()): PromptRecord[] {
+  let records: PromptRecord[];
+  if (config.promptsFile !== undefined) records = readPromptsFile(config.promptsFile);
+  else {
+    const dir = path.join(root, 'assets', 'prompts');
+    const file = path.join(dir, `${config.domain}.jsonl`);
+    if (!existsSync(file)) {
+      const known = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.jsonl')).map((f) => f.slice(0, -6)) : [];
+      throw new Error(`unknown domain "${config.domain}" (bundled: ${known.join(', ') || 'none'}); or pass --prompts FILE`);
+    }
+    records = readPromptsFile(file);
+  }
+  return takeRequests(records, config.requests);
+}
+
+export interface RunSetupOptions {
+  /** Model folders to use instead of what the config names (the host passes the bundled pair it found). */
+  models?: { draftDir: string; targetDir: string };
+  threads?: number;
+  log?: (line: string) => void;
+  /** Setup phases as they happen: 'load' (tokenise, load both models), 'calibrate' (warm-up). */
+  progress?: (task: 'load' | 'calibrate', done: number, total: number, message?: string) => void;
+}
+
+/** A run's models, prompts and policy, loaded and resolved; release() frees the models. */
+export interface RunSetup {
+  config: RunConfig;
+  draftDir: string;
+  targetDir: string;
+  pair: ModelPair;
+  workload: WorkItem[];
+  /** KV rows per slot the pair was loaded with. */
+  maxLength: number;
+  gates: ResolvedGates | null;
+  /** The config's policy with its resolved τ_d. */
+  policy: SpeculationPolicy;
+  release(): Promise<void>;
+}
+
+/** Resolves folders and prompts, loads the pair sized for them, resolves τ_d, builds the policy. */
+export async function loadRunSetup(config: RunConfig, options: RunSetupOptions = {}): Promise<RunSetup> {
+  const { draftDir, targetDir } = options.models ?? resolveModelDirs(config);
+  const records = resolvePrompts(config);
+  createPolicy(config.policy, { ...config }); // an unknown or misconfigured policy fails before any model loads
+  const progress = options.progress ?? (() => {});
+  progress('load', 0, 3, 'reading the tokenizer');
+  // Tokenise with the target's tokenizer before loading, to size the KV slots.
+  const { ModelTokenizer } = await import('./model/tokenizer.js');
+  const tokenizer = ModelTokenizer.load(targetDir);
+  const workload = records.map((r) => ({ id: r.id, promptTokens: tokenizer.encode(r.prompt), arrivalMs: r.arrivalMs }));
+  const longest = Math.max(...workload.map((w) => w.promptTokens.length));
+  const maxLength = slotRows(longest, config.maxNewTokens, config.kmax);
+  progress('load', 1, 3, 'building or reusing the ONNX graphs and starting onnxruntime');
+  const onMessage = (line: string) => {
+    options.log?.(line);
+    progress('load', 1, 3, line);
+  };
+  const pair = await loadPair(draftDir, targetDir, { slots: config.batch, maxLength, threads: options.threads, onMessage });
+  progress('load', 2, 3, 'models loaded');
+  try {
+    // echo / dense / fixed: τ_d from the config, else its profile, else a short announced warm-up.
+    const gates = await resolveGates({
+      config,
+      target: pair.target,
+      draft: pair.draft,
+      workload,
+      eosTokenIds: pair.target.info.eosTokenIds,
+      maxLength,
+      models: { draft: draftDir, target: targetDir },
+      log: (line) => {
+        options.log?.(line);
+        progress('calibrate', 0, 1, line);
+      },
+    });
+    if (gates?.source === 'warm-up') progress('calibrate', 1, 1, 'warm-up calibration done');
+    const policy = createPolicy(config.policy, { ...config, ...(gates ? { taus: gates.taus, denseTaus: gates.denseTaus } : {}) });
+    progress('load', 3, 3, 'ready');
+    return { config, draftDir, targetDir, pair, workload, maxLength, gates, policy, release: () => pair.release() };
+  } catch (err) {
+    await pair.release();
+    throw err;
+  }
+}
+
+/** A runner over the setup's pair and workload (`policy` defaults to the setup's own). */
+export function createRunner(
+  setup: RunSetup,
+  options: { policy?: SpeculationPolicy; onStep?: (event: StepEvent) => void; decodeText?: boolean } = {},
+): Runner {
+  const { config, pair } = setup;
+  return new Runner(
+    {
+      target: pair.target,
+      draft: pair.draft,
+      policy: options.policy ?? setup.policy,
+      batch: config.batch,
+      kmax: config.kmax,
+      maxNewTokens: config.maxNewTokens,
+      temperature: config.temperature,
+      seed: config.seed,
+      eosTokenIds: pair.target.info.eosTokenIds,
+      maxLength: setup.maxLength,
+      // The studio shows the text each step emitted; headless runs skip the decoding.
+      ...(options.decodeText ? { decode: (ids: number[]) => pair.tokenizer.decode(ids) } : {}),
+      onStep: options.onStep,
+    },
+    setup.workload,
+  );
+}
+
+/** The trace header of a setup's run: config, both models hashed, this machine, the resolved profile. */
+export function runTraceHeader(setup: RunSetup, provider = 'cpu'): Promise<TraceHeader> {
+  return buildTraceHeader({
+    config: setup.config,
+    draftDir: setup.draftDir,
+    targetDir: setup.targetDir,
+    provider,
+    writer: `echo-studio ${packageVersion(packageRoot())}`,
+    ...(setup.gates?.profile ? { profile: setup.gates.profile as unknown as Record<string, unknown> } : {}),
+  });
+}
+
+/** A setup with its runner, metrics and optional trace recording, for a host that steps it. */
+export interface PreparedRun extends RunSetup {
+  runner: Runner;
+  /** The metrics the live view shows (the trace recorder's own when recording). */
+  metrics: RunMetricsAccumulator;
+  recorder: TraceRecorder | null;
+  /** Writes the trace's summary line (when recording) once and returns the run's metrics. */
+  finish(reason: TraceSummary['reason'], options?: { wallMs?: number; message?: string }): RunMetrics;
+}
+
+export async function prepareRun(
+  config: RunConfig,
+  options: RunSetupOptions & { trace?: string; onStep?: (event: StepEvent) => void } = {},
+): Promise<PreparedRun> {
+  const setup = await loadRunSetup(config, options);
+  try {
+    const recorder = options.trace ? new TraceRecorder(options.trace, await runTraceHeader(setup)) : null;
+    const metrics = recorder?.metrics ?? new RunMetricsAccumulator({ policy: config.policy });
+    const runner = createRunner(setup, {
+      decodeText: true,
+      onStep: (event) => {
+        if (recorder) recorder.step(event);
+        else metrics.addStep(event);
+        options.onStep?.(event);
+      },
+    });
+    let finished: RunMetrics | null = null;
+    return {
+      ...setup,
+      runner,
+      metrics,
+      recorder,
+      finish(reason, finishOptions = {}) {
+        finished ??= recorder ? recorder.finish(reason, finishOptions) : metrics.metrics(finishOptions.wallMs);
+        return finished;
+      },
+    };
+  } catch (err) {
+    await setup.release();
+    throw err;
+  }
+}
+
+/**
+ * Drives a prepared run one step at a time for an interactive host: between steps it yields to
+ * the event loop (onnxruntime's run() blocks the thread while it computes, so without the yield
+ * pause, stop and knobs messages would wait for the whole run), then honours pause, single steps,
+ * stop and knob changes. Knobs set while a step runs apply from the next step.
+ */
+export class LiveRun {
+  private paused = false;
+  private singleSteps = 0;
+  private stopped = false;
+  private wake: (() => void) | null = null;
+
+  constructor(private readonly runner: Runner) {}
+
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.wakeUp();
+  }
+
+  /** While paused: one more step, then paused again. */
+  stepOnce(): void {
+    this.singleSteps++;
+    this.wakeUp();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.wakeUp();
+  }
+
+  /** Checked by the runner (K_max below the batch or the requests in flight is refused, with the reason). */
+  setKnobs(knobs: Knobs): void {
+    this.runner.setKnobs(knobs);
+  }
+
+  /**
+   * Steps until the workload is done or stop(). `onPauseChange` hears when the loop parks
+   * (paused, waiting) and when it starts stepping again.
+   */
+  async run(onPauseChange: (paused: boolean) => void = () => {}): Promise<RunSummary> {
+    while (!this.stopped && !this.runner.done) {
+      if (this.paused && this.singleSteps === 0) {
+        onPauseChange(true);
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        if (!this.paused) onPauseChange(false);
+        continue;
+      }
+      if (this.paused) this.singleSteps--;
+      await this.runner.next();
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    const summary = this.runner.summary();
+    return { ...summary, stopped: this.stopped && !this.runner.done };
+  }
+
+  private wakeUp(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+}
