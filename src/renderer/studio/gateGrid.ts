@@ -20,14 +20,20 @@ export interface GateGrid {
   cells: (GateCell | null)[][];
 }
 
-/** Builds the grid over the last `window` steps given. */
-export function buildGateGrid(steps: readonly StepEvent[], window: number): GateGrid {
+/**
+ * Builds the grid over the last `window` steps given. Rows are the requests of the newest step
+ * (the batch in flight), in its order, so a row stays put while its request lives; with
+ * `includeRetired`, requests that left during the window follow below.
+ */
+export function buildGateGrid(steps: readonly StepEvent[], window: number, includeRetired = false): GateGrid {
   const recent = steps.slice(Math.max(0, steps.length - window));
   const requestRow = new Map<string, number>();
   const depthSet = new Set<number>();
+  const newest = recent[recent.length - 1];
+  if (newest) for (const req of newest.requests) requestRow.set(req.requestId, requestRow.size);
   for (const step of recent) {
     for (const req of step.requests) {
-      if (!requestRow.has(req.requestId)) requestRow.set(req.requestId, requestRow.size);
+      if (includeRetired && !requestRow.has(req.requestId)) requestRow.set(req.requestId, requestRow.size);
       for (const gate of req.gates) depthSet.add(gate.depth);
     }
   }
@@ -37,7 +43,9 @@ export function buildGateGrid(steps: readonly StepEvent[], window: number): Gate
   const cells: (GateCell | null)[][] = [...requestRow.keys()].map(() => new Array<GateCell | null>(width).fill(null));
   recent.forEach((step, stepIndex) => {
     for (const req of step.requests) {
-      const row = cells[requestRow.get(req.requestId) ?? 0];
+      const rowIndex = requestRow.get(req.requestId);
+      if (rowIndex === undefined) continue;
+      const row = cells[rowIndex];
       for (const gate of req.gates) {
         const column = stepIndex * depths.length + (depthColumn.get(gate.depth) ?? 0);
         row[column] = { outcome: gate.pass ? 'pass' : 'truncate', confidence: gate.confidence, tau: gate.tau };

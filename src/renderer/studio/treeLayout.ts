@@ -136,8 +136,7 @@ export interface PackOptions {
 
 const DEFAULT_SLOTS = [22, 18, 15, 12, 10, 8, 6, 5, 4, 3, 2] as const;
 
-function shelfPack(layouts: TreeLayout[], ids: string[], width: number, slot: number): PackedForest {
-  const rowHeight = Math.max(3, Math.round(slot * 1.1));
+function shelfPack(layouts: TreeLayout[], ids: string[], width: number, slot: number, rowHeight = Math.max(3, Math.round(slot * 1.1))): PackedForest {
   const labelHeight = slot >= 8 ? 12 : 0;
   const gap = Math.max(4, Math.round(slot * 0.8));
   const trees: PackedTree[] = [];
@@ -167,7 +166,15 @@ export function packForest(requests: readonly RequestStep[], options: PackOption
   let packed: PackedForest | undefined;
   for (const slot of sizes) {
     packed = shelfPack(layouts, ids, Math.max(1, options.width), slot);
-    if (packed.height <= options.height) return packed;
+    if (packed.height <= options.height) {
+      // Drafted trees are wide and shallow; give the rows the height the slots leave unused.
+      const spare = options.height / packed.height;
+      if (spare > 1.15) {
+        const taller = shelfPack(layouts, ids, Math.max(1, options.width), slot, Math.min(slot * 3, Math.floor(packed.rowHeight * spare * 0.97)));
+        if (taller.height <= options.height) return taller;
+      }
+      return packed;
+    }
   }
   const smallest = packed ?? shelfPack(layouts, ids, Math.max(1, options.width), 2);
   return { ...smallest, fits: false };

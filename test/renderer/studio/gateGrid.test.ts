@@ -12,25 +12,27 @@ describe('buildGateGrid', () => {
   ];
 
   it('puts each gate check of each request at its step and depth', () => {
-    const grid = buildGateGrid(steps, 10);
-    expect(grid.requests).toEqual(['a', 'b', 'c']);
+    const grid = buildGateGrid(steps, 10, true);
+    // The newest step's batch first (a, c), then requests that retired during the window (b).
+    expect(grid.requests).toEqual(['a', 'c', 'b']);
     expect(grid.steps).toEqual([0, 1, 2]);
     expect(grid.depths).toEqual([0, 2]);
-    const [rowA, rowB, rowC] = grid.cells;
+    const [rowA, rowC, rowB] = grid.cells;
     expect(rowA.map((c) => c?.outcome ?? null)).toEqual(['pass', 'pass', null, null, 'pass', 'pass']);
     expect(rowB.map((c) => c?.outcome ?? null)).toEqual(['truncate', null, 'truncate', null, null, null]);
     expect(rowC.every((c) => c === null)).toBe(true);
     expect(rowB[0]).toEqual({ outcome: 'truncate', confidence: 0.2, tau: 0.3 });
   });
 
-  it('keeps only the most recent window of steps', () => {
+  it('keeps only the most recent window of steps and, by default, only the batch in flight', () => {
     const grid = buildGateGrid(steps, 2);
     expect(grid.steps).toEqual([1, 2]);
-    expect(grid.requests).toEqual(['b', 'a', 'c']);
+    expect(grid.requests).toEqual(['a', 'c']);
+    expect(grid.cells[0].map((c) => c?.outcome ?? null)).toEqual([null, null, 'pass', 'pass']);
   });
 
   it('counts truncations per gated depth', () => {
-    expect(truncationRates(buildGateGrid(steps, 10))).toEqual([
+    expect(truncationRates(buildGateGrid(steps, 10, true))).toEqual([
       { depth: 0, checks: 4, truncated: 2 },
       { depth: 2, checks: 2, truncated: 0 },
     ]);

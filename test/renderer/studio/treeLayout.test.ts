@@ -56,6 +56,12 @@ describe('packForest', () => {
     expect(small.slot).toBeLessThan(big.slot);
   });
 
+  it('gives spare height to the rows, never past the viewport', () => {
+    const forest = packForest(step.requests.slice(0, 4), { width: 1200, height: 800 });
+    expect(forest.rowHeight).toBeGreaterThan(Math.round(forest.slot * 1.1));
+    expect(forest.height).toBeLessThanOrEqual(800);
+  });
+
   it('finds the request under a node position and nothing outside the boxes', () => {
     const forest = packForest(step.requests, { width: 1200, height: 600 });
     const tree = forest.trees[17];
