@@ -10,7 +10,7 @@
 // --domains code,prose,math, --batches 1,8,32, --policies ar,chain,static,eagle2,
 // --kmax-per-request N [8: K_max = N × batch, at least 16], --kmax B:K,… [per batch size, overrides],
 // --requests N [2 × batch, at least 8],
-// --max-new-tokens N [64], --threads N [2], --rounds N [3: interleaved, median reported],
+// --max-new-tokens N [64], --threads N [1: two sessions with spinning 2-thread pools fight over two cores], --rounds N [3: interleaved, median reported],
 // --memory-requests N [0 = skip the long run].
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,7 +33,7 @@ const { values: args } = parseArgs({
     kmax: { type: 'string' },
     requests: { type: 'string' },
     'max-new-tokens': { type: 'string', default: '64' },
-    threads: { type: 'string', default: '2' },
+    threads: { type: 'string', default: '1' },
     'memory-requests': { type: 'string', default: '0' },
     rounds: { type: 'string', default: '3' },
   },
