@@ -60,7 +60,7 @@ describe('EngineHost', () => {
   });
 
   it('answers invalid and unhandled requests with an error, and keeps serving', async () => {
-    const host = new EngineHost({ version: '1', modelsDir, log: () => {} });
+    const host = new EngineHost({ version: '1', modelsDir, modules: [coreHandlers], log: () => {} });
     const client = connect(host);
     client.send({ type: 'model.open' });
     expect(await client.next('error')).toMatchObject({ message: expect.stringContaining('invalid request (type model.open)') });

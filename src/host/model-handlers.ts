@@ -1,0 +1,30 @@
+// model.open in the engine host: checks that a folder is a model the engine can run (config.json,
+// the weights' headers, the tokenizer) and answers with a one-line description. The contract has
+// no draft/target choice, so the folder is not used by itself: a run names its pair in
+// RunConfig.draftDir / targetDir, which the studio fills from the folders it opened.
+import { loadTokenizer, readModelInfo } from '../engine/model/loader.js';
+import type { HandlerModule } from './handlers.js';
+
+function formatCount(n: number): string {
+  if (n >= 1e9) return `${(n / 1e9).toFixed(2)}B`;
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
+  return String(n);
+}
+
+export const modelHandlers: HandlerModule = () => ({
+  'model.open'({ dir }, ctx) {
+    let description: string;
+    try {
+      const info = readModelInfo(dir);
+      const tokenizer = loadTokenizer(dir);
+      description =
+        `${dir}: ${info.architecture}, ${formatCount(info.parameters)} parameters (${info.dtype}), ${info.numLayers} layers, ` +
+        `hidden ${info.hiddenSize}, vocabulary ${info.vocabSize} (tokenizer ${tokenizer.vocabulary().size}), ${info.maxPositions} positions`;
+    } catch (err) {
+      ctx.reply({ type: 'error', message: `cannot use ${dir} as a model: ${(err as Error).message}` });
+      return;
+    }
+    ctx.reply({ type: 'progress', task: 'model', done: 1, total: 1, message: description });
+  },
+});

@@ -1,0 +1,168 @@
+// Studio runs in the engine host: run.start loads the pair (the bundled demo pair unless the config
+// names folders), reports progress while loading and calibrating, then steps the engine and pushes
+// every step with fresh histograms and metrics; pause, single step, resume, stop and knobs act
+// between steps. Each run records a trace to a temporary file, so trace.export and trace.seek work
+// on it like on an opened trace.
+import { mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { BUNDLED_DRAFT, BUNDLED_TARGET, LiveRun, prepareRun, type PreparedRun } from '../engine/session-run.js';
+import type { RunConfig } from '../shared/config.js';
+import type { HandlerModule, HostContext } from './handlers.js';
+import { setRunRecording } from './trace-handlers.js';
+
+/** Histograms and metrics are recomputed for the UI at most this often (AUC sorts every sample). */
+const SNAPSHOT_INTERVAL_MS = 100;
+
+interface ActiveRun {
+  /** Null while the models load; the run can be stopped before it steps. */
+  live: LiveRun | null;
+  prepared: PreparedRun | null;
+  stopRequested: boolean;
+  /** Steps emitted so far: the next step's index, where a knobs change takes effect. */
+  steps: number;
+}
+
+/** The folders of the bundled demo pair, as the host's model scan found them. */
+async function bundledPair(host: HostContext): Promise<{ draftDir: string; targetDir: string }> {
+  const status = await host.refreshStatus();
+  const find = (name: string) => status.bundledModels.find((m) => m.name === name)?.dir;
+  const draftDir = find(BUNDLED_DRAFT);
+  const targetDir = find(BUNDLED_TARGET);
+  if (draftDir === undefined || targetDir === undefined) {
+    const found = status.bundledModels.map((m) => m.name).join(', ') || 'none';
+    throw new Error(`the bundled demo pair (${BUNDLED_DRAFT}, ${BUNDLED_TARGET}) is not installed (found: ${found}); choose a draft and a target folder`);
+  }
+  return { draftDir, targetDir };
+}
+
+function recordingPath(): string {
+  const dir = path.join(tmpdir(), 'echo-studio-runs');
+  mkdirSync(dir, { recursive: true });
+  return path.join(dir, `run-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}.jsonl`);
+}
+
+export const runHandlers: HandlerModule = (host) => {
+  let active: ActiveRun | null = null;
+  let lastRecording: string | null = null;
+
+  const forgetRecording = () => {
+    if (lastRecording) rmSync(lastRecording, { force: true });
+    lastRecording = null;
+  };
+  host.onShutdown(async () => {
+    const run = active;
+    if (run) {
+      run.stopRequested = true;
+      run.live?.stop();
+    }
+    forgetRecording();
+  });
+
+  const requireLive = (verb: string): LiveRun => {
+    if (!active) throw new Error(`no run is in progress to ${verb}`);
+    if (!active.live) throw new Error(`the run is still loading; ${verb} once it runs`);
+    return active.live;
+  };
+
+  /** Fails the run: one error event for everyone watching, and run state 'error'. */
+  const fail = (message: string, detail?: string) => {
+    host.setRunState('error');
+    host.broadcast(detail === undefined ? { type: 'error', message } : { type: 'error', message, detail });
+  };
+
+  const start = async (config: RunConfig): Promise<void> => {
+    const run: ActiveRun = { live: null, prepared: null, stopRequested: false, steps: 0 };
+    active = run;
+    host.setRunState('loading');
+    forgetRecording();
+    const trace = recordingPath();
+    lastRecording = trace;
+    let lastSnapshot = -Infinity;
+    let prepared: PreparedRun;
+    try {
+      const models = config.draftDir === undefined ? await bundledPair(host) : undefined;
+      prepared = await prepareRun(config, {
+        ...(models ? { models } : {}),
+        trace,
+        progress: (task, done, total, message) => host.progress(task, done, total, message),
+        onStep: (event) => {
+          run.steps = event.step + 1;
+          const now = performance.now();
+          if (now - lastSnapshot >= SNAPSHOT_INTERVAL_MS) {
+            lastSnapshot = now;
+            host.pushStep(event, { histograms: prepared.metrics.histograms(), metrics: prepared.metrics.metrics() });
+          } else host.pushStep(event);
+        },
+      });
+    } catch (err) {
+      active = null;
+      forgetRecording();
+      fail(`cannot start the run: ${(err as Error).message}`, (err as Error).stack);
+      return;
+    }
+    run.prepared = prepared;
+    setRunRecording(host, trace, true);
+    try {
+      if (run.stopRequested) {
+        prepared.finish('stopped');
+        host.setRunState('finished');
+        return;
+      }
+      const live = new LiveRun(prepared.runner);
+      run.live = live;
+      host.setRunState('running');
+      let summary;
+      try {
+        summary = await live.run((paused) => host.setRunState(paused ? 'paused' : 'running'));
+      } catch (err) {
+        const message = (err as Error).message;
+        const metrics = prepared.finish('error', { message });
+        host.pushStep(null, { histograms: prepared.metrics.histograms(), metrics });
+        fail(`the run failed: ${message}`, (err as Error).stack);
+        return;
+      }
+      const metrics = prepared.finish(summary.stopped ? 'stopped' : 'finished', { wallMs: summary.wallMs });
+      host.pushStep(null, { histograms: prepared.metrics.histograms(), metrics });
+      host.setRunState('finished');
+    } finally {
+      if (active === run) active = null;
+      setRunRecording(host, trace, false);
+      await prepared.release();
+    }
+  };
+
+  return {
+    async 'run.start'({ config }) {
+      if (active) throw new Error('a run is already in progress: stop it before starting another');
+      await start(config);
+    },
+
+    'run.pause'() {
+      requireLive('pause').pause();
+    },
+
+    'run.resume'() {
+      requireLive('resume').resume(); // the loop reports 'running' when it steps again
+    },
+
+    /** One step while paused; while running, pause after the next step. */
+    'run.step'() {
+      const live = requireLive('step');
+      if (!live.isPaused) live.pause();
+      live.stepOnce();
+    },
+
+    'run.stop'() {
+      if (!active) throw new Error('no run is in progress to stop');
+      active.stopRequested = true;
+      active.live?.stop();
+    },
+
+    'knobs.set'({ knobs }) {
+      const live = requireLive('change knobs of');
+      live.setKnobs(knobs); // refuses, with the reason, a K_max below the batch or the requests in flight
+      active?.prepared?.recorder?.knobs(active.steps, knobs);
+    },
+  };
+};

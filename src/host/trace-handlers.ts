@@ -1,0 +1,158 @@
+// Trace replay and export in the engine host: trace.open reads a trace file and sends its steps as
+// frames, so the studio draws them exactly as it drew them live; trace.seek re-sends the steps up
+// to a chosen one (the studio starts clean on a frame that begins at step 0, so replaying 0…N
+// rebuilds every view — trees, text, charts, histograms — as it stood at step N); trace.export
+// writes the current recording (the live run's, or the opened trace) in any export format.
+import { copyFile } from 'node:fs/promises';
+import { computeRunMetrics } from '../engine/metrics/run-metrics.js';
+import { exportCsv } from '../engine/trace/export-csv.js';
+import { exportParquet } from '../engine/trace/export-parquet.js';
+import { exportPerfetto } from '../engine/trace/export-perfetto.js';
+import type { TraceContents } from '../engine/trace/parse.js';
+import { readTrace } from '../engine/trace/read.js';
+import type { TraceExportFormat } from '../shared/messages.js';
+import type { HandlerModule, HostContext } from './handlers.js';
+
+/** Frames of a replay stay well under the transports' 16 MiB message cap. */
+const REPLAY_FRAME_BYTES = 4 * 1024 * 1024;
+
+/** What the host has to replay or export: the opened trace, or the last live run's recording. */
+interface Recordings {
+  opened: { path: string; trace: TraceContents } | null;
+  /** The live run's trace file; `live` while the run still writes it. */
+  run: { path: string; live: boolean } | null;
+  /** The step the studio was last sent up to (a replay's scrub position). */
+  replayedTo: number | null;
+}
+
+const recordingsByHost = new WeakMap<HostContext, Recordings>();
+
+function recordingsOf(host: HostContext): Recordings {
+  let recordings = recordingsByHost.get(host);
+  if (!recordings) {
+    recordings = { opened: null, run: null, replayedTo: null };
+    recordingsByHost.set(host, recordings);
+  }
+  return recordings;
+}
+
+/** The run handlers say where the live run records; from then on export and seek use it. */
+export function setRunRecording(host: HostContext, path: string, live: boolean): void {
+  const recordings = recordingsOf(host);
+  recordings.run = { path, live };
+  if (live) {
+    recordings.opened = null;
+    recordings.replayedTo = null;
+  }
+}
+
+/** The trace the studio shows now: the opened one, else the live run's recording read back. */
+async function currentTrace(host: HostContext): Promise<{ path: string; trace: TraceContents }> {
+  const recordings = recordingsOf(host);
+  if (recordings.opened) return recordings.opened;
+  if (recordings.run) return { path: recordings.run.path, trace: await readTrace(recordings.run.path) };
+  throw new Error('there is no run or trace to use: start a run or open a trace first');
+}
+
+/** Splits steps into frames under the size cap; each frame is sent as one message, in order. */
+function replayFrames(host: HostContext, trace: TraceContents, upTo: number): number {
+  const last = lastIndexAtOrBefore(trace, upTo);
+  const steps = trace.steps.slice(0, last + 1);
+  const atEnd = last === trace.steps.length - 1;
+  const { metrics, histograms } = computeRunMetrics(steps, {
+    policy: trace.header.config.policy,
+    // The live run's own wall clock, when the replay shows the whole of it.
+    ...(atEnd && trace.summary ? { wallMs: trace.summary.metrics.wallMs } : {}),
+  });
+  if (atEnd && trace.summary?.metrics.speedupVsAr !== undefined) metrics.speedupVsAr = trace.summary.metrics.speedupVsAr;
+  host.flushFrames();
+  let chunk: typeof steps = [];
+  let bytes = 0;
+  for (const step of steps) {
+    const size = JSON.stringify(step).length;
+    if (chunk.length > 0 && bytes + size > REPLAY_FRAME_BYTES) {
+      host.broadcast({ type: 'frame', steps: chunk });
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(step);
+    bytes += size;
+  }
+  host.broadcast({ type: 'frame', steps: chunk, histograms, metrics });
+  return steps.length === 0 ? -1 : steps[steps.length - 1].step;
+}
+
+/** Index of the last step numbered ≤ upTo (steps are in increasing order); -1 when none. */
+function lastIndexAtOrBefore(trace: TraceContents, upTo: number): number {
+  let lo = 0;
+  let hi = trace.steps.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (trace.steps[mid].step <= upTo) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found;
+}
+
+async function exportTrace(source: { path: string; trace: TraceContents }, format: TraceExportFormat, out: string): Promise<string[]> {
+  switch (format) {
+    case 'jsonl':
+      await copyFile(source.path, out);
+      return [out];
+    case 'parquet':
+      return exportParquet(source.trace, out);
+    case 'perfetto':
+      exportPerfetto(source.trace, out);
+      return [out];
+    case 'csv':
+      exportCsv(source.trace, out);
+      return [out];
+  }
+}
+
+export const traceHandlers: HandlerModule = (host) => ({
+  async 'trace.open'({ path }, ctx) {
+    const recordings = recordingsOf(host);
+    if (recordings.run?.live) throw new Error('a run is in progress: stop it before opening a trace');
+    let trace: TraceContents;
+    try {
+      trace = await readTrace(path);
+    } catch (err) {
+      // A bad header: nothing in the file is usable.
+      ctx.reply({ type: 'error', message: `cannot open trace ${path}: ${(err as Error).message}` });
+      return;
+    }
+    recordings.opened = { path, trace };
+    recordings.replayedTo = replayFrames(host, trace, Number.MAX_SAFE_INTEGER);
+    if (trace.error) {
+      host.broadcast({
+        type: 'error',
+        message: `${path}: line ${trace.error.line} is bad, replaying the ${trace.steps.length} steps before it — ${trace.error.message}`,
+      });
+    }
+    host.setRunState('finished');
+  },
+
+  async 'trace.seek'({ step }) {
+    const recordings = recordingsOf(host);
+    if (recordings.run?.live) throw new Error('a run is in progress: seeking works on an opened trace or a finished run');
+    const source = await currentTrace(host);
+    recordings.replayedTo = replayFrames(host, source.trace, step);
+  },
+
+  async 'trace.export'({ path, format }, ctx) {
+    const source = await currentTrace(host);
+    const written = await exportTrace(source, format, path);
+    const cut = source.trace.error ? ` (the steps before bad line ${source.trace.error.line})` : '';
+    ctx.reply({
+      type: 'progress',
+      task: 'export',
+      done: 1,
+      total: 1,
+      message: `exported ${source.trace.steps.length} steps${cut} as ${format} to ${written.join(', ')}`,
+    });
+  },
+});

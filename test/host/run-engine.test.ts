@@ -1,0 +1,179 @@
+// Studio runs through the engine host on a tiny random pair: run.start → progress → frames →
+// finished; knobs, pause, single step, resume and stop between steps; errors as one event.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EngineHost } from '../../src/host/host.js';
+import { tempDir } from '../engine/model/helpers.js';
+import { writeFixtureModel } from '../engine/model/fixtures.js';
+import { connectClient, tinyConfig, writeTinyPair, type TinyPair } from './run-fixtures.js';
+
+const tmp = tempDir('echo-host-run-');
+const savedCache = process.env.ECHO_STUDIO_CACHE;
+let pair: TinyPair;
+let modelsDir: string;
+
+beforeAll(() => {
+  process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
+  pair = writeTinyPair(tmp.path);
+  modelsDir = join(tmp.path, 'models');
+  mkdirSync(modelsDir);
+});
+afterAll(() => {
+  process.env.ECHO_STUDIO_CACHE = savedCache;
+  tmp.cleanup();
+});
+
+function newHost() {
+  const host = new EngineHost({ version: 'test', modelsDir, log: () => {} });
+  return { host, client: connectClient(host) };
+}
+
+describe('engine host runs', () => {
+  it('loads the pair with progress, streams steps under the cap with histograms and metrics, and finishes', async () => {
+    const { host, client } = newHost();
+    const config = tinyConfig(pair, { kmax: 10 });
+    client.send({ type: 'run.start', config });
+    await client.next('run.state', (e) => e.state === 'loading');
+    const load = await client.next('progress', (e) => e.task === 'load');
+    expect(load.total).toBeGreaterThan(0);
+    await client.next('run.state', (e) => e.state === 'running');
+    await client.next('run.state', (e) => e.state === 'finished');
+
+    const steps = client.steps();
+    expect(steps.length).toBeGreaterThan(2);
+    expect(steps.map((s) => s.step)).toEqual(steps.map((_, i) => i));
+    const emitted = new Map<string, number>();
+    for (const step of steps) {
+      expect(step.kmax).toBe(10);
+      expect(step.verifiedTokens).toBeLessThanOrEqual(10);
+      expect(step.verifiedTokens).toBe(step.requests.reduce((n, r) => n + 1 + r.nodes.filter((x) => x.depth >= 0 && x.verified).length, 0));
+      for (const r of step.requests) {
+        expect(r.emitted.length).toBeGreaterThan(0); // every request-step makes progress
+        emitted.set(r.requestId, (emitted.get(r.requestId) ?? 0) + r.emitted.length);
+      }
+    }
+    expect([...emitted.keys()].sort()).toEqual(['p0', 'p1', 'p2', 'p3']);
+    for (const n of emitted.values()) expect(n).toBeLessThanOrEqual(24);
+    expect(steps.some((s) => s.requests.some((r) => r.emittedText !== undefined))).toBe(true);
+
+    const frames = client.events.filter((e) => e.type === 'frame');
+    const last = frames[frames.length - 1];
+    expect(last.type === 'frame' && last.metrics?.steps).toBe(steps.length);
+    expect(last.type === 'frame' && last.metrics?.generatedTokens).toBe([...emitted.values()].reduce((a, b) => a + b, 0));
+    expect(last.type === 'frame' && last.histograms && last.histograms.length).toBeGreaterThan(0);
+    expect(client.events.some((e) => e.type === 'error')).toBe(false);
+
+    // The host keeps serving: a second run starts on the same host.
+    client.send({ type: 'run.start', config: { ...config, requests: 1, maxNewTokens: 4 } });
+    await client.next('run.state', (e) => e.state === 'running');
+    await client.next('run.state', (e) => e.state === 'finished');
+    client.close();
+    await host.shutdown();
+  });
+
+  it('pauses, takes exactly one step per run.step, applies knobs from the next step, resumes and stops', async () => {
+    const { host, client } = newHost();
+    client.send({ type: 'run.start', config: tinyConfig(pair, { kmax: 16, requests: 6, maxNewTokens: 40 }) });
+    await client.next('run.state', (e) => e.state === 'running');
+    client.send({ type: 'run.pause' });
+    await client.next('run.state', (e) => e.state === 'paused');
+    const before = client.steps().length;
+    expect(before).toBeGreaterThan(0);
+    expect(client.steps().every((s) => s.kmax === 16)).toBe(true);
+
+    client.send({ type: 'knobs.set', knobs: { kmax: 5 } });
+    client.send({ type: 'run.step' });
+    await client.next('run.state', (e) => e.state === 'paused');
+    const afterOne = client.steps();
+    expect(afterOne.length).toBe(before + 1);
+    const stepped = afterOne[afterOne.length - 1];
+    expect(stepped.kmax).toBe(5);
+    expect(stepped.verifiedTokens).toBeLessThanOrEqual(5);
+
+    // A K_max below the requests in flight is refused with the reason; the run goes on.
+    client.send({ type: 'knobs.set', knobs: { kmax: 1 } });
+    expect((await client.next('error')).message).toMatch(/K_max \(1\) is below/);
+
+    client.send({ type: 'run.resume' });
+    await client.next('run.state', (e) => e.state === 'running');
+    client.send({ type: 'run.stop' });
+    await client.next('run.state', (e) => e.state === 'finished');
+    const all = client.steps();
+    expect(all.slice(before).every((s) => s.kmax === 5)).toBe(true);
+    expect(all.map((s) => s.step)).toEqual(all.map((_, i) => i));
+    client.close();
+    await host.shutdown();
+  });
+
+  it('reports bad configs and unusable models as one error, sets run state error, and keeps serving', async () => {
+    const { host, client } = newHost();
+    // Refused at the boundary by the RunConfig schema: the run never starts.
+    client.send({ type: 'run.start', config: tinyConfig(pair, { batch: 4, kmax: 3 }) });
+    expect((await client.next('error')).message).toMatch(/K_max \(3\) is below the batch size \(4\)/);
+
+    const missing = join(tmp.path, 'no-such-model');
+    client.send({ type: 'run.start', config: tinyConfig(pair, { draftDir: missing }) });
+    await client.next('run.state', (e) => e.state === 'error');
+    const gone = await client.next('error');
+    expect(gone.message).toMatch(/^cannot start the run: /);
+    expect(gone.message).toContain(missing);
+    expect(gone.message).not.toContain('\n');
+
+    const otherDraft = join(tmp.path, 'other-vocab');
+    writeFixtureModel(otherDraft, { seed: 4, hiddenSize: 32 });
+    const tokPath = join(otherDraft, 'tokenizer.json');
+    const tok = JSON.parse(readFileSync(tokPath, 'utf8'));
+    const vocab = tok.model.vocab as Record<string, number>;
+    const [first, second] = Object.keys(vocab);
+    [vocab[first], vocab[second]] = [vocab[second], vocab[first]];
+    writeFileSync(tokPath, JSON.stringify(tok));
+    client.send({ type: 'run.start', config: tinyConfig(pair, { draftDir: otherDraft }) });
+    await client.next('run.state', (e) => e.state === 'error');
+    expect((await client.next('error')).message).toMatch(/draft and target vocabularies differ/);
+
+    // The bundled pair is not in this host's models folder.
+    const { draftDir: _d, targetDir: _t, ...bundled } = tinyConfig(pair);
+    client.send({ type: 'run.start', config: bundled });
+    await client.next('run.state', (e) => e.state === 'error');
+    expect((await client.next('error')).message).toMatch(/bundled demo pair \(echo-demo-draft, echo-demo-target\) is not installed/);
+
+    client.send({ type: 'run.pause' });
+    expect((await client.next('error')).message).toMatch(/no run is in progress to pause/);
+
+    client.send({ type: 'hello' });
+    expect((await client.next('status')).runState).toBe('error');
+    client.send({ type: 'run.start', config: tinyConfig(pair, { requests: 1, maxNewTokens: 3 }) });
+    await client.next('run.state', (e) => e.state === 'finished');
+    client.close();
+    await host.shutdown();
+  });
+
+  it('finds the bundled demo pair through the host’s model scan', async () => {
+    const bundledDir = join(tmp.path, 'bundled');
+    mkdirSync(bundledDir);
+    const { cpSync } = await import('node:fs');
+    cpSync(pair.draftDir, join(bundledDir, 'echo-demo-draft'), { recursive: true });
+    cpSync(pair.targetDir, join(bundledDir, 'echo-demo-target'), { recursive: true });
+    const host = new EngineHost({ version: 'test', modelsDir: bundledDir, log: () => {} });
+    const client = connectClient(host);
+    const { draftDir: _d, targetDir: _t, ...config } = tinyConfig(pair, { requests: 1, maxNewTokens: 4 });
+    client.send({ type: 'run.start', config });
+    await client.next('run.state', (e) => e.state === 'finished');
+    expect(client.steps().length).toBeGreaterThan(0);
+    client.close();
+    await host.shutdown();
+  });
+
+  it('validates a folder on model.open and describes it in one line', async () => {
+    const { host, client } = newHost();
+    client.send({ type: 'model.open', dir: pair.targetDir });
+    const info = await client.next('progress', (e) => e.task === 'model');
+    expect(info.message).toMatch(/llama, .* parameters .* 2 layers, hidden 32/);
+    client.send({ type: 'model.open', dir: join(tmp.path, 'nowhere') });
+    const bad = await client.next('error');
+    expect(bad.message).toMatch(/^cannot use .*nowhere as a model: /);
+    client.close();
+    await host.shutdown();
+  });
+});

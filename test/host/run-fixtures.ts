@@ -1,0 +1,85 @@
+// For the engine host's run and trace tests: a tiny random-weight draft/target pair (the draft is
+// the target with noisy weights, so trees are partly accepted), a prompts file, and a client on a
+// real MessageChannel that collects validated events and waits for the ones a test expects.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { MessageChannel } from 'node:worker_threads';
+import { Rng } from '../../src/engine/rng.js';
+import type { EngineHost } from '../../src/host/host.js';
+import { nodeMessagePortPort } from '../../src/host/port.js';
+import type { RunConfig } from '../../src/shared/config.js';
+import type { StepEvent } from '../../src/shared/events.js';
+import { parseEvent, type EngineEvent, type EngineRequest, type EventOf, type EventType } from '../../src/shared/messages.js';
+import { writeFixtureModel, writeSafetensors } from '../engine/model/fixtures.js';
+
+export interface TinyPair {
+  draftDir: string;
+  targetDir: string;
+  promptsFile: string;
+}
+
+export function writeTinyPair(root: string): TinyPair {
+  const targetDir = join(root, 'target');
+  const draftDir = join(root, 'draft');
+  const target = writeFixtureModel(targetDir, { seed: 21, hiddenSize: 32, numLayers: 2 });
+  writeFixtureModel(draftDir, { seed: 21, hiddenSize: 32, numLayers: 2 });
+  const rng = new Rng(21, 5);
+  const noisy = [...target.tensors].map(([name, t]) => {
+    const values = Float32Array.from(t.data, (v) => v * (1 + 0.3 * (2 * rng.next() - 1)));
+    return { name, shape: t.shape, bytes: new Uint8Array(values.buffer), dtype: 'float32' as const };
+  });
+  writeSafetensors(join(draftDir, 'model.safetensors'), noisy);
+  const promptsFile = join(root, 'prompts.jsonl');
+  const prompts = ['def add(x, y):', 'Once upon a time', 'x = 1', 'import os', 'for i in range(10):', 'The answer is'];
+  writeFileSync(promptsFile, prompts.map((prompt, i) => JSON.stringify({ id: `p${i}`, prompt })).join('\n') + '\n');
+  return { draftDir, targetDir, promptsFile };
+}
+
+export function tinyConfig(pair: TinyPair, overrides: Partial<RunConfig> = {}): RunConfig {
+  return {
+    draftDir: pair.draftDir,
+    targetDir: pair.targetDir,
+    promptsFile: pair.promptsFile,
+    policy: 'eagle2',
+    batch: 2,
+    kmax: 16,
+    requests: 4,
+    maxNewTokens: 24,
+    temperature: 0,
+    seed: 1,
+    shape: { depth: 4, topk: 3, tokens: 6 },
+    ...overrides,
+  };
+}
+
+/** A client of the host over a real MessageChannel: every event is validated as a transport would. */
+export function connectClient(host: EngineHost) {
+  const channel = new MessageChannel();
+  host.attach(nodeMessagePortPort(channel.port1));
+  const events: EngineEvent[] = [];
+  const waiters: Array<() => void> = [];
+  channel.port2.on('message', (data) => {
+    const parsed = parseEvent(JSON.parse(JSON.stringify(data)));
+    if (!parsed.ok) throw new Error(parsed.error);
+    events.push(parsed.value);
+    for (const wake of waiters.splice(0)) wake();
+  });
+  let cursor = 0;
+  /** Waits for the next event (after the previous match) of this type that satisfies `match`. */
+  async function next<T extends EventType>(type: T, match: (e: EventOf<T>) => boolean = () => true): Promise<EventOf<T>> {
+    for (;;) {
+      for (; cursor < events.length; cursor++) {
+        const e = events[cursor];
+        if (e.type === type && match(e as EventOf<T>)) {
+          cursor++;
+          return e as EventOf<T>;
+        }
+      }
+      await new Promise<void>((resolve) => waiters.push(resolve));
+    }
+  }
+  /** Every step that arrived in frames so far, in arrival order. */
+  const steps = (): StepEvent[] => events.flatMap((e) => (e.type === 'frame' ? e.steps : []));
+  const send = (request: EngineRequest) => channel.port2.postMessage(request);
+  return { send, next, events, steps, close: () => channel.port2.close() };
+}
