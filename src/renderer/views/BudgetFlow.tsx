@@ -76,7 +76,7 @@ export function TransferList({ step, onOpen }: { step: StepEvent; onOpen?: (requ
 export function BudgetFlow() {
   const step = useThrottledStudio(selectStep, 200);
   // The stacked chart over time re-renders once a second; the bar above follows the step.
-  const points = useThrottledStudio(selectPoints, 1000);
+  const points = useThrottledStudio(selectPoints, 1000, Object.is, 780);
   const selectRequest = useStudio((s) => s.selectRequest);
   const boxRef = useRef<HTMLDivElement>(null);
   const { width } = useCanvasSize(boxRef);
@@ -104,8 +104,8 @@ export function BudgetFlow() {
         {width > 0 && data.length > 0 && (
           <AreaChart width={width} height={170} data={data} margin={{ top: 6, right: 10, bottom: 0, left: 0 }}>
             <CartesianGrid strokeDasharray="2 3" vertical={false} />
-            <XAxis dataKey="step" tick={{ fontSize: 10 }} height={18} />
-            <YAxis width={40} tick={{ fontSize: 10 }} />
+            <XAxis dataKey="step" type="number" domain={['dataMin', 'dataMax']} interval={0} tick={{ fontSize: 10 }} height={18} />
+            <YAxis width={40} interval={0} tick={{ fontSize: 10 }} />
             <Tooltip isAnimationActive={false} />
             {PARTS.map(({ key, label }) => (
               <Area

@@ -20,7 +20,11 @@ const sameRecord = (a: Record<string, number>, b: Record<string, number>): boole
   return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
 };
 const selectEngineTaus = (s: StudioState): Record<string, number> => tausInUse(s.latestStep);
-const selectHistograms = (s: StudioState): DepthHistogram[] => s.histograms;
+const selectDepths = (s: StudioState): number[] => s.histograms.map((h) => h.depth);
+const sameNumbers = (a: number[], b: number[]): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
+/** Update cadence of the charts (ms) and the spacing of their phases within it. */
+const CHART_INTERVAL_MS = 1000;
+const CHART_PHASE_STEP_MS = 60;
 
 interface TauLineProps {
   depth: number;
@@ -80,6 +84,26 @@ function TauLine({ depth, tau, plotLeft, plotWidth, onCommit }: TauLineProps) {
 }
 
 const DepthChart = memo(function DepthChart({
+  depth,
+  order,
+  tau,
+  engineTau,
+  onTau,
+}: {
+  depth: number;
+  /** Position in the list; spreads the charts' re-renders over the update interval. */
+  order: number;
+  tau: number | undefined;
+  engineTau: number | undefined;
+  onTau(depth: number, tau: number): void;
+}) {
+  const selectHistogram = useCallback((s: StudioState): DepthHistogram | undefined => s.histograms.find((h) => h.depth === depth), [depth]);
+  const histogram = useThrottledStudio(selectHistogram, CHART_INTERVAL_MS, Object.is, (order * CHART_PHASE_STEP_MS) % CHART_INTERVAL_MS);
+  if (histogram === undefined) return null;
+  return <DepthChartBody histogram={histogram} tau={tau} engineTau={engineTau} onTau={onTau} />;
+});
+
+function DepthChartBody({
   histogram,
   tau,
   engineTau,
@@ -114,8 +138,8 @@ const DepthChart = memo(function DepthChart({
         {width > 0 && (
           <BarChart width={width} height={CHART_HEIGHT} data={bins} margin={MARGIN} barCategoryGap={1} barGap={0}>
             <CartesianGrid strokeDasharray="2 3" vertical={false} />
-            <XAxis dataKey="centre" type="number" domain={[0, 1]} ticks={[0, 0.25, 0.5, 0.75, 1]} tick={{ fontSize: 10 }} height={20} />
-            <YAxis width={Y_AXIS_WIDTH} tick={{ fontSize: 10 }} tickFormatter={(v: number) => `${Math.round(v * 100)}%`} />
+            <XAxis dataKey="centre" type="number" domain={[0, 1]} ticks={[0, 0.25, 0.5, 0.75, 1]} interval={0} tick={{ fontSize: 10 }} height={20} />
+            <YAxis width={Y_AXIS_WIDTH} interval={0} tick={{ fontSize: 10 }} tickFormatter={(v: number) => `${Math.round(v * 100)}%`} />
             <Bar dataKey="accepted" fill={STATE_COLOURS.accepted} isAnimationActive={false} />
             <Bar dataKey="rejected" fill={STATE_COLOURS.rejected} isAnimationActive={false} />
           </BarChart>
@@ -126,12 +150,13 @@ const DepthChart = memo(function DepthChart({
       </div>
     </figure>
   );
-});
+}
 
 export function Histograms() {
   // Histograms accumulate over the run; once a second is as fast as a reader can follow them, and
   // re-rendering every chart per frame would cost the main thread more than everything else.
-  const histograms = useThrottledStudio(selectHistograms, 1000);
+  // Each chart reads its own histogram at its own phase (see DepthChart).
+  const depths = useThrottledStudio(selectDepths, CHART_INTERVAL_MS, sameNumbers);
   const engineTaus = useThrottledStudio(selectEngineTaus, 250, sameRecord);
   const knobTaus = useStudio((s) => s.taus);
   const store = useStudioStore();
@@ -154,12 +179,12 @@ export function Histograms() {
           <span className="swatch dot" style={{ background: STATE_COLOURS.rejected }} /> rejected · drag τ to change the gate live
         </span>
       </header>
-      {histograms.length === 0 ? (
+      {depths.length === 0 ? (
         <p className="muted">Histograms fill as the engine verifies drafts.</p>
       ) : (
         <div className="depth-charts">
-          {histograms.map((h) => (
-            <DepthChart key={h.depth} histogram={h} tau={taus[String(h.depth)]} engineTau={engineTaus[String(h.depth)]} onTau={commit} />
+          {depths.map((depth, order) => (
+            <DepthChart key={depth} depth={depth} order={order} tau={taus[String(depth)]} engineTau={engineTaus[String(depth)]} onTau={commit} />
           ))}
         </div>
       )}

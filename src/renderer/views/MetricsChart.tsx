@@ -21,7 +21,33 @@ const CHART_POINTS = 200;
 const selectPoints = (s: StudioState): StepPoint[] => s.points;
 const selectMetrics = (s: StudioState): RunMetrics | null => s.metrics;
 
-const MetricPanel = memo(function MetricPanel({ metric, rows, compareLabel, runLabel }: { metric: MetricKey; rows: ReturnType<typeof overlaySeries>; compareLabel: string | null; runLabel: string }) {
+const MetricPanel = memo(function MetricPanel({
+  metric,
+  order,
+  compare,
+  runLabel,
+}: {
+  metric: MetricKey;
+  /** Position in the list; spreads the charts' re-renders over the second (see useThrottledStudio). */
+  order: number;
+  compare: ComparisonRun | null;
+  runLabel: string;
+}) {
+  const points = useThrottledStudio(selectPoints, 1000, Object.is, 450 + order * 80);
+  const series = useMemo(() => metricSeries(thinSeries(points, CHART_POINTS)), [points]);
+  const compareSeries = useMemo(() => (compare ? metricSeries(thinSeries(compare.points, CHART_POINTS)) : []), [compare]);
+  const rows = useMemo(
+    () =>
+      overlaySeries(
+        [
+          { prefix: 'run', points: series },
+          { prefix: 'compare', points: compareSeries },
+        ],
+        metric,
+      ),
+    [series, compareSeries, metric],
+  );
+  const compareLabel = compare ? compare.label : null;
   const boxRef = useRef<HTMLDivElement>(null);
   const { width } = useCanvasSize(boxRef);
   return (
@@ -31,8 +57,8 @@ const MetricPanel = memo(function MetricPanel({ metric, rows, compareLabel, runL
         {width > 0 && (
           <LineChart width={width} height={120} data={rows} margin={{ top: 4, right: 10, bottom: 0, left: 0 }}>
             <CartesianGrid strokeDasharray="2 3" vertical={false} />
-            <XAxis dataKey="step" type="number" domain={['dataMin', 'dataMax']} tick={{ fontSize: 10 }} height={18} />
-            <YAxis width={44} tick={{ fontSize: 10 }} tickFormatter={(v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2))} />
+            <XAxis dataKey="step" type="number" domain={['dataMin', 'dataMax']} interval={0} tick={{ fontSize: 10 }} height={18} />
+            <YAxis width={44} interval={0} tick={{ fontSize: 10 }} tickFormatter={(v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2))} />
             <Tooltip isAnimationActive={false} formatter={(v) => (typeof v === 'number' ? formatNumber(v) : String(v))} />
             <Line dataKey="run" name={runLabel} stroke={GRANT_COLOURS.depth} dot={false} strokeWidth={1.6} isAnimationActive={false} connectNulls />
             {compareLabel !== null && (
@@ -50,26 +76,18 @@ function runLabelOf(state: Pick<StudioState, 'config' | 'metrics'>): string {
 }
 
 export function MetricsChart() {
-  // Charts re-render once a second: often enough to watch a trend, cheap enough to stream beside.
-  const points = useThrottledStudio(selectPoints, 1000);
-  const metrics = useThrottledStudio(selectMetrics, 1000);
+  // Charts re-render once a second each, at different moments: often enough to watch a trend,
+  // cheap enough to stream beside.
+  const hasPoints = useStudio((s) => s.points.length > 0);
+  const metrics = useThrottledStudio(selectMetrics, 1000, Object.is, 940);
   const compare: ComparisonRun | null = useStudio((s) => s.compare);
   const runLabel = useStudio(runLabelOf);
   const store = useStudioStore();
-  const series = useMemo(() => metricSeries(thinSeries(points, CHART_POINTS)), [points]);
-  const compareSeries = useMemo(() => (compare ? metricSeries(thinSeries(compare.points, CHART_POINTS)) : []), [compare]);
-  const rowsByMetric = useMemo(() => {
-    const runs = [
-      { prefix: 'run', points: series },
-      { prefix: 'compare', points: compareSeries },
-    ];
-    return Object.fromEntries(METRIC_KEYS.map((m) => [m, overlaySeries(runs, m)])) as Record<MetricKey, ReturnType<typeof overlaySeries>>;
-  }, [series, compareSeries]);
   return (
     <section className="view metrics" aria-label="Metrics">
       <header className="view-header">
         <h2>Metrics over time</h2>
-        <button type="button" disabled={points.length === 0} onClick={() => store.getState().keepForCompare(runLabel)}>
+        <button type="button" disabled={!hasPoints} onClick={() => store.getState().keepForCompare(runLabel)}>
           Keep for comparison
         </button>
         {compare && (
@@ -102,18 +120,12 @@ export function MetricsChart() {
           )}
         </dl>
       )}
-      {points.length === 0 ? (
+      {!hasPoints ? (
         <p className="muted">Metrics appear as steps stream in.</p>
       ) : (
         <div className="metric-charts">
-          {METRIC_KEYS.map((metric) => (
-            <MetricPanel
-              key={metric}
-              metric={metric}
-              rows={rowsByMetric[metric]}
-              compareLabel={compare ? compare.label : null}
-              runLabel={runLabel}
-            />
+          {METRIC_KEYS.map((metric, order) => (
+            <MetricPanel key={metric} metric={metric} order={order} compare={compare} runLabel={runLabel} />
           ))}
         </div>
       )}

@@ -36,8 +36,15 @@ export function useStudio<T>(selector: (state: StudioState) => T): T {
 /**
  * Reads a derived value at most every `intervalMs`: charts would otherwise re-render on every
  * frame (30/s) while nothing a reader could see has changed. The trailing update always lands.
+ * With `phaseMs`, updates land only at times ≡ phase (mod interval) on the page clock, so charts
+ * given different phases never re-render in the same task: many short tasks, no long one.
  */
-export function useThrottledStudio<T>(selector: (state: StudioState) => T, intervalMs: number, isEqual: (a: T, b: T) => boolean = Object.is): T {
+export function useThrottledStudio<T>(
+  selector: (state: StudioState) => T,
+  intervalMs: number,
+  isEqual: (a: T, b: T) => boolean = Object.is,
+  phaseMs?: number,
+): T {
   const store = useStudioStore();
   const selectorRef = useRef(selector);
   selectorRef.current = selector;
@@ -54,13 +61,19 @@ export function useThrottledStudio<T>(selector: (state: StudioState) => T, inter
     flush();
     const unsubscribe = store.subscribe(() => {
       if (timer !== null) return;
-      timer = setTimeout(flush, Math.max(0, intervalMs - (Date.now() - last)));
+      const now = Date.now();
+      let wait = Math.max(0, intervalMs - (now - last));
+      if (phaseMs !== undefined && intervalMs > 0) {
+        const earliest = now + wait - phaseMs;
+        wait = Math.ceil(earliest / intervalMs) * intervalMs + phaseMs - now;
+      }
+      timer = setTimeout(flush, wait);
     });
     return () => {
       unsubscribe();
       if (timer !== null) clearTimeout(timer);
     };
-  }, [store, intervalMs, isEqual]);
+  }, [store, intervalMs, isEqual, phaseMs]);
   return value;
 }
 

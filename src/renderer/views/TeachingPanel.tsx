@@ -25,10 +25,10 @@ export function TeachingPanel() {
   const selectRequest = useStudio((s) => s.selectRequest);
   const selectedId = useStudio((s) => s.selectedRequestId);
   const runState = useStudio((s) => s.runState);
-  const recent = useThrottledStudio(selectSteps, teaching ? 0 : 1000);
+  const recent = useThrottledStudio(selectSteps, teaching ? 0 : 1000, Object.is, teaching ? undefined : 860);
   // While streaming the sentences change every step, faster than anyone reads; in teaching mode
   // the run is paused and each step shows at once.
-  const step = useThrottledStudio(selectStep, teaching ? 0 : 1000);
+  const step = useThrottledStudio(selectStep, teaching ? 0 : 1000, Object.is, teaching ? undefined : 860);
   const send = useSend();
   const decisions = useMemo(() => (step ? teachStep(step) : []), [step]);
   const shown = selectedId === null ? decisions : decisions.filter((d) => d.requestId === undefined || d.requestId === selectedId);

@@ -13,7 +13,7 @@ export async function startHarness(mode: HarnessMode = 'dev', repo = process.cwd
   const publicDir = join(repo, 'src/renderer/public');
   if (mode === 'production') {
     const outDir = join(repo, 'node_modules/.cache/studio-harness');
-    await build({ root, configFile: false, logLevel: 'error', plugins: [react()], publicDir, base: './', build: { outDir, emptyOutDir: true } });
+    await build({ root, configFile: false, logLevel: 'error', plugins: [react()], publicDir, base: './', build: { outDir, emptyOutDir: true, minify: process.env.HARNESS_MINIFY !== '0' } });
     const server = await preview({ root, configFile: false, logLevel: 'error', build: { outDir }, preview: { host: '127.0.0.1', port: 0 } });
     const address = server.httpServer.address();
     if (address === null || typeof address === 'string') throw new Error('harness preview server has no port');
