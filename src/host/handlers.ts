@@ -28,6 +28,13 @@ export interface HostContext {
   progress(task: string, done: number, total: number, message?: string): void;
   /** Registers cleanup run when the host shuts down (release sessions, close traces). */
   onShutdown(cleanup: () => void | Promise<void>): void;
+  /**
+   * Registers what a client that says hello gets after the status: the picture of the current run
+   * or replay, so a page opened (or reloaded) later shows what the others show.
+   */
+  onHello(greet: (ctx: RequestContext) => void | Promise<void>): void;
+  /** Runs the registered greetings for one client (the hello handler does). */
+  greet(ctx: RequestContext): Promise<void>;
 }
 
 /** What a handler gets for one request: the host plus a way to answer only the asker. */
@@ -44,6 +51,7 @@ export type HandlerModule = (host: HostContext) => HandlerTable;
 export const coreHandlers: HandlerModule = () => ({
   async hello(_request, ctx) {
     ctx.reply(await ctx.refreshStatus());
+    await ctx.greet(ctx);
   },
 });
 

@@ -22,6 +22,7 @@ export class EngineHost {
   private readonly frames: FrameCoalescer;
   private readonly handlers: HandlerTable;
   private readonly cleanups: Array<() => void | Promise<void>> = [];
+  private readonly greetings: Array<(ctx: RequestContext) => void | Promise<void>> = [];
   private readonly log: (line: string) => void;
   private bundledModels: BundledModel[] = [];
   private provider = 'cpu';
@@ -135,6 +136,12 @@ export class EngineHost {
       },
       onShutdown: (cleanup) => {
         this.cleanups.push(cleanup);
+      },
+      onHello: (greet) => {
+        this.greetings.push(greet);
+      },
+      greet: async (ctx) => {
+        for (const greet of this.greetings) await greet(ctx);
       },
     };
   }

@@ -49,6 +49,7 @@ export const runHandlers: HandlerModule = (host) => {
   const forgetRecording = () => {
     if (lastRecording) rmSync(lastRecording, { force: true });
     lastRecording = null;
+    setRunRecording(host, null);
   };
   host.onShutdown(async () => {
     const run = active;

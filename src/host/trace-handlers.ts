@@ -3,14 +3,15 @@
 // to a chosen one (the studio starts clean on a frame that begins at step 0, so replaying 0…N
 // rebuilds every view — trees, text, charts, histograms — as it stood at step N); trace.export
 // writes the current recording (the live run's, or the opened trace) in any export format.
+import { readFileSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { computeRunMetrics } from '../engine/metrics/run-metrics.js';
 import { exportCsv } from '../engine/trace/export-csv.js';
 import { exportParquet } from '../engine/trace/export-parquet.js';
 import { exportPerfetto } from '../engine/trace/export-perfetto.js';
-import type { TraceContents } from '../engine/trace/parse.js';
+import { parseTrace, type TraceContents } from '../engine/trace/parse.js';
 import { readTrace } from '../engine/trace/read.js';
-import type { TraceExportFormat } from '../shared/messages.js';
+import type { FrameEvent, TraceExportFormat } from '../shared/messages.js';
 import type { HandlerModule, HostContext } from './handlers.js';
 
 /** Frames of a replay stay well under the transports' 16 MiB message cap. */
@@ -36,10 +37,13 @@ function recordingsOf(host: HostContext): Recordings {
   return recordings;
 }
 
-/** The run handlers say where the live run records; from then on export and seek use it. */
-export function setRunRecording(host: HostContext, path: string, live: boolean): void {
+/**
+ * The run handlers say where the live run records (null: the last recording is gone); from then
+ * on export, seek and late clients use it.
+ */
+export function setRunRecording(host: HostContext, path: string | null, live = false): void {
   const recordings = recordingsOf(host);
-  recordings.run = { path, live };
+  recordings.run = path === null ? null : { path, live };
   if (live) {
     recordings.opened = null;
     recordings.replayedTo = null;
@@ -54,8 +58,11 @@ async function currentTrace(host: HostContext): Promise<{ path: string; trace: T
   throw new Error('there is no run or trace to use: start a run or open a trace first');
 }
 
-/** Splits steps into frames under the size cap; each frame is sent as one message, in order. */
-function replayFrames(host: HostContext, trace: TraceContents, upTo: number): number {
+/**
+ * Sends steps up to `upTo` as frames under the size cap, in order, the last one with the metrics
+ * and histograms as they stood at that step. Returns the last step sent (-1 when none).
+ */
+function replayFrames(host: HostContext, trace: TraceContents, upTo: number, send: (frame: FrameEvent) => void = host.broadcast): number {
   const last = lastIndexAtOrBefore(trace, upTo);
   const steps = trace.steps.slice(0, last + 1);
   const atEnd = last === trace.steps.length - 1;
@@ -71,14 +78,14 @@ function replayFrames(host: HostContext, trace: TraceContents, upTo: number): nu
   for (const step of steps) {
     const size = JSON.stringify(step).length;
     if (chunk.length > 0 && bytes + size > REPLAY_FRAME_BYTES) {
-      host.broadcast({ type: 'frame', steps: chunk });
+      send({ type: 'frame', steps: chunk });
       chunk = [];
       bytes = 0;
     }
     chunk.push(step);
     bytes += size;
   }
-  host.broadcast({ type: 'frame', steps: chunk, histograms, metrics });
+  send({ type: 'frame', steps: chunk, histograms, metrics });
   return steps.length === 0 ? -1 : steps[steps.length - 1].step;
 }
 
@@ -113,7 +120,25 @@ async function exportTrace(source: { path: string; trace: TraceContents }, forma
   }
 }
 
-export const traceHandlers: HandlerModule = (host) => ({
+export const traceHandlers: HandlerModule = (host) => {
+  // A client that connects later (a reloaded page, `trace replay` opened in a browser) gets the
+  // steps so far, so it shows the same run or replay position as everyone else.
+  host.onHello(async (ctx) => {
+    const recordings = recordingsOf(host);
+    if (recordings.opened) {
+      replayFrames(host, recordings.opened.trace, recordings.replayedTo ?? Number.MAX_SAFE_INTEGER, ctx.reply);
+    } else if (recordings.run) {
+      // Flushed, every step in the file has been sent; read synchronously so that no step slips in
+      // between (it would reach this client twice).
+      host.flushFrames();
+      const trace = parseTrace(readFileSync(recordings.run.path, 'utf8'));
+      if (trace.steps.length > 0) replayFrames(host, trace, recordings.replayedTo ?? Number.MAX_SAFE_INTEGER, ctx.reply);
+    }
+  });
+  return handlers(host);
+};
+
+const handlers = (host: HostContext): ReturnType<HandlerModule> => ({
   async 'trace.open'({ path }, ctx) {
     const recordings = recordingsOf(host);
     if (recordings.run?.live) throw new Error('a run is in progress: stop it before opening a trace');

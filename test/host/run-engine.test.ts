@@ -24,6 +24,8 @@ afterAll(() => {
   tmp.cleanup();
 });
 
+const asJson = (value: unknown) => JSON.parse(JSON.stringify(value));
+
 function newHost() {
   const host = new EngineHost({ version: 'test', modelsDir, log: () => {} });
   return { host, client: connectClient(host) };
@@ -82,6 +84,12 @@ describe('engine host runs', () => {
     expect(before).toBeGreaterThan(0);
     expect(client.steps().every((s) => s.kmax === 16)).toBe(true);
 
+    // A page opened now (or reloaded) gets the steps so far, then follows the run like the others.
+    const late = connectClient(host);
+    late.send({ type: 'hello' });
+    expect((await late.next('status')).runState).toBe('paused');
+    expect(asJson((await late.next('frame')).steps)).toEqual(asJson(client.steps()));
+
     client.send({ type: 'knobs.set', knobs: { kmax: 5 } });
     client.send({ type: 'run.step' });
     await client.next('run.state', (e) => e.state === 'paused');
@@ -101,6 +109,9 @@ describe('engine host runs', () => {
     await client.next('run.state', (e) => e.state === 'finished');
     const all = client.steps();
     expect(all.slice(before).every((s) => s.kmax === 5)).toBe(true);
+    await late.next('run.state', (e) => e.state === 'finished'); // its own channel may lag behind
+    expect(asJson(late.steps())).toEqual(asJson(all));
+    late.close();
     expect(all.map((s) => s.step)).toEqual(all.map((_, i) => i));
     client.close();
     await host.shutdown();

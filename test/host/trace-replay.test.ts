@@ -88,6 +88,23 @@ describe('engine host trace replay', () => {
     await host.shutdown();
   });
 
+  it('gives a client that says hello later the picture at the replay position', async () => {
+    const { host, client } = newHost();
+    client.send({ type: 'trace.open', path: tracePath });
+    await client.next('run.state', (e) => e.state === 'finished');
+    client.send({ type: 'trace.seek', step: 1 });
+    await client.next('frame', (f) => f.steps.length === 2);
+    const late = connectClient(host);
+    late.send({ type: 'hello' });
+    expect((await late.next('status')).runState).toBe('finished');
+    const frame = await late.next('frame');
+    expect(asJson(frame.steps)).toEqual(asJson(liveSteps.slice(0, 2)));
+    expect(frame.metrics!.steps).toBe(2);
+    late.close();
+    client.close();
+    await host.shutdown();
+  });
+
   it('replays a cut trace up to the cut and names the bad line', async () => {
     const lines = readFileSync(tracePath, 'utf8').split('\n');
     // Header, steps 0 and 1, then step 2 cut mid-line (a crash while writing it).
