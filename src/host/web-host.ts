@@ -24,6 +24,8 @@ export interface WebHostOptions {
   engineHostEntry: string;
   /** Passed to the engine host (default: the package's assets/models). */
   modelsDir?: string;
+  /** A trace the engine host opens as soon as it starts (and again after a restart): `trace replay`. */
+  openTrace?: string;
   /** Fixed token (tests); a random one per launch otherwise. */
   token?: string;
   log?: (line: string) => void;
@@ -87,6 +89,8 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
     const args = options.modelsDir ? ['--models-dir', options.modelsDir] : [];
     const child = fork(options.engineHostEntry, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     engine = child;
+    // Clients that connect later get the replay with their hello.
+    if (options.openTrace) child.send({ type: 'trace.open', path: options.openTrace });
     child.on('message', (data: unknown) => {
       const parsed = parseEvent(data);
       if (!parsed.ok) {

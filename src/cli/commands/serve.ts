@@ -7,16 +7,44 @@ import { startWebHost } from '../../host/web-host.js';
 
 export const DEFAULT_PORT = 5177;
 
-function parsePort(value: string): number {
+export function parsePort(value: string): number {
   const port = Number(value);
   if (!/^\d+$/.test(value) || port > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535');
   return port;
 }
 
-interface ServeOptions {
+export interface ServeOptions {
   port: number;
   host: string;
   modelsDir?: string;
+  /** A trace to show on start (`echo-studio trace replay`). */
+  replay?: string;
+}
+
+/** Starts the web host, prints its URL, and serves until Ctrl+C. */
+export async function serveStudio(options: ServeOptions): Promise<void> {
+  const paths = packagePaths(findPackageRoot(import.meta.url));
+  const host = await startWebHost({
+    port: options.port,
+    host: options.host,
+    rendererDir: paths.rendererDir,
+    engineHostEntry: paths.engineHostEntry,
+    modelsDir: options.modelsDir ? path.resolve(options.modelsDir) : undefined,
+    openTrace: options.replay ? path.resolve(options.replay) : undefined,
+  });
+  if (!isLoopbackAddress(options.host)) {
+    process.stderr.write(`warning: serving on ${options.host}, reachable from other machines\n`);
+  }
+  process.stdout.write(`ECHO Studio is serving at ${host.url}\nOpen that URL in a browser; press Ctrl+C to stop.\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      void host.close().then(resolve);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
 }
 
 export function register(program: Command): void {
@@ -27,27 +55,5 @@ export function register(program: Command): void {
     .option('--host <address>', 'address to bind; anything but loopback opens the engine to your network (the token is still required)', '127.0.0.1')
     .option('--models-dir <dir>', 'folder of model folders to list as bundled (default: assets/models)')
     .addHelpText('after', '\nThe printed URL carries a per-launch access token; requests without it are refused.')
-    .action(async (options: ServeOptions) => {
-      const paths = packagePaths(findPackageRoot(import.meta.url));
-      const host = await startWebHost({
-        port: options.port,
-        host: options.host,
-        rendererDir: paths.rendererDir,
-        engineHostEntry: paths.engineHostEntry,
-        modelsDir: options.modelsDir ? path.resolve(options.modelsDir) : undefined,
-      });
-      if (!isLoopbackAddress(options.host)) {
-        process.stderr.write(`warning: serving on ${options.host}, reachable from other machines\n`);
-      }
-      process.stdout.write(`ECHO Studio is serving at ${host.url}\nOpen that URL in a browser; press Ctrl+C to stop.\n`);
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          void host.close().then(resolve);
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
-    });
+    .action((options: ServeOptions) => serveStudio(options));
 }

@@ -11,6 +11,7 @@ import { readTraceStreaming } from '../../engine/trace/read.js';
 import { rescoreTrace, type WhatIfResult, type WhatIfSettings } from '../../engine/trace/what-if.js';
 import type { DepthHistogram, RunMetrics } from '../../shared/events.js';
 import type { TraceHeader } from '../../shared/trace-schema.js';
+import { DEFAULT_PORT, parsePort, serveStudio } from './serve.js';
 
 export const EXPORT_FORMATS = ['parquet', 'perfetto', 'csv'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -191,6 +192,18 @@ export function register(program: Command): void {
       const { written, trace: contents } = await exportTraceFile(file, options.format, options.out);
       warnPartial(file, contents.error, contents.steps.length);
       process.stdout.write(`${written.join('\n')}\n`);
+    });
+
+  trace
+    .command('replay')
+    .description('show a trace in the studio, in a browser: starts the web host with the trace loaded')
+    .argument('<in>', 'trace file (.jsonl)')
+    .option('-p, --port <n>', 'port to listen on (0 picks a free one)', parsePort, DEFAULT_PORT)
+    .action(async (file: string, options: { port: number }) => {
+      // Check the file here, so a bad one fails with its reason instead of an empty studio.
+      const contents = await readTraceStreaming(file);
+      warnPartial(file, contents.error, contents.steps.length);
+      await serveStudio({ port: options.port, host: '127.0.0.1', replay: file });
     });
 
   trace
