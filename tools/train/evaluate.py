@@ -113,8 +113,12 @@ def main():
     ap.add_argument("--max-windows", type=int, default=64, help="held-out 256-token windows per domain, evenly spaced; 0 = all")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--note", action="append", default=[], help="a line for the model card's training section")
+    ap.add_argument("--notes-file", default=None, help="more such lines, one per line")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
+    if a.notes_file and os.path.exists(a.notes_file):
+        with open(a.notes_file, encoding="utf-8") as fh:
+            a.note += [l.strip() for l in fh if l.strip()]
     t0 = time.time()
     import bpe
     enc = bpe.load(os.path.join(a.target, "tokenizer.json"))

@@ -54,5 +54,6 @@ else
 fi
 
 stage "6/6 evaluate: held-out loss, greedy chain acceptance, model card"
-"$PY" "$HERE/evaluate.py"
+# optional: lines in .data/card-notes.txt are added to the model card's training section
+"$PY" "$HERE/evaluate.py" --notes-file "$DATA/card-notes.txt"
 stage "done"
