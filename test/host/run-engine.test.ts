@@ -117,6 +117,36 @@ describe('engine host runs', () => {
     await host.shutdown();
   });
 
+  it('applies new τ_d from the next step: the gate checks carry the new thresholds', async () => {
+    const { host, client } = newHost();
+    client.send({ type: 'run.start', config: tinyConfig(pair, { policy: 'echo', taus: { '0': 0.2, '2': 0.3 }, requests: 6, maxNewTokens: 40 }) });
+    await client.next('run.state', (e) => e.state === 'running');
+    client.send({ type: 'run.pause' });
+    await client.next('run.state', (e) => e.state === 'paused');
+    const gatesBefore = client.steps().flatMap((s) => s.requests.flatMap((r) => r.gates));
+    expect(gatesBefore.length).toBeGreaterThan(0);
+    expect(new Set(gatesBefore.filter((g) => g.depth === 0).map((g) => g.tau))).toEqual(new Set([0.2]));
+
+    client.send({ type: 'knobs.set', knobs: { taus: { '0': 0.05, '2': 0.3 } } });
+    client.send({ type: 'run.step' });
+    await client.next('run.state', (e) => e.state === 'paused');
+    const stepped = client.steps().at(-1)!;
+    const gatesAfter = stepped.requests.flatMap((r) => r.gates).filter((g) => g.depth === 0);
+    expect(gatesAfter.length).toBeGreaterThan(0);
+    expect(new Set(gatesAfter.map((g) => g.tau))).toEqual(new Set([0.05]));
+    expect(gatesAfter.every((g) => g.pass === g.confidence > 0.05)).toBe(true);
+    client.send({ type: 'run.stop' });
+    await client.next('run.state', (e) => e.state === 'finished');
+    // The recording notes the change at the step it took effect, so a replay shows it there.
+    const recording = join(tmp.path, 'knobs.jsonl');
+    client.send({ type: 'trace.export', path: recording, format: 'jsonl' });
+    await client.next('progress', (e) => e.task === 'export');
+    const knobLines = readFileSync(recording, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.type === 'knobs');
+    expect(knobLines).toEqual([{ type: 'knobs', step: stepped.step, knobs: { taus: { '0': 0.05, '2': 0.3 } } }]);
+    client.close();
+    await host.shutdown();
+  });
+
   it('reports bad configs and unusable models as one error, sets run state error, and keeps serving', async () => {
     const { host, client } = newHost();
     // Refused at the boundary by the RunConfig schema: the run never starts.
