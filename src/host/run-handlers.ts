@@ -11,8 +11,12 @@ import type { RunConfig } from '../shared/config.js';
 import type { HandlerModule, HostContext } from './handlers.js';
 import { setRunRecording } from './trace-handlers.js';
 
-/** Histograms and metrics are recomputed for the UI at most this often (AUC sorts every sample). */
+/**
+ * Histograms and metrics go to the UI at most every 100 ms, and less often when computing them
+ * gets expensive (the AUC sorts every sample so far): they never take more than a tenth of the time.
+ */
 const SNAPSHOT_INTERVAL_MS = 100;
+const SNAPSHOT_COST_FACTOR = 10;
 
 interface ActiveRun {
   /** Null while the models load; the run can be stopped before it steps. */
@@ -79,7 +83,8 @@ export const runHandlers: HandlerModule = (host) => {
     forgetRecording();
     const trace = recordingPath();
     lastRecording = trace;
-    let lastSnapshot = -Infinity;
+    setRunRecording(host, trace, true); // from now on trace.open and trace.seek wait for the run
+    let nextSnapshotAt = -Infinity;
     let prepared: PreparedRun;
     try {
       const models = config.draftDir === undefined ? await bundledPair(host) : undefined;
@@ -89,11 +94,15 @@ export const runHandlers: HandlerModule = (host) => {
         progress: (task, done, total, message) => host.progress(task, done, total, message),
         onStep: (event) => {
           run.steps = event.step + 1;
-          const now = performance.now();
-          if (now - lastSnapshot >= SNAPSHOT_INTERVAL_MS) {
-            lastSnapshot = now;
-            host.pushStep(event, { histograms: prepared.metrics.histograms(), metrics: prepared.metrics.metrics() });
-          } else host.pushStep(event);
+          const started = performance.now();
+          if (started < nextSnapshotAt) {
+            host.pushStep(event);
+            return;
+          }
+          const extras = { histograms: prepared.metrics.histograms(), metrics: prepared.metrics.metrics() };
+          const done = performance.now();
+          nextSnapshotAt = done + Math.max(SNAPSHOT_INTERVAL_MS, SNAPSHOT_COST_FACTOR * (done - started));
+          host.pushStep(event, extras);
         },
       });
     } catch (err) {
@@ -103,7 +112,6 @@ export const runHandlers: HandlerModule = (host) => {
       return;
     }
     run.prepared = prepared;
-    setRunRecording(host, trace, true);
     try {
       if (run.stopRequested) {
         prepared.finish('stopped');

@@ -3,7 +3,7 @@
 // to a chosen one (the studio starts clean on a frame that begins at step 0, so replaying 0…N
 // rebuilds every view — trees, text, charts, histograms — as it stood at step N); trace.export
 // writes the current recording (the live run's, or the opened trace) in any export format.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { computeRunMetrics } from '../engine/metrics/run-metrics.js';
 import { exportCsv } from '../engine/trace/export-csv.js';
@@ -127,7 +127,7 @@ export const traceHandlers: HandlerModule = (host) => {
     const recordings = recordingsOf(host);
     if (recordings.opened) {
       replayFrames(host, recordings.opened.trace, recordings.replayedTo ?? Number.MAX_SAFE_INTEGER, ctx.reply);
-    } else if (recordings.run) {
+    } else if (recordings.run && existsSync(recordings.run.path)) {
       // Flushed, every step in the file has been sent; read synchronously so that no step slips in
       // between (it would reach this client twice).
       host.flushFrames();

@@ -103,6 +103,10 @@ describe('engine host runs', () => {
     client.send({ type: 'knobs.set', knobs: { kmax: 1 } });
     expect((await client.next('error')).message).toMatch(/K_max \(1\) is below/);
 
+    // A trace cannot be opened into a live run (its frames would mix with the run's).
+    client.send({ type: 'trace.open', path: join(tmp.path, 'any.jsonl') });
+    expect((await client.next('error')).message).toMatch(/a run is in progress: stop it before opening a trace/);
+
     client.send({ type: 'run.resume' });
     await client.next('run.state', (e) => e.state === 'running');
     client.send({ type: 'run.stop' });
