@@ -43,6 +43,10 @@ try {
   const page = await browser.newPage({ viewport: { width: 1680, height: 1050 } });
   const pageErrors: string[] = [];
   page.on('pageerror', (e) => pageErrors.push(e.message));
+  // Console errors include Content-Security-Policy violations (the built page carries the CSP).
+  page.on('console', (m) => {
+    if (m.type() === 'error') pageErrors.push(m.text());
+  });
   await page.goto(`${harness.url}?batch=${args.batch}&kmax=${args.kmax}&sps=${args.sps}&autostart=1&decode=${args.decode}${args.views ? `&views=${args.views}` : ''}`);
   await page.waitForFunction(() => (window as unknown as { __studio?: { store: { getState(): { frameCount: number } } } }).__studio?.store.getState().frameCount ?? 0 > 0, null, {
     timeout: 120_000,

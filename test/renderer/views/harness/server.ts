@@ -3,7 +3,18 @@
 // the benchmark measures what users run.
 import react from '@vitejs/plugin-react';
 import { join } from 'node:path';
-import { build, createServer, preview } from 'vite';
+import { build, createServer, preview, type Plugin } from 'vite';
+import { CONTENT_SECURITY_POLICY } from '../../../../src/host/security.js';
+
+/** The production page carries the app's Content-Security-Policy, so a view that breaks it shows. */
+function contentSecurityPolicy(): Plugin {
+  return {
+    name: 'harness-csp',
+    apply: 'build',
+    transformIndexHtml: (html) =>
+      html.replace('<head>', `<head>\n    <meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY}" />`),
+  };
+}
 
 export type HarnessMode = 'dev' | 'production';
 
@@ -13,7 +24,7 @@ export async function startHarness(mode: HarnessMode = 'dev', repo = process.cwd
   const publicDir = join(repo, 'src/renderer/public');
   if (mode === 'production') {
     const outDir = join(repo, 'node_modules/.cache/studio-harness');
-    await build({ root, configFile: false, logLevel: 'error', plugins: [react()], publicDir, base: './', build: { outDir, emptyOutDir: true, minify: process.env.HARNESS_MINIFY !== '0' } });
+    await build({ root, configFile: false, logLevel: 'error', plugins: [react(), contentSecurityPolicy()], publicDir, base: './', build: { outDir, emptyOutDir: true, minify: process.env.HARNESS_MINIFY !== '0' } });
     const server = await preview({ root, configFile: false, logLevel: 'error', build: { outDir }, preview: { host: '127.0.0.1', port: 0 } });
     const address = server.httpServer.address();
     if (address === null || typeof address === 'string') throw new Error('harness preview server has no port');
