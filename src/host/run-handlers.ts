@@ -108,6 +108,8 @@ export const runHandlers: HandlerModule = (host) => {
     } catch (err) {
       active = null;
       forgetRecording();
+      // Close the progress bars the failed setup left open.
+      for (const task of ['load', 'calibrate']) host.progress(task, 1, 1);
       fail(`cannot start the run: ${(err as Error).message}`, (err as Error).stack);
       return;
     }
