@@ -40,6 +40,11 @@ async function bundledPair(host: HostContext): Promise<{ draftDir: string; targe
   return { draftDir, targetDir };
 }
 
+/** Errors reach the studio as one line; the stack goes in the event's detail. */
+function firstLine(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0];
+}
+
 function recordingPath(): string {
   const dir = path.join(tmpdir(), 'echo-studio-runs');
   mkdirSync(dir, { recursive: true });
@@ -55,11 +60,16 @@ export const runHandlers: HandlerModule = (host) => {
     lastRecording = null;
     setRunRecording(host, null);
   };
+  /** Settles when the current run's loop has ended and its models are released. */
+  let runEnded: Promise<void> = Promise.resolve();
   host.onShutdown(async () => {
     const run = active;
     if (run) {
       run.stopRequested = true;
-      run.live?.stop();
+      if (run.live) {
+        run.live.stop();
+        await runEnded; // ends after the step in flight
+      }
     }
     forgetRecording();
   });
@@ -110,7 +120,7 @@ export const runHandlers: HandlerModule = (host) => {
       forgetRecording();
       // Close the progress bars the failed setup left open.
       for (const task of ['load', 'calibrate']) host.progress(task, 1, 1);
-      fail(`cannot start the run: ${(err as Error).message}`, (err as Error).stack);
+      fail(`cannot start the run: ${firstLine(err)}`, (err as Error).stack);
       return;
     }
     run.prepared = prepared;
@@ -127,7 +137,7 @@ export const runHandlers: HandlerModule = (host) => {
       try {
         summary = await live.run((paused) => host.setRunState(paused ? 'paused' : 'running'));
       } catch (err) {
-        const message = (err as Error).message;
+        const message = firstLine(err);
         const metrics = prepared.finish('error', { message });
         host.pushStep(null, { histograms: prepared.metrics.histograms(), metrics });
         fail(`the run failed: ${message}`, (err as Error).stack);
@@ -146,7 +156,8 @@ export const runHandlers: HandlerModule = (host) => {
   return {
     async 'run.start'({ config }) {
       if (active) throw new Error('a run is already in progress: stop it before starting another');
-      await start(config);
+      runEnded = start(config);
+      await runEnded;
     },
 
     'run.pause'() {

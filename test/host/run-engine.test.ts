@@ -1,6 +1,7 @@
 // Studio runs through the engine host on a tiny random pair: run.start → progress → frames →
 // finished; knobs, pause, single step, resume and stop between steps; errors as one event.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineHost } from '../../src/host/host.js';
@@ -149,6 +150,17 @@ describe('engine host runs', () => {
     expect(knobLines).toEqual([{ type: 'knobs', step: stepped.step, knobs: { taus: { '0': 0.05, '2': 0.3 } } }]);
     client.close();
     await host.shutdown();
+  });
+
+  it('shuts down mid-run: the loop ends after its step and the recording is removed', async () => {
+    const { host, client } = newHost();
+    client.send({ type: 'run.start', config: tinyConfig(pair, { requests: 6, maxNewTokens: 40 }) });
+    await client.next('run.state', (e) => e.state === 'running');
+    await client.next('frame');
+    const ours = () => readdirSync(join(tmpdir(), 'echo-studio-runs')).filter((f) => f.endsWith(`-${process.pid}.jsonl`));
+    expect(ours().length).toBe(1);
+    await host.shutdown();
+    expect(ours()).toEqual([]);
   });
 
   it('reports bad configs and unusable models as one error, sets run state error, and keeps serving', async () => {
