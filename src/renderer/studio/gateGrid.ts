@@ -1,5 +1,5 @@
 // The gate-decision grid: requests down, recent steps across, one cell per gated depth per step.
-import type { StepEvent } from '../../shared/events.js';
+import type { GateStep } from './digest.js';
 
 export type GateOutcome = 'pass' | 'truncate';
 
@@ -25,7 +25,7 @@ export interface GateGrid {
  * (the batch in flight), in its order, so a row stays put while its request lives; with
  * `includeRetired`, requests that left during the window follow below.
  */
-export function buildGateGrid(steps: readonly StepEvent[], window: number, includeRetired = false): GateGrid {
+export function buildGateGrid(steps: readonly GateStep[], window: number, includeRetired = false): GateGrid {
   const recent = steps.slice(Math.max(0, steps.length - window));
   const requestRow = new Map<string, number>();
   const depthSet = new Set<number>();

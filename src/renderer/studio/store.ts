@@ -5,8 +5,9 @@ import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { RunConfig } from '../../shared/config.js';
 import type { DepthHistogram, RunMetrics, StepEvent } from '../../shared/events.js';
 import type { EngineEvent, RunState, StatusEvent } from '../../shared/messages.js';
-import { textSegment, type TextSegment } from './requestText.js';
-import { stepPoint, thinSeries, type StepPoint } from './series.js';
+import { digestStep, type GateStep, type StepDigest } from './digest.js';
+import type { TextSegment } from './requestText.js';
+import { thinSeries, type StepPoint } from './series.js';
 
 /** Step events kept whole for the views that look back (gate grid, teaching, stepping back). */
 export const RECENT_STEPS = 64;
@@ -43,8 +44,10 @@ export interface RunSlice {
 }
 
 export interface StreamSlice {
-  /** The last RECENT_STEPS step events, oldest first. */
+  /** The last RECENT_STEPS step events received whole, oldest first. */
   steps: StepEvent[];
+  /** Gate checks of the last RECENT_STEPS steps, whole or digested, oldest first. */
+  gateSteps: GateStep[];
   latestStep: StepEvent | null;
   points: StepPoint[];
   histograms: DepthHistogram[];
@@ -69,6 +72,8 @@ export interface ViewSlice {
 
 export interface StudioActions {
   ingest(event: EngineEvent): void;
+  /** A frame whose older steps came as digests (see digest.ts); `steps` are the whole ones. */
+  ingestFrame(steps: StepEvent[], digests: StepDigest[], histograms?: DepthHistogram[], metrics?: RunMetrics): void;
   runStarted(config: RunConfig): void;
   reportError(message: string, detail?: string): void;
   dismissError(id: number): void;
@@ -85,6 +90,7 @@ export type StudioStore = StoreApi<StudioState>;
 
 const emptyStream = (): StreamSlice => ({
   steps: [],
+  gateSteps: [],
   latestStep: null,
   points: [],
   histograms: [],
@@ -97,24 +103,26 @@ let nextErrorId = 1;
 
 export function createStudioStore(): StudioStore {
   return createStore<StudioState>()((set, get) => {
-    const ingestFrame = (steps: StepEvent[], histograms?: DepthHistogram[], metrics?: RunMetrics): void => {
+    const ingestFrame = (steps: StepEvent[], digests: StepDigest[], histograms?: DepthHistogram[], metrics?: RunMetrics): void => {
       const state = get();
+      const all = digests.concat(steps.map(digestStep)).sort((a, b) => a.step - b.step);
       // Step 0 after other steps means a new run (or a replay from the start): start clean.
-      const restart = steps.length > 0 && state.latestStep !== null && steps[0].step === 0;
+      const restart = all.length > 0 && state.latestStep !== null && all[0].step === 0;
       const base: StreamSlice = restart ? emptyStream() : state;
       const texts = { ...base.texts };
-      for (const step of steps) {
-        for (const req of step.requests) {
-          const list = texts[req.requestId] ?? [];
+      for (const digest of all) {
+        for (const { requestId, segment } of digest.texts) {
+          const list = texts[requestId] ?? [];
           const next = list.length >= MAX_SEGMENTS ? list.slice(list.length - MAX_SEGMENTS + 1) : list.slice();
-          next.push(textSegment(step.step, req));
-          texts[req.requestId] = next;
+          next.push(segment);
+          texts[requestId] = next;
         }
       }
-      const allSteps = base.steps.concat(steps);
-      const newPoints = base.points.concat(steps.map(stepPoint));
+      const keep = <T,>(list: T[]): T[] => (list.length > RECENT_STEPS ? list.slice(list.length - RECENT_STEPS) : list);
+      const newPoints = base.points.concat(all.map((d) => d.point));
       set({
-        steps: allSteps.length > RECENT_STEPS ? allSteps.slice(allSteps.length - RECENT_STEPS) : allSteps,
+        steps: keep(base.steps.concat(steps)),
+        gateSteps: keep(base.gateSteps.concat(all.map((d) => d.gates))),
         latestStep: steps.length > 0 ? steps[steps.length - 1] : base.latestStep,
         points: newPoints.length > MAX_POINTS ? thinSeries(newPoints, MAX_POINTS * 0.75) : newPoints,
         histograms: histograms ?? base.histograms,
@@ -141,7 +149,7 @@ export function createStudioStore(): StudioStore {
       ingest(event) {
         switch (event.type) {
           case 'frame':
-            ingestFrame(event.steps, event.histograms, event.metrics);
+            ingestFrame(event.steps, [], event.histograms, event.metrics);
             return;
           case 'status':
             set({ status: event, runState: event.runState });
@@ -161,6 +169,7 @@ export function createStudioStore(): StudioStore {
             return;
         }
       },
+      ingestFrame,
       runStarted(config) {
         set({ ...emptyStream(), config, taus: { ...(config.taus ?? {}) }, pinnedStep: null, selectedRequestId: null });
       },

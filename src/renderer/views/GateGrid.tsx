@@ -79,7 +79,7 @@ export function GateGrid() {
 
   const draw = useFrameScheduler(() => {
     const state = store.getState();
-    const grid = buildGateGrid(state.steps, GATE_WINDOW);
+    const grid = buildGateGrid(state.gateSteps, GATE_WINDOW);
     gridRef.current = grid;
     if (captionRef.current) {
       captionRef.current.textContent =
@@ -96,7 +96,7 @@ export function GateGrid() {
   useEffect(() => {
     draw();
     return store.subscribe((state, prev) => {
-      if (state.steps !== prev.steps || state.selectedRequestId !== prev.selectedRequestId) draw();
+      if (state.gateSteps !== prev.gateSteps || state.selectedRequestId !== prev.selectedRequestId) draw();
     });
   }, [store, draw, size]);
 

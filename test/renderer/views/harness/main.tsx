@@ -1,6 +1,6 @@
 // The real shell and views, driven by a synthetic stream instead of an engine host. Query
-// parameters: batch, kmax, sps (steps per second), autostart=1, decode=main|worker (where frames
-// are parsed and validated). Exposes window.__studio for
+// parameters: batch, kmax, sps (steps per second), autostart=1, decode=main|worker|thin (where frames
+// are parsed and validated; thin: the worker also sends older steps of a frame as digests). Exposes window.__studio for
 // checks and the benchmark.
 import { createRoot } from 'react-dom/client';
 import { App } from '../../../../src/renderer/App.js';
@@ -18,7 +18,7 @@ const transport = new SyntheticTransport({
   kmax: num('kmax', 512),
   stepsPerSecond: num('sps', 30),
   autostart: params.get('autostart') === '1',
-  decode: params.get('decode') === 'worker' ? 'worker' : 'main',
+  decode: params.get('decode') === 'worker' ? 'worker' : params.get('decode') === 'thin' ? 'thin' : 'main',
 });
 // views=a,b mounts only those panels' views (the rest show placeholders), to attribute frame cost.
 const onlyViews = params.get('views')?.split(',');
@@ -26,6 +26,7 @@ if (onlyViews) for (const panel of PANELS) if (!onlyViews.includes(panel.id)) pa
 const studio = createStudioStore();
 const connection = createConnectionStore(transport.kind);
 wireTransport(transport, studio, connection);
+transport.onThinFrame = (frame) => studio.getState().ingestFrame(frame.steps, frame.digests, frame.histograms);
 (window as unknown as { __studio: { store: StudioStore; transport: SyntheticTransport } }).__studio = { store: studio, transport };
 
 const root = document.getElementById('root');

@@ -1,18 +1,25 @@
 // The synthetic engine in its own thread, as the real engine runs in its own process: it makes
 // steps at the requested rate and sends frames at most 30 times a second. `decode` says where the
 // frame is parsed and validated: 'main' sends JSON text for the page to decode and validate (what
-// the WebSocket transport does today), 'worker' decodes and validates here and posts the object.
+// the WebSocket transport does today), 'worker' decodes and validates here and posts the object,
+// 'thin' also keeps only the newest step of a frame whole and digests the others (digest.ts).
 import { decodeText, encodeMessage, parseEvent, type EngineEvent } from '../../../../src/shared/messages.js';
+import { thinFrame, type StepDigest } from '../../../../src/renderer/studio/digest.js';
+import type { DepthHistogram, StepEvent } from '../../../../src/shared/events.js';
 import { SyntheticRun } from '../../studio/syntheticSteps.js';
 
 export type EngineCommand =
-  | { type: 'start'; batch: number; kmax: number; stepsPerSecond: number; decode: 'main' | 'worker'; taus?: Record<string, number> }
+  | { type: 'start'; batch: number; kmax: number; stepsPerSecond: number; decode: 'main' | 'worker' | 'thin'; taus?: Record<string, number> }
   | { type: 'pause' | 'resume' | 'step' | 'stop' }
   | { type: 'taus'; taus: Record<string, number> };
 
-export type EngineOutput = { type: 'text'; text: string } | { type: 'event'; event: EngineEvent };
+export type EngineOutput =
+  | { type: 'text'; text: string }
+  | { type: 'event'; event: EngineEvent }
+  /** 'thin': validated here, newest step whole, older steps of the frame as digests. */
+  | { type: 'thin'; steps: StepEvent[]; digests: StepDigest[]; histograms?: DepthHistogram[] };
 
-let decode: 'main' | 'worker' = 'main';
+let decode: 'main' | 'worker' | 'thin' = 'main';
 let run: SyntheticRun | null = null;
 let running = false;
 let owed = 0;
@@ -26,6 +33,11 @@ function post(event: EngineEvent): void {
   }
   const decoded = decodeText(text);
   const parsed = decoded.ok ? parseEvent(decoded.value) : decoded;
+  if (decode === 'thin' && parsed.ok && parsed.value.type === 'frame') {
+    const thin = thinFrame(parsed.value.steps);
+    (self as unknown as Worker).postMessage({ type: 'thin', ...thin, histograms: parsed.value.histograms } satisfies EngineOutput);
+    return;
+  }
   (self as unknown as Worker).postMessage({
     type: 'event',
     event: parsed.ok ? parsed.value : { type: 'error', message: `synthetic engine sent an unreadable frame: ${parsed.error}` },

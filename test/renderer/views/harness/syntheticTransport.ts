@@ -13,8 +13,11 @@ export interface SyntheticTransportOptions {
   stepsPerSecond: number;
   /** Start streaming on connect (without a run.start). */
   autostart?: boolean;
-  decode: 'main' | 'worker';
+  decode: 'main' | 'worker' | 'thin';
 }
+
+/** Receives frames thinned in the worker; the harness hands them to the store's ingestFrame. */
+export type ThinFrameListener = (frame: Extract<EngineOutput, { type: 'thin' }>) => void;
 
 export class SyntheticTransport implements Transport {
   readonly kind = 'websocket' as const;
@@ -25,6 +28,7 @@ export class SyntheticTransport implements Transport {
   private readonly connection = new Listeners<ConnectionInfo>();
   private worker: Worker | null = null;
   private state: 'idle' | 'running' | 'paused' | 'finished' = 'idle';
+  onThinFrame: ThinFrameListener | null = null;
 
   constructor(private readonly options: SyntheticTransportOptions) {}
 
@@ -44,6 +48,10 @@ export class SyntheticTransport implements Transport {
   }
 
   private receive(output: EngineOutput): void {
+    if (output.type === 'thin') {
+      this.onThinFrame?.(output);
+      return;
+    }
     if (output.type === 'event') {
       this.emit(output.event);
       return;
