@@ -6,7 +6,7 @@ import type { BudgetSplit, StepEvent } from '../../shared/events.js';
 import { mergeTransfers, thinSeries, type StepPoint } from '../studio/series.js';
 import { viewedStep, type StudioState } from '../studio/store.js';
 import { BUDGET_COLOURS } from './colors.js';
-import { useStudio, useThrottledStudio } from './StudioContext.js';
+import { useOnScreen, useStudio, useThrottledStudio } from './StudioContext.js';
 import { useCanvasSize } from './useCanvas.js';
 
 const PARTS: ReadonlyArray<{ key: keyof BudgetSplit; label: string }> = [
@@ -73,34 +73,18 @@ export function TransferList({ step, onOpen }: { step: StepEvent; onOpen?: (requ
   );
 }
 
-export function BudgetFlow() {
-  const step = useThrottledStudio(selectStep, 200);
-  // The stacked chart over time re-renders once a second; the bar above follows the step.
-  const points = useThrottledStudio(selectPoints, 1000, Object.is, 780);
-  const selectRequest = useStudio((s) => s.selectRequest);
+/**
+ * The split over time, in its own component so the bar above (5 updates a second) never
+ * re-renders the chart; the chart itself re-renders once a second.
+ */
+function BudgetOverTime() {
   const boxRef = useRef<HTMLDivElement>(null);
+  const onScreen = useOnScreen(boxRef);
+  const points = useThrottledStudio(selectPoints, 1000, Object.is, 780, onScreen);
   const { width } = useCanvasSize(boxRef);
   const data = useMemo(() => thinSeries(points, CHART_POINTS), [points]);
   return (
-    <section className="view budget" aria-label="Budget flows">
-      <header className="view-header">
-        <h2>Budget</h2>
-        {step && (
-          <span className="summary">
-            step {step.step}: {step.verifiedTokens} of K_max {step.kmax} verified
-          </span>
-        )}
-      </header>
-      {step ? <BudgetBar step={step} /> : <p className="muted">The split of K_max appears with the first step.</p>}
-      <div className="legend-inline">
-        {PARTS.map(({ key, label }) => (
-          <span key={key}>
-            <span className="swatch dot" style={{ background: BUDGET_COLOURS[key] }} /> {label}
-          </span>
-        ))}
-      </div>
-      {step && <TransferList step={step} onOpen={selectRequest} />}
-      <div className="chart-box" ref={boxRef}>
+    <div className="chart-box" ref={boxRef}>
         {width > 0 && data.length > 0 && (
           <AreaChart width={width} height={170} data={data} margin={{ top: 6, right: 10, bottom: 0, left: 0 }}>
             <CartesianGrid strokeDasharray="2 3" vertical={false} />
@@ -123,7 +107,33 @@ export function BudgetFlow() {
             ))}
           </AreaChart>
         )}
+    </div>
+  );
+}
+
+export function BudgetFlow() {
+  const step = useThrottledStudio(selectStep, 200);
+  const selectRequest = useStudio((s) => s.selectRequest);
+  return (
+    <section className="view budget" aria-label="Budget flows">
+      <header className="view-header">
+        <h2>Budget</h2>
+        {step && (
+          <span className="summary">
+            step {step.step}: {step.verifiedTokens} of K_max {step.kmax} verified
+          </span>
+        )}
+      </header>
+      {step ? <BudgetBar step={step} /> : <p className="muted">The split of K_max appears with the first step.</p>}
+      <div className="legend-inline">
+        {PARTS.map(({ key, label }) => (
+          <span key={key}>
+            <span className="swatch dot" style={{ background: BUDGET_COLOURS[key] }} /> {label}
+          </span>
+        ))}
       </div>
+      {step && <TransferList step={step} onOpen={selectRequest} />}
+      <BudgetOverTime />
     </section>
   );
 }

@@ -8,7 +8,7 @@ import { histogramBins, isSweetSpot, pointerFromTau, sampleCount, tauFromPointer
 import type { StudioState } from '../studio/store.js';
 import { formatNumber } from '../studio/tokens.js';
 import { STATE_COLOURS } from './colors.js';
-import { useSend, useStudio, useStudioStore, useThrottledStudio } from './StudioContext.js';
+import { useOnScreen, useSend, useStudio, useStudioStore, useThrottledStudio } from './StudioContext.js';
 import { useCanvasSize } from './useCanvas.js';
 
 const CHART_HEIGHT = 150;
@@ -97,10 +97,15 @@ const DepthChart = memo(function DepthChart({
   engineTau: number | undefined;
   onTau(depth: number, tau: number): void;
 }) {
+  const slotRef = useRef<HTMLDivElement>(null);
+  const onScreen = useOnScreen(slotRef);
   const selectHistogram = useCallback((s: StudioState): DepthHistogram | undefined => s.histograms.find((h) => h.depth === depth), [depth]);
-  const histogram = useThrottledStudio(selectHistogram, CHART_INTERVAL_MS, Object.is, (order * CHART_PHASE_STEP_MS) % CHART_INTERVAL_MS);
-  if (histogram === undefined) return null;
-  return <DepthChartBody histogram={histogram} tau={tau} engineTau={engineTau} onTau={onTau} />;
+  const histogram = useThrottledStudio(selectHistogram, CHART_INTERVAL_MS, Object.is, (order * CHART_PHASE_STEP_MS) % CHART_INTERVAL_MS, onScreen);
+  return (
+    <div ref={slotRef} className="depth-chart-slot">
+      {histogram !== undefined && <DepthChartBody histogram={histogram} tau={tau} engineTau={engineTau} onTau={onTau} />}
+    </div>
+  );
 });
 
 function DepthChartBody({

@@ -7,7 +7,7 @@ import { METRIC_KEYS, metricSeries, overlaySeries, thinSeries, type MetricKey, t
 import type { ComparisonRun, StudioState } from '../studio/store.js';
 import { formatNumber } from '../studio/tokens.js';
 import { COMPARE_COLOUR, GRANT_COLOURS } from './colors.js';
-import { useStudio, useStudioStore, useThrottledStudio } from './StudioContext.js';
+import { useOnScreen, useStudio, useStudioStore, useThrottledStudio } from './StudioContext.js';
 import { useCanvasSize } from './useCanvas.js';
 
 const TITLES: Record<MetricKey, string> = {
@@ -33,7 +33,9 @@ const MetricPanel = memo(function MetricPanel({
   compare: ComparisonRun | null;
   runLabel: string;
 }) {
-  const points = useThrottledStudio(selectPoints, 1000, Object.is, 450 + order * 80);
+  const boxRef = useRef<HTMLDivElement>(null);
+  const onScreen = useOnScreen(boxRef);
+  const points = useThrottledStudio(selectPoints, 1000, Object.is, 450 + order * 80, onScreen);
   const series = useMemo(() => metricSeries(thinSeries(points, CHART_POINTS)), [points]);
   const compareSeries = useMemo(() => (compare ? metricSeries(thinSeries(compare.points, CHART_POINTS)) : []), [compare]);
   const rows = useMemo(
@@ -48,7 +50,6 @@ const MetricPanel = memo(function MetricPanel({
     [series, compareSeries, metric],
   );
   const compareLabel = compare ? compare.label : null;
-  const boxRef = useRef<HTMLDivElement>(null);
   const { width } = useCanvasSize(boxRef);
   return (
     <figure className="metric-chart" data-testid={`metric-${metric}`}>

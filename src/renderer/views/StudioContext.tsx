@@ -44,12 +44,15 @@ export function useThrottledStudio<T>(
   intervalMs: number,
   isEqual: (a: T, b: T) => boolean = Object.is,
   phaseMs?: number,
+  /** False while the view is off screen: no updates until it is back, then one at once. */
+  enabled = true,
 ): T {
   const store = useStudioStore();
   const selectorRef = useRef(selector);
   selectorRef.current = selector;
   const [value, setValue] = useState(() => selector(store.getState()));
   useEffect(() => {
+    if (!enabled) return;
     let timer: ReturnType<typeof setTimeout> | null = null;
     let last = 0;
     const flush = (): void => {
@@ -73,7 +76,7 @@ export function useThrottledStudio<T>(
       unsubscribe();
       if (timer !== null) clearTimeout(timer);
     };
-  }, [store, intervalMs, isEqual, phaseMs]);
+  }, [store, intervalMs, isEqual, phaseMs, enabled]);
   return value;
 }
 
@@ -93,4 +96,23 @@ export function useSend(): SendRequest {
     },
     [store, send],
   );
+}
+
+/**
+ * Whether the element is on screen (or its scroll container's visible part). Off-screen charts
+ * skip their updates: the right column holds a dozen charts and a reader sees three or four.
+ */
+export function useOnScreen(ref: React.RefObject<Element | null>): boolean {
+  const [visible, setVisible] = useState(true);
+  useEffect(() => {
+    const el = ref.current;
+    if (el === null || typeof IntersectionObserver === 'undefined') return;
+    const observer = new IntersectionObserver((entries) => {
+      const entry = entries[entries.length - 1];
+      if (entry) setVisible(entry.isIntersecting);
+    });
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, [ref]);
+  return visible;
 }
