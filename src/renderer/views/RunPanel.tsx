@@ -30,7 +30,7 @@ export const DEFAULT_FORM: RunForm = {
   draftDir: '',
   targetDir: '',
   promptSource: 'domain',
-  domain: 'prose',
+  domain: 'code',
   promptsFile: '',
   policy: 'echo',
   batch: '16',
@@ -43,7 +43,7 @@ export const DEFAULT_FORM: RunForm = {
   tau: '0.3',
 };
 
-const DOMAINS = ['prose', 'code', 'math'];
+const DOMAINS = ['code', 'prose', 'math'];
 // A stable empty list: a fresh [] per read would make the store selector loop forever.
 const NO_MODELS: readonly BundledModel[] = [];
 

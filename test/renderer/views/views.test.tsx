@@ -41,7 +41,7 @@ describe('RunPanel', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Start' }));
     expect(sent[0]).toEqual({
       type: 'run.start',
-      config: { domain: 'prose', policy: 'echo', batch: 8, kmax: 96, requests: 64, maxNewTokens: 64, temperature: 0, seed: 1, taus: { '0': 0.2, '2': 0.35 } },
+      config: { domain: 'code', policy: 'echo', batch: 8, kmax: 96, requests: 64, maxNewTokens: 64, temperature: 0, seed: 1, taus: { '0': 0.2, '2': 0.35 } },
     });
     act(() => store.getState().ingest({ type: 'run.state', state: 'running' }));
     expect((screen.getByRole('button', { name: 'Start' }) as HTMLButtonElement).disabled).toBe(true);
