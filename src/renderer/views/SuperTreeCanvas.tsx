@@ -31,7 +31,18 @@ export function SuperTreeCanvas() {
   const size = useCanvasSize(containerRef);
   const layoutRef = useRef<{ step: StepEvent; width: number; height: number; forest: PackedForest } | null>(null);
 
-  const draw = useFrameScheduler(() => {
+  // The last draw's cost; the next draw waits at least twice that, so on a slow machine the canvas
+  // takes at most about a third of the main thread and the page stays responsive.
+  const drawMs = useRef(0);
+  const draw = useFrameScheduler(
+    () => {
+      const started = performance.now();
+      drawFrame();
+      drawMs.current = performance.now() - started;
+    },
+    () => Math.min(250, 2 * drawMs.current),
+  );
+  const drawFrame = (): void => {
     const state = store.getState();
     const step = viewedStep(state);
     const canvas = canvasRef.current;
@@ -49,7 +60,7 @@ export function SuperTreeCanvas() {
     const ctx = prepareCanvas(canvas, size);
     if (ctx === null) return;
     drawSuperTree(ctx, step, cached.forest, { width: size.width, height: size.height, selectedRequestId: state.selectedRequestId });
-  });
+  };
 
   useEffect(() => {
     draw();

@@ -35,9 +35,11 @@ export function useCanvasSize(container: React.RefObject<HTMLElement | null>): C
  * Returns a function that asks for `draw` to run once on the next animation frame, and not sooner
  * than `minIntervalMs` after the previous draw (a trailing draw always follows the last request).
  */
-export function useFrameScheduler(draw: () => void, minIntervalMs = 0): () => void {
+export function useFrameScheduler(draw: () => void, minIntervalMs: number | (() => number) = 0): () => void {
   const drawRef = useRef(draw);
   drawRef.current = draw;
+  const intervalRef = useRef(minIntervalMs);
+  intervalRef.current = minIntervalMs;
   const pending = useRef<number | null>(null);
   const delayed = useRef<ReturnType<typeof setTimeout> | null>(null);
   const lastDraw = useRef(0);
@@ -57,7 +59,9 @@ export function useFrameScheduler(draw: () => void, minIntervalMs = 0): () => vo
         drawRef.current();
       });
     };
-    const wait = lastDraw.current + minIntervalMs - performance.now();
+    const setting = intervalRef.current;
+    const interval = typeof setting === 'function' ? setting() : setting;
+    const wait = lastDraw.current + interval - performance.now();
     if (wait <= 0) frame();
     else
       delayed.current = setTimeout(() => {
