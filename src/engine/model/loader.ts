@@ -1,5 +1,5 @@
 // HF model folder → ModelInfo, and → a running OrtModelSession (building or reusing the cached graph).
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
@@ -39,6 +39,25 @@ export interface ModelFolder {
   graphPath: string;
 }
 
+/**
+ * EOS ids of config.json plus those of generation_config.json (chat models often list their
+ * end-of-turn tokens only there). An unreadable generation_config.json is ignored: it is optional.
+ */
+function mergeGenerationEos(dir: string, eos: number[]): number[] {
+  const path = join(dir, 'generation_config.json');
+  if (!existsSync(path)) return eos;
+  let raw: unknown;
+  try {
+    raw = (JSON.parse(readFileSync(path, 'utf8')) as { eos_token_id?: unknown }).eos_token_id;
+  } catch {
+    return eos;
+  }
+  const extra = Array.isArray(raw) ? raw : [raw];
+  const merged = new Set(eos);
+  for (const id of extra) if (typeof id === 'number' && Number.isInteger(id)) merged.add(id);
+  return [...merged].sort((a, b) => a - b);
+}
+
 /** Reads config.json and the safetensors headers (no weights): enough for `model info`. */
 export function openModelFolder(dir: string, cacheDir = cacheRoot()): ModelFolder {
   const { path, text, json } = readConfigJson(dir);
@@ -65,7 +84,7 @@ export function openModelFolder(dir: string, cacheDir = cacheRoot()): ModelFolde
     dtype,
     maxPositions: config.maxPositions,
     bosTokenId: config.bosTokenId,
-    eosTokenIds: config.eosTokenIds,
+    eosTokenIds: mergeGenerationEos(dir, config.eosTokenIds),
   };
   const cacheKey = graphCacheKey(text, weightIdentity(weights));
   return { dir, configText: text, config, weights, info, cacheKey, graphPath: cachedGraphPath(cacheKey, cacheDir) };
@@ -180,8 +199,8 @@ export function graphFileBytes(path: string): number {
   return total;
 }
 
-/** The folder's tokenizer, with config.json's EOS ids merged in. */
+/** The folder's tokenizer, with the EOS ids of config.json and generation_config.json merged in. */
 export function loadTokenizer(dir: string): ModelTokenizer {
   const { path, json } = readConfigJson(dir);
-  return ModelTokenizer.load(dir, parseModelConfig(json, path).eosTokenIds);
+  return ModelTokenizer.load(dir, mergeGenerationEos(dir, parseModelConfig(json, path).eosTokenIds));
 }

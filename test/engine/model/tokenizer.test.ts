@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { assertSameVocabulary, ModelTokenizer } from '../../../src/engine/model/index.js';
+import { assertSameVocabulary, loadTokenizer, ModelTokenizer, readModelInfo } from '../../../src/engine/model/index.js';
 import { fixtureTokenizerJson, writeFixtureModel } from './fixtures.js';
 import { tempDir } from './helpers.js';
 
@@ -58,5 +58,15 @@ describe('ModelTokenizer', () => {
     json.model.vocab.b = 97;
     writeFileSync(path, JSON.stringify(json));
     expect(() => assertSameVocabulary(ModelTokenizer.load(draftFx.dir), target)).toThrow(/vocabularies differ: token "[ab]" is id \d+ in the draft but \d+ in the target/);
+  });
+});
+
+describe('EOS ids', () => {
+  test('generation_config.json end-of-turn ids are merged with config.json and the tokenizer', () => {
+    const fx = writeFixtureModel(join(tmp.path, 'gen'));
+    const { eosId, bosId } = fixtureTokenizerJson();
+    writeFileSync(join(fx.dir, 'generation_config.json'), JSON.stringify({ eos_token_id: [eosId, bosId + 2] }));
+    expect(readModelInfo(fx.dir).eosTokenIds).toEqual([eosId, bosId + 2]);
+    expect(loadTokenizer(fx.dir).eosTokenIds).toEqual([eosId, bosId + 2]);
   });
 });
