@@ -26,7 +26,6 @@ function geometry(grid: Grid, width: number, height: number): GridGeometry {
 }
 
 function drawGrid(ctx: CanvasRenderingContext2D, grid: Grid, width: number, height: number, selected: string | null): void {
-  ctx.clearRect(0, 0, width, height);
   const { rowHeight, cellWidth } = geometry(grid, width, height);
   const groupWidth = cellWidth * grid.depths.length;
   ctx.font = '9px system-ui, sans-serif';

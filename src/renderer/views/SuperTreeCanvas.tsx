@@ -49,7 +49,7 @@ export function SuperTreeCanvas() {
     if (canvas) canvas.dataset.step = step ? String(step.step) : '';
     if (summaryRef.current) summaryRef.current.textContent = step ? summariseStep(step) : 'waiting for the first step';
     if (step === null) {
-      prepareCanvas(canvas, size)?.clearRect(0, 0, size.width, size.height);
+      prepareCanvas(canvas, size);
       return;
     }
     let cached = layoutRef.current;

@@ -71,15 +71,21 @@ export function useFrameScheduler(draw: () => void, minIntervalMs: number | (() 
   }).current;
 }
 
-/** Sizes the backing store for the device pixel ratio and returns a context in CSS pixels. */
+/** The panels' background (--bg-panel in styles.css): canvases are opaque and paint it themselves. */
+export const CANVAS_BACKGROUND = '#161c29';
+
+/** Sizes the backing store for the device pixel ratio and returns a context in CSS pixels, cleared. */
 export function prepareCanvas(canvas: HTMLCanvasElement | null, size: CanvasSize): CanvasRenderingContext2D | null {
   if (canvas === null || size.width === 0 || size.height === 0) return null;
   const w = Math.round(size.width * size.dpr);
   const h = Math.round(size.height * size.dpr);
   if (canvas.width !== w) canvas.width = w;
   if (canvas.height !== h) canvas.height = h;
-  const ctx = canvas.getContext('2d');
+  // Opaque: the compositor need not blend the canvas with what is under it.
+  const ctx = canvas.getContext('2d', { alpha: false });
   if (ctx === null) return null;
   ctx.setTransform(size.dpr, 0, 0, size.dpr, 0, 0);
+  ctx.fillStyle = CANVAS_BACKGROUND;
+  ctx.fillRect(0, 0, size.width, size.height);
   return ctx;
 }
