@@ -4,6 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { nodeStates } from '../../../src/renderer/studio/nodeStates.js';
 import { BudgetFlow } from '../../../src/renderer/views/BudgetFlow.js';
 import { ErrorBanner } from '../../../src/renderer/views/ErrorBanner.js';
+import { GateGrid } from '../../../src/renderer/views/GateGrid.js';
+import { MetricsChart } from '../../../src/renderer/views/MetricsChart.js';
 import { Histograms } from '../../../src/renderer/views/Histograms.js';
 import { ProgressBar } from '../../../src/renderer/views/ProgressBar.js';
 import { RequestView } from '../../../src/renderer/views/RequestTree.js';
@@ -217,6 +219,39 @@ describe('SuperTreeCanvas', () => {
         expect(screen.getByTestId('super-tree-summary').textContent).toBe('step 7 · 2 requests · 16 drafted · 14 verified · 4 accepted'),
       );
       expect(screen.getByTestId('super-tree-canvas').dataset.step).toBe('7');
+    } finally {
+      restore();
+    }
+  });
+});
+
+describe('MetricsChart', () => {
+  it('keeps the current run for comparison and overlays it until cleared', async () => {
+    const restore = fakeLayout();
+    try {
+      const { store } = renderWithStudio(<MetricsChart />);
+      act(() => store.getState().runStarted({ policy: 'static', batch: 2, kmax: 16, requests: 4, maxNewTokens: 8, temperature: 0, seed: 1 }));
+      expect((screen.getByRole('button', { name: 'Keep for comparison' }) as HTMLButtonElement).disabled).toBe(true);
+      act(() => store.getState().ingest(frameOf(sampleStep(0, [sampleRequest()]), sampleStep(1, [sampleRequest()]))));
+      fireEvent.click(screen.getByRole('button', { name: 'Keep for comparison' }));
+      expect(store.getState().compare?.label).toBe('static');
+      expect(store.getState().compare?.points).toHaveLength(2);
+      fireEvent.click(await screen.findByRole('button', { name: 'Clear comparison (static)' }));
+      expect(store.getState().compare).toBeNull();
+    } finally {
+      restore();
+    }
+  });
+});
+
+describe('GateGrid', () => {
+  it('summarises truncations per gated depth over the recent steps', async () => {
+    const restore = fakeLayout(400, 260);
+    try {
+      const { store } = renderWithStudio(<GateGrid />);
+      const truncated = sampleRequest({ requestId: '9', gates: [{ depth: 0, confidence: 0.1, tau: 0.3, pass: false }] });
+      act(() => store.getState().ingest(frameOf(sampleStep(0, [sampleRequest(), truncated]), sampleStep(1, [sampleRequest(), truncated]))));
+      await waitFor(() => expect(screen.getByTestId('gate-summary').textContent).toBe('depth 0: 2/4 truncated · depth 2: 0/2 truncated'));
     } finally {
       restore();
     }
