@@ -2,7 +2,8 @@
 // the k best nodes of the previous layer (by path score) into their top-k children, so k² new
 // nodes per layer; after the last depth all drafted nodes are reranked by path score and the
 // best `tokens` are verified. Path scores only fall along a path, so the best nodes always
-// include their ancestors (ties broken shallower first).
+// include their ancestors (ties broken shallower first), and a beam node already outscored by
+// `tokens` drafted nodes is not expanded (nothing below it could be verified).
 import type { TreeShape } from '../../shared/config';
 import { draftAllowance, fairShares, LOW_LOAD_SHAPE, scaleShape, usefulLayers } from './budget';
 import type { PolicyOptions, SpeculationPolicy, StepContext } from './types';
@@ -32,7 +33,11 @@ export class Eagle2Policy implements SpeculationPolicy {
       const shape = this.shapes[i];
       if (depth >= shape.depth) return [];
       if (depth === 0) return [ROOT];
-      return bestByScore(r.tree, r.tree.nodesAtDepth(depth - 1), shape.topk);
+      // A child never scores above its parent, so a beam node scoring at or below the
+      // `tokens`-th best node drafted so far cannot add anything to the final rerank: skip it
+      // (and stop once none is left). The verified tree is the same, with fewer draft forwards.
+      const bar = nthBestScore(r.tree, shape.tokens);
+      return bestByScore(r.tree, r.tree.nodesAtDepth(depth - 1), shape.topk).filter((id) => r.tree.pathScore[id] > bar);
     });
   }
 
@@ -53,6 +58,13 @@ export class Eagle2Policy implements SpeculationPolicy {
       for (const id of chosen) r.tree.verify(id, 'base');
     }
   }
+}
+
+/** The n-th highest path score among the drafted nodes; -Infinity while fewer than n exist. */
+function nthBestScore(tree: DraftTree, n: number): number {
+  if (tree.size - 1 < n) return -Infinity;
+  const scores = tree.pathScore.slice(1).sort((a, b) => b - a);
+  return scores[n - 1];
 }
 
 /** The `n` nodes with the highest path score; ties go to the shallower, then earlier node. */
