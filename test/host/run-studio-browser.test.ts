@@ -1,0 +1,84 @@
+// A run started from the studio's Run panel in headless Chromium, served by the real web host and
+// engine host (built): the run reaches 'finished' and the views fill — Super-Tree, decisions,
+// histograms, metrics — with no error banner and no console errors. Tiny random models, chosen as
+// Hugging Face folders, so the test does not depend on the bundled demo pair.
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWebHost, type WebHost } from '../../src/host/web-host.js';
+import { tempDir } from '../engine/model/helpers.js';
+import { missingBuild, paths, repoRoot } from './helpers.js';
+import { writeTinyPair, type TinyPair } from './run-fixtures.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const skipReason = !existsSync(CHROMIUM)
+  ? `${CHROMIUM} is missing (apt-get install chromium)`
+  : !existsSync(path.join(paths.rendererDir, 'index.html'))
+    ? 'dist/renderer is missing: run `npm run build` (npm test does)'
+    : missingBuild();
+if (skipReason) console.warn(`skipping the studio run browser test: ${skipReason}`);
+
+const tmp = tempDir('echo-run-browser-');
+let web: WebHost | null = null;
+let browser: Browser | null = null;
+let pair: TinyPair;
+const savedCache = process.env.ECHO_STUDIO_CACHE;
+
+beforeAll(async () => {
+  if (skipReason) return;
+  pair = writeTinyPair(tmp.path);
+  const modelsDir = path.join(tmp.path, 'models');
+  mkdirSync(modelsDir);
+  // The engine host child inherits the environment: keep its graph cache in the scratch folder.
+  process.env.ECHO_STUDIO_CACHE = path.join(tmp.path, 'cache');
+  web = await startWebHost({ port: 0, rendererDir: paths.rendererDir, engineHostEntry: paths.engineHostEntry, modelsDir, log: () => {} });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await web?.close();
+  process.env.ECHO_STUDIO_CACHE = savedCache;
+  tmp.cleanup();
+});
+
+describe.skipIf(skipReason !== null)('a studio run in the browser', () => {
+  it('runs from the Run panel to the end and fills the views', async () => {
+    const page = await browser!.newPage({ viewport: { width: 1600, height: 1000 } });
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(String(e)));
+    await page.goto(web!.url);
+    await page.getByText('Connected').waitFor();
+
+    await page.getByLabel('Hugging Face folders').check();
+    await page.fill('#run-draftDir', pair.draftDir);
+    await page.getByLabel('prompts file').check();
+    await page.fill('#run-targetDir', pair.targetDir);
+    await page.fill('#run-promptsFile', pair.promptsFile);
+    await page.selectOption('#run-policy', 'echo');
+    await page.fill('#run-taus', '0:0.02, 2:0.01');
+    await page.fill('#run-batch', '4');
+    await page.fill('#run-kmax', '24');
+    await page.fill('#run-requests', '8');
+    await page.fill('#run-maxNewTokens', '24');
+    await page.getByRole('button', { name: 'Start' }).click();
+    const state = page.getByTestId('run-panel-state');
+    await expect.poll(() => state.textContent(), { timeout: 120_000 }).toBe('finished');
+
+    await expect.poll(() => page.getByTestId('super-tree-summary').textContent()).toMatch(/^step \d+ · \d+ requests?/);
+    expect(await page.getByTestId('decisions').locator('li').count()).toBeGreaterThan(0);
+    expect(Number(await page.getByTestId('histogram-0').getAttribute('data-samples'))).toBeGreaterThan(0);
+    expect(await page.getByTestId('run-metrics').textContent()).not.toBe('');
+    expect(await page.getByRole('alert').count()).toBe(0);
+    mkdirSync(path.join(repoRoot, 'test-results'), { recursive: true });
+    await page.screenshot({ path: path.join(repoRoot, 'test-results', 'studio-run.png'), fullPage: true });
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});
