@@ -155,7 +155,7 @@ const handlers = (host: HostContext): ReturnType<HandlerModule> => ({
     if (trace.error) {
       host.broadcast({
         type: 'error',
-        message: `${path}: line ${trace.error.line} is bad, replaying the ${trace.steps.length} steps before it — ${trace.error.message}`,
+        message: `${path}: ${trace.error.message}; replaying the ${trace.steps.length} steps before it`,
       });
     }
     host.setRunState('finished');
