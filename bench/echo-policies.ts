@@ -28,8 +28,7 @@ import { EchoPolicy, type EchoOptions } from '../src/engine/policy/echo.js';
 import { FixedPolicy } from '../src/engine/policy/fixed.js';
 import { createPolicy } from '../src/engine/policy/index.js';
 import type { SpeculationPolicy } from '../src/engine/policy/types.js';
-import { Runner, type WorkItem } from '../src/engine/runner.js';
-import { MAX_DRAFT_DEPTH } from '../src/engine/step.js';
+import { Runner, slotRows, type WorkItem } from '../src/engine/runner.js';
 import { readPromptsFile } from '../src/engine/workload.js';
 import type { RunMetrics } from '../src/shared/events.js';
 
@@ -125,12 +124,13 @@ const encode = (text: string) => probe.tokenizer.encode(text);
 const tokenized = Object.fromEntries(domains.map((d) => [d, prompts[d].map((r) => ({ id: r.id, promptTokens: encode(r.prompt) }))]));
 await probe.release();
 const longest = Math.max(...Object.values(tokenized).flat().map((w) => w.promptTokens.length));
-const maxLength = longest + maxNewTokens + MAX_DRAFT_DEPTH + 1;
+// Room for the largest K_max of the sweep and for the calibration warm-up (32 tokens, wide budget).
+const maxLength = slotRows(longest, Math.max(maxNewTokens, 32), Math.max(1024, 8 * maxBatch));
 const pair = await loadPair(args.draft, args.target, { slots: maxBatch, maxLength, threads });
 console.log(`pair: draft ${args.draft} (${pair.draft.info.parameters} params), target ${args.target} (${pair.target.info.parameters} params)`);
 
 // The knee of this machine's target forward curve.
-const curve = await measureForwardCurve(pair.target, { slots: Math.min(16, maxBatch), context: 64, repeats: 3 });
+const curve = await measureForwardCurve(pair.target, { slots: Math.min(16, maxBatch), context: 64, repeats: 5 });
 const fit = fitKnee(curve);
 const knee = fit.kmax;
 console.log(`target forward: ${curve.map((p) => `${p.tokens}:${p.ms.toFixed(1)}ms`).join(' ')}`);

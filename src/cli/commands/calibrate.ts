@@ -8,9 +8,9 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_DELTA } from '../../engine/calibrate/calibration.js';
 import { saveProfile, type EchoProfile } from '../../engine/calibrate/profile.js';
-import { calibratePair } from '../../engine/calibrate/warmup.js';
+import { calibratePair, warmupKmax } from '../../engine/calibrate/warmup.js';
 import { loadPair } from '../../engine/pair.js';
-import { MAX_DRAFT_DEPTH } from '../../engine/step.js';
+import { slotRows } from '../../engine/runner.js';
 import { readPromptsFile, takeRequests, type PromptRecord } from '../../engine/workload.js';
 import { findPackageRoot } from '../../host/paths.js';
 import { BUNDLED_DRAFT, BUNDLED_TARGET } from './run.js';
@@ -73,8 +73,8 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
   const tokenizer = ModelTokenizer.load(targetDir);
   const workload = records.map((r) => ({ id: r.id, promptTokens: tokenizer.encode(r.prompt) }));
   const longest = Math.max(...workload.map((w) => w.promptTokens.length));
-  // The runner sizes every request for the deepest tree any policy may draft.
-  const maxLength = longest + flags.maxNewTokens + MAX_DRAFT_DEPTH + 1;
+  // The runner keeps scratch rows for the warm-up's K_max (its whole tree for every request).
+  const maxLength = slotRows(longest, flags.maxNewTokens, warmupKmax(flags.batch, flags.depth));
   const pair = await loadPair(draftDir, targetDir, { slots: flags.batch, maxLength, threads: flags.threads, onMessage: log });
   try {
     log?.(`calibrating on ${workload.length} prompts, ${flags.maxNewTokens} tokens each, depths 0–${flags.depth - 1}, δ = ${flags.delta}`);

@@ -37,6 +37,13 @@ export function warmupShape(depth: number, topk: number): TreeShape {
   return { depth, topk, tokens: depth + (topk - 1) * 2 };
 }
 
+export const WARMUP_TOPK = 3;
+
+/** Enough budget that no request's warm-up tree is ever cut by the cap. */
+export function warmupKmax(batch: number, depth: number, topk = WARMUP_TOPK): number {
+  return batch * (1 + warmupShape(depth, topk).tokens);
+}
+
 /** A policy that never gates and gives every request its whole warm-up tree. */
 export function warmupPolicy(depth: number, topk: number): ElasticScheduler {
   return new ElasticScheduler('calibration warm-up', {
@@ -52,10 +59,8 @@ export function warmupPolicy(depth: number, topk: number): ElasticScheduler {
 export async function collectWarmupSamples(options: WarmupOptions): Promise<WarmupSamples> {
   const { depth, batch } = options;
   if (!(depth >= 1)) throw new Error(`calibration depth must be at least 1, got ${depth}`);
-  const topk = options.topk ?? 3;
-  const shape = warmupShape(depth, topk);
-  // Enough budget that no request's warm-up tree is ever cut by the cap.
-  const kmax = batch * (1 + shape.tokens);
+  const topk = options.topk ?? WARMUP_TOPK;
+  const kmax = warmupKmax(batch, depth, topk);
   const accumulator = new DepthHistogramAccumulator();
   let steps = 0;
   let requestSteps = 0;

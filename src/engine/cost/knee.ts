@@ -44,7 +44,9 @@ export function tverMs(model: TverModel, tokens: number): number {
 export function fitKnee(points: readonly TimedPoint[]): KneeFit {
   const pts = points.filter((p) => p.tokens > 0 && p.ms > 0).sort((x, y) => x.tokens - y.tokens);
   if (pts.length < 3) throw new Error(`a knee needs at least 3 measured token counts, got ${pts.length}`);
-  const first = pts[0];
+  // The fixed cost: the cheapest of the smallest forwards (a busy machine makes single points jumpy;
+  // a forward never gets cheaper with more tokens).
+  const first = { tokens: pts[0].tokens, ms: Math.min(...pts.filter((p) => p.tokens <= 4 * pts[0].tokens).map((p) => p.ms)) };
   const largest = pts[pts.length - 1].tokens;
   let tail = pts.slice(Math.floor((2 * pts.length) / 3));
   if (tail.length < 2) tail = pts.slice(-2);

@@ -51,7 +51,7 @@ describe('calibrate command and gate resolution', () => {
 
   it('takes τ_d from --taus, then --profile, else calibrates on a warm-up and says so', async () => {
     const workload = randomPrompts(8, 3);
-    const base = { target: pair.target, draft: pair.draft, workload, eosTokenIds: [], maxLength: 192, models: { draft: 'd', target: 't' } };
+    const base = { target: pair.target, draft: pair.draft, workload, eosTokenIds: [], maxLength: pair.target.maxLength, models: { draft: 'd', target: 't' } };
     const config = (extra: object) => RunConfigSchema.parse({ policy: 'echo', batch: 4, kmax: 16, requests: 8, maxNewTokens: 16, temperature: 0, seed: 0, ...extra });
 
     expect(await resolveGates({ ...base, config: config({ policy: 'static' }) })).toBeNull();

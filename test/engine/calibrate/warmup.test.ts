@@ -18,7 +18,7 @@ describe('calibration warm-up on a real (random, perturbed) pair', () => {
       depth: 4,
       batch: 4,
       maxNewTokens: 16,
-      maxLength: 192,
+      maxLength: pair.target.maxLength,
     });
     expect(samples.prompts).toBe(12);
     expect(samples.requestSteps).toBeGreaterThan(samples.steps);
@@ -45,7 +45,7 @@ describe('calibration warm-up on a real (random, perturbed) pair', () => {
       depth: 3,
       batch: 4,
       maxNewTokens: 16,
-      maxLength: 192,
+      maxLength: pair.target.maxLength,
       delta: 0.6,
       minSamples: 3,
       models: { draft: 'draft', target: 'target' },
