@@ -24,6 +24,8 @@ export default defineConfig({
   root: fileURLToPath(new URL('./src/renderer', import.meta.url)),
   base: './',
   plugins: [react(), contentSecurityPolicy()],
+  // The socket worker is an ES module worker (imports shared code), loaded from the app's origin.
+  worker: { format: 'es' },
   build: {
     outDir: fileURLToPath(new URL('./dist/renderer', import.meta.url)),
     emptyOutDir: true,

@@ -8,10 +8,10 @@
 //
 // Options: --batch N (64), --kmax N (512), --sps N engine steps per second (60), --seconds N
 // measured (15), --warmup N seconds (4), --views a,b (mount only these panels' views), --select (open a request so the request SVG redraws too),
-// --decode main|worker|thin (main: the page parses and validates each frame as the WebSocket transport
-// does; worker: frames arrive parsed and validated, as from a transport that does that off the
-// main thread; thin: as worker, and only the newest step of a frame arrives whole, the others as
-// digests without trees, see src/renderer/studio/digest.ts), --chromium PATH (/usr/bin/chromium). Run from the repository root.
+// --decode main|worker|thin (main: the page parses and validates each frame itself, as the WebSocket
+// transport did before it had a worker; worker: frames arrive parsed and validated; thin: what the
+// WebSocket transport's socket worker posts — parsed, validated, only the newest step of a frame
+// whole and the others as digests without trees, see src/renderer/transport/decode.ts), --chromium PATH (/usr/bin/chromium). Run from the repository root.
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { startHarness } from '../test/renderer/views/harness/server.js';

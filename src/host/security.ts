@@ -4,11 +4,13 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 /**
  * One policy for every page of the renderer: scripts and styles only from the app itself, no
  * inline scripts, no plugins, no framing; connections only back to the origin (the web host's
- * WebSocket; 'self' covers ws: on the same host and port).
+ * WebSocket; 'self' covers ws: on the same host and port); workers only from the app's own
+ * scripts (the WebSocket transport's socket worker).
  */
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
+  "worker-src 'self'",
   "style-src 'self'",
   "img-src 'self' data: blob:",
   "font-src 'self'",

@@ -2,6 +2,7 @@
 // (series point, gate checks, text). Whoever delivers frames off the main thread can send the
 // newest step whole and the others as digests, so the page deserialises one tree set per frame.
 import type { GateCheck, StepEvent } from '../../shared/events.js';
+import type { FrameEvent } from '../../shared/messages.js';
 import { textSegment, type TextSegment } from './requestText.js';
 import { stepPoint, type StepPoint } from './series.js';
 
@@ -34,4 +35,18 @@ export function digestStep(step: StepEvent): StepDigest {
 export function thinFrame(steps: readonly StepEvent[]): { steps: StepEvent[]; digests: StepDigest[] } {
   if (steps.length <= 1) return { steps: steps.slice(), digests: [] };
   return { steps: [steps[steps.length - 1]], digests: steps.slice(0, -1).map(digestStep) };
+}
+
+/**
+ * A frame as the transports hand it to the page: `steps` holds the newest step whole and
+ * `digests` the frame's older steps (absent when the frame had one step). Still an EngineEvent,
+ * so the Transport interface is the same for thinned and whole frames.
+ */
+export type DeliveredFrame = FrameEvent & { digests?: StepDigest[] };
+
+/** Thins a validated frame for delivery; a frame of one step (or none) goes as it is. */
+export function thinFrameEvent(frame: FrameEvent): DeliveredFrame {
+  if (frame.steps.length <= 1) return frame;
+  const { steps, digests } = thinFrame(frame.steps);
+  return { ...frame, steps, digests };
 }

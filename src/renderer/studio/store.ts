@@ -5,7 +5,7 @@ import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { RunConfig } from '../../shared/config.js';
 import type { DepthHistogram, RunMetrics, StepEvent } from '../../shared/events.js';
 import type { EngineEvent, RunState, StatusEvent } from '../../shared/messages.js';
-import { digestStep, type GateStep, type StepDigest } from './digest.js';
+import { digestStep, type DeliveredFrame, type GateStep, type StepDigest } from './digest.js';
 import type { TextSegment } from './requestText.js';
 import { thinSeries, type StepPoint } from './series.js';
 
@@ -149,7 +149,8 @@ export function createStudioStore(): StudioStore {
       ingest(event) {
         switch (event.type) {
           case 'frame':
-            ingestFrame(event.steps, [], event.histograms, event.metrics);
+            // Transports deliver a frame's older steps as digests (see digest.ts).
+            ingestFrame(event.steps, (event as DeliveredFrame).digests ?? [], event.histograms, event.metrics);
             return;
           case 'status':
             set({ status: event, runState: event.runState });

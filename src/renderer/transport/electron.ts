@@ -1,6 +1,7 @@
 // Transport over the Electron preload bridge (window.echoStudio): requests go out through one
 // bridge method per message type; events come back already validated by the preload.
 import { REQUEST_METHODS, parseRequest, type EngineEvent, type EngineRequest, type PreloadBridge } from '../../shared/messages.js';
+import { thinFrameEvent } from '../studio/digest.js';
 import { Listeners, type ConnectionInfo, type Transport } from './types.js';
 
 export class ElectronTransport implements Transport {
@@ -14,7 +15,8 @@ export class ElectronTransport implements Transport {
 
   connect(): void {
     if (this.unsubscribe.length > 0) return;
-    this.unsubscribe.push(this.bridge.onEvent((event) => this.events.emit(event)));
+    // Frames reach the store in the same shape as over the WebSocket: newest step whole, older ones as digests.
+    this.unsubscribe.push(this.bridge.onEvent((event) => this.events.emit(event.type === 'frame' ? thinFrameEvent(event) : event)));
     this.unsubscribe.push(
       this.bridge.onLinkState((state, detail) => {
         const becameConnected = state === 'connected' && !this.connected;

@@ -1,7 +1,11 @@
 // Transport over the web host's WebSocket. The access token comes from the page's own URL
 // (?token=…), as printed by `echo-studio serve`; the link reconnects with backoff when dropped.
-import { decodeText, encodeMessage, parseEvent, parseRequest, type EngineEvent, type EngineRequest } from '../../shared/messages.js';
+// In a browser the socket lives in a worker (worker-socket.ts) that parses and validates messages
+// off the main thread; elsewhere (tests) a plain socket's text is decoded here, the same way.
+import { encodeMessage, parseRequest, type EngineEvent, type EngineRequest } from '../../shared/messages.js';
+import { decodeIncoming } from './decode.js';
 import { Listeners, type ConnectionInfo, type Transport } from './types.js';
+import { isDecodedMessage, WorkerSocket } from './worker-socket.js';
 
 /** The minimal WebSocket surface used here (the browser's, or a test's). */
 export interface SocketLike {
@@ -27,6 +31,10 @@ export function socketUrlFor(pageUrl: string): string {
   return url.toString();
 }
 
+function defaultSocket(url: string): SocketLike {
+  return typeof Worker === 'undefined' ? (new WebSocket(url) as unknown as SocketLike) : new WorkerSocket(url);
+}
+
 export class WebSocketTransport implements Transport {
   readonly kind = 'websocket' as const;
   private socket: SocketLike | null = null;
@@ -38,7 +46,7 @@ export class WebSocketTransport implements Transport {
 
   constructor(
     private readonly url: string,
-    private readonly createSocket: (url: string) => SocketLike = (u) => new WebSocket(u) as unknown as SocketLike,
+    private readonly createSocket: (url: string) => SocketLike = defaultSocket,
   ) {}
 
   connect(): void {
@@ -52,20 +60,17 @@ export class WebSocketTransport implements Transport {
       socket.send(encodeMessage({ type: 'hello' }));
     };
     socket.onmessage = (ev) => {
-      if (typeof ev.data !== 'string') return;
-      const decoded = decodeText(ev.data);
-      const parsed = decoded.ok ? parseEvent(decoded.value) : decoded;
-      if (parsed.ok) this.events.emit(parsed.value);
-      else this.events.emit({ type: 'error', message: `the engine host sent a message this studio cannot read: ${parsed.error}` });
+      const event = isDecodedMessage(ev.data) ? ev.data.decoded : decodeIncoming(ev.data);
+      if (event) this.events.emit(event);
     };
-    socket.onclose = () => {
+    socket.onclose = (ev) => {
       this.socket = null;
       if (this.closed) return;
       const delay = RETRY_DELAYS_MS[Math.min(this.attempt, RETRY_DELAYS_MS.length - 1)];
       this.attempt += 1;
       this.connection.emit({
         state: 'disconnected',
-        detail: `lost the engine host (is echo-studio serve still running, and was the page opened with its token URL?); retrying in ${Math.round(delay / 100) / 10} s`,
+        detail: `lost the engine host${ev.reason ? ` (${ev.reason})` : ' (is echo-studio serve still running, and was the page opened with its token URL?)'}; retrying in ${Math.round(delay / 100) / 10} s`,
       });
       this.retryTimer = setTimeout(() => {
         this.retryTimer = null;

@@ -26,7 +26,6 @@ if (onlyViews) for (const panel of PANELS) if (!onlyViews.includes(panel.id)) pa
 const studio = createStudioStore();
 const connection = createConnectionStore(transport.kind);
 wireTransport(transport, studio, connection);
-transport.onThinFrame = (frame) => studio.getState().ingestFrame(frame.steps, frame.digests, frame.histograms);
 (window as unknown as { __studio: { store: StudioStore; transport: SyntheticTransport } }).__studio = { store: studio, transport };
 
 const root = document.getElementById('root');

@@ -2,10 +2,10 @@
 // steps at the requested rate and sends frames at most 30 times a second. `decode` says where the
 // frame is parsed and validated: 'main' sends JSON text for the page to decode and validate (what
 // the WebSocket transport does today), 'worker' decodes and validates here and posts the object,
-// 'thin' also keeps only the newest step of a frame whole and digests the others (digest.ts).
+// 'thin' decodes with the WebSocket transport's own worker code (newest step of a frame whole,
+// the others as digests), so the page gets exactly what the socket worker posts.
 import { decodeText, encodeMessage, parseEvent, type EngineEvent } from '../../../../src/shared/messages.js';
-import { thinFrame, type StepDigest } from '../../../../src/renderer/studio/digest.js';
-import type { DepthHistogram, StepEvent } from '../../../../src/shared/events.js';
+import { decodeIncoming } from '../../../../src/renderer/transport/decode.js';
 import { SyntheticRun } from '../../studio/syntheticSteps.js';
 
 export type EngineCommand =
@@ -15,9 +15,7 @@ export type EngineCommand =
 
 export type EngineOutput =
   | { type: 'text'; text: string }
-  | { type: 'event'; event: EngineEvent }
-  /** 'thin': validated here, newest step whole, older steps of the frame as digests. */
-  | { type: 'thin'; steps: StepEvent[]; digests: StepDigest[]; histograms?: DepthHistogram[] };
+  | { type: 'event'; event: EngineEvent };
 
 let decode: 'main' | 'worker' | 'thin' = 'main';
 let run: SyntheticRun | null = null;
@@ -31,13 +29,13 @@ function post(event: EngineEvent): void {
     (self as unknown as Worker).postMessage({ type: 'text', text } satisfies EngineOutput);
     return;
   }
-  const decoded = decodeText(text);
-  const parsed = decoded.ok ? parseEvent(decoded.value) : decoded;
-  if (decode === 'thin' && parsed.ok && parsed.value.type === 'frame') {
-    const thin = thinFrame(parsed.value.steps);
-    (self as unknown as Worker).postMessage({ type: 'thin', ...thin, histograms: parsed.value.histograms } satisfies EngineOutput);
+  if (decode === 'thin') {
+    const event = decodeIncoming(text);
+    if (event) (self as unknown as Worker).postMessage({ type: 'event', event } satisfies EngineOutput);
     return;
   }
+  const decoded = decodeText(text);
+  const parsed = decoded.ok ? parseEvent(decoded.value) : decoded;
   (self as unknown as Worker).postMessage({
     type: 'event',
     event: parsed.ok ? parsed.value : { type: 'error', message: `synthetic engine sent an unreadable frame: ${parsed.error}` },

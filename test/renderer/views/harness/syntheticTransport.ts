@@ -16,9 +16,6 @@ export interface SyntheticTransportOptions {
   decode: 'main' | 'worker' | 'thin';
 }
 
-/** Receives frames thinned in the worker; the harness hands them to the store's ingestFrame. */
-export type ThinFrameListener = (frame: Extract<EngineOutput, { type: 'thin' }>) => void;
-
 export class SyntheticTransport implements Transport {
   readonly kind = 'websocket' as const;
   readonly sent: EngineRequest[] = [];
@@ -28,7 +25,6 @@ export class SyntheticTransport implements Transport {
   private readonly connection = new Listeners<ConnectionInfo>();
   private worker: Worker | null = null;
   private state: 'idle' | 'running' | 'paused' | 'finished' = 'idle';
-  onThinFrame: ThinFrameListener | null = null;
 
   constructor(private readonly options: SyntheticTransportOptions) {}
 
@@ -48,10 +44,6 @@ export class SyntheticTransport implements Transport {
   }
 
   private receive(output: EngineOutput): void {
-    if (output.type === 'thin') {
-      this.onThinFrame?.(output);
-      return;
-    }
     if (output.type === 'event') {
       this.emit(output.event);
       return;

@@ -1,0 +1,108 @@
+// The WebSocket transport over its socket worker: the worker's side (decode.ts) parses, validates
+// and thins frames; the page's side (WorkerSocket) hands the transport ready events. A fake worker
+// stands in for the browser's, running the same decode function on the text a host would send.
+import { describe, expect, it } from 'vitest';
+import { createStudioStore } from '../../../src/renderer/studio/store.js';
+import { decodeIncoming } from '../../../src/renderer/transport/decode.js';
+import type { FromSocketWorker, ToSocketWorker } from '../../../src/renderer/transport/socket-worker-protocol.js';
+import type { ConnectionInfo } from '../../../src/renderer/transport/types.js';
+import { WebSocketTransport } from '../../../src/renderer/transport/websocket.js';
+import { WorkerSocket, type WorkerLike } from '../../../src/renderer/transport/worker-socket.js';
+import { encodeMessage, type EngineEvent } from '../../../src/shared/messages.js';
+import { sampleRequest, sampleStep } from '../studio/fixtures.js';
+
+class FakeWorker implements WorkerLike {
+  onmessage: ((message: { data: FromSocketWorker }) => void) | null = null;
+  onerror: ((error: { message?: string }) => void) | null = null;
+  readonly received: ToSocketWorker[] = [];
+  terminated = false;
+  postMessage(message: ToSocketWorker): void {
+    this.received.push(message);
+  }
+  terminate(): void {
+    this.terminated = true;
+  }
+  /** What the worker posts after decoding `text` from the host. */
+  hostSends(text: string): void {
+    const event = decodeIncoming(text);
+    if (event) this.onmessage?.({ data: { type: 'event', event } });
+  }
+  post(message: FromSocketWorker): void {
+    this.onmessage?.({ data: message });
+  }
+}
+
+const steps = [4, 5, 6].map((i) => sampleStep(i, [sampleRequest(), sampleRequest({ requestId: '9' })]));
+
+function connected(): { transport: WebSocketTransport; worker: FakeWorker; events: EngineEvent[]; links: ConnectionInfo[] } {
+  const workers: FakeWorker[] = [];
+  const transport = new WebSocketTransport('ws://127.0.0.1:1/ws?token=t', (url) =>
+    new WorkerSocket(url, () => {
+      const worker = new FakeWorker();
+      workers.push(worker);
+      return worker;
+    }),
+  );
+  const events: EngineEvent[] = [];
+  const links: ConnectionInfo[] = [];
+  transport.onEvent((e) => events.push(e));
+  transport.onConnection((c) => links.push(c));
+  transport.connect();
+  const worker = workers[0];
+  worker.post({ type: 'open' });
+  return { transport, worker, events, links };
+}
+
+describe('decodeIncoming (the socket worker)', () => {
+  it('thins a frame of several steps to the newest whole and digests of the others', () => {
+    const event = decodeIncoming(encodeMessage({ type: 'frame', steps }));
+    expect(event?.type).toBe('frame');
+    const frame = event as Extract<EngineEvent, { type: 'frame' }> & { digests?: Array<{ step: number }> };
+    expect(frame.steps.map((s) => s.step)).toEqual([6]);
+    expect(frame.digests?.map((d) => d.step)).toEqual([4, 5]);
+  });
+
+  it('turns an unreadable message into an error event', () => {
+    expect(decodeIncoming('{"type":"frame","steps":[{"step":-1}]}')).toMatchObject({ type: 'error', message: expect.stringContaining('cannot read') });
+    expect(decodeIncoming('not json')).toMatchObject({ type: 'error', message: expect.stringContaining('not JSON') });
+  });
+});
+
+describe('WebSocketTransport over the socket worker', () => {
+  it('opens the socket in the worker, greets the host and sends requests through it', () => {
+    const { transport, worker, links } = connected();
+    expect(worker.received[0]).toEqual({ type: 'open', url: 'ws://127.0.0.1:1/ws?token=t' });
+    expect(links.at(-1)).toEqual({ state: 'connected' });
+    expect(worker.received[1]).toEqual({ type: 'send', text: encodeMessage({ type: 'hello' }) });
+    transport.send({ type: 'trace.seek', step: 3 });
+    expect(worker.received.at(-1)).toEqual({ type: 'send', text: encodeMessage({ type: 'trace.seek', step: 3 }) });
+    transport.close();
+  });
+
+  it('delivers the worker-decoded events, and thinned frames build the same store as whole ones', () => {
+    const { transport, worker, events } = connected();
+    worker.hostSends(encodeMessage({ type: 'frame', steps }));
+    expect(events).toHaveLength(1);
+    const viaWorker = createStudioStore();
+    viaWorker.getState().ingest(events[0]);
+    const whole = createStudioStore();
+    whole.getState().ingest({ type: 'frame', steps });
+    const a = whole.getState();
+    const b = viaWorker.getState();
+    expect(b.points).toEqual(a.points);
+    expect(b.texts).toEqual(a.texts);
+    expect(b.gateSteps).toEqual(a.gateSteps);
+    expect(b.latestStep?.step).toBe(6);
+    transport.close();
+  });
+
+  it('reports a worker that fails as a lost link with the reason, and retries', () => {
+    const { transport, worker, links } = connected();
+    worker.onerror?.({ message: 'blocked by CSP' });
+    expect(worker.terminated).toBe(true);
+    expect(links.at(-1)?.state).toBe('disconnected');
+    expect(links.at(-1)?.detail).toContain('the connection worker failed: blocked by CSP');
+    expect(() => transport.send({ type: 'run.pause' })).toThrow('not connected');
+    transport.close();
+  });
+});
