@@ -164,7 +164,9 @@ export function RequestView() {
   const [showPruned, setShowPruned] = useState(false);
   const selectedId = useStudio((s) => s.selectedRequestId);
   const clear = useStudio((s) => s.selectRequest);
-  const { step, request, segments } = useThrottledStudio(selectRequest, 200, sameSelection);
+  // At most 5 updates a second while streaming; once the run stops, the step the Super-Tree shows.
+  const streaming = useStudio((s) => s.runState === 'running');
+  const { step, request, segments } = useThrottledStudio(selectRequest, streaming ? 200 : 0, sameSelection);
   return (
     <section className="view request-view" aria-label="Request view">
       <header className="view-header">

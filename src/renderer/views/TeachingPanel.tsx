@@ -25,10 +25,12 @@ export function TeachingPanel() {
   const selectRequest = useStudio((s) => s.selectRequest);
   const selectedId = useStudio((s) => s.selectedRequestId);
   const runState = useStudio((s) => s.runState);
-  const recent = useThrottledStudio(selectSteps, teaching ? 0 : 1000, Object.is, teaching ? undefined : 860);
-  // While streaming the sentences change every step, faster than anyone reads; in teaching mode
-  // the run is paused and each step shows at once.
-  const step = useThrottledStudio(selectStep, teaching ? 0 : 1000, Object.is, teaching ? undefined : 860);
+  // While streaming the sentences change every step, faster than anyone reads, so they follow at
+  // most once a second; once the run stops streaming (paused, finished, teaching) the last step
+  // shows at once, the same one the Super-Tree shows.
+  const settled = teaching || runState !== 'running';
+  const recent = useThrottledStudio(selectSteps, settled ? 0 : 1000, Object.is, settled ? undefined : 860);
+  const step = useThrottledStudio(selectStep, settled ? 0 : 1000, Object.is, settled ? undefined : 860);
   const send = useSend();
   const decisions = useMemo(() => (step ? teachStep(step) : []), [step]);
   const shown = selectedId === null ? decisions : decisions.filter((d) => d.requestId === undefined || d.requestId === selectedId);

@@ -141,6 +141,42 @@ describe('TeachingPanel', () => {
   });
 });
 
+describe('Super-Tree and Request panel', () => {
+  it('show the same step once the run pauses or finishes, and the pinned one when the user pins', async () => {
+    const restore = fakeLayout(800, 400);
+    try {
+      const { store } = renderWithStudio(
+        <>
+          <SuperTreeCanvas />
+          <RequestView />
+          <TeachingPanel />
+        </>,
+      );
+      act(() => {
+        store.getState().ingest({ type: 'run.state', state: 'running' });
+        store.getState().ingest(frameOf(sampleStep(20, [sampleRequest()])));
+        store.getState().selectRequest('3');
+      });
+      await waitFor(() => expect(screen.getByTestId('decisions').textContent).toContain('Step 20:'));
+      // The last frames land just before the run stops; the text views must not lag behind.
+      act(() => {
+        store.getState().ingest(frameOf(sampleStep(21, [sampleRequest()]), sampleStep(32, [sampleRequest()])));
+        store.getState().ingest({ type: 'run.state', state: 'finished' });
+      });
+      expect(screen.getByTestId('decisions').textContent).toContain('Step 32:');
+      expect(screen.getByLabelText('Request view').querySelector('.summary')?.textContent).toMatch(/^step 32 ·/);
+      await waitFor(() => expect(screen.getByTestId('super-tree-summary').textContent).toMatch(/^step 32 ·/));
+      // A step the user pinned wins in every view.
+      act(() => store.getState().pinStep(20));
+      await waitFor(() => expect(screen.getByTestId('super-tree-summary').textContent).toMatch(/^step 20 ·/));
+      expect(screen.getByTestId('decisions').textContent).toContain('Step 20:');
+      expect(screen.getByLabelText('Request view').querySelector('.summary')?.textContent).toMatch(/^step 20 ·/);
+    } finally {
+      restore();
+    }
+  });
+});
+
 describe('BudgetFlow', () => {
   it('shows the split of K_max and the transfers of the step', async () => {
     const restore = fakeLayout();
