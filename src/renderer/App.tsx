@@ -4,6 +4,7 @@ import { Component, type ErrorInfo, type ReactNode } from 'react';
 import { useStore } from 'zustand';
 import { StudioProvider, useStudio } from './views/StudioContext.js';
 import { PANELS, type PanelSpec } from './panels.js';
+import { ErrorBanner } from './views/ErrorBanner.js';
 import type { ConnectionStore } from './shell/connection-store.js';
 import type { StudioStore } from './studio/store.js';
 import type { Transport } from './transport/types.js';
@@ -49,30 +50,6 @@ function Header({ connection, transportKind }: { connection: ConnectionStore; tr
         </span>
       </div>
     </header>
-  );
-}
-
-function ErrorBanner() {
-  const errors = useStudio((s) => s.errors);
-  const dismiss = useStudio((s) => s.dismissError);
-  if (errors.length === 0) return null;
-  return (
-    <section className="error-banner" role="alert" data-testid="errors">
-      {errors.map((error) => (
-        <div className="error-item" key={error.id}>
-          <span className="error-message">{error.message}</span>
-          {error.detail ? (
-            <details className="error-detail">
-              <summary>Details</summary>
-              <pre>{error.detail}</pre>
-            </details>
-          ) : null}
-          <button type="button" className="error-dismiss" onClick={() => dismiss(error.id)} aria-label="Dismiss">
-            ×
-          </button>
-        </div>
-      ))}
-    </section>
   );
 }
 

@@ -23,6 +23,13 @@ export interface ProgressEntry {
   message?: string;
 }
 
+/** A finished task's answer (model.open, trace.export), shown briefly after its bar goes. */
+export interface StudioNotice {
+  id: number;
+  task: string;
+  message: string;
+}
+
 export interface StudioError {
   id: number;
   message: string;
@@ -40,7 +47,15 @@ export interface RunSlice {
   /** The config of the run started from this UI, when it was. */
   config: RunConfig | null;
   progress: Record<string, ProgressEntry>;
+  notices: StudioNotice[];
   errors: StudioError[];
+  /**
+   * The last step of the run or opened trace, kept while a trace.seek replays an earlier part of
+   * it (the scrubber's end); null before any step.
+   */
+  runEndStep: number | null;
+  /** A trace.seek was sent and its replay (which starts at step 0) has not begun yet. */
+  seekPending: boolean;
 }
 
 export interface StreamSlice {
@@ -77,6 +92,9 @@ export interface StudioActions {
   runStarted(config: RunConfig): void;
   reportError(message: string, detail?: string): void;
   dismissError(id: number): void;
+  dismissNotice(id: number): void;
+  /** Records that trace.seek was sent, so the replay from step 0 keeps the run's end step. */
+  seekStarted(): void;
   selectRequest(requestId: string | null): void;
   pinStep(step: number | null): void;
   setTeaching(on: boolean): void;
@@ -100,6 +118,7 @@ const emptyStream = (): StreamSlice => ({
 });
 
 let nextErrorId = 1;
+let nextNoticeId = 1;
 
 export function createStudioStore(): StudioStore {
   return createStore<StudioState>()((set, get) => {
@@ -118,6 +137,10 @@ export function createStudioStore(): StudioStore {
           texts[requestId] = next;
         }
       }
+      const frameEnd = all.length > 0 ? all[all.length - 1].step : null;
+      // A seek's replay keeps the end of what is being scrubbed; any other restart is a new run.
+      const runEndStep =
+        restart && !state.seekPending ? frameEnd : frameEnd === null ? state.runEndStep : Math.max(state.runEndStep ?? frameEnd, frameEnd);
       const keep = <T,>(list: T[]): T[] => (list.length > RECENT_STEPS ? list.slice(list.length - RECENT_STEPS) : list);
       const newPoints = base.points.concat(all.map((d) => d.point));
       set({
@@ -129,7 +152,8 @@ export function createStudioStore(): StudioStore {
         metrics: metrics ?? base.metrics,
         texts,
         frameCount: state.frameCount + 1,
-        ...(restart ? { pinnedStep: null } : {}),
+        runEndStep,
+        ...(restart ? { pinnedStep: null, seekPending: false } : {}),
       });
     };
 
@@ -138,7 +162,10 @@ export function createStudioStore(): StudioStore {
       status: null,
       config: null,
       progress: {},
+      notices: [],
       errors: [],
+      runEndStep: null,
+      seekPending: false,
       ...emptyStream(),
       taus: {},
       selectedRequestId: null,
@@ -156,13 +183,17 @@ export function createStudioStore(): StudioStore {
             set({ status: event, runState: event.runState });
             return;
           case 'run.state':
-            set({ runState: event.state });
+            // A run that starts streaming again ends any scrubbing.
+            set({ runState: event.state, ...(event.state === 'running' || event.state === 'loading' ? { seekPending: false } : {}) });
             return;
           case 'progress': {
             const progress = { ...get().progress };
-            if (event.total > 0 && event.done >= event.total) delete progress[event.task];
+            const done = event.total > 0 && event.done >= event.total;
+            if (done) delete progress[event.task];
             else progress[event.task] = { task: event.task, done: event.done, total: event.total, message: event.message };
-            set({ progress });
+            // A finished task's message is its answer (the model checked, where the export went).
+            const notices = done && event.message ? [...get().notices, { id: nextNoticeId++, task: event.task, message: event.message }].slice(-4) : get().notices;
+            set({ progress, notices });
             return;
           }
           case 'error':
@@ -172,7 +203,7 @@ export function createStudioStore(): StudioStore {
       },
       ingestFrame,
       runStarted(config) {
-        set({ ...emptyStream(), config, taus: { ...(config.taus ?? {}) }, pinnedStep: null, selectedRequestId: null });
+        set({ ...emptyStream(), config, taus: { ...(config.taus ?? {}) }, pinnedStep: null, selectedRequestId: null, runEndStep: null, seekPending: false });
       },
       reportError(message, detail) {
         const error: StudioError = { id: nextErrorId++, message, ...(detail !== undefined ? { detail } : {}) };
@@ -182,6 +213,12 @@ export function createStudioStore(): StudioStore {
       },
       dismissError(id) {
         set({ errors: get().errors.filter((e) => e.id !== id) });
+      },
+      dismissNotice(id) {
+        set({ notices: get().notices.filter((n) => n.id !== id) });
+      },
+      seekStarted() {
+        set({ seekPending: true });
       },
       selectRequest(requestId) {
         set({ selectedRequestId: requestId });

@@ -1,4 +1,5 @@
-// Errors from the engine (and from sending to it), shown until the user dismisses them.
+// Errors from the engine, from sending to it and from failed views: one banner under the header,
+// each error until the user dismisses it, its detail (often a stack) folded away.
 import { useStudio } from './StudioContext.js';
 
 export function ErrorBanner() {
@@ -6,16 +7,21 @@ export function ErrorBanner() {
   const dismiss = useStudio((s) => s.dismissError);
   if (errors.length === 0) return null;
   return (
-    <div className="error-banner" role="alert">
-      {errors.map((e) => (
-        <div key={e.id} className="error">
-          <strong>{e.message}</strong>
-          {e.detail && <pre className="error-detail">{e.detail}</pre>}
-          <button type="button" aria-label={`dismiss: ${e.message}`} onClick={() => dismiss(e.id)}>
-            Dismiss
+    <section className="error-banner" role="alert" data-testid="errors">
+      {errors.map((error) => (
+        <div className="error-item" key={error.id}>
+          <span className="error-message">{error.message}</span>
+          {error.detail ? (
+            <details className="error-detail">
+              <summary>Details</summary>
+              <pre>{error.detail}</pre>
+            </details>
+          ) : null}
+          <button type="button" className="error-dismiss" onClick={() => dismiss(error.id)} aria-label={`dismiss: ${error.message}`}>
+            ×
           </button>
         </div>
       ))}
-    </div>
+    </section>
   );
 }

@@ -1,10 +1,34 @@
-// Progress of long engine work (model load, graph build, calibration), one bar per task.
+// Progress of long engine work (model load, graph build, calibration), one bar per task; a task's
+// final message (what model.open found, where trace.export wrote) stays a few seconds as a notice.
+import { useEffect } from 'react';
+import type { StudioNotice } from '../studio/store.js';
 import { useStudio } from './StudioContext.js';
+
+/** How long a finished task's notice stays before it goes by itself. */
+export const NOTICE_MS = 5000;
+
+function Notice({ notice }: { notice: StudioNotice }) {
+  const dismiss = useStudio((s) => s.dismissNotice);
+  useEffect(() => {
+    const timer = setTimeout(() => dismiss(notice.id), NOTICE_MS);
+    return () => clearTimeout(timer);
+  }, [dismiss, notice.id]);
+  return (
+    <div className="notice" data-testid={`notice-${notice.task}`}>
+      <span className="progress-task">{notice.task}</span>
+      <span className="notice-message">{notice.message}</span>
+      <button type="button" className="link" aria-label={`dismiss: ${notice.message}`} onClick={() => dismiss(notice.id)}>
+        ×
+      </button>
+    </div>
+  );
+}
 
 export function ProgressBar() {
   const progress = useStudio((s) => s.progress);
+  const notices = useStudio((s) => s.notices);
   const tasks = Object.values(progress);
-  if (tasks.length === 0) return null;
+  if (tasks.length === 0 && notices.length === 0) return null;
   return (
     <div className="progress-list" role="status" aria-live="polite">
       {tasks.map((t) => {
@@ -24,6 +48,9 @@ export function ProgressBar() {
           </div>
         );
       })}
+      {notices.map((n) => (
+        <Notice key={n.id} notice={n} />
+      ))}
     </div>
   );
 }

@@ -10,6 +10,7 @@ import { RequestView } from './RequestTree.js';
 import { RunPanel } from './RunPanel.js';
 import { SuperTreeCanvas } from './SuperTreeCanvas.js';
 import { TeachingPanel } from './TeachingPanel.js';
+import { TraceScrubber } from './TraceScrubber.js';
 
 /** Run form with the engine's progress above it (model load, graph build, calibration). */
 function RunPanelWithProgress() {
@@ -17,6 +18,16 @@ function RunPanelWithProgress() {
     <>
       <ProgressBar />
       <RunPanel />
+    </>
+  );
+}
+
+/** The Super-Tree, with the replay scrubber above it once a run has finished or a trace is open. */
+function SuperTreeWithScrubber() {
+  return (
+    <>
+      <TraceScrubber />
+      <SuperTreeCanvas />
     </>
   );
 }
@@ -33,7 +44,7 @@ function RequestWithTeaching() {
 
 export const STUDIO_VIEWS = {
   run: RunPanelWithProgress,
-  'super-tree': SuperTreeCanvas,
+  'super-tree': SuperTreeWithScrubber,
   request: RequestWithTeaching,
   histograms: Histograms,
   gates: GateGrid,
@@ -41,6 +52,6 @@ export const STUDIO_VIEWS = {
   metrics: MetricsChart,
 } satisfies Record<string, ComponentType>;
 
-export { BudgetFlow, GateGrid, Histograms, MetricsChart, ProgressBar, RequestView, RunPanel, SuperTreeCanvas, TeachingPanel };
+export { BudgetFlow, GateGrid, Histograms, MetricsChart, ProgressBar, RequestView, RunPanel, SuperTreeCanvas, TeachingPanel, TraceScrubber };
 export { ErrorBanner } from './ErrorBanner.js';
 export { StudioProvider } from './StudioContext.js';

@@ -1,17 +1,18 @@
 // @vitest-environment happy-dom
 import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { nodeStates } from '../../../src/renderer/studio/nodeStates.js';
 import { BudgetFlow } from '../../../src/renderer/views/BudgetFlow.js';
 import { ErrorBanner } from '../../../src/renderer/views/ErrorBanner.js';
 import { GateGrid } from '../../../src/renderer/views/GateGrid.js';
 import { MetricsChart } from '../../../src/renderer/views/MetricsChart.js';
 import { Histograms } from '../../../src/renderer/views/Histograms.js';
-import { ProgressBar } from '../../../src/renderer/views/ProgressBar.js';
+import { NOTICE_MS, ProgressBar } from '../../../src/renderer/views/ProgressBar.js';
 import { RequestView } from '../../../src/renderer/views/RequestTree.js';
 import { RunPanel } from '../../../src/renderer/views/RunPanel.js';
 import { SuperTreeCanvas } from '../../../src/renderer/views/SuperTreeCanvas.js';
 import { TeachingPanel } from '../../../src/renderer/views/TeachingPanel.js';
+import { TraceScrubber } from '../../../src/renderer/views/TraceScrubber.js';
 import { sampleRequest, sampleStep } from '../studio/fixtures.js';
 import { fakeLayout, renderWithStudio } from './render.js';
 
@@ -95,6 +96,28 @@ describe('errors and progress', () => {
     expect(screen.getByTestId('progress-graph build').textContent).toContain('75% — layer 3');
     act(() => store.getState().ingest({ type: 'progress', task: 'graph build', done: 4, total: 4 }));
     expect(screen.queryByTestId('progress-graph build')).toBeNull();
+    // Done without a message: nothing more to tell.
+    expect(screen.queryByTestId('notice-graph build')).toBeNull();
+  });
+
+  it("shows a finished task's answer as a notice that goes by itself after a few seconds", () => {
+    vi.useFakeTimers();
+    try {
+      const { store } = renderWithStudio(<ProgressBar />);
+      act(() => store.getState().ingest({ type: 'progress', task: 'export', done: 1, total: 1, message: 'exported 32 steps as csv to /tmp/run.csv' }));
+      expect(screen.queryByTestId('progress-export')).toBeNull();
+      expect(screen.getByTestId('notice-export').textContent).toContain('exported 32 steps as csv to /tmp/run.csv');
+      act(() => vi.advanceTimersByTime(NOTICE_MS - 100));
+      expect(screen.queryByTestId('notice-export')).not.toBeNull();
+      act(() => vi.advanceTimersByTime(200));
+      expect(screen.queryByTestId('notice-export')).toBeNull();
+      // Or dismissed at once.
+      act(() => store.getState().ingest({ type: 'progress', task: 'model', done: 1, total: 1, message: 'llama, 6 layers' }));
+      fireEvent.click(screen.getByRole('button', { name: 'dismiss: llama, 6 layers' }));
+      expect(screen.queryByTestId('notice-model')).toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
@@ -174,6 +197,46 @@ describe('Super-Tree and Request panel', () => {
     } finally {
       restore();
     }
+  });
+});
+
+describe('TraceScrubber', () => {
+  it('appears for a finished run, and moving it sends trace.seek; the replay keeps the end of the range', () => {
+    const { store, sent } = renderWithStudio(<TraceScrubber />);
+    const steps = Array.from({ length: 11 }, (_, i) => sampleStep(i, [sampleRequest()]));
+    act(() => {
+      store.getState().ingest({ type: 'run.state', state: 'running' });
+      store.getState().ingest(frameOf(...steps));
+    });
+    expect(screen.queryByTestId('trace-scrubber')).toBeNull();
+    act(() => store.getState().ingest({ type: 'run.state', state: 'finished' }));
+    const slider = screen.getByRole('slider', { name: 'step to replay up to' }) as HTMLInputElement;
+    expect(slider.max).toBe('10');
+    expect(screen.getByTestId('trace-scrubber-step').textContent).toBe('step 10 of 10');
+    fireEvent.change(slider, { target: { value: '4' } });
+    expect(screen.getByTestId('trace-scrubber-step').textContent).toBe('step 4 of 10');
+    expect(sent).toEqual([]);
+    fireEvent.pointerUp(slider);
+    expect(sent).toEqual([{ type: 'trace.seek', step: 4 }]);
+    // The host re-sends steps 0…4: the store rebuilds, the range still ends at step 10.
+    act(() => store.getState().ingest(frameOf(...steps.slice(0, 5))));
+    expect(store.getState().latestStep?.step).toBe(4);
+    expect(store.getState().points).toHaveLength(5);
+    expect(screen.getByTestId('trace-scrubber-step').textContent).toBe('step 4 of 10');
+    // Keys move it too.
+    fireEvent.change(slider, { target: { value: '5' } });
+    fireEvent.keyUp(slider, { key: 'ArrowRight' });
+    expect(sent.at(-1)).toEqual({ type: 'trace.seek', step: 5 });
+  });
+
+  it("takes a new trace's end when a replay starts without a seek", () => {
+    const { store } = renderWithStudio(<TraceScrubber />);
+    act(() => {
+      store.getState().ingest(frameOf(...Array.from({ length: 11 }, (_, i) => sampleStep(i, [sampleRequest()]))));
+      store.getState().ingest({ type: 'run.state', state: 'finished' });
+    });
+    act(() => store.getState().ingest(frameOf(...Array.from({ length: 4 }, (_, i) => sampleStep(i, [sampleRequest()])))));
+    expect(screen.getByTestId('trace-scrubber-step').textContent).toBe('step 3 of 3');
   });
 });
 
