@@ -1,7 +1,7 @@
 // End to end: the real web host (engine host child included) serves the real renderer build to
 // headless Chromium; the page must connect and show what the engine host reports.
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
@@ -89,7 +89,6 @@ describe.skipIf(skipReason !== null)('studio in a browser, served by the web hos
     await mkdir(resultsDir, { recursive: true });
     const shot = path.join(resultsDir, 'studio-web.png');
     await page.screenshot({ path: shot });
-    if (process.env.ECHO_UPDATE_SCREENSHOT === '1') await copyFile(shot, path.join(repoRoot, 'docs', 'screenshot.png'));
     await page.close();
   });
 

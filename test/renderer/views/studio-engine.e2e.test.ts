@@ -6,7 +6,7 @@
 // perturbed copy as draft) stands in under the demo pair's names, so the engine path runs now.
 // It skips, saying why, while the build, Chromium or the host's run handler is missing.
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { copyFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BUNDLED_DRAFT, BUNDLED_TARGET } from '../../../src/engine/session-run.js';
@@ -140,6 +140,10 @@ describe.skipIf(staticSkip !== null)('studio on the real engine (web host, demo 
     await page.locator('svg.request-tree').waitFor({ timeout: 30_000 });
     await mkdir(SHOTS, { recursive: true });
     await page.screenshot({ path: path.join(SHOTS, 'studio.png') });
+    // The README's picture: a run on the trained demo pair, never the stand-in pair.
+    if (process.env.ECHO_UPDATE_SCREENSHOT === '1' && demoPairInstalled) {
+      await copyFile(path.join(SHOTS, 'studio.png'), path.join(repoRoot, 'docs', 'screenshot.png'));
+    }
     for (const panel of ['run', 'super-tree', 'request', 'histograms', 'gates', 'budget', 'metrics']) {
       const locator = page.locator(`[data-panel="${panel}"]`);
       await locator.scrollIntoViewIfNeeded();
