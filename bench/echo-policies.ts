@@ -12,7 +12,8 @@
 // --batches [1,8,32,64], --policies [echo,static,eagle2,dense,fixed,ddd,ar], --requests N [max(8, batch)],
 // --max-new-tokens N [32], --threads N [2], --kmax N [from the knee: see kmaxFor], --hw SPEC for
 // the modelled clock [measured: the knee fit of this machine; or e.g. h100:70b],
-// --calibration-prompts N [24], --delta X [0.75].
+// --calibration-prompts N [24], --delta X [0.75], --knee N [measured; give one to reuse an earlier
+// measurement: the modelled clock then keeps T_ar = T_1 and sets γ = 1 / knee].
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -43,6 +44,7 @@ const { values: args } = parseArgs({
     'max-new-tokens': { type: 'string', default: '32' },
     threads: { type: 'string', default: '2' },
     kmax: { type: 'string' },
+    knee: { type: 'string' },
     hw: { type: 'string', default: 'measured' },
     'calibration-prompts': { type: 'string', default: '24' },
     delta: { type: 'string', default: '0.75' },
@@ -130,10 +132,12 @@ const pair = await loadPair(args.draft, args.target, { slots: maxBatch, maxLengt
 console.log(`pair: draft ${args.draft} (${pair.draft.info.parameters} params), target ${args.target} (${pair.target.info.parameters} params)`);
 
 // The knee of this machine's target forward curve.
+// On a busy machine one measurement can be far off; --knee N reuses a knee measured before.
 const curve = await measureForwardCurve(pair.target, { slots: Math.min(16, maxBatch), context: 64, repeats: 5 });
-const fit = fitKnee(curve);
+const measuredFit = fitKnee(curve);
+const fit = args.knee ? { ...measuredFit, kmax: Number(args.knee), gamma: 1 / Number(args.knee) } : measuredFit;
 const knee = fit.kmax;
-console.log(`target forward: ${curve.map((p) => `${p.tokens}:${p.ms.toFixed(1)}ms`).join(' ')}`);
+console.log(`target forward: ${curve.map((p) => `${p.tokens}:${p.ms.toFixed(1)}ms`).join(' ')}${args.knee ? ` (measured knee ${measuredFit.kmax}; --knee ${knee} used)` : ''}`);
 console.log(`knee ${knee} tokens (T_ar ${fit.tArMs.toFixed(2)} ms, γ ${fit.gamma.toPrecision(3)}); K_max per batch: ${batches.map((b) => `${b}→${kmaxFor(b, knee)}`).join(', ')}`);
 const clock = args.hw === 'measured' ? tverClock(fit, 0.05, 'measured T_ver fit') : clockFromSpec(args.hw);
 console.log(`modelled clock: ${clock.label}; max new tokens ${maxNewTokens}, onnxruntime threads ${threads}, greedy\n`);
