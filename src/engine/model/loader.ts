@@ -178,6 +178,9 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
     logSeverityLevel: 3,
+    // The draft and target alternate many short runs; spinning worker threads of one session
+    // would steal the cores the other session needs next.
+    extra: { session: { intra_op: { allow_spinning: '0' } } },
   };
   let session: ort.InferenceSession;
   try {
