@@ -230,7 +230,7 @@ def tokenizer_json(symbols, merges):
 
 def tokenizer_config(max_len):
     return {
-        "add_bos_token": False,
+        "add_bos_token": True,
         "add_eos_token": False,
         "add_prefix_space": False,
         "bos_token": EOT,

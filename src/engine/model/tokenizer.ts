@@ -96,7 +96,14 @@ export class ModelTokenizer {
   }
 
   encode(text: string, options: { addSpecialTokens?: boolean } = {}): number[] {
-    return this.tokenizer.encode(text, { add_special_tokens: options.addSpecialTokens ?? true }).ids;
+    const addSpecial = options.addSpecialTokens ?? true;
+    const ids = this.tokenizer.encode(text, { add_special_tokens: addSpecial }).ids;
+    // tokenizer_config.json's add_bos_token is honoured by transformers but not by the tokenizer
+    // library; a model trained with BOS-prefixed text needs it.
+    if (addSpecial && this.config.add_bos_token === true && this.bosTokenId !== null && ids[0] !== this.bosTokenId) {
+      return [this.bosTokenId, ...ids];
+    }
+    return ids;
   }
 
   decode(ids: ArrayLike<number>, options: { skipSpecialTokens?: boolean } = {}): string {

@@ -61,6 +61,30 @@ describe('ModelTokenizer', () => {
   });
 });
 
+describe('add_bos_token', () => {
+  // The bundled demo tokenizer has no BOS post-processor: BOS comes from tokenizer_config.json.
+  const demo = join('assets', 'models', 'echo-demo-target');
+  const copy = (addBos: boolean) => {
+    const dir = join(tmp.path, `bos-${addBos}`);
+    writeFixtureModel(dir);
+    writeFileSync(join(dir, 'tokenizer.json'), readFileSync(join(demo, 'tokenizer.json')));
+    const config = JSON.parse(readFileSync(join(demo, 'tokenizer_config.json'), 'utf8'));
+    writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ ...config, add_bos_token: addBos }));
+    return ModelTokenizer.load(dir);
+  };
+
+  test('prepends BOS once when tokenizer_config.json asks for it, and only then', () => {
+    const withBos = copy(true);
+    const without = copy(false);
+    const bos = withBos.bosTokenId!;
+    const plain = without.encode('def f(x):');
+    expect(plain[0]).not.toBe(bos);
+    expect(withBos.encode('def f(x):')).toEqual([bos, ...plain]);
+    expect(withBos.encode('def f(x):', { addSpecialTokens: false })).toEqual(plain);
+    expect(withBos.encode('<|endoftext|>x').filter((id) => id === bos)).toHaveLength(1);
+  });
+});
+
 describe('EOS ids', () => {
   test('generation_config.json end-of-turn ids are merged with config.json and the tokenizer', () => {
     const fx = writeFixtureModel(join(tmp.path, 'gen'));
