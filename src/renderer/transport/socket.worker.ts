@@ -2,10 +2,12 @@
 // validation of a batch-64 frame cost tens of milliseconds, which on the page would drop
 // animation frames. The page gets validated events, frames thinned to one tree set (decode.ts).
 import { decodeIncoming } from './decode.js';
+import { FramePacer } from './frame-pacer.js';
 import type { FromSocketWorker, ToSocketWorker } from './socket-worker-protocol.js';
 
 const scope = self as unknown as { postMessage(message: FromSocketWorker): void; onmessage: ((message: MessageEvent<ToSocketWorker>) => void) | null };
 let socket: WebSocket | null = null;
+const pacer = new FramePacer((event) => scope.postMessage({ type: 'event', event }));
 
 scope.onmessage = (message) => {
   const command = message.data;
@@ -16,7 +18,7 @@ scope.onmessage = (message) => {
       socket.onopen = () => scope.postMessage({ type: 'open' });
       socket.onmessage = (ev) => {
         const event = decodeIncoming(ev.data);
-        if (event) scope.postMessage({ type: 'event', event });
+        if (event) pacer.push(event);
       };
       socket.onclose = (ev) => {
         socket = null;
@@ -27,6 +29,9 @@ scope.onmessage = (message) => {
     case 'send':
       // The page checks the state before sending; a send racing a close is dropped with the link.
       if (socket?.readyState === WebSocket.OPEN) socket.send(command.text);
+      return;
+    case 'ack':
+      pacer.ack();
       return;
     case 'close':
       if (socket) socket.close();

@@ -25,6 +25,8 @@ const CONNECTING = 0;
 const OPEN = 1;
 const CLOSING = 2;
 const CLOSED = 3;
+/** Without animation frames (a hidden page) frames are still taken, at this pace. */
+const HIDDEN_PAGE_ACK_MS = 250;
 
 export function createSocketWorker(): WorkerLike {
   // Vite bundles this as a module worker served from the app's own origin (CSP worker-src 'self').
@@ -66,11 +68,27 @@ export class WorkerSocket implements SocketLike {
         return;
       case 'event':
         this.onmessage?.({ data: { decoded: message.event } satisfies DecodedMessage });
+        if (message.event.type === 'frame') this.ackWhenDrawn();
         return;
       case 'close':
         this.closed(message.code, message.reason);
         return;
     }
+  }
+
+  /**
+   * Tells the worker the frame is taken once the page reaches its next animation frame, so frames
+   * never queue faster than the page draws; a hidden page (no animation frames) still acks.
+   */
+  private ackWhenDrawn(): void {
+    let done = false;
+    const ack = (): void => {
+      if (done || this.readyState === CLOSED) return;
+      done = true;
+      this.worker.postMessage({ type: 'ack' });
+    };
+    if (typeof requestAnimationFrame === 'function') requestAnimationFrame(ack);
+    setTimeout(ack, HIDDEN_PAGE_ACK_MS);
   }
 
   private closed(code: number, reason: string): void {

@@ -4,6 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { createStudioStore } from '../../../src/renderer/studio/store.js';
 import { decodeIncoming } from '../../../src/renderer/transport/decode.js';
+import { FramePacer } from '../../../src/renderer/transport/frame-pacer.js';
+import type { DeliveredFrame } from '../../../src/renderer/studio/digest.js';
 import type { FromSocketWorker, ToSocketWorker } from '../../../src/renderer/transport/socket-worker-protocol.js';
 import type { ConnectionInfo } from '../../../src/renderer/transport/types.js';
 import { WebSocketTransport } from '../../../src/renderer/transport/websocket.js';
@@ -103,6 +105,65 @@ describe('WebSocketTransport over the socket worker', () => {
     expect(links.at(-1)?.state).toBe('disconnected');
     expect(links.at(-1)?.detail).toContain('the connection worker failed: blocked by CSP');
     expect(() => transport.send({ type: 'run.pause' })).toThrow('not connected');
+    transport.close();
+  });
+});
+
+describe('FramePacer (the socket worker hands the page one frame at a time)', () => {
+  const all = Array.from({ length: 8 }, (_, i) => sampleStep(i, [sampleRequest(), sampleRequest({ requestId: '9' })]));
+  const frame = (...steps: typeof all): DeliveredFrame => decodeIncoming(encodeMessage({ type: 'frame', steps })) as DeliveredFrame;
+
+  it('holds frames while one is in flight and merges them: every step once, only the newest whole', () => {
+    const posted: EngineEvent[] = [];
+    const pacer = new FramePacer((e) => posted.push(e));
+    pacer.push(frame(all[0], all[1]));
+    pacer.push(frame(all[2], all[3]));
+    pacer.push(frame(all[4]));
+    pacer.push(frame(all[5], all[6]));
+    expect(posted).toHaveLength(1);
+    pacer.ack();
+    expect(posted).toHaveLength(2);
+    const merged = posted[1] as DeliveredFrame;
+    expect(merged.steps.map((s) => s.step)).toEqual([6]);
+    expect(merged.digests?.map((d) => d.step)).toEqual([2, 3, 4, 5]);
+    // The store ends up as if it had every step whole.
+    const paced = createStudioStore();
+    for (const e of posted) paced.getState().ingest(e);
+    const whole = createStudioStore();
+    whole.getState().ingest({ type: 'frame', steps: all.slice(0, 7) });
+    expect(paced.getState().points).toEqual(whole.getState().points);
+    expect(paced.getState().texts).toEqual(whole.getState().texts);
+    expect(paced.getState().gateSteps).toEqual(whole.getState().gateSteps);
+    expect(paced.getState().latestStep?.step).toBe(6);
+  });
+
+  it('sends a held frame before any other event, so a run state never overtakes its last steps', () => {
+    const posted: EngineEvent[] = [];
+    const pacer = new FramePacer((e) => posted.push(e));
+    pacer.push(frame(all[0]));
+    pacer.push(frame(all[1]));
+    pacer.push({ type: 'run.state', state: 'finished' });
+    expect(posted.map((e) => e.type)).toEqual(['frame', 'frame', 'run.state']);
+    expect((posted[1] as DeliveredFrame).steps[0].step).toBe(1);
+  });
+
+  it('drops held steps of an old run when a frame from step 0 arrives (new run or replay)', () => {
+    const posted: EngineEvent[] = [];
+    const pacer = new FramePacer((e) => posted.push(e));
+    pacer.push(frame(all[5]));
+    pacer.push(frame(all[6]));
+    pacer.push(frame(all[0], all[1]));
+    pacer.ack();
+    const replay = posted[1] as DeliveredFrame;
+    expect(replay.digests?.map((d) => d.step)).toEqual([0]);
+    expect(replay.steps.map((s) => s.step)).toEqual([1]);
+  });
+
+  it('is acknowledged by the page after each frame it delivers', async () => {
+    const { transport, worker } = connected();
+    worker.hostSends(encodeMessage({ type: 'frame', steps: [all[0]] }));
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(worker.received.filter((m) => m.type === 'ack')).toHaveLength(1);
     transport.close();
   });
 });

@@ -2,16 +2,20 @@
 // steps at the requested rate and sends frames at most 30 times a second. `decode` says where the
 // frame is parsed and validated: 'main' sends JSON text for the page to decode and validate (what
 // the WebSocket transport does today), 'worker' decodes and validates here and posts the object,
-// 'thin' decodes with the WebSocket transport's own worker code (newest step of a frame whole,
-// the others as digests), so the page gets exactly what the socket worker posts.
+// 'thin' decodes and paces with the WebSocket transport's own worker code (newest step of a frame
+// whole, the others as digests; one frame in flight until the page acks it at its next animation
+// frame), so the page gets exactly what the socket worker posts.
 import { decodeText, encodeMessage, parseEvent, type EngineEvent } from '../../../../src/shared/messages.js';
 import { decodeIncoming } from '../../../../src/renderer/transport/decode.js';
+import { FramePacer } from '../../../../src/renderer/transport/frame-pacer.js';
 import { SyntheticRun } from '../../studio/syntheticSteps.js';
 
 export type EngineCommand =
   | { type: 'start'; batch: number; kmax: number; stepsPerSecond: number; decode: 'main' | 'worker' | 'thin'; taus?: Record<string, number> }
   | { type: 'pause' | 'resume' | 'step' | 'stop' }
-  | { type: 'taus'; taus: Record<string, number> };
+  | { type: 'taus'; taus: Record<string, number> }
+  /** 'thin': the page took the last frame (as the socket worker's pacer is told). */
+  | { type: 'ack' };
 
 export type EngineOutput =
   | { type: 'text'; text: string }
@@ -22,6 +26,7 @@ let run: SyntheticRun | null = null;
 let running = false;
 let owed = 0;
 let timer: ReturnType<typeof setInterval> | null = null;
+const pacer = new FramePacer((event) => (self as unknown as Worker).postMessage({ type: 'event', event } satisfies EngineOutput));
 
 function post(event: EngineEvent): void {
   const text = encodeMessage(event);
@@ -31,7 +36,7 @@ function post(event: EngineEvent): void {
   }
   if (decode === 'thin') {
     const event = decodeIncoming(text);
-    if (event) (self as unknown as Worker).postMessage({ type: 'event', event } satisfies EngineOutput);
+    if (event) pacer.push(event);
     return;
   }
   const decoded = decodeText(text);
@@ -91,6 +96,9 @@ self.onmessage = (message: MessageEvent<EngineCommand>) => {
       return;
     case 'taus':
       run?.setTaus(command.taus);
+      return;
+    case 'ack':
+      pacer.ack();
       return;
   }
 };

@@ -46,6 +46,8 @@ export class SyntheticTransport implements Transport {
   private receive(output: EngineOutput): void {
     if (output.type === 'event') {
       this.emit(output.event);
+      // As WorkerSocket does: the frame is taken once the page reaches its next animation frame.
+      if (this.options.decode === 'thin' && output.event.type === 'frame') requestAnimationFrame(() => this.command({ type: 'ack' }));
       return;
     }
     const t0 = performance.now();
