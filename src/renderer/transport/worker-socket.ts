@@ -67,8 +67,9 @@ export class WorkerSocket implements SocketLike {
         this.onopen?.({});
         return;
       case 'event':
-        this.onmessage?.({ data: { decoded: message.event } satisfies DecodedMessage });
+        // Scheduled first: a listener that throws must not leave the worker holding frames forever.
         if (message.event.type === 'frame') this.ackWhenDrawn();
+        this.onmessage?.({ data: { decoded: message.event } satisfies DecodedMessage });
         return;
       case 'close':
         this.closed(message.code, message.reason);
