@@ -99,12 +99,12 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
 }
 
 export function formatProfile(profile: EchoProfile): string {
-  const lines = ['depth  accepted  rejected    AUC      τ_d   sweet spot'];
+  const lines = ['depth  accepted  rejected    AUC       τ_d   sweet spot'];
   for (const d of profile.depths) {
     const auc = d.auc === null ? '  n/a' : d.auc.toFixed(3);
-    const tau = d.tau === null ? '  n/a' : d.tau.toFixed(3);
+    const tau = d.tau === null ? '  n/a' : d.tau.toPrecision(3);
     lines.push(
-      `${String(d.depth).padStart(5)}  ${String(d.accepted).padStart(8)}  ${String(d.rejected).padStart(8)}  ${auc.padStart(6)}  ${tau.padStart(6)}   ${d.sweetSpot ? 'yes' : ''}`,
+      `${String(d.depth).padStart(5)}  ${String(d.accepted).padStart(8)}  ${String(d.rejected).padStart(8)}  ${auc.padStart(6)}  ${tau.padStart(8)}   ${d.sweetSpot ? 'yes' : ''}`,
     );
   }
   const taus = Object.entries(profile.taus).map(([d, t]) => `d${d}:${t}`).join(' ');
