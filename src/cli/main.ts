@@ -6,8 +6,17 @@ import { register as registerServe } from './commands/serve.js';
 import { register as registerModel } from './commands/model.js';
 import { register as registerRun } from './commands/run.js';
 import { register as registerTrace } from './commands/trace.js';
+import { register as registerCalibrate } from './commands/calibrate.js';
+import { register as registerProfileHw } from './commands/profile-hw.js';
 
-const COMMANDS: Array<(program: Command) => void> = [registerServe, registerModel, registerRun, registerTrace];
+const COMMANDS: Array<(program: Command) => void> = [
+  registerServe,
+  registerModel,
+  registerRun,
+  registerCalibrate,
+  registerProfileHw,
+  registerTrace,
+];
 
 export function buildProgram(): Command {
   const program = new Command('echo-studio')
