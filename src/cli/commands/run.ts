@@ -4,6 +4,8 @@
 // --json prints one summary object (the run's metrics); --out writes one JSONL line per request.
 import { InvalidArgumentError, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
+import { clockFromSpec, type ModelledClock } from '../../engine/cost/clock.js';
+import { loadHardwareProfile } from '../../engine/cost/measure.js';
 import { RunMetricsAccumulator, withSpeedupVsAr } from '../../engine/metrics/run-metrics.js';
 import { createPolicy, type SpeculationPolicy } from '../../engine/policy/index.js';
 import type { RequestResult } from '../../engine/runner.js';
@@ -40,6 +42,9 @@ export interface RunFlags {
   trace?: string;
   json?: boolean;
   compareAr?: boolean;
+  clock?: string;
+  hw?: string;
+  hwProfile?: string;
 }
 
 export interface RunReport {
@@ -50,6 +55,17 @@ export interface RunReport {
   /** Share of step wall time spent outside onnxruntime's run() (the engine's own work). */
   engineOverhead: number;
   results: RequestResult[];
+  /** Present with `--clock modelled`: the run's time on the modelled hardware. */
+  modelled?: ModelledTime;
+}
+
+export interface ModelledTime {
+  clock: string;
+  ms: number;
+  draftMs: number;
+  verifyMs: number;
+  /** Generated tokens per modelled second. */
+  throughput: number;
 }
 
 /** Flags → a validated RunConfig; the first problem as one line. */
@@ -93,7 +109,21 @@ export interface RunOptions {
   trace?: string;
   /** Also run the workload under `ar` on the same pair and report the wall-time speedup. */
   compareAr?: boolean;
+  /** Also time every step on this modelled clock (acceptance still comes from the real models). */
+  clock?: ModelledClock;
   log?: (line: string) => void;
+}
+
+/** `--clock modelled --hw SPEC [--hw-profile FILE]` → a modelled clock; wall time alone otherwise. */
+export function clockFromFlags(flags: Pick<RunFlags, 'clock' | 'hw' | 'hwProfile'>): ModelledClock | undefined {
+  const clock = flags.clock ?? 'wall';
+  if (clock === 'wall') {
+    if (flags.hw !== undefined) throw new Error('--hw needs --clock modelled');
+    return undefined;
+  }
+  if (clock !== 'modelled') throw new Error(`--clock takes wall or modelled, got "${clock}"`);
+  if (flags.hw === undefined) throw new Error('--clock modelled needs --hw (e.g. h100:70b, or measured with --hw-profile FILE)');
+  return clockFromSpec(flags.hw, flags.hwProfile ? loadHardwareProfile(flags.hwProfile).target : undefined);
 }
 
 export async function executeRun(config: RunConfig, options: RunOptions = {}): Promise<RunReport> {
@@ -105,6 +135,7 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
       const metrics = new RunMetricsAccumulator({ policy: which.name });
       let stepMs = 0;
       let modelMs = 0;
+      const modelled = { totalMs: 0, draftMs: 0, verifyMs: 0 };
       const runner = createRunner(setup, {
         policy: which,
         onStep: (event) => {
@@ -112,10 +143,24 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
           if (record) recorder?.step(event);
           stepMs += event.timings.totalMs;
           modelMs += event.timings.modelMs ?? 0;
+          if (options.clock) {
+            const t = options.clock.stepMs(event);
+            modelled.totalMs += t.totalMs;
+            modelled.draftMs += t.draftMs;
+            modelled.verifyMs += t.verifyMs;
+          }
         },
       });
       const summary = await runner.run();
-      return { summary, metrics: metrics.metrics(summary.wallMs), engineOverhead: stepMs > 0 ? (stepMs - modelMs) / stepMs : 0 };
+      const runMetrics = metrics.metrics(summary.wallMs);
+      const modelledTime: ModelledTime | undefined = options.clock && {
+        clock: options.clock.label,
+        ms: modelled.totalMs,
+        draftMs: modelled.draftMs,
+        verifyMs: modelled.verifyMs,
+        throughput: modelled.totalMs > 0 ? runMetrics.generatedTokens / (modelled.totalMs / 1000) : 0,
+      };
+      return { summary, metrics: runMetrics, modelled: modelledTime, engineOverhead: stepMs > 0 ? (stepMs - modelMs) / stepMs : 0 };
     };
     let main;
     try {
@@ -131,7 +176,7 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
       metrics = withSpeedupVsAr(metrics, (await runOnce(createPolicy('ar', { ...config }), false)).metrics);
     }
     recorder?.finish('finished', { wallMs: main.summary.wallMs, speedupVsAr: metrics.speedupVsAr });
-    return { config, draftDir, targetDir, metrics, engineOverhead: main.engineOverhead, results: main.summary.results };
+    return { config, draftDir, targetDir, metrics, engineOverhead: main.engineOverhead, results: main.summary.results, modelled: main.modelled };
   } finally {
     await setup.release();
   }
@@ -205,11 +250,15 @@ export function register(program: Command): void {
     .option('--out <file>', 'write one JSONL line per request: id, prompt, tokens, text')
     .option('--trace <file>', 'write the JSONL trace (header, one line per step, summary)')
     .option('--compare-ar', 'also run the workload under ar and report the wall-time speedup')
+    .option('--clock <kind>', 'wall (default), or modelled: also report time on the hardware named by --hw')
+    .option('--hw <spec>', 'modelled clock: HARDWARE[:MODEL] roofline (e.g. h100:70b, a100:8b, h200:235b-a22b) or measured')
+    .option('--hw-profile <file>', 'with --hw measured: a profile from `echo-studio profile-hw --out`')
     .option('--json', 'print one JSON summary object instead of text')
     .action(async (flags: RunFlags) => {
       const config = runConfigFromFlags(flags);
+      const clock = clockFromFlags(flags);
       const log = (line: string) => process.stderr.write(`${line}\n`);
-      const report = await executeRun(config, { threads: flags.threads, trace: flags.trace, compareAr: flags.compareAr, log });
+      const report = await executeRun(config, { threads: flags.threads, trace: flags.trace, compareAr: flags.compareAr, clock, log });
       if (flags.out) {
         const records = resolvePrompts(config);
         const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');
@@ -219,7 +268,14 @@ export function register(program: Command): void {
       const m = report.metrics;
       if (flags.json) {
         process.stdout.write(
-          JSON.stringify({ ...m, engineOverhead: report.engineOverhead, config: report.config, draftDir: report.draftDir, targetDir: report.targetDir }) + '\n',
+          JSON.stringify({
+            ...m,
+            engineOverhead: report.engineOverhead,
+            ...(report.modelled ? { modelled: report.modelled } : {}),
+            config: report.config,
+            draftDir: report.draftDir,
+            targetDir: report.targetDir,
+          }) + '\n',
         );
         return;
       }
@@ -231,6 +287,11 @@ export function register(program: Command): void {
           `draft utilisation ${fmt(m.draftUtilisation)} · verified tokens/step ${fmt(m.verifiedTokensPerStep, 1)} (K_max ${config.kmax}) · padding waste ${fmt(m.paddingWaste)}`,
           `time per output token p50 ${fmt(m.tpotP50Ms)} ms, p99 ${fmt(m.tpotP99Ms)} ms · engine overhead ${fmt(100 * report.engineOverhead, 1)}% of step time`,
           ...(m.speedupVsAr !== undefined ? [`wall-time speedup over ar on the same workload: ${fmt(m.speedupVsAr)}×`] : []),
+          ...(report.modelled
+            ? [
+                `modelled clock (${report.modelled.clock}): ${fmt(report.modelled.ms / 1000, 3)} s (draft ${fmt(report.modelled.draftMs / 1000, 3)} s, verify ${fmt(report.modelled.verifyMs / 1000, 3)} s) → ${fmt(report.modelled.throughput, 1)} tok/s, next to ${fmt(m.wallMs / 1000)} s wall`,
+              ]
+            : []),
           '',
         ].join('\n'),
       );

@@ -97,6 +97,28 @@ describe('echo-studio run', () => {
     expect(summary.verifiedTokensPerStep).toBeLessThanOrEqual(10);
   });
 
+  it('reports a modelled clock next to wall time, larger for a bigger model on the same hardware', async () => {
+    const modelled = async (hw: string) => {
+      const summary = JSON.parse(
+        await run([
+          '--policy', 'static', '--batch', '2', '--kmax', '12', '--prompts', promptsFile, '--requests', '3',
+          '--max-new-tokens', '5', ...pairFlags(), '--clock', 'modelled', '--hw', hw, '--json',
+        ]),
+      );
+      expect(summary.modelled.clock).toMatch(/roofline/);
+      expect(summary.modelled.ms).toBeCloseTo(summary.modelled.draftMs + summary.modelled.verifyMs, 6);
+      expect(summary.modelled.throughput).toBeCloseTo(summary.generatedTokens / (summary.modelled.ms / 1000), 6);
+      return summary.modelled.ms as number;
+    };
+    expect(await modelled('h100:70b')).toBeGreaterThan(await modelled('h100:8b'));
+  });
+
+  it('refuses a modelled clock without hardware, and hardware without the modelled clock', async () => {
+    await expect(run(['--policy', 'ar', ...pairFlags(), '--clock', 'modelled'])).rejects.toThrow(/--clock modelled needs --hw/);
+    await expect(run(['--policy', 'ar', ...pairFlags(), '--hw', 'h100'])).rejects.toThrow(/--hw needs --clock modelled/);
+    await expect(run(['--policy', 'ar', ...pairFlags(), '--clock', 'modelled', '--hw', 'h100:9000b'])).rejects.toThrow(/9000b/);
+  });
+
   it('refuses K_max below the batch size', async () => {
     await expect(run(['--policy', 'chain', '--batch', '4', '--kmax', '3', '--prompts', promptsFile, ...pairFlags()])).rejects.toThrow(
       'K_max (3) is below the batch size (4)',
