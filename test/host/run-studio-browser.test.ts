@@ -78,6 +78,18 @@ describe.skipIf(skipReason !== null)('a studio run in the browser', () => {
     expect(await page.getByRole('alert').count()).toBe(0);
     mkdirSync(path.join(repoRoot, 'test-results'), { recursive: true });
     await page.screenshot({ path: path.join(repoRoot, 'test-results', 'studio-run.png'), fullPage: true });
+
+    // Scrubbing the finished run: trace.seek replays steps 0…N and the views rebuild at step N.
+    const slider = page.getByRole('slider', { name: 'step to replay up to' });
+    const last = Number(await slider.getAttribute('max'));
+    expect(last).toBeGreaterThan(2);
+    await slider.focus();
+    await page.keyboard.press('Home');
+    await expect.poll(() => page.getByTestId('super-tree-summary').textContent()).toMatch(/^step 0 ·/);
+    expect(await page.getByTestId('trace-scrubber-step').textContent()).toBe(`step 0 of ${last}`);
+    await page.keyboard.press('End');
+    await expect.poll(() => page.getByTestId('super-tree-summary').textContent()).toMatch(new RegExp(`^step ${last} ·`));
+    expect(await page.getByRole('alert').count()).toBe(0);
     expect(problems).toEqual([]);
     await page.close();
   });
