@@ -90,6 +90,9 @@ export class Runner {
   private kmax: number;
   private stepIndex = 0;
   private runStart = 0;
+  /** Time spent parked (paused) so far: the run clock leaves it out. */
+  private parkedMs = 0;
+  private parkedSince: number | null = null;
   private started = false;
   private pendingPrefillMs = 0;
   private pendingPrefillModelMs = 0;
@@ -191,7 +194,9 @@ export class Runner {
     this.startClock();
     while (!this.stopped && !this.done) {
       if (this.paused && this.singleSteps === 0) {
+        this.parkClock(true);
         await new Promise<void>((resolve) => (this.wake = resolve));
+        this.parkClock(false);
         continue;
       }
       if (this.paused) this.singleSteps--;
@@ -214,7 +219,7 @@ export class Runner {
       const wait = (this.queue[0].item.arrivalMs ?? 0) - this.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     }
-    const event = await speculativeStep(this.engine, this.inFlight, this.stepIndex++, this.kmax, this.runStart);
+    const event = await speculativeStep(this.engine, this.inFlight, this.stepIndex++, this.kmax, this.runStart + this.parkedMs);
     if (this.pendingPrefillMs > 0) {
       event.timings.prefillMs = this.pendingPrefillMs;
       event.timings.totalMs += this.pendingPrefillMs;
@@ -232,6 +237,18 @@ export class Runner {
     return { results, steps: this.stepIndex, wallMs: this.now(), stopped: this.stopped && !this.done };
   }
 
+  /**
+   * Parks or unparks the run clock: time parked (a paused studio run) counts neither towards the
+   * run's wall time nor its requests' time per token.
+   */
+  parkClock(parked: boolean): void {
+    if (parked && this.parkedSince === null) this.parkedSince = performance.now();
+    else if (!parked && this.parkedSince !== null) {
+      this.parkedMs += performance.now() - this.parkedSince;
+      this.parkedSince = null;
+    }
+  }
+
   private startClock(): void {
     if (this.started) return;
     this.started = true;
@@ -239,7 +256,8 @@ export class Runner {
   }
 
   private now(): number {
-    return performance.now() - this.runStart;
+    const parkedNow = this.parkedSince === null ? 0 : performance.now() - this.parkedSince;
+    return performance.now() - this.runStart - this.parkedMs - parkedNow;
   }
 
   private wakeUp(): void {

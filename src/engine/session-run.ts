@@ -257,7 +257,9 @@ export class LiveRun {
     while (!this.stopped && !this.runner.done) {
       if (this.paused && this.singleSteps === 0) {
         onPauseChange(true);
+        this.runner.parkClock(true);
         await new Promise<void>((resolve) => (this.wake = resolve));
+        this.runner.parkClock(false);
         if (!this.paused) onPauseChange(false);
         continue;
       }

@@ -139,6 +139,24 @@ describe('runner behaviour on a pair whose draft is the target itself', () => {
     slots.forEach((s) => pair.target.freeSlot(s));
   });
 
+  it('leaves time spent paused out of the run clock', async () => {
+    const workload = randomPrompts(2, 5);
+    const free = await runner('ar', workload, { batch: 2, kmax: 4, maxNew: 4 }).run();
+    const events: StepEvent[] = [];
+    const r = runner('ar', workload, { batch: 2, kmax: 4, maxNew: 4, onStep: (e) => events.push(e) });
+    r.pause();
+    const done = r.run();
+    r.stepOnce();
+    while (events.length < 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 600)); // parked after one step
+    r.resume();
+    const paused = await done;
+    // The parked 600 ms would dwarf a few tiny-model steps; the clocks must not contain them.
+    expect(paused.wallMs).toBeLessThan(free.wallMs + 500);
+    expect(events.at(-1)!.t).toBeLessThan(free.wallMs + 500);
+    for (const result of paused.results) expect(result.finishedMs).toBeLessThan(free.wallMs + 500);
+  });
+
   it('pauses, single-steps, applies knobs between steps and stops', async () => {
     const events: StepEvent[] = [];
     const r = runner('chain', randomPrompts(4, 3), { batch: 2, kmax: 12, onStep: (e) => events.push(e) });
