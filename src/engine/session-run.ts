@@ -60,6 +60,8 @@ export interface RunSetupOptions {
   /** Model folders to use instead of what the config names (the host passes the bundled pair it found). */
   models?: { draftDir: string; targetDir: string };
   threads?: number;
+  /** onnxruntime execution provider; CUDA falls back to CPU with a one-line message. */
+  provider?: 'cpu' | 'cuda';
   log?: (line: string) => void;
   /** Setup phases as they happen: 'load' (tokenise, load both models), 'calibrate' (warm-up). */
   progress?: (task: 'load' | 'calibrate', done: number, total: number, message?: string) => void;
@@ -98,7 +100,7 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
     options.log?.(line);
     progress('load', 1, 3, line);
   };
-  const pair = await loadPair(draftDir, targetDir, { slots: config.batch, maxLength, threads: options.threads, onMessage });
+  const pair = await loadPair(draftDir, targetDir, { slots: config.batch, maxLength, threads: options.threads, provider: options.provider, onMessage });
   progress('load', 2, 3, 'models loaded');
   try {
     // echo / dense / fixed: τ_d from the config, else its profile, else a short announced warm-up.

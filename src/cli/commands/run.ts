@@ -38,6 +38,7 @@ export interface RunFlags {
   dddThreshold?: number;
   profile?: string;
   threads?: number;
+  provider?: 'cpu' | 'cuda';
   out?: string;
   trace?: string;
   json?: boolean;
@@ -105,6 +106,7 @@ export function runConfigFromFlags(flags: RunFlags): RunConfig {
 
 export interface RunOptions {
   threads?: number;
+  provider?: 'cpu' | 'cuda';
   /** Write the JSONL trace of the run here. */
   trace?: string;
   /** Also run the workload under `ar` on the same pair and report the wall-time speedup. */
@@ -127,7 +129,7 @@ export function clockFromFlags(flags: Pick<RunFlags, 'clock' | 'hw' | 'hwProfile
 }
 
 export async function executeRun(config: RunConfig, options: RunOptions = {}): Promise<RunReport> {
-  const setup = await loadRunSetup(config, { threads: options.threads, log: options.log });
+  const setup = await loadRunSetup(config, { threads: options.threads, provider: options.provider, log: options.log });
   const { draftDir, targetDir } = setup;
   try {
     const recorder = options.trace ? new TraceRecorder(options.trace, await runTraceHeader(setup)) : null;
@@ -205,6 +207,11 @@ function number(name: string) {
   };
 }
 
+function provider(value: string): 'cpu' | 'cuda' {
+  if (value !== 'cpu' && value !== 'cuda') throw new InvalidArgumentError(`--provider takes cpu or cuda, got "${value}"`);
+  return value;
+}
+
 function parseShape(value: string): { depth: number; topk: number; tokens: number } {
   const parts = value.split(',').map(Number);
   if (parts.length !== 3 || parts.some((n) => !Number.isInteger(n) || n < 1)) {
@@ -247,6 +254,7 @@ export function register(program: Command): void {
     .option('--ddd-threshold <x>', 'ddd: stop deepening when log Σ_beam exp(S) is below this', number('--ddd-threshold'))
     .option('--profile <file>', 'echo/dense/fixed: calibration profile JSON with τ_d (from `echo-studio calibrate`)')
     .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
+    .option('--provider <name>', 'onnxruntime execution provider: cpu (default) or cuda (falls back to cpu, saying why)', provider)
     .option('--out <file>', 'write one JSONL line per request: id, prompt, tokens, text')
     .option('--trace <file>', 'write the JSONL trace (header, one line per step, summary)')
     .option('--compare-ar', 'also run the workload under ar and report the wall-time speedup')
@@ -258,7 +266,7 @@ export function register(program: Command): void {
       const config = runConfigFromFlags(flags);
       const clock = clockFromFlags(flags);
       const log = (line: string) => process.stderr.write(`${line}\n`);
-      const report = await executeRun(config, { threads: flags.threads, trace: flags.trace, compareAr: flags.compareAr, clock, log });
+      const report = await executeRun(config, { threads: flags.threads, provider: flags.provider, trace: flags.trace, compareAr: flags.compareAr, clock, log });
       if (flags.out) {
         const records = resolvePrompts(config);
         const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');

@@ -1,10 +1,10 @@
 // `echo-studio run` through commander on a tiny random pair: the summary, the outputs file, the
 // trace, and each bad input as one clear error.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { register } from '../../../src/cli/commands/run.js';
+import { executeRun, register, runConfigFromFlags } from '../../../src/cli/commands/run.js';
 import { writeFixtureModel } from '../../engine/model/fixtures.js';
 import { tempDir } from '../../engine/model/helpers.js';
 
@@ -117,6 +117,18 @@ describe('echo-studio run', () => {
     await expect(run(['--policy', 'ar', ...pairFlags(), '--clock', 'modelled'])).rejects.toThrow(/--clock modelled needs --hw/);
     await expect(run(['--policy', 'ar', ...pairFlags(), '--hw', 'h100'])).rejects.toThrow(/--hw needs --clock modelled/);
     await expect(run(['--policy', 'ar', ...pairFlags(), '--clock', 'modelled', '--hw', 'h100:9000b'])).rejects.toThrow(/9000b/);
+  });
+
+  it('falls back to CPU, saying why, when CUDA is asked for but its provider is not installed', async () => {
+    const cudaInstalled = existsSync(join('node_modules', 'onnxruntime-node', 'bin', 'napi-v6', process.platform, process.arch, 'libonnxruntime_providers_cuda.so'));
+    const lines: string[] = [];
+    const config = runConfigFromFlags({
+      policy: 'ar', batch: 1, kmax: 4, prompts: promptsFile, requests: 1, maxNewTokens: 2, temperature: 0, seed: 0, draft: draftDir, target: targetDir,
+    });
+    const report = await executeRun(config, { provider: 'cuda', log: (line) => lines.push(line) });
+    expect(report.metrics.generatedTokens).toBe(2);
+    if (!cudaInstalled) expect(lines.some((l) => /CUDA requested but .*; running on CPU/.test(l)), lines.join('\n')).toBe(true);
+    await expect(run(['--policy', 'ar', ...pairFlags(), '--provider', 'tpu'])).rejects.toThrow(/--provider takes cpu or cuda/);
   });
 
   it('refuses K_max below the batch size', async () => {
