@@ -3,17 +3,7 @@
 // plain JSON objects {type, ...} and validates them with these schemas where they enter.
 import { z } from 'zod';
 import { KnobsSchema, RunConfigSchema } from './config.js';
-import type {
-  BudgetSplit,
-  BudgetTransfer,
-  DepthHistogram,
-  GateCheck,
-  RequestStep,
-  RunMetrics,
-  StepEvent,
-  StepTimings,
-  TreeNode,
-} from './events.js';
+import { DepthHistogramSchema, RunMetricsSchema, StepEventSchema } from './trace-schema.js';
 
 /** Largest message any transport accepts, in bytes of JSON. Frames of big trees stay far below. */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -21,110 +11,9 @@ export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 /** Frames per second the engine host sends at most; step events in between are batched. */
 export const MAX_FRAMES_PER_SECOND = 30;
 
-// ---------------------------------------------------------------------------------------------
-// Step event schemas. Typed against the interfaces in events.ts so the two cannot drift apart.
-
-// zod 4's number() already refuses NaN and ±Infinity.
-const finite = z.number();
-// Log-probabilities of impossible tokens are -Infinity: structured clone (Electron ports) keeps
-// it, JSON (WebSocket, trace files) turns it into null. Accept both forms on the way in.
-const logValue = z
-  .unknown()
-  .refine((v) => v === null || v === -Infinity || (typeof v === 'number' && Number.isFinite(v)), 'must be a number, -Infinity or null')
-  .transform((v) => (v === null ? -Infinity : (v as number)));
-
-const TreeNodeSchema: z.ZodType<TreeNode> = z.object({
-  id: z.number().int(),
-  parent: z.number().int(),
-  depth: z.number().int(),
-  token: z.number().int(),
-  text: z.string().optional(),
-  logq: logValue,
-  pathScore: logValue,
-  grant: z.enum(['root', 'base', 'depth', 'width']),
-  paidBy: z.string().optional(),
-  verified: z.boolean(),
-}) as z.ZodType<TreeNode>;
-
-const GateCheckSchema: z.ZodType<GateCheck> = z.object({
-  depth: z.number().int(),
-  confidence: finite,
-  tau: finite,
-  pass: z.boolean(),
-});
-
-const RequestStepSchema: z.ZodType<RequestStep> = z.object({
-  requestId: z.string(),
-  nodes: z.array(TreeNodeSchema),
-  gates: z.array(GateCheckSchema),
-  confidences: z.array(finite),
-  accepted: z.array(z.number().int()),
-  bonusToken: z.number().int(),
-  emitted: z.array(z.number().int()),
-  emittedText: z.string().optional(),
-  finished: z.enum(['eos', 'length']).optional(),
-});
-
-const StepTimingsSchema: z.ZodType<StepTimings> = z.object({
-  draftMs: finite,
-  packMs: finite,
-  verifyMs: finite,
-  commitMs: finite,
-  totalMs: finite,
-});
-
-const BudgetSplitSchema: z.ZodType<BudgetSplit> = z.object({
-  roots: z.number().int(),
-  base: z.number().int(),
-  depth: z.number().int(),
-  width: z.number().int(),
-  unused: z.number().int(),
-});
-
-const BudgetTransferSchema: z.ZodType<BudgetTransfer> = z.object({
-  from: z.string(),
-  to: z.string(),
-  tokens: z.number().int(),
-});
-
-export const StepEventSchema: z.ZodType<StepEvent> = z.object({
-  type: z.literal('step'),
-  step: z.number().int().min(0),
-  t: finite,
-  kmax: z.number().int(),
-  verifiedTokens: z.number().int(),
-  requests: z.array(RequestStepSchema),
-  timings: StepTimingsSchema,
-  budget: BudgetSplitSchema,
-  transfers: z.array(BudgetTransferSchema),
-  paddingWaste: finite,
-});
-
-export const DepthHistogramSchema: z.ZodType<DepthHistogram> = z.object({
-  depth: z.number().int(),
-  edges: z.array(finite),
-  accepted: z.array(finite),
-  rejected: z.array(finite),
-  auc: z.union([finite, z.null()]),
-});
-
-export const RunMetricsSchema: z.ZodType<RunMetrics> = z.object({
-  policy: z.string(),
-  steps: z.number().int(),
-  requests: z.number().int(),
-  generatedTokens: z.number().int(),
-  wallMs: finite,
-  throughput: finite,
-  meanAcceptedTokens: finite,
-  meanAcceptanceLength: finite,
-  draftUtilisation: finite,
-  verifiedTokensPerStep: finite,
-  acceptancePerPosition: z.array(finite),
-  paddingWaste: finite,
-  tpotP50Ms: finite,
-  tpotP99Ms: finite,
-  speedupVsAr: finite.optional(),
-});
+// Step events, histograms and metrics travel with the schemas of the trace file's lines
+// (src/shared/trace-schema.ts): one description of a step, whether live or replayed.
+export { DepthHistogramSchema, RunMetricsSchema, StepEventSchema };
 
 // ---------------------------------------------------------------------------------------------
 // Requests: UI → engine host.

@@ -71,7 +71,14 @@ export const TraceHeaderSchema = z.object({
 });
 export type TraceHeader = z.infer<typeof TraceHeaderSchema>;
 
-// ---- steps ----
+// ---- steps (also the studio's frames: src/shared/messages.ts uses these schemas) ----
+
+// Log-probabilities of impossible tokens are -Infinity: structured clone (Electron ports) keeps
+// it, JSON (WebSocket, trace files) turns it into null. Accept both forms on the way in.
+const logValue = z
+  .unknown()
+  .refine((v) => v === null || v === -Infinity || (typeof v === 'number' && Number.isFinite(v)), 'must be a number, -Infinity or null')
+  .transform((v) => (v === null ? -Infinity : (v as number)));
 
 export const GrantKindSchema = z.enum(['root', 'base', 'depth', 'width']);
 
@@ -81,8 +88,8 @@ export const TreeNodeSchema = z.object({
   depth: int().min(-1),
   token: count(),
   text: z.string().optional(),
-  logq: z.number(),
-  pathScore: z.number(),
+  logq: logValue,
+  pathScore: logValue,
   grant: GrantKindSchema,
   paidBy: z.string().optional(),
   verified: z.boolean(),
@@ -157,6 +164,8 @@ export const StepLineSchema = z.object({
   paddingWaste: z.number().min(0).max(1),
 });
 export type TraceStep = z.infer<typeof StepLineSchema>;
+/** A step event as the engine emits it and the studio receives it: the trace's step line. */
+export const StepEventSchema = StepLineSchema;
 
 // ---- knob changes (studio edits between steps) ----
 

@@ -8,6 +8,7 @@ import {
   REQUEST_METHODS,
   REQUEST_TYPES,
 } from '../../src/shared/messages.js';
+import { StepLineSchema } from '../../src/shared/trace-schema.js';
 import { sampleStep } from './fixtures.js';
 
 describe('requests', () => {
@@ -71,6 +72,14 @@ describe('events', () => {
     expect(parsed.value.steps).toHaveLength(2);
     expect(parsed.value.steps[0].requests[0].nodes[2].logq).toBe(-Infinity);
     expect(parsed.value.steps[1]).toEqual(sampleStep(1));
+  });
+
+  it('carries a step exactly as the trace file stores it: one schema, no field lost in transit', () => {
+    const step = { ...sampleStep(3), timings: { ...sampleStep(3).timings, prefillMs: 1.5, modelMs: 2.25 } };
+    const parsed = parseEvent(JSON.parse(encodeMessage({ type: 'frame', steps: [step] })));
+    if (!parsed.ok || parsed.value.type !== 'frame') throw new Error('expected a frame');
+    expect(parsed.value.steps[0].timings).toEqual(step.timings);
+    expect(StepLineSchema.parse(JSON.parse(JSON.stringify(step)))).toEqual(parsed.value.steps[0]);
   });
 
   it('accepts status, progress, run.state and error; refuses a bad run state', () => {
