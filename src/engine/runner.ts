@@ -152,6 +152,10 @@ export class Runner {
     return this.queue.length === 0 && this.inFlight.length === 0;
   }
 
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
   pause(): void {
     this.paused = true;
   }
@@ -189,18 +193,26 @@ export class Runner {
     this.options.policy.setKnobs?.(knobs);
   }
 
-  /** Runs until every request finished or stop() was called. */
-  async run(): Promise<RunSummary> {
+  /**
+   * Runs until every request finished or stop() was called. An interactive host passes
+   * `yieldBetweenSteps`: onnxruntime's run() blocks the thread while it computes, so without a
+   * turn of the event loop between steps its pause, stop and knob messages would wait for the
+   * whole run. `onPark` hears when the loop parks (paused) and when it steps again.
+   */
+  async run(options: { yieldBetweenSteps?: boolean; onPark?: (parked: boolean) => void } = {}): Promise<RunSummary> {
     this.startClock();
     while (!this.stopped && !this.done) {
       if (this.paused && this.singleSteps === 0) {
+        options.onPark?.(true);
         this.parkClock(true);
         await new Promise<void>((resolve) => (this.wake = resolve));
         this.parkClock(false);
+        if (!this.paused) options.onPark?.(false);
         continue;
       }
       if (this.paused) this.singleSteps--;
       await this.next();
+      if (options.yieldBetweenSteps) await new Promise<void>((resolve) => setImmediate(resolve));
     }
     if (this.stopped) this.dropInFlight();
     return this.summary();
@@ -241,7 +253,7 @@ export class Runner {
    * Parks or unparks the run clock: time parked (a paused studio run) counts neither towards the
    * run's wall time nor its requests' time per token.
    */
-  parkClock(parked: boolean): void {
+  private parkClock(parked: boolean): void {
     if (parked && this.parkedSince === null) this.parkedSince = performance.now();
     else if (!parked && this.parkedSince !== null) {
       this.parkedMs += performance.now() - this.parkedSince;

@@ -209,41 +209,32 @@ export async function prepareRun(
 }
 
 /**
- * Drives a prepared run one step at a time for an interactive host: between steps it yields to
- * the event loop (onnxruntime's run() blocks the thread while it computes, so without the yield
- * pause, stop and knobs messages would wait for the whole run), then honours pause, single steps,
- * stop and knob changes. Knobs set while a step runs apply from the next step.
+ * A prepared run driven by an interactive host: the runner's own loop with a turn of the event
+ * loop between steps, so pause, single steps, stop and knob changes are heard while it runs.
+ * Knobs set while a step runs apply from the next step.
  */
 export class LiveRun {
-  private paused = false;
-  private singleSteps = 0;
-  private stopped = false;
-  private wake: (() => void) | null = null;
-
   constructor(private readonly runner: Runner) {}
 
   get isPaused(): boolean {
-    return this.paused;
+    return this.runner.isPaused;
   }
 
   pause(): void {
-    this.paused = true;
+    this.runner.pause();
   }
 
   resume(): void {
-    this.paused = false;
-    this.wakeUp();
+    this.runner.resume();
   }
 
   /** While paused: one more step, then paused again. */
   stepOnce(): void {
-    this.singleSteps++;
-    this.wakeUp();
+    this.runner.stepOnce();
   }
 
   stop(): void {
-    this.stopped = true;
-    this.wakeUp();
+    this.runner.stop();
   }
 
   /** Checked by the runner (K_max below the batch or the requests in flight is refused, with the reason). */
@@ -251,31 +242,8 @@ export class LiveRun {
     this.runner.setKnobs(knobs);
   }
 
-  /**
-   * Steps until the workload is done or stop(). `onPauseChange` hears when the loop parks
-   * (paused, waiting) and when it starts stepping again.
-   */
-  async run(onPauseChange: (paused: boolean) => void = () => {}): Promise<RunSummary> {
-    while (!this.stopped && !this.runner.done) {
-      if (this.paused && this.singleSteps === 0) {
-        onPauseChange(true);
-        this.runner.parkClock(true);
-        await new Promise<void>((resolve) => (this.wake = resolve));
-        this.runner.parkClock(false);
-        if (!this.paused) onPauseChange(false);
-        continue;
-      }
-      if (this.paused) this.singleSteps--;
-      await this.runner.next();
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
-    const summary = this.runner.summary();
-    return { ...summary, stopped: this.stopped && !this.runner.done };
-  }
-
-  private wakeUp(): void {
-    const wake = this.wake;
-    this.wake = null;
-    wake?.();
+  /** Steps until the workload is done or stop(); `onPauseChange` hears when the loop parks and resumes. */
+  run(onPauseChange: (paused: boolean) => void = () => {}): Promise<RunSummary> {
+    return this.runner.run({ yieldBetweenSteps: true, onPark: onPauseChange });
   }
 }
