@@ -18,7 +18,7 @@ import { ropeInverseFrequencies, type ModelConfig } from './config.js';
 import { AttributeType, DataType, type AttributeProtoJs, type NodeProtoJs, type ValueInfoProtoJs } from './onnx-proto.js';
 
 /** Bump when the graph layout changes, so cached graphs are rebuilt. */
-export const GRAPH_VERSION = 4;
+export const GRAPH_VERSION = 5;
 export const OPSET = 17;
 export const MASK_HIDDEN = -1e30;
 
@@ -152,8 +152,9 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource): BuiltGraph 
   };
 
   // RoPE tables from explicit positions, [N, 1, hd]: angle = position * inv_freq, repeated for both
-  // halves. rotate_half(x) = [-x2, x1] is a swap of the halves (one Gather) times a sign, and the sign
-  // is folded into the sine table: rope(x) = x * cos + swap(x) * signed_sin.
+  // halves. rotate_half(x) = [-x2, x1] is a swap of the halves (Split + Concat: cheaper than a Gather
+  // over the head dimension) times a sign, and the sign is folded into the sine table:
+  // rope(x) = x * cos + swap(x) * signed_sin.
   const invFreq = g.init('rope_inv_freq', [hd / 2], ropeInverseFrequencies(cfg.rope, hd));
   const posF = g.one('Unsqueeze', [g.one('Cast', ['positions'], { to: DataType.FLOAT }), g.i64([1])]);
   const half = g.one('Mul', [posF, invFreq]);
@@ -161,9 +162,12 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource): BuiltGraph 
   const cos = g.one('Cos', [angles]);
   const sign = new Float32Array(hd).map((_, i) => (i < hd / 2 ? -1 : 1));
   const signedSin = g.one('Mul', [g.one('Sin', [angles]), g.init('rope_sign', [hd], sign)]);
-  const swap = g.init('rope_swap_halves', [hd], Int32Array.from({ length: hd }, (_, i) => (i + hd / 2) % hd));
-  const rope = (x: string): string =>
-    g.one('Add', [g.one('Mul', [x, cos]), g.one('Mul', [g.one('Gather', [x, swap], { axis: 2 }), signedSin])]);
+  const halves = g.i64([hd / 2, hd / 2]);
+  const swapHalves = (x: string): string => {
+    const [x1, x2] = g.op('Split', [x, halves], { axis: 2 }, 2);
+    return g.one('Concat', [x2, x1], { axis: 2 });
+  };
+  const rope = (x: string): string => g.one('Add', [g.one('Mul', [x, cos]), g.one('Mul', [swapHalves(x), signedSin])]);
 
   // Shapes that depend on L+T (the attention width), taken from the mask.
   const lt = g.one('Shape', ['attn_mask'], { start: -1 });
