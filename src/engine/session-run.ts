@@ -154,8 +154,11 @@ export function createRunner(
 }
 
 /** The trace header of a setup's run: config, both models hashed, this machine, the resolved profile. */
-export function runTraceHeader(setup: RunSetup, provider = 'cpu'): Promise<TraceHeader> {
+export function runTraceHeader(setup: RunSetup, recordCandidates = false): Promise<TraceHeader> {
+  // The provider the target actually runs on (a CUDA request may have fallen back to CPU).
+  const provider = (setup.pair.target as { provider?: string }).provider ?? 'cpu';
   return buildTraceHeader({
+    recordCandidates,
     config: setup.config,
     draftDir: setup.draftDir,
     targetDir: setup.targetDir,

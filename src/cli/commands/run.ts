@@ -10,6 +10,7 @@ import { RunMetricsAccumulator, withSpeedupVsAr } from '../../engine/metrics/run
 import { createPolicy, type SpeculationPolicy } from '../../engine/policy/index.js';
 import type { RequestResult } from '../../engine/runner.js';
 import { createRunner, loadRunSetup, resolvePrompts, runTraceHeader } from '../../engine/session-run.js';
+import { ExpansionRecorder } from '../../engine/trace/expansions.js';
 import { TraceRecorder } from '../../engine/trace/writer.js';
 import { POLICY_NAMES, RunConfigSchema, type RunConfig } from '../../shared/config.js';
 import type { RunMetrics } from '../../shared/events.js';
@@ -41,6 +42,7 @@ export interface RunFlags {
   provider?: 'cpu' | 'cuda';
   out?: string;
   trace?: string;
+  recordCandidates?: boolean;
   json?: boolean;
   compareAr?: boolean;
   clock?: string;
@@ -109,6 +111,8 @@ export interface RunOptions {
   provider?: 'cpu' | 'cuda';
   /** Write the JSONL trace of the run here. */
   trace?: string;
+  /** With trace: also record every draft expansion's top-k, so `trace what-if` can re-score the run. */
+  recordCandidates?: boolean;
   /** Also run the workload under `ar` on the same pair and report the wall-time speedup. */
   compareAr?: boolean;
   /** Also time every step on this modelled clock (acceptance still comes from the real models). */
@@ -132,17 +136,19 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
   const setup = await loadRunSetup(config, { threads: options.threads, provider: options.provider, log: options.log });
   const { draftDir, targetDir } = setup;
   try {
-    const recorder = options.trace ? new TraceRecorder(options.trace, await runTraceHeader(setup)) : null;
+    if (options.recordCandidates && !options.trace) throw new Error('--record-candidates needs --trace FILE');
+    const recorder = options.trace ? new TraceRecorder(options.trace, await runTraceHeader(setup, options.recordCandidates)) : null;
+    const expansions = options.recordCandidates ? new ExpansionRecorder() : null;
     const runOnce = async (which: SpeculationPolicy, record: boolean) => {
       const metrics = new RunMetricsAccumulator({ policy: which.name });
       let stepMs = 0;
       let modelMs = 0;
       const modelled = { totalMs: 0, draftMs: 0, verifyMs: 0 };
       const runner = createRunner(setup, {
-        policy: which,
+        policy: record && expansions ? expansions.wrap(which) : which,
         onStep: (event) => {
           metrics.addStep(event);
-          if (record) recorder?.step(event);
+          if (record) recorder?.step(expansions ? expansions.annotate(event) : event);
           stepMs += event.timings.totalMs;
           modelMs += event.timings.modelMs ?? 0;
           if (options.clock) {
@@ -257,6 +263,7 @@ export function register(program: Command): void {
     .option('--provider <name>', 'onnxruntime execution provider: cpu (default) or cuda (falls back to cpu, saying why)', provider)
     .option('--out <file>', 'write one JSONL line per request: id, prompt, tokens, text')
     .option('--trace <file>', 'write the JSONL trace (header, one line per step, summary)')
+    .option('--record-candidates', 'with --trace: also record each draft expansion’s top-k, so `trace what-if` can re-score the run (larger file)')
     .option('--compare-ar', 'also run the workload under ar and report the wall-time speedup')
     .option('--clock <kind>', 'wall (default), or modelled: also report time on the hardware named by --hw')
     .option('--hw <spec>', 'modelled clock: HARDWARE[:MODEL] roofline (e.g. h100:70b, a100:8b, h200:235b-a22b) or measured')
@@ -266,7 +273,7 @@ export function register(program: Command): void {
       const config = runConfigFromFlags(flags);
       const clock = clockFromFlags(flags);
       const log = (line: string) => process.stderr.write(`${line}\n`);
-      const report = await executeRun(config, { threads: flags.threads, provider: flags.provider, trace: flags.trace, compareAr: flags.compareAr, clock, log });
+      const report = await executeRun(config, { threads: flags.threads, provider: flags.provider, trace: flags.trace, recordCandidates: flags.recordCandidates, compareAr: flags.compareAr, clock, log });
       if (flags.out) {
         const records = resolvePrompts(config);
         const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');

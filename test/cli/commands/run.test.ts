@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { executeRun, register, runConfigFromFlags } from '../../../src/cli/commands/run.js';
+import { rescoreTrace } from '../../../src/engine/trace/what-if.js';
+import { readTrace } from '../../../src/engine/trace/read.js';
 import { writeFixtureModel } from '../../engine/model/fixtures.js';
 import { tempDir } from '../../engine/model/helpers.js';
 
@@ -129,6 +131,31 @@ describe('echo-studio run', () => {
     expect(report.metrics.generatedTokens).toBe(2);
     if (!cudaInstalled) expect(lines.some((l) => /CUDA requested but .*; running on CPU/.test(l)), lines.join('\n')).toBe(true);
     await expect(run(['--policy', 'ar', ...pairFlags(), '--provider', 'tpu'])).rejects.toThrow(/--provider takes cpu or cuda/);
+  });
+
+  it('records candidates for what-if: re-scoring the run under its own settings reproduces it', async () => {
+    const trace = join(tmp.path, 'candidates.jsonl');
+    const summary = JSON.parse(
+      await run([
+        '--policy', 'eagle2', '--batch', '2', '--kmax', '12', '--prompts', promptsFile, '--requests', '3',
+        '--max-new-tokens', '6', ...pairFlags(), '--trace', trace, '--record-candidates', '--json',
+      ]),
+    );
+    const recorded = await readTrace(trace);
+    expect(recorded.error).toBeUndefined();
+    expect(recorded.header.recordCandidates).toBe(true);
+    // Every request-step carries its expansions (empty only where nothing was drafted).
+    for (const step of recorded.steps) {
+      for (const r of step.requests) {
+        expect(r.expansions, `step ${step.step} ${r.requestId}`).toBeDefined();
+        if (r.nodes.length > 1) expect(r.expansions!.length, `step ${step.step} ${r.requestId}`).toBeGreaterThan(0);
+      }
+    }
+    const same = rescoreTrace(recorded, {});
+    expect(same.undecidedRequestSteps).toBe(0);
+    expect(same.metrics.meanAcceptedTokens).toBeCloseTo(summary.meanAcceptedTokens, 9);
+    expect(same.metrics.verifiedTokensPerStep).toBeCloseTo(summary.verifiedTokensPerStep, 9);
+    await expect(run(['--policy', 'ar', ...pairFlags(), '--record-candidates'])).rejects.toThrow(/--record-candidates needs --trace/);
   });
 
   it('refuses K_max below the batch size', async () => {
