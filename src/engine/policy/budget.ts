@@ -3,13 +3,14 @@ import type { TreeShape } from '../../shared/config';
 
 /**
  * Draft tokens each of `n` requests may verify so that Σ (1 + K_i) ≤ kmax: floor(kmax / n) − 1
- * each, and one more for the first (kmax mod n) requests.
+ * each, and one more for the first (kmax mod n) requests — or for none of them when
+ * `spreadRemainder` is false (the ECHO scheduler grants that remainder by confidence instead).
  */
-export function fairShares(kmax: number, n: number): number[] {
+export function fairShares(kmax: number, n: number, spreadRemainder = true): number[] {
   if (n === 0) return [];
   if (kmax < n) throw new Error(`K_max (${kmax}) is below the ${n} requests in flight`);
   const each = Math.floor(kmax / n) - 1;
-  const extra = kmax % n;
+  const extra = spreadRemainder ? kmax % n : 0;
   const shares: number[] = new Array(n);
   for (let i = 0; i < n; i++) shares[i] = each + (i < extra ? 1 : 0);
   return shares;

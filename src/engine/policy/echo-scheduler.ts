@@ -2,7 +2,7 @@
 // `dense`, `fixed` and `ddd`. The whole batch is one Super-Tree under the cap
 // Σ_i (1 + K_i) ≤ K_max, built depth by depth:
 //
-//   budget     every request starts with a base share (its base shape, cut to its fair share of
+//   budget     every request starts with a base share (its base shape, cut to an even share of
 //              K_max); whatever the shares leave of K_max is free in a shared pool.
 //   gate       at a gated depth d, after layer d is drafted: pass iff c_{i,d} > τ_d. A request
 //              that fails is *truncated at d*: layer d is not granted, it stops deepening, and
@@ -123,7 +123,10 @@ export class ElasticScheduler implements SpeculationPolicy {
   }
 
   begin(ctx: StepContext): void {
-    const fair = fairShares(ctx.kmax, ctx.requests.length);
+    // With reallocation, the tokens of K_max that do not split evenly stay in the pool: Priority 1
+    // then hands them to the most confident requests instead of the first ones in the batch (at
+    // high load, with fewer draft tokens than requests, that remainder is the whole draft budget).
+    const fair = fairShares(ctx.kmax, ctx.requests.length, !this.rules.reallocate);
     const { shape, maxDepth } = this.rules;
     this.pool = [];
     let free = ctx.kmax - ctx.requests.length;

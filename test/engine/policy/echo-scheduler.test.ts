@@ -72,6 +72,19 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     expect(out.verifiedTokens).toBe(12);
   });
 
+  it('high load: the tokens of K_max that do not split evenly go to the most confident requests', () => {
+    // Four requests, K_max 6: the roots take 4, and the 2 draft tokens cannot be split evenly.
+    // Static-style shares would give them to A and B (the first two); ECHO grants them by
+    // confidence after drafting every root, so the confident B and D get them.
+    const policy = echo({ batch: 4, kmax: 6, taus: {}, maxDepth: 6 });
+    const out = runTableStep(policy, 6, [unsure('A'), confident('B', 0.7), unsure('C'), confident('D', 0.9)]);
+    expect(out.widths).toEqual([[], [1], [], [1]]);
+    expect(out.verifiedTokens).toBe(6);
+    // With one token left, the most confident (D) wins it.
+    const one = runTableStep(echo({ batch: 4, kmax: 5, taus: {}, maxDepth: 6 }), 5, [unsure('A'), confident('B', 0.7), unsure('C'), confident('D', 0.9)]);
+    expect(one.widths).toEqual([[], [], [], [1]]);
+  });
+
   it('low load: a truncated request gets its released budget back as width at its truncation depth', () => {
     const policy = echo({ batch: 1, kmax: 81, taus: { '0': 0.2 } });
     const out = runTableStep(policy, 81, [unsure('solo')]);
