@@ -55,6 +55,19 @@ class Batches:
         return x[:, :-1], x[:, 1:]
 
 
+def data_fingerprint(data):
+    """SHA-256 of the tokenizer and the training token streams: a checkpoint only resumes on the
+    data it was trained on (a re-run that rebuilt the tokenizer must not continue stale weights)."""
+    import hashlib
+    h = hashlib.sha256()
+    with open(os.path.join(data, "tokenizer", "tokenizer.json"), "rb") as fh:
+        h.update(fh.read())
+    for d in DOMAINS:
+        with open(os.path.join(data, "tokens", f"{d}.train.npy"), "rb") as fh:
+            h.update(fh.read())
+    return h.hexdigest()
+
+
 def heldout_windows(data, seq, max_windows=None):
     out = {}
     for d in DOMAINS:
@@ -174,8 +187,13 @@ def main():
     os.makedirs(ckdir, exist_ok=True)
     ck = os.path.join(ckdir, f"{a.name}.pt")
     step, elapsed, history = 0, 0.0, []
+    fingerprint = data_fingerprint(a.data)
     if os.path.exists(ck):
         st = torch.load(ck)
+        # Checkpoints written before fingerprints existed carry none and are trusted.
+        if st.get("data", fingerprint) != fingerprint or st.get("config", cfg) != cfg:
+            raise SystemExit(f"{ck} was trained on other data or another model shape than this run's "
+                             f"(the tokenizer or corpora were rebuilt?): move it away to train from scratch")
         model.load_state_dict(st["model"])
         opt.load_state_dict(st["opt"])
         batches.rng.bit_generator.state = st["rng"]
@@ -230,7 +248,8 @@ def main():
         if step % a.ckpt_every == 0 or done:
             tmp = ck + ".tmp"
             torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "rng": batches.rng.bit_generator.state,
-                        "torch_rng": torch.get_rng_state(), "step": step, "elapsed": elapsed, "history": history}, tmp)
+                        "torch_rng": torch.get_rng_state(), "step": step, "elapsed": elapsed, "history": history,
+                        "data": fingerprint, "config": cfg}, tmp)
             os.replace(tmp, ck)
             t_last = time.time()
 
