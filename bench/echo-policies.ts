@@ -14,9 +14,9 @@
 // the modelled clock [measured: the knee fit of this machine; or e.g. h100:70b],
 // --calibration-prompts N [24], --delta X [0.75], --knee N [measured; give one to reuse an earlier
 // measurement: the modelled clock then keeps T_ar = T_1 and sets γ = 1 / knee].
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { pairBenchArgs, pairBenchOptions, runGreedy } from './pair-bench.js';
 import { calibratePair } from '../src/engine/calibrate/warmup.js';
 import { clockFromSpec, tverClock, type ModelledClock } from '../src/engine/cost/clock.js';
 import { fitKnee } from '../src/engine/cost/knee.js';
@@ -29,21 +29,13 @@ import { EchoPolicy, type EchoOptions } from '../src/engine/policy/echo.js';
 import { FixedPolicy } from '../src/engine/policy/fixed.js';
 import { createPolicy } from '../src/engine/policy/index.js';
 import type { SpeculationPolicy } from '../src/engine/policy/types.js';
-import { Runner, slotRows, type WorkItem } from '../src/engine/runner.js';
+import { slotRows, type WorkItem } from '../src/engine/runner.js';
 import { readPromptsFile } from '../src/engine/workload.js';
 import type { RunMetrics } from '../src/shared/events.js';
 
 const { values: args } = parseArgs({
   options: {
-    draft: { type: 'string', default: 'assets/models/echo-demo-draft' },
-    target: { type: 'string', default: 'assets/models/echo-demo-target' },
-    domains: { type: 'string', default: 'code,prose,math' },
-    batches: { type: 'string', default: '1,8,32,64' },
-    policies: { type: 'string', default: 'echo,static,eagle2,dense,fixed,ddd,ar' },
-    requests: { type: 'string' },
-    'max-new-tokens': { type: 'string', default: '32' },
-    threads: { type: 'string', default: '2' },
-    kmax: { type: 'string' },
+    ...pairBenchOptions({ batches: '1,8,32,64', policies: 'echo,static,eagle2,dense,fixed,ddd,ar', maxNewTokens: '32', threads: '2' }),
     knee: { type: 'string' },
     hw: { type: 'string', default: 'measured' },
     'calibration-prompts': { type: 'string', default: '24' },
@@ -51,16 +43,9 @@ const { values: args } = parseArgs({
   },
 });
 
-const domains = args.domains.split(',');
-const batches = args.batches.split(',').map(Number);
-const policies = args.policies.split(',');
-const maxNewTokens = Number(args['max-new-tokens']);
-const threads = Number(args.threads);
+const { domains, batches, policies, maxNewTokens, threads } = pairBenchArgs(args);
 const calibrationPrompts = Number(args['calibration-prompts']);
 const delta = Number(args.delta);
-for (const dir of [args.draft, args.target]) {
-  if (!existsSync(join(dir, 'config.json'))) throw new Error(`no model at ${dir} (pass --draft DIR --target DIR)`);
-}
 
 const ECHO_FAMILY: Record<string, (o: EchoOptions) => SpeculationPolicy> = {
   echo: (o) => new EchoPolicy(o),
@@ -95,27 +80,11 @@ async function measure(pair: ModelPair, policy: SpeculationPolicy, batch: number
   const metrics = new RunMetricsAccumulator({ policy: policy.name });
   let modelledMs = 0;
   let moved = 0;
-  const runner = new Runner(
-    {
-      target: pair.target,
-      draft: pair.draft,
-      policy,
-      batch,
-      kmax,
-      maxNewTokens,
-      temperature: 0,
-      seed: 0,
-      eosTokenIds: pair.target.info.eosTokenIds,
-      maxLength: pair.maxLength,
-      onStep: (e) => {
-        metrics.addStep(e);
-        modelledMs += clock.stepMs(e).totalMs;
-        for (const t of e.transfers) moved += t.tokens;
-      },
-    },
-    workload,
-  );
-  const summary = await runner.run();
+  const summary = await runGreedy(pair, policy, { batch, kmax, maxNewTokens }, workload, (e) => {
+    metrics.addStep(e);
+    modelledMs += clock.stepMs(e).totalMs;
+    for (const t of e.transfers) moved += t.tokens;
+  });
   return { metrics: metrics.metrics(summary.wallMs), modelledMs, moved };
 }
 

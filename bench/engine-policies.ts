@@ -12,47 +12,32 @@
 // --requests N [2 × batch, at least 8],
 // --max-new-tokens N [64], --threads N [1: two sessions with spinning 2-thread pools fight over two cores], --rounds N [3: interleaved, median reported],
 // --memory-requests N [0 = skip the long run].
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { pairBenchArgs, pairBenchOptions, runGreedy } from './pair-bench.js';
 import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
 import { loadPair, type ModelPair } from '../src/engine/pair.js';
 import { createPolicy } from '../src/engine/policy/index.js';
-import { Runner, slotRows, type WorkItem } from '../src/engine/runner.js';
+import { slotRows, type WorkItem } from '../src/engine/runner.js';
 import { readPromptsFile, takeRequests } from '../src/engine/workload.js';
 import type { RunMetrics } from '../src/shared/events.js';
 
 const { values: args } = parseArgs({
   options: {
-    draft: { type: 'string', default: 'assets/models/echo-demo-draft' },
-    target: { type: 'string', default: 'assets/models/echo-demo-target' },
-    domains: { type: 'string', default: 'code,prose,math' },
-    batches: { type: 'string', default: '1,8,32' },
-    policies: { type: 'string', default: 'ar,chain,static,eagle2' },
+    ...pairBenchOptions({ batches: '1,8,32', policies: 'ar,chain,static,eagle2', maxNewTokens: '64', threads: '1' }),
     'kmax-per-request': { type: 'string', default: '8' },
-    kmax: { type: 'string' },
-    requests: { type: 'string' },
-    'max-new-tokens': { type: 'string', default: '64' },
-    threads: { type: 'string', default: '1' },
     'memory-requests': { type: 'string', default: '0' },
     rounds: { type: 'string', default: '3' },
   },
 });
 
-const domains = args.domains.split(',');
-const batches = args.batches.split(',').map(Number);
-const policies = args.policies.split(',');
+const { domains, batches, policies, maxNewTokens, threads } = pairBenchArgs(args);
 const kmaxPerRequest = Number(args['kmax-per-request']);
-const maxNewTokens = Number(args['max-new-tokens']);
-const threads = Number(args.threads);
 const memoryRequests = Number(args['memory-requests']);
 const rounds = Number(args.rounds);
 // --kmax 1:16,8:64 sets K_max per batch size explicitly.
 const kmaxFor = new Map((args.kmax ?? '').split(',').filter(Boolean).map((p) => p.split(':').map(Number) as [number, number]));
 const kmaxOf = (batch: number) => kmaxFor.get(batch) ?? Math.max(16, kmaxPerRequest * batch, batch);
-for (const dir of [args.draft, args.target]) {
-  if (!existsSync(join(dir, 'config.json'))) throw new Error(`no model at ${dir} (pass --draft DIR --target DIR)`);
-}
 
 interface Measured {
   metrics: RunMetrics;
@@ -68,27 +53,11 @@ async function measure(pair: ModelPair, policy: string, batch: number, kmax: num
   const metrics = new RunMetricsAccumulator({ policy });
   let stepMs = 0;
   let modelMs = 0;
-  const runner = new Runner(
-    {
-      target: pair.target,
-      draft: pair.draft,
-      policy: createPolicy(policy, { batch, kmax }),
-      batch,
-      kmax,
-      maxNewTokens,
-      temperature: 0,
-      seed: 0,
-      eosTokenIds: pair.target.info.eosTokenIds,
-      maxLength: pair.maxLength,
-      onStep: (e) => {
-        metrics.addStep(e);
-        stepMs += e.timings.totalMs;
-        modelMs += e.timings.modelMs ?? 0;
-      },
-    },
-    workload,
-  );
-  const summary = await runner.run();
+  const summary = await runGreedy(pair, createPolicy(policy, { batch, kmax }), { batch, kmax, maxNewTokens }, workload, (e) => {
+    metrics.addStep(e);
+    stepMs += e.timings.totalMs;
+    modelMs += e.timings.modelMs ?? 0;
+  });
   return { metrics: metrics.metrics(summary.wallMs), engineShare: (stepMs - modelMs) / stepMs };
 }
 
@@ -143,28 +112,12 @@ if (memoryRequests > 0) {
   const samples: string[] = [];
   let steps = 0;
   const mb = (n: number) => (n / 2 ** 20).toFixed(1);
-  const runner = new Runner(
-    {
-      target: pair.target,
-      draft: pair.draft,
-      policy: createPolicy('eagle2', { batch, kmax: 8 * batch }),
-      batch,
-      kmax: 8 * batch,
-      maxNewTokens,
-      temperature: 0,
-      seed: 0,
-      eosTokenIds: pair.target.info.eosTokenIds,
-      maxLength: pair.maxLength,
-      onStep: () => {
-        if (++steps % 200 === 0) {
-          const m = process.memoryUsage();
-          samples.push(`step ${pad(steps, 6)}: rss ${pad(mb(m.rss), 7)} MiB, heap ${pad(mb(m.heapUsed), 6)} MiB, external ${pad(mb(m.external), 7)} MiB`);
-        }
-      },
-    },
-    workload,
-  );
-  await runner.run();
+  await runGreedy(pair, createPolicy('eagle2', { batch, kmax: 8 * batch }), { batch, kmax: 8 * batch, maxNewTokens }, workload, () => {
+    if (++steps % 200 === 0) {
+      const m = process.memoryUsage();
+      samples.push(`step ${pad(steps, 6)}: rss ${pad(mb(m.rss), 7)} MiB, heap ${pad(mb(m.heapUsed), 6)} MiB, external ${pad(mb(m.external), 7)} MiB`);
+    }
+  });
   console.log(`\nmemory over a long run (eagle2, batch ${batch}, ${memoryRequests} requests):`);
   for (const line of samples) console.log(line);
 }

@@ -1,0 +1,82 @@
+// What the pair benches (engine-policies, echo-policies) share: their common flags and a greedy
+// run of one policy on a loaded pair.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ModelPair } from '../src/engine/pair.js';
+import type { SpeculationPolicy } from '../src/engine/policy/types.js';
+import { Runner, type RunSummary, type WorkItem } from '../src/engine/runner.js';
+import type { StepEvent } from '../src/shared/events.js';
+
+/** parseArgs options every pair bench takes; each bench adds its own and sets its defaults. */
+export function pairBenchOptions(defaults: { batches: string; policies: string; maxNewTokens: string; threads: string }) {
+  return {
+    draft: { type: 'string', default: 'assets/models/echo-demo-draft' },
+    target: { type: 'string', default: 'assets/models/echo-demo-target' },
+    domains: { type: 'string', default: 'code,prose,math' },
+    batches: { type: 'string', default: defaults.batches },
+    policies: { type: 'string', default: defaults.policies },
+    requests: { type: 'string' },
+    'max-new-tokens': { type: 'string', default: defaults.maxNewTokens },
+    threads: { type: 'string', default: defaults.threads },
+    kmax: { type: 'string' },
+  } as const;
+}
+
+export interface PairBenchArgs {
+  draft: string;
+  target: string;
+  domains: string[];
+  batches: number[];
+  policies: string[];
+  maxNewTokens: number;
+  threads: number;
+}
+
+/** The common flags, parsed and checked (both model folders must exist). */
+export function pairBenchArgs(values: {
+  draft: string;
+  target: string;
+  domains: string;
+  batches: string;
+  policies: string;
+  'max-new-tokens': string;
+  threads: string;
+}): PairBenchArgs {
+  for (const dir of [values.draft, values.target]) {
+    if (!existsSync(join(dir, 'config.json'))) throw new Error(`no model at ${dir} (pass --draft DIR --target DIR)`);
+  }
+  return {
+    draft: values.draft,
+    target: values.target,
+    domains: values.domains.split(','),
+    batches: values.batches.split(',').map(Number),
+    policies: values.policies.split(','),
+    maxNewTokens: Number(values['max-new-tokens']),
+    threads: Number(values.threads),
+  };
+}
+
+/** One greedy run of `policy` over `workload` on the pair. */
+export function runGreedy(
+  pair: ModelPair,
+  policy: SpeculationPolicy,
+  run: { batch: number; kmax: number; maxNewTokens: number },
+  workload: WorkItem[],
+  onStep: (e: StepEvent) => void,
+): Promise<RunSummary> {
+  const runner = new Runner(
+    {
+      target: pair.target,
+      draft: pair.draft,
+      policy,
+      ...run,
+      temperature: 0,
+      seed: 0,
+      eosTokenIds: pair.target.info.eosTokenIds,
+      maxLength: pair.maxLength,
+      onStep,
+    },
+    workload,
+  );
+  return runner.run();
+}
