@@ -1,10 +1,11 @@
 // On-disk cache of built graphs: <cache>/graphs/<key>.onnx (+ <key>.onnx.data for external
-// weights). The key hashes config.json, the weight files' identity and GRAPH_VERSION, so a changed
-// model or a new graph layout never reuses a stale graph.
+// weights, + <key>.json describing the entry). The key hashes config.json, the weight files'
+// identity and GRAPH_VERSION, so a changed model or a new graph layout never reuses a stale graph;
+// the superseded graphs of the same model folder are pruned once the new one is written.
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { GRAPH_VERSION, OPSET, type BuiltGraph } from './graph-builder.js';
 import { encodeModel, type ModelProtoJs, type TensorProtoJs } from './onnx-proto.js';
 
@@ -95,4 +96,240 @@ export function writeGraph(graph: BuiltGraph, path: string, meta: Record<string,
   if (external) renameSync(dataTmp, dataPath);
   else if (existsSync(dataPath)) rmSync(dataPath);
   renameSync(tmp, path);
+}
+
+// ---- Entries: sidecars, last use, listing and removal ----
+
+/** `<key>.json` next to `<key>.onnx`: what the graph was built from, so it can be listed and pruned. */
+export interface GraphSidecar {
+  /** Absolute model folder the graph was built from. */
+  source: string;
+  graphVersion: number;
+  architecture: string;
+  /** ISO time the graph was written. */
+  builtAt: string;
+  /** .onnx + .onnx.data bytes when written. */
+  bytes: number;
+}
+
+export interface GraphCacheEntry {
+  key: string;
+  /** The `<key>.onnx` file. */
+  path: string;
+  /** From the sidecar; null for graphs written before sidecars existed. */
+  source: string | null;
+  architecture: string | null;
+  graphVersion: number | null;
+  builtAt: string | null;
+  /** The .onnx file's mtime: set when written, touched by `markGraphUsed` on every reuse. */
+  lastUsedAt: string;
+  /** .onnx + .onnx.data bytes on disk now. */
+  bytes: number;
+}
+
+export interface GraphRemoval {
+  removed: GraphCacheEntry[];
+  /** Bytes of the removed entries plus the leftover files deleted with them. */
+  freedBytes: number;
+  /** Files that could not be deleted (permissions, a file in use on Windows), with the reason. */
+  failed: { path: string; reason: string }[];
+}
+
+/** Crashed writes leave `<key>.onnx.<pid>.tmp` files; a younger one may be a write in progress. */
+export const STALE_LEFTOVER_MS = 60 * 60 * 1000;
+
+const CACHE_KEY = /^[0-9a-f]{32}$/;
+const TEMP_FILE = /^([0-9a-f]{32})\.(?:onnx|onnx\.data|json)\.\d+\.tmp$/;
+
+export function graphsDir(root = cacheRoot()): string {
+  return join(root, 'graphs');
+}
+
+export function sidecarPath(graphPath: string): string {
+  return graphPath.replace(/\.onnx$/, '.json');
+}
+
+export function graphFileBytes(graphPath: string): number {
+  let total = statSync(graphPath).size;
+  if (existsSync(`${graphPath}.data`)) total += statSync(`${graphPath}.data`).size;
+  return total;
+}
+
+/** Writes `<key>.json` next to a freshly written graph, atomically (temp file + rename). */
+export function writeGraphSidecar(graphPath: string, what: { source: string; graphVersion: number; architecture: string }): GraphSidecar {
+  const sidecar: GraphSidecar = {
+    source: resolve(what.source),
+    graphVersion: what.graphVersion,
+    architecture: what.architecture,
+    builtAt: new Date().toISOString(),
+    bytes: graphFileBytes(graphPath),
+  };
+  const path = sidecarPath(graphPath);
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(sidecar, null, 2)}\n`);
+  renameSync(tmp, path);
+  return sidecar;
+}
+
+/** Records a reuse as the .onnx file's mtime, which `--prune-unused` reads. */
+export function markGraphUsed(graphPath: string, now = new Date()): void {
+  utimesSync(graphPath, now, now);
+}
+
+function readSidecar(path: string): GraphSidecar | null {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return null; // missing or not ours: the entry is listed as unknown
+  }
+  const s = raw as Partial<GraphSidecar> | null;
+  if (s === null || typeof s !== 'object' || typeof s.source !== 'string' || typeof s.graphVersion !== 'number' || typeof s.architecture !== 'string') return null;
+  return { source: s.source, graphVersion: s.graphVersion, architecture: s.architecture, builtAt: typeof s.builtAt === 'string' ? s.builtAt : '', bytes: typeof s.bytes === 'number' ? s.bytes : 0 };
+}
+
+function listNames(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+}
+
+/**
+ * The graphs in the cache, most recently used first. Only `*.onnx` files that are ours count:
+ * named by a cache key, or described by a sidecar.
+ */
+export function listGraphCache(root = cacheRoot()): GraphCacheEntry[] {
+  const dir = graphsDir(root);
+  const entries: GraphCacheEntry[] = [];
+  for (const name of listNames(dir)) {
+    if (!name.endsWith('.onnx')) continue;
+    const key = name.slice(0, -'.onnx'.length);
+    const path = join(dir, name);
+    const sidecar = readSidecar(sidecarPath(path));
+    if (sidecar === null && !CACHE_KEY.test(key)) continue;
+    let stat;
+    try {
+      stat = statSync(path);
+      if (!stat.isFile()) continue;
+    } catch {
+      continue; // removed while listing
+    }
+    let bytes = stat.size;
+    try {
+      bytes += statSync(`${path}.data`).size;
+    } catch {
+      // inline weights: no data file
+    }
+    entries.push({
+      key,
+      path,
+      source: sidecar?.source ?? null,
+      architecture: sidecar?.architecture ?? null,
+      graphVersion: sidecar?.graphVersion ?? null,
+      builtAt: sidecar?.builtAt || null,
+      lastUsedAt: stat.mtime.toISOString(),
+      bytes,
+    });
+  }
+  return entries.sort((a, b) => b.lastUsedAt.localeCompare(a.lastUsedAt) || a.key.localeCompare(b.key));
+}
+
+function failure(path: string, err: unknown): { path: string; reason: string } {
+  const e = err as NodeJS.ErrnoException;
+  return { path, reason: e.code ?? e.message };
+}
+
+/** Deletes each entry's .onnx, .onnx.data and sidecar; an entry counts as removed once its .onnx is gone. */
+export function removeGraphEntries(entries: GraphCacheEntry[]): GraphRemoval {
+  const result: GraphRemoval = { removed: [], freedBytes: 0, failed: [] };
+  for (const entry of entries) {
+    try {
+      rmSync(entry.path, { force: true });
+    } catch (err) {
+      result.failed.push(failure(entry.path, err));
+      continue; // keep the rest so the entry still lists with its source
+    }
+    result.removed.push(entry);
+    result.freedBytes += entry.bytes;
+    for (const path of [`${entry.path}.data`, sidecarPath(entry.path)]) {
+      try {
+        rmSync(path, { force: true });
+      } catch (err) {
+        result.failed.push(failure(path, err)); // a leftover data file is removed by a later prune
+      }
+    }
+  }
+  return result;
+}
+
+/**
+ * Deletes what crashed or interrupted writes left in `graphs/`: our temp files and `.onnx.data`
+ * files without their `.onnx` once older than STALE_LEFTOVER_MS (younger ones may belong to a
+ * write in progress in another process: the data file is renamed into place just before the
+ * graph), and sidecars without their `.onnx`.
+ */
+export function removeGraphLeftovers(root = cacheRoot(), now = Date.now()): GraphRemoval {
+  const dir = graphsDir(root);
+  const result: GraphRemoval = { removed: [], freedBytes: 0, failed: [] };
+  const names = listNames(dir);
+  const present = new Set(names);
+  for (const name of names) {
+    const path = join(dir, name);
+    let stale: boolean;
+    if (TEMP_FILE.test(name)) stale = true;
+    else if (name.endsWith('.onnx.data')) {
+      const stem = name.slice(0, -'.onnx.data'.length);
+      stale = !present.has(`${stem}.onnx`) && (CACHE_KEY.test(stem) || readSidecar(join(dir, `${stem}.json`)) !== null);
+    } else if (name.endsWith('.json')) {
+      const stem = name.slice(0, -'.json'.length);
+      if (present.has(`${stem}.onnx`) || readSidecar(path) === null) continue;
+      try {
+        rmSync(path, { force: true });
+      } catch (err) {
+        result.failed.push(failure(path, err));
+      }
+      continue;
+    } else continue;
+    if (!stale) continue;
+    try {
+      const stat = statSync(path);
+      if (!stat.isFile() || now - stat.mtimeMs < STALE_LEFTOVER_MS) continue;
+      rmSync(path, { force: true });
+      result.freedBytes += stat.size;
+    } catch (err) {
+      result.failed.push(failure(path, err));
+    }
+  }
+  return result;
+}
+
+function merge(a: GraphRemoval, b: GraphRemoval): GraphRemoval {
+  return { removed: [...a.removed, ...b.removed], freedBytes: a.freedBytes + b.freedBytes, failed: [...a.failed, ...b.failed] };
+}
+
+/**
+ * After `keepPath` was written for model folder `source`: deletes the other entries built from
+ * the same folder (the model files or the graph layout changed since) and stale leftovers.
+ * Entries without a sidecar are left alone: their source is unknown.
+ */
+export function pruneSupersededGraphs(keepPath: string, source: string, now = Date.now()): GraphRemoval {
+  const root = dirname(dirname(keepPath));
+  const keep = resolve(keepPath);
+  const folder = resolve(source);
+  const superseded = listGraphCache(root).filter((e) => e.source !== null && resolve(e.source) === folder && resolve(e.path) !== keep);
+  return merge(removeGraphEntries(superseded), removeGraphLeftovers(root, now));
+}
+
+/** Deletes the entries not used for `olderThanMs` (0: all of them) and stale leftovers. */
+export function pruneUnusedGraphs(olderThanMs: number, root = cacheRoot(), now = Date.now()): GraphRemoval {
+  const unused = listGraphCache(root).filter((e) => now - Date.parse(e.lastUsedAt) >= olderThanMs);
+  return merge(removeGraphEntries(unused), removeGraphLeftovers(root, now));
+}
+
+/** Deletes every entry (sidecar or not) and stale leftovers. */
+export function clearGraphCache(root = cacheRoot(), now = Date.now()): GraphRemoval {
+  return merge(removeGraphEntries(listGraphCache(root)), removeGraphLeftovers(root, now));
 }

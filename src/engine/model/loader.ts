@@ -1,12 +1,22 @@
 // HF model folder → ModelInfo, and → a running OrtModelSession (building or reusing the cached graph).
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { parseModelConfig, readConfigJson, type ModelConfig } from './config.js';
 import { ModelLoadError } from './errors.js';
 import { buildGraph, GRAPH_VERSION, type WeightSource } from './graph-builder.js';
-import { cachedGraphPath, cacheRoot, DEFAULT_EXTERNAL_DATA_THRESHOLD, graphCacheKey, writeGraph } from './graph-cache.js';
+import {
+  cachedGraphPath,
+  cacheRoot,
+  DEFAULT_EXTERNAL_DATA_THRESHOLD,
+  graphCacheKey,
+  markGraphUsed,
+  pruneSupersededGraphs,
+  writeGraph,
+  writeGraphSidecar,
+  type GraphRemoval,
+} from './graph-cache.js';
 import { indexWeights, readTensorF32, weightIdentity, type WeightIndex } from './safetensors.js';
 import { OrtModelSession } from './session.js';
 import { ModelTokenizer } from './tokenizer.js';
@@ -116,17 +126,57 @@ function weightSource(weights: WeightIndex): WeightSource {
   };
 }
 
-/** Builds the graph into the cache (unless already there); returns its path and whether it was built now. */
-export function ensureGraph(folder: ModelFolder, externalThreshold = DEFAULT_EXTERNAL_DATA_THRESHOLD): { path: string; built: boolean } {
-  if (isGraphCached(folder)) return { path: folder.graphPath, built: false };
+export interface EnsuredGraph {
+  path: string;
+  /** True when the graph was built now, false when the cached one is reused. */
+  built: boolean;
+  /** When built: the superseded graphs of this folder and stale leftovers that were deleted. */
+  pruned: GraphRemoval | null;
+  /** Cache upkeep that failed without failing the load (sidecar not written, a file not deleted), one line each. */
+  cacheProblems: string[];
+}
+
+function errorCode(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  return e.code ?? e.message;
+}
+
+/**
+ * Builds the graph into the cache (unless already there) and returns its path. A reuse is recorded
+ * as the graph file's mtime; a build writes the `<key>.json` sidecar and then deletes the graphs
+ * this one supersedes (same model folder). Neither upkeep step can fail the load.
+ */
+export function ensureGraph(folder: ModelFolder, externalThreshold = DEFAULT_EXTERNAL_DATA_THRESHOLD): EnsuredGraph {
+  const cacheProblems: string[] = [];
+  if (isGraphCached(folder)) {
+    try {
+      markGraphUsed(folder.graphPath);
+    } catch (err) {
+      cacheProblems.push(`cannot record the use of ${folder.graphPath} (${errorCode(err)}); pruning by last use may count it as unused`);
+    }
+    return { path: folder.graphPath, built: false, pruned: null, cacheProblems };
+  }
   const graph = buildGraph(folder.config, weightSource(folder.weights));
   try {
     writeGraph(graph, folder.graphPath, { source: folder.dir, graph_version: String(GRAPH_VERSION), architecture: folder.config.architecture }, externalThreshold);
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    throw new ModelLoadError(folder.graphPath, `cannot write the graph cache (${e.code ?? e.message}); set ECHO_STUDIO_CACHE to a writable folder`);
+    throw new ModelLoadError(folder.graphPath, `cannot write the graph cache (${errorCode(err)}); set ECHO_STUDIO_CACHE to a writable folder`);
   }
-  return { path: folder.graphPath, built: true };
+  try {
+    writeGraphSidecar(folder.graphPath, { source: folder.dir, graphVersion: GRAPH_VERSION, architecture: folder.config.architecture });
+  } catch (err) {
+    // Without its sidecar the graph still works; only automatic pruning cannot tell its folder.
+    cacheProblems.push(`cannot write the sidecar of ${folder.graphPath} (${errorCode(err)}); it will not be pruned automatically`);
+    return { path: folder.graphPath, built: true, pruned: null, cacheProblems };
+  }
+  let pruned: GraphRemoval | null = null;
+  try {
+    pruned = pruneSupersededGraphs(folder.graphPath, folder.dir);
+    for (const f of pruned.failed) cacheProblems.push(`cannot delete ${f.path} (${f.reason})`);
+  } catch (err) {
+    cacheProblems.push(`cannot prune ${dirname(folder.graphPath)} (${errorCode(err)})`);
+  }
+  return { path: folder.graphPath, built: true, pruned, cacheProblems };
 }
 
 /**
@@ -163,8 +213,11 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
     );
   }
   const note = options.onMessage ?? (() => {});
-  const { path, built } = ensureGraph(folder, options.externalDataThreshold);
-  note(built ? `built graph ${basename(path)}` : `reused cached graph ${basename(path)}`);
+  const { path, built, pruned, cacheProblems } = ensureGraph(folder, options.externalDataThreshold);
+  const superseded = pruned?.removed.length ?? 0;
+  const freed = superseded === 0 ? '' : ` (deleted ${superseded} superseded graph${superseded === 1 ? '' : 's'} of this folder, ${(pruned!.removed.reduce((sum, e) => sum + e.bytes, 0) / (1 << 20)).toFixed(1)} MiB)`;
+  note(built ? `built graph ${basename(path)}${freed}` : `reused cached graph ${basename(path)}`);
+  for (const problem of cacheProblems) note(`graph cache: ${problem}`);
 
   let provider: 'cpu' | 'cuda' = 'cpu';
   if (options.provider === 'cuda') {
@@ -196,11 +249,7 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   return new OrtModelSession({ info: folder.info, session, slots, maxLength, provider });
 }
 
-export function graphFileBytes(path: string): number {
-  let total = statSync(path).size;
-  if (existsSync(`${path}.data`)) total += statSync(`${path}.data`).size;
-  return total;
-}
+export { graphFileBytes } from './graph-cache.js';
 
 /** The folder's tokenizer, with the EOS ids of config.json and generation_config.json merged in. */
 export function loadTokenizer(dir: string): ModelTokenizer {

@@ -1,10 +1,12 @@
 // Built graphs are cached on disk and reused; weights above the threshold go to external data;
-// onnxruntime runs only the output heads that are fetched.
-import { existsSync, utimesSync } from 'node:fs';
-import { join } from 'node:path';
+// onnxruntime runs only the output heads that are fetched. The cache prunes the graphs a rebuild
+// supersedes and the leftovers of crashed writes, and records when a graph was last used.
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, expect, test } from 'vitest';
-import { ensureGraph, isGraphCached, loadModel, openModelFolder } from '../../../src/engine/model/index.js';
+import { ensureGraph, GRAPH_VERSION, isGraphCached, loadModel, openModelFolder } from '../../../src/engine/model/index.js';
+import { listGraphCache, sidecarPath, STALE_LEFTOVER_MS } from '../../../src/engine/model/graph-cache.js';
 import { cudaUnavailableReason } from '../../../src/engine/model/loader.js';
 import { writeFixtureModel } from './fixtures.js';
 import { argmax, maxRowDiff, tempDir } from './helpers.js';
@@ -86,4 +88,124 @@ test.skipIf(cudaUnavailableReason() === null)('asking for CUDA without the CUDA 
   const r = await session.forward([{ slot, tokens: [7], parents: [-1] }], { argmaxRows: [0] });
   expect(r.argmax![0]).toBe(argmax(referenceForward(fx, [7])[0]));
   await session.release();
+});
+
+const HOUR_MS = 60 * 60 * 1000;
+
+function setMtime(path: string, msAgo: number): void {
+  const t = new Date(Date.now() - msAgo);
+  utimesSync(path, t, t);
+}
+
+test('a graph is written with a sidecar describing it; a reuse marks it used', () => {
+  const fx = writeFixtureModel(join(tmp.path, 'e'));
+  const cacheDir = join(tmp.path, 'cache-e');
+  const folder = openModelFolder(fx.dir, cacheDir);
+  const first = ensureGraph(folder, 0);
+  expect(first.built).toBe(true);
+  const sidecar = JSON.parse(readFileSync(sidecarPath(folder.graphPath), 'utf8'));
+  expect(sidecar.source).toBe(resolve(fx.dir));
+  expect(sidecar.graphVersion).toBe(GRAPH_VERSION);
+  expect(sidecar.architecture).toBe('llama');
+  expect(Math.abs(Date.parse(sidecar.builtAt) - Date.now())).toBeLessThan(60_000);
+  expect(sidecar.bytes).toBe(statSync(folder.graphPath).size + statSync(`${folder.graphPath}.data`).size);
+  expect(readdirSync(join(cacheDir, 'graphs')).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+
+  setMtime(folder.graphPath, 10 * 24 * HOUR_MS);
+  const before = Date.now();
+  const second = ensureGraph(folder, 0);
+  expect(second).toMatchObject({ built: false, pruned: null, cacheProblems: [] });
+  expect(statSync(folder.graphPath).mtimeMs).toBeGreaterThanOrEqual(before - 1000);
+  const [entry] = listGraphCache(cacheDir);
+  expect(entry).toMatchObject({ key: folder.cacheKey, source: resolve(fx.dir), architecture: 'llama', graphVersion: GRAPH_VERSION, builtAt: sidecar.builtAt, bytes: sidecar.bytes });
+  expect(Date.parse(entry.lastUsedAt)).toBeGreaterThanOrEqual(before - 1000);
+});
+
+test('rebuilding a changed model deletes its superseded graphs only; other models and foreign files stay', async () => {
+  const a = writeFixtureModel(join(tmp.path, 'f-a'));
+  const b = writeFixtureModel(join(tmp.path, 'f-b'), { seed: 7, hiddenSize: 32 }); // another config: another key
+  const cacheDir = join(tmp.path, 'cache-f');
+  const graphs = join(cacheDir, 'graphs');
+  const notes: string[] = [];
+  const onMessage = (line: string) => notes.push(line);
+  await (await loadModel(b.dir, { cacheDir })).release();
+  await (await loadModel(a.dir, { cacheDir, externalDataThreshold: 0 })).release();
+  const firstA = openModelFolder(a.dir, cacheDir).graphPath;
+  expect(existsSync(`${firstA}.data`)).toBe(true);
+  // An entry from before sidecars existed, and files that are not ours.
+  const legacy = join(graphs, `${'e'.repeat(32)}.onnx`);
+  writeFileSync(legacy, 'legacy graph');
+  writeFileSync(join(graphs, 'mine.onnx'), 'not a cache entry');
+  writeFileSync(join(graphs, 'notes.json'), '{"hello": 1}');
+  const entriesOf = (dir: string) => listGraphCache(cacheDir).filter((e) => e.source === resolve(dir));
+
+  // New weights (mtime is part of the key): the first graph of A is superseded.
+  utimesSync(join(a.dir, 'model.safetensors'), new Date(), new Date(Date.now() + 5000));
+  await (await loadModel(a.dir, { cacheDir, onMessage })).release();
+  const secondA = openModelFolder(a.dir, cacheDir).graphPath;
+  expect(secondA).not.toBe(firstA);
+  expect(notes).toEqual([expect.stringMatching(/^built graph \w+\.onnx \(deleted 1 superseded graph of this folder, [\d.]+ MiB\)$/)]);
+  for (const path of [firstA, `${firstA}.data`, sidecarPath(firstA)]) expect(existsSync(path)).toBe(false);
+  expect(entriesOf(a.dir).map((e) => e.path)).toEqual([secondA]);
+
+  // A changed config.json: superseded again.
+  const config = JSON.parse(readFileSync(join(a.dir, 'config.json'), 'utf8'));
+  writeFileSync(join(a.dir, 'config.json'), JSON.stringify({ ...config, _name_or_path: 'edited' }, null, 2));
+  await (await loadModel(a.dir, { cacheDir })).release();
+  const thirdA = openModelFolder(a.dir, cacheDir).graphPath;
+  expect(thirdA).not.toBe(secondA);
+  expect(entriesOf(a.dir).map((e) => e.path)).toEqual([thirdA]);
+  expect(existsSync(secondA)).toBe(false);
+
+  expect(entriesOf(b.dir).map((e) => e.path)).toEqual([openModelFolder(b.dir, cacheDir).graphPath]);
+  expect(isGraphCached(openModelFolder(b.dir, cacheDir))).toBe(true);
+  expect(listGraphCache(cacheDir).find((e) => e.path === legacy)).toMatchObject({ source: null, architecture: null, graphVersion: null, builtAt: null, bytes: 12 });
+  for (const name of ['mine.onnx', 'notes.json']) expect(existsSync(join(graphs, name))).toBe(true);
+  expect(listGraphCache(cacheDir).some((e) => e.key === 'mine')).toBe(false);
+});
+
+test('pruning removes stale leftovers of crashed writes and keeps fresh ones (maybe a write in progress)', () => {
+  const fx = writeFixtureModel(join(tmp.path, 'g'));
+  const cacheDir = join(tmp.path, 'cache-g');
+  const graphs = join(cacheDir, 'graphs');
+  mkdirSync(graphs, { recursive: true });
+  const key = (c: string) => c.repeat(32);
+  const files = {
+    staleTmp: `${key('1')}.onnx.4242.tmp`,
+    staleDataTmp: `${key('2')}.onnx.data.4242.tmp`,
+    freshTmp: `${key('3')}.onnx.4242.tmp`,
+    staleOrphanData: `${key('4')}.onnx.data`,
+    freshOrphanData: `${key('5')}.onnx.data`,
+    orphanSidecar: `${key('6')}.json`,
+    foreignTmp: 'download.onnx.1.tmp',
+  };
+  for (const name of Object.values(files)) writeFileSync(join(graphs, name), 'x');
+  writeFileSync(join(graphs, files.orphanSidecar), JSON.stringify({ source: '/gone', graphVersion: 1, architecture: 'llama', builtAt: '2020-01-01T00:00:00Z', bytes: 1 }));
+  for (const name of [files.staleTmp, files.staleDataTmp, files.staleOrphanData, files.foreignTmp]) setMtime(join(graphs, name), STALE_LEFTOVER_MS + HOUR_MS);
+  setMtime(join(graphs, files.freshTmp), STALE_LEFTOVER_MS - 5 * 60_000);
+
+  const { built, cacheProblems } = ensureGraph(openModelFolder(fx.dir, cacheDir));
+  expect(built).toBe(true);
+  expect(cacheProblems).toEqual([]);
+  const left = new Set(readdirSync(graphs));
+  for (const name of [files.staleTmp, files.staleDataTmp, files.staleOrphanData, files.orphanSidecar]) expect(left.has(name), name).toBe(false);
+  for (const name of [files.freshTmp, files.freshOrphanData, files.foreignTmp]) expect(left.has(name), name).toBe(true);
+});
+
+test('a superseded file that cannot be deleted is reported through onMessage and the load still works', async () => {
+  const fx = writeFixtureModel(join(tmp.path, 'h'));
+  const cacheDir = join(tmp.path, 'cache-h');
+  const oldPath = ensureGraph(openModelFolder(fx.dir, cacheDir)).path;
+  // A non-empty folder where the data file would be cannot be removed without recursion.
+  mkdirSync(join(`${oldPath}.data`, 'busy'), { recursive: true });
+  utimesSync(join(fx.dir, 'model.safetensors'), new Date(), new Date(Date.now() + 5000));
+  const notes: string[] = [];
+  const session = await loadModel(fx.dir, { cacheDir, onMessage: (line) => notes.push(line) });
+  const slot = session.allocSlot();
+  const r = await session.forward([{ slot, tokens: [7], parents: [-1] }], { argmaxRows: [0] });
+  expect(r.argmax![0]).toBe(argmax(referenceForward(fx, [7])[0]));
+  await session.release();
+  expect(notes[0]).toMatch(/^built graph .*deleted 1 superseded graph/);
+  expect(notes.slice(1)).toEqual([`graph cache: cannot delete ${oldPath}.data (ERR_FS_EISDIR)`]);
+  expect(existsSync(oldPath)).toBe(false);
 });
