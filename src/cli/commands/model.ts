@@ -1,8 +1,17 @@
 // `echo-studio model info DIR` and `echo-studio model check DIR --text "..."`: inspect a Hugging
 // Face model folder and validate that the runtime computes sensible next-token predictions.
-import { InvalidArgumentError, type Command } from 'commander';
+// `echo-studio model cache`: list, clear or prune the built graphs.
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { resolve } from 'node:path';
-import { cacheRoot } from '../../engine/model/graph-cache.js';
+import {
+  cacheRoot,
+  clearGraphCache,
+  graphsDir,
+  listGraphCache,
+  pruneUnusedGraphs,
+  type GraphCacheEntry,
+  type GraphRemoval,
+} from '../../engine/model/graph-cache.js';
 import { graphFileBytes, isGraphCached, loadModel, openModelFolder } from '../../engine/model/loader.js';
 import { ModelTokenizer } from '../../engine/model/tokenizer.js';
 import type { ModelInfo } from '../../engine/model/types.js';
@@ -70,8 +79,47 @@ export async function modelCheck(dir: string, text: string, options: { top?: num
   }
 }
 
+export interface ModelCacheReport {
+  /** The graphs folder of the cache ($ECHO_STUDIO_CACHE or ~/.cache/echo-studio). */
+  dir: string;
+  entries: GraphCacheEntry[];
+  totalBytes: number;
+}
+
+export function modelCacheReport(root = cacheRoot()): ModelCacheReport {
+  const entries = listGraphCache(root);
+  return { dir: graphsDir(root), entries, totalBytes: entries.reduce((sum, e) => sum + e.bytes, 0) };
+}
+
+export interface ModelCacheRemovalReport extends GraphRemoval {
+  dir: string;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** `--clear` (days null) or `--prune-unused DAYS`. */
+export function modelCacheRemove(unusedDays: number | null, root = cacheRoot()): ModelCacheRemovalReport {
+  const removal = unusedDays === null ? clearGraphCache(root) : pruneUnusedGraphs(unusedDays * DAY_MS, root);
+  return { dir: graphsDir(root), ...removal };
+}
+
 function formatBytes(n: number): string {
+  if (n >= 1 << 30) return `${(n / (1 << 30)).toFixed(2)} GiB`;
   return n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : `${(n / 1024).toFixed(1)} KiB`;
+}
+
+/** ISO time to the minute, e.g. 2026-11-29T12:00Z. */
+function formatTime(iso: string | null): string {
+  return iso === null ? 'unknown' : `${iso.slice(0, 16)}Z`;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+function parseDays(value: string): number {
+  if (!/^\d+(\.\d+)?$/.test(value)) throw new InvalidArgumentError('expected a number of days >= 0');
+  return Number(value);
 }
 
 function parsePositiveInt(value: string): number {
@@ -105,6 +153,49 @@ export function register(program: Command): void {
         `bos / eos     ${r.bosTokenId ?? '-'} / ${r.eosTokenIds.join(', ') || '-'}`,
         `chat template ${r.chatTemplate ? 'yes' : 'no'}`,
         `graph cache   ${r.graphCached ? `built, ${formatBytes(r.graphBytes ?? 0)}: ${r.graphPath}` : `not built yet (first load builds ${r.graphPath})`}`,
+      ];
+      process.stdout.write(`${lines.join('\n')}\n`);
+    });
+
+  model
+    .command('cache')
+    .description('list the built graphs in the graph cache (default), or delete them')
+    .option('--json', 'print JSON')
+    .addOption(new Option('--clear', 'delete every cached graph').conflicts('pruneUnused'))
+    .option('--prune-unused <days>', 'delete the graphs not used for DAYS days (0: all)', parseDays)
+    .action((options: { json?: boolean; clear?: boolean; pruneUnused?: number }) => {
+      if (options.clear || options.pruneUnused !== undefined) {
+        const r = modelCacheRemove(options.clear ? null : options.pruneUnused!);
+        if (options.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+        else process.stdout.write(`deleted ${plural(r.removed.length, 'graph')} (${formatBytes(r.freedBytes)}) from ${r.dir}\n`);
+        if (r.failed.length > 0) {
+          const first = r.failed[0];
+          const more = r.failed.length > 1 ? ` and ${r.failed.length - 1} more` : '';
+          throw new Error(`${first.path}: cannot delete (${first.reason})${more}`);
+        }
+        return;
+      }
+      const r = modelCacheReport();
+      if (options.json) {
+        process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+        return;
+      }
+      const rows = r.entries.map((e) =>
+        [
+          e.key,
+          e.architecture ?? 'unknown',
+          e.graphVersion === null ? 'v?' : `v${e.graphVersion}`,
+          formatBytes(e.bytes),
+          `built ${formatTime(e.builtAt)}`,
+          `used ${formatTime(e.lastUsedAt)}`,
+          e.source ?? 'unknown source',
+        ],
+      );
+      const widths = rows.reduce((w, row) => row.map((cell, i) => Math.max(w[i] ?? 0, cell.length)), [] as number[]);
+      const lines = [
+        `graph cache ${r.dir}`,
+        ...rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ')),
+        `total ${plural(r.entries.length, 'graph')}, ${formatBytes(r.totalBytes)}`,
       ];
       process.stdout.write(`${lines.join('\n')}\n`);
     });

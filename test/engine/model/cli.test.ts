@@ -1,9 +1,10 @@
-// `model info` and `model check` through commander, as the CLI runs them.
-import { join } from 'node:path';
-import { Command } from 'commander';
+// `model info`, `model check` and `model cache` through commander, as the CLI runs them.
+import { existsSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Command, CommanderError } from 'commander';
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { register } from '../../../src/cli/commands/model.js';
-import { ModelLoadError } from '../../../src/engine/model/index.js';
+import { ensureGraph, GRAPH_VERSION, ModelLoadError, openModelFolder } from '../../../src/engine/model/index.js';
 import { writeFixtureModel, type FixtureModel } from './fixtures.js';
 import { argmax, tempDir } from './helpers.js';
 import { referenceForward } from './reference.js';
@@ -28,10 +29,12 @@ async function run(args: string[]): Promise<string> {
     out += String(chunk);
     return true;
   });
+  const errSpy = vi.spyOn(process.stderr, 'write').mockImplementation(() => true); // commander's usage errors
   try {
     await program.parseAsync(['node', 'echo-studio', ...args]);
   } finally {
     spy.mockRestore();
+    errSpy.mockRestore();
   }
   return out;
 }
@@ -71,4 +74,96 @@ test('model check --json gives the token ids and the top-5 next tokens with logi
 test('a bad folder is a ModelLoadError with one line naming the file', async () => {
   await expect(run(['model', 'info', join(tmp.path, 'missing')])).rejects.toThrow(ModelLoadError);
   await expect(run(['model', 'check', join(tmp.path, 'missing'), '--text', 'x'])).rejects.toThrow(/missing: folder does not exist/);
+});
+
+/** Runs `fn` with $ECHO_STUDIO_CACHE pointing at a cache of its own. */
+async function withCache(name: string, fn: (cacheDir: string) => Promise<void>): Promise<void> {
+  const cacheDir = join(tmp.path, name);
+  const saved = process.env.ECHO_STUDIO_CACHE;
+  process.env.ECHO_STUDIO_CACHE = cacheDir;
+  try {
+    await fn(cacheDir);
+  } finally {
+    process.env.ECHO_STUDIO_CACHE = saved;
+  }
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const daysAgo = (path: string, days: number) => {
+  const t = new Date(Date.now() - days * DAY_MS);
+  utimesSync(path, t, t);
+};
+
+test('model cache --json lists each graph with its source, architecture, version and size on disk, and the total', async () => {
+  await withCache('cache-list', async (cacheDir) => {
+    const a = writeFixtureModel(join(tmp.path, 'list-a'), { hiddenSize: 32 });
+    const b = writeFixtureModel(join(tmp.path, 'list-b'), { architecture: 'qwen2', hiddenSize: 16 });
+    expect(JSON.parse(await run(['model', 'cache', '--json']))).toEqual({ dir: join(cacheDir, 'graphs'), entries: [], totalBytes: 0 });
+    const pathA = ensureGraph(openModelFolder(a.dir, cacheDir), 0).path; // external data: counted too
+    const pathB = ensureGraph(openModelFolder(b.dir, cacheDir)).path;
+    const legacy = join(cacheDir, 'graphs', `${'a'.repeat(32)}.onnx`);
+    writeFileSync(legacy, 'graph written before sidecars');
+    writeFileSync(join(cacheDir, 'graphs', 'mine.onnx'), 'not a cache entry');
+    daysAgo(pathA, 3);
+    daysAgo(legacy, 1);
+
+    const r = JSON.parse(await run(['model', 'cache', '--json']));
+    const sizeA = statSync(pathA).size + statSync(`${pathA}.data`).size;
+    const sizeB = statSync(pathB).size;
+    expect(r.entries.map((e: { path: string }) => e.path)).toEqual([pathB, legacy, pathA]); // most recently used first
+    expect(r.entries[0]).toMatchObject({ source: resolve(b.dir), architecture: 'qwen2', graphVersion: GRAPH_VERSION, bytes: sizeB });
+    expect(r.entries[1]).toMatchObject({ source: null, architecture: null, graphVersion: null, builtAt: null, bytes: 29 });
+    expect(r.entries[2]).toMatchObject({ source: resolve(a.dir), architecture: 'llama', graphVersion: GRAPH_VERSION, bytes: sizeA });
+    expect(Date.parse(r.entries[2].lastUsedAt)).toBeCloseTo(Date.now() - 3 * DAY_MS, -5);
+    expect(r.totalBytes).toBe(sizeA + sizeB + 29);
+
+    const text = await run(['model', 'cache']);
+    expect(text).toContain(resolve(a.dir));
+    expect(text).toMatch(new RegExp(`^${'a'.repeat(32)}\\s+unknown\\s+v\\?.*unknown source$`, 'm'));
+    expect(text.trim().split('\n').at(-1)).toMatch(/^total 3 graphs, [\d.]+ KiB$/);
+  });
+});
+
+test('model cache --prune-unused DAYS deletes by last use, --clear deletes every graph but no foreign file', async () => {
+  await withCache('cache-prune', async (cacheDir) => {
+    const a = writeFixtureModel(join(tmp.path, 'prune-a'), { hiddenSize: 32 });
+    const b = writeFixtureModel(join(tmp.path, 'prune-b'), { hiddenSize: 16 });
+    const pathA = ensureGraph(openModelFolder(a.dir, cacheDir), 0).path;
+    const pathB = ensureGraph(openModelFolder(b.dir, cacheDir)).path;
+    writeFileSync(join(cacheDir, 'graphs', 'mine.onnx'), 'not a cache entry');
+    daysAgo(pathA, 10);
+    daysAgo(pathB, 2);
+    const listed = async () => JSON.parse(await run(['model', 'cache', '--json'])).entries.map((e: { path: string }) => e.path);
+
+    expect(JSON.parse(await run(['model', 'cache', '--prune-unused', '11', '--json'])).removed).toEqual([]);
+    expect(await listed()).toEqual([pathB, pathA]);
+    const sizeA = statSync(pathA).size + statSync(`${pathA}.data`).size;
+    const pruned = JSON.parse(await run(['model', 'cache', '--prune-unused', '5', '--json']));
+    expect(pruned.removed.map((e: { path: string }) => e.path)).toEqual([pathA]);
+    expect(pruned.freedBytes).toBe(sizeA);
+    expect(existsSync(`${pathA}.data`)).toBe(false);
+    expect(await listed()).toEqual([pathB]);
+    const sizeB = statSync(pathB).size;
+    expect(await run(['model', 'cache', '--prune-unused', '0'])).toBe(`deleted 1 graph (${(sizeB / 1024).toFixed(1)} KiB) from ${join(cacheDir, 'graphs')}\n`);
+    expect(await listed()).toEqual([]);
+
+    ensureGraph(openModelFolder(a.dir, cacheDir));
+    ensureGraph(openModelFolder(b.dir, cacheDir));
+    expect(await listed()).toHaveLength(2);
+    expect(JSON.parse(await run(['model', 'cache', '--clear', '--json'])).removed).toHaveLength(2);
+    expect(await listed()).toEqual([]);
+    expect(readdirSync(join(cacheDir, 'graphs'))).toEqual(['mine.onnx']);
+  });
+});
+
+test('model cache: bad flags and undeletable files are one-line errors', async () => {
+  await withCache('cache-errors', async (cacheDir) => {
+    await expect(run(['model', 'cache', '--clear', '--prune-unused', '1'])).rejects.toThrow(CommanderError);
+    await expect(run(['model', 'cache', '--prune-unused', 'soon'])).rejects.toThrow(/expected a number of days/);
+    const fxE = writeFixtureModel(join(tmp.path, 'errors-m'));
+    const path = ensureGraph(openModelFolder(fxE.dir, cacheDir)).path;
+    mkdirSync(join(`${path}.data`, 'busy'), { recursive: true }); // a folder rmSync will not delete
+    await expect(run(['model', 'cache', '--clear'])).rejects.toThrow(new Error(`${path}.data: cannot delete (ERR_FS_EISDIR)`));
+    expect(existsSync(path)).toBe(false);
+  });
 });
