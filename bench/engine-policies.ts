@@ -7,7 +7,8 @@
 //     --outfile=node_modules/.cache/bench/engine-policies.mjs && node node_modules/.cache/bench/engine-policies.mjs [options]
 //
 // Options (defaults in brackets): --draft DIR --target DIR [the bundled demo pair],
-// --domains code,prose,math, --batches 1,8,32, --policies ar,chain,static,eagle2,
+// --domains code,prose,math, --batches 1,8,32, --policies ar,chain,static,eagle2 (an entry may
+// carry a shape: static:4x2x8 = depth x top-k x tokens, chain:3 = chain length),
 // --kmax-per-request N [8: K_max = N × batch, at least 16], --kmax B:K,… [per batch size, overrides],
 // --requests N [2 × batch, at least 8],
 // --max-new-tokens N [64], --threads N [1: two sessions with spinning 2-thread pools fight over two cores], --rounds N [3: interleaved, median reported],
@@ -49,11 +50,25 @@ function workloadFor(pair: ModelPair, domain: string, count: number): WorkItem[]
   return records.map((r) => ({ id: r.id, promptTokens: pair.tokenizer.encode(r.prompt) }));
 }
 
+/**
+ * A --policies entry: a policy name, optionally with a shape, `static:4x2x8` (depth x top-k x
+ * tokens) or `chain:3` (chain length), to compare shapes of one policy in the same run.
+ */
+function policyFrom(entry: string, batch: number, kmax: number) {
+  const [name, spec] = entry.split(':');
+  if (spec === undefined) return createPolicy(name, { batch, kmax });
+  const parts = spec.split('x').map(Number);
+  if (parts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--policies ${entry}: expected name:DxKxT or chain:N`);
+  if (parts.length === 1) return createPolicy(name, { batch, kmax, chainLength: parts[0] });
+  if (parts.length !== 3) throw new Error(`--policies ${entry}: expected name:DxKxT or chain:N`);
+  return createPolicy(name, { batch, kmax, shape: { depth: parts[0], topk: parts[1], tokens: parts[2] } });
+}
+
 async function measure(pair: ModelPair, policy: string, batch: number, kmax: number, workload: WorkItem[]): Promise<Measured> {
   const metrics = new RunMetricsAccumulator({ policy });
   let stepMs = 0;
   let modelMs = 0;
-  const summary = await runGreedy(pair, createPolicy(policy, { batch, kmax }), { batch, kmax, maxNewTokens }, workload, (e) => {
+  const summary = await runGreedy(pair, policyFrom(policy, batch, kmax), { batch, kmax, maxNewTokens }, workload, (e) => {
     metrics.addStep(e);
     stepMs += e.timings.totalMs;
     modelMs += e.timings.modelMs ?? 0;
@@ -82,7 +97,7 @@ for (const domain of domains) {
     const count = args.requests ? Number(args.requests) : Math.max(8, 2 * batch);
     const workload = workloadFor(pair, domain, count);
     console.log(`\n${domain}, batch ${batch}, K_max ${kmax}, ${count} requests`);
-    console.log(`${'policy'.padEnd(8)}${pad('tok/s', 9)}${pad('vs ar', 8)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('engine %', 10)}`);
+    console.log(`${'policy'.padEnd(16)}${pad('tok/s', 9)}${pad('vs ar', 8)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('engine %', 10)}`);
     // Policies run interleaved, `rounds` times, and each row reports the median round: the
     // machine's load drifts, and interleaving exposes every policy to the same drift.
     const runs = new Map<string, Measured[]>(policies.map((p) => [p, []]));
@@ -99,7 +114,7 @@ for (const domain of domains) {
       const engineShare = median(measured.map((r) => r.engineShare));
       const speedup = arThroughput > 0 ? (throughput / arThroughput).toFixed(2) + '×' : '-';
       console.log(
-        `${policy.padEnd(8)}${pad(throughput.toFixed(1), 9)}${pad(speedup, 8)}${pad(m.meanAcceptedTokens.toFixed(2), 7)}` +
+        `${policy.padEnd(16)}${pad(throughput.toFixed(1), 9)}${pad(speedup, 8)}${pad(m.meanAcceptedTokens.toFixed(2), 7)}` +
           `${pad(m.draftUtilisation.toFixed(2), 7)}${pad(m.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.steps, 7)}${pad((100 * engineShare).toFixed(1), 10)}`,
       );
     }
