@@ -43,6 +43,9 @@ const kmaxOf = (batch: number) => kmaxFor.get(batch) ?? Math.max(16, kmaxPerRequ
 interface Measured {
   metrics: RunMetrics;
   engineShare: number;
+  /** Mean per step: drafting (all draft forwards) and verification (the target forward). */
+  draftMs: number;
+  verifyMs: number;
 }
 
 function workloadFor(pair: ModelPair, domain: string, count: number): WorkItem[] {
@@ -68,12 +71,18 @@ async function measure(pair: ModelPair, policy: string, batch: number, kmax: num
   const metrics = new RunMetricsAccumulator({ policy });
   let stepMs = 0;
   let modelMs = 0;
+  let draftMs = 0;
+  let verifyMs = 0;
+  let steps = 0;
   const summary = await runGreedy(pair, policyFrom(policy, batch, kmax), { batch, kmax, maxNewTokens }, workload, (e) => {
     metrics.addStep(e);
     stepMs += e.timings.totalMs;
     modelMs += e.timings.modelMs ?? 0;
+    draftMs += e.timings.draftMs;
+    verifyMs += e.timings.verifyMs;
+    steps++;
   });
-  return { metrics: metrics.metrics(summary.wallMs), engineShare: (stepMs - modelMs) / stepMs };
+  return { metrics: metrics.metrics(summary.wallMs), engineShare: (stepMs - modelMs) / stepMs, draftMs: draftMs / steps, verifyMs: verifyMs / steps };
 }
 
 const maxBatch = Math.max(...batches);
@@ -97,7 +106,7 @@ for (const domain of domains) {
     const count = args.requests ? Number(args.requests) : Math.max(8, 2 * batch);
     const workload = workloadFor(pair, domain, count);
     console.log(`\n${domain}, batch ${batch}, K_max ${kmax}, ${count} requests`);
-    console.log(`${'policy'.padEnd(16)}${pad('tok/s', 9)}${pad('vs ar', 8)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('engine %', 10)}`);
+    console.log(`${'policy'.padEnd(16)}${pad('tok/s', 9)}${pad('vs ar', 8)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('engine %', 10)}${pad('draft ms', 10)}${pad('verify ms', 11)}`);
     // Policies run interleaved, `rounds` times, and each row reports the median round: the
     // machine's load drifts, and interleaving exposes every policy to the same drift.
     const runs = new Map<string, Measured[]>(policies.map((p) => [p, []]));
@@ -115,7 +124,8 @@ for (const domain of domains) {
       const speedup = arThroughput > 0 ? (throughput / arThroughput).toFixed(2) + '×' : '-';
       console.log(
         `${policy.padEnd(16)}${pad(throughput.toFixed(1), 9)}${pad(speedup, 8)}${pad(m.meanAcceptedTokens.toFixed(2), 7)}` +
-          `${pad(m.draftUtilisation.toFixed(2), 7)}${pad(m.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.steps, 7)}${pad((100 * engineShare).toFixed(1), 10)}`,
+          `${pad(m.draftUtilisation.toFixed(2), 7)}${pad(m.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.steps, 7)}${pad((100 * engineShare).toFixed(1), 10)}` +
+          `${pad(median(measured.map((r) => r.draftMs)).toFixed(2), 10)}${pad(median(measured.map((r) => r.verifyMs)).toFixed(2), 11)}`,
       );
     }
   }
