@@ -1,6 +1,6 @@
 // Where K_max went: the shown step's split as one bar, the transfers from truncated to confident
 // requests, and the split over time as a stacked area chart (no animation: it streams).
-import { useMemo, useRef } from 'react';
+import { memo, useMemo, useRef } from 'react';
 import { Area, AreaChart, CartesianGrid, Tooltip, XAxis, YAxis } from 'recharts';
 import type { BudgetSplit, StepEvent } from '../../shared/events.js';
 import { mergeTransfers, thinSeries, type StepPoint } from '../studio/series.js';
@@ -74,10 +74,10 @@ export function TransferList({ step, onOpen }: { step: StepEvent; onOpen?: (requ
 }
 
 /**
- * The split over time, in its own component so the bar above (5 updates a second) never
+ * The split over time, in its own memoised component so the bar above (5 updates a second) never
  * re-renders the chart; the chart itself re-renders once a second.
  */
-function BudgetOverTime() {
+const BudgetOverTime = memo(function BudgetOverTime() {
   const boxRef = useRef<HTMLDivElement>(null);
   const onScreen = useOnScreen(boxRef);
   const points = useThrottledStudio(selectPoints, 1000, Object.is, 780, onScreen);
@@ -109,7 +109,7 @@ function BudgetOverTime() {
         )}
     </div>
   );
-}
+});
 
 export function BudgetFlow() {
   const step = useThrottledStudio(selectStep, 200);

@@ -27,7 +27,7 @@ interface Selection {
 const selectRequest = (state: StudioState): Selection => {
   const viewed = viewedStep(state);
   const id = state.selectedRequestId;
-  if (id === null) return { step: viewed, request: null, segments: [] };
+  if (id === null) return { step: viewed, request: null, segments: NO_SEGMENTS };
   const segments = state.texts[id] ?? NO_SEGMENTS;
   const inViewed = viewed?.requests.find((r) => r.requestId === id);
   if (viewed && inViewed) return { step: viewed, request: inViewed, segments };

@@ -51,6 +51,10 @@ export function useThrottledStudio<T>(
   const selectorRef = useRef(selector);
   selectorRef.current = selector;
   const [value, setValue] = useState(() => selector(store.getState()));
+  // The value on screen: an unchanged value is not even handed to setState, since React may render
+  // the component once more before it notices that the state did not change.
+  const shownRef = useRef(value);
+  shownRef.current = value;
   useEffect(() => {
     if (!enabled) return;
     let timer: ReturnType<typeof setTimeout> | null = null;
@@ -59,7 +63,9 @@ export function useThrottledStudio<T>(
       timer = null;
       last = Date.now();
       const next = selectorRef.current(store.getState());
-      setValue((prev) => (isEqual(prev, next) ? prev : next));
+      if (isEqual(shownRef.current, next)) return;
+      shownRef.current = next;
+      setValue(next);
     };
     flush();
     const unsubscribe = store.subscribe(() => {

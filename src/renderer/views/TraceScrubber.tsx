@@ -6,8 +6,10 @@ import { useSend, useStudio } from './StudioContext.js';
 
 export function TraceScrubber() {
   const runState = useStudio((s) => s.runState);
-  const end = useStudio((s) => s.runEndStep);
-  const shown = useStudio((s) => s.latestStep?.step ?? null);
+  // Only a finished run shows the slider: while a run streams, the end and the newest step (new
+  // every frame) must not re-render this view.
+  const end = useStudio((s) => (s.runState === 'finished' ? s.runEndStep : null));
+  const shown = useStudio((s) => (s.runState === 'finished' ? (s.latestStep?.step ?? null) : null));
   const seekStarted = useStudio((s) => s.seekStarted);
   const send = useSend();
   const [dragged, setDragged] = useState<number | null>(null);

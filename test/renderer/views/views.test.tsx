@@ -1,6 +1,9 @@
 // @vitest-environment happy-dom
 import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { Profiler, type ReactNode } from 'react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { StudioState } from '../../../src/renderer/studio/store.js';
+import { useThrottledStudio } from '../../../src/renderer/views/StudioContext.js';
 import { nodeStates } from '../../../src/renderer/studio/nodeStates.js';
 import { BudgetFlow } from '../../../src/renderer/views/BudgetFlow.js';
 import { ErrorBanner } from '../../../src/renderer/views/ErrorBanner.js';
@@ -19,6 +22,51 @@ import { fakeLayout, renderWithStudio } from './render.js';
 afterEach(cleanup);
 
 const frameOf = (...steps: ReturnType<typeof sampleStep>[]) => ({ type: 'frame' as const, steps });
+
+/** Counts the renders (commits) of what it wraps: a streamed frame must not re-render views it does not change. */
+function counted(children: ReactNode): { ui: ReactNode; renders: () => number } {
+  let renders = 0;
+  return {
+    ui: (
+      <Profiler id="counted" onRender={() => (renders += 1)}>
+        {children}
+      </Profiler>
+    ),
+    renders: () => renders,
+  };
+}
+
+describe('useThrottledStudio', () => {
+  const sameParity = (a: number, b: number): boolean => a % 2 === b % 2;
+  function Parity() {
+    const n = useThrottledStudio((s: StudioState) => s.latestStep?.step ?? 0, 200, sameParity);
+    return <span data-testid="parity">{n % 2 === 0 ? 'even' : 'odd'}</span>;
+  }
+
+  it('does not re-render for an equal value, and shows the newest one when it changes', () => {
+    vi.useFakeTimers();
+    try {
+      const { ui, renders } = counted(<Parity />);
+      const { store } = renderWithStudio(<>{ui}</>);
+      const before = renders();
+      for (const step of [2, 4, 6]) {
+        act(() => store.getState().ingest(frameOf(sampleStep(step, [sampleRequest()]))));
+        act(() => vi.advanceTimersByTime(250));
+      }
+      expect(renders()).toBe(before);
+      expect(screen.getByTestId('parity').textContent).toBe('even');
+      act(() => store.getState().ingest(frameOf(sampleStep(7, [sampleRequest()]))));
+      act(() => vi.advanceTimersByTime(250));
+      expect(screen.getByTestId('parity').textContent).toBe('odd');
+      // And back: the value shown is tracked, not the last one handed out.
+      act(() => store.getState().ingest(frameOf(sampleStep(8, [sampleRequest()]))));
+      act(() => vi.advanceTimersByTime(250));
+      expect(screen.getByTestId('parity').textContent).toBe('even');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
 
 describe('RunPanel', () => {
   it('refuses K_max below the batch size, naming the problem, and sends nothing', () => {
@@ -142,6 +190,43 @@ describe('RequestView', () => {
     // Generated text: accepted part and bonus part of the step.
     expect(container.querySelector('.accepted-tokens')?.textContent).toBe(' t1 t3');
     expect(container.querySelector('.bonus-token')?.textContent).toBe(' bonus');
+  });
+});
+
+describe('views a streaming frame does not change', () => {
+  it('the replay scrubber does not re-render while a run streams, and shows the newest step once it finishes', () => {
+    const { ui, renders } = counted(<TraceScrubber />);
+    const { store } = renderWithStudio(<>{ui}</>);
+    act(() => store.getState().ingest({ type: 'run.state', state: 'running' }));
+    const before = renders();
+    for (let i = 0; i < 6; i += 1) act(() => store.getState().ingest(frameOf(sampleStep(i, [sampleRequest()]))));
+    expect(renders()).toBe(before);
+    act(() => store.getState().ingest({ type: 'run.state', state: 'finished' }));
+    expect(screen.getByTestId('trace-scrubber-step').textContent).toBe('step 5 of 5');
+  });
+
+  it('the request view with no request open does not re-render per frame; an opened request shows its newest step', () => {
+    vi.useFakeTimers();
+    try {
+      const { ui, renders } = counted(<RequestView />);
+      const { store, container } = renderWithStudio(<>{ui}</>);
+      act(() => store.getState().ingest({ type: 'run.state', state: 'running' }));
+      const before = renders();
+      for (let i = 0; i < 6; i += 1) {
+        act(() => store.getState().ingest(frameOf(sampleStep(i, [sampleRequest()]))));
+        act(() => vi.advanceTimersByTime(250));
+      }
+      expect(renders()).toBe(before);
+      act(() => store.getState().selectRequest('3'));
+      act(() => vi.advanceTimersByTime(250));
+      expect(container.querySelector('.summary')?.textContent).toMatch(/^step 5 ·/);
+      act(() => store.getState().ingest(frameOf(sampleStep(6, [sampleRequest()]))));
+      act(() => store.getState().ingest({ type: 'run.state', state: 'paused' }));
+      act(() => vi.advanceTimersByTime(250));
+      expect(container.querySelector('.summary')?.textContent).toMatch(/^step 6 ·/);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
