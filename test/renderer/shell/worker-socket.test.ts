@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { createStudioStore } from '../../../src/renderer/studio/store.js';
 import { decodeIncoming } from '../../../src/renderer/transport/decode.js';
-import { FramePacer } from '../../../src/renderer/transport/frame-pacer.js';
+import { FRAME_MIN_INTERVAL_MS, FramePacer } from '../../../src/renderer/transport/frame-pacer.js';
 import type { DeliveredFrame } from '../../../src/renderer/studio/digest.js';
 import type { FromSocketWorker, ToSocketWorker } from '../../../src/renderer/transport/socket-worker-protocol.js';
 import type { ConnectionInfo } from '../../../src/renderer/transport/types.js';
@@ -112,10 +112,29 @@ describe('WebSocketTransport over the socket worker', () => {
 describe('FramePacer (the socket worker hands the page one frame at a time)', () => {
   const all = Array.from({ length: 8 }, (_, i) => sampleStep(i, [sampleRequest(), sampleRequest({ requestId: '9' })]));
   const frame = (...steps: typeof all): DeliveredFrame => decodeIncoming(encodeMessage({ type: 'frame', steps })) as DeliveredFrame;
+  /** A pacer on a hand-moved clock; `advance` runs the timers that fall due. */
+  function clocked(minIntervalMs = FRAME_MIN_INTERVAL_MS) {
+    let now = 1000;
+    const timers: Array<{ at: number; fn: () => void }> = [];
+    const posted: EngineEvent[] = [];
+    const pacer = new FramePacer((e) => posted.push(e), {
+      minIntervalMs,
+      now: () => now,
+      schedule: (fn, ms) => void timers.push({ at: now + ms, fn }),
+    });
+    const advance = (ms: number): void => {
+      now += ms;
+      for (const due of timers.filter((t) => t.at <= now)) {
+        timers.splice(timers.indexOf(due), 1);
+        due.fn();
+      }
+    };
+    return { pacer, posted, advance, timers };
+  }
 
   it('holds frames while one is in flight and merges them: every step once, only the newest whole', () => {
     const posted: EngineEvent[] = [];
-    const pacer = new FramePacer((e) => posted.push(e));
+    const pacer = new FramePacer((e) => posted.push(e), { minIntervalMs: 0 });
     pacer.push(frame(all[0], all[1]));
     pacer.push(frame(all[2], all[3]));
     pacer.push(frame(all[4]));
@@ -138,8 +157,7 @@ describe('FramePacer (the socket worker hands the page one frame at a time)', ()
   });
 
   it('sends a held frame before any other event, so a run state never overtakes its last steps', () => {
-    const posted: EngineEvent[] = [];
-    const pacer = new FramePacer((e) => posted.push(e));
+    const { pacer, posted } = clocked();
     pacer.push(frame(all[0]));
     pacer.push(frame(all[1]));
     pacer.push({ type: 'run.state', state: 'finished' });
@@ -149,7 +167,7 @@ describe('FramePacer (the socket worker hands the page one frame at a time)', ()
 
   it('drops held steps of an old run when a frame from step 0 arrives (new run or replay)', () => {
     const posted: EngineEvent[] = [];
-    const pacer = new FramePacer((e) => posted.push(e));
+    const pacer = new FramePacer((e) => posted.push(e), { minIntervalMs: 0 });
     pacer.push(frame(all[5]));
     pacer.push(frame(all[6]));
     pacer.push(frame(all[0], all[1]));
@@ -157,6 +175,57 @@ describe('FramePacer (the socket worker hands the page one frame at a time)', ()
     const replay = posted[1] as DeliveredFrame;
     expect(replay.digests?.map((d) => d.step)).toEqual([0]);
     expect(replay.steps.map((s) => s.step)).toEqual([1]);
+  });
+
+  it('posts at most one frame per interval even when the page acks at once; held steps arrive merged', () => {
+    const { pacer, posted, advance } = clocked(66);
+    pacer.push(frame(all[0]));
+    pacer.ack();
+    advance(16);
+    pacer.push(frame(all[1], all[2]));
+    pacer.ack();
+    advance(16);
+    pacer.push(frame(all[3]));
+    // The page took the first frame at once, but the interval has not passed: the rest is held.
+    expect(posted).toHaveLength(1);
+    advance(33);
+    expect(posted).toHaveLength(1);
+    advance(1);
+    expect(posted).toHaveLength(2);
+    const merged = posted[1] as DeliveredFrame;
+    expect(merged.steps.map((s) => s.step)).toEqual([3]);
+    expect(merged.digests?.map((d) => d.step)).toEqual([1, 2]);
+    // A frame after a quiet spell longer than the interval goes at once.
+    pacer.ack();
+    advance(200);
+    pacer.push(frame(all[4]));
+    expect(posted).toHaveLength(3);
+    expect((posted[2] as DeliveredFrame).steps[0].step).toBe(4);
+  });
+
+  it('still waits for the ack when the interval has passed', () => {
+    const { pacer, posted, advance } = clocked(66);
+    pacer.push(frame(all[0]));
+    pacer.push(frame(all[1]));
+    advance(500);
+    expect(posted).toHaveLength(1);
+    pacer.ack();
+    expect(posted).toHaveLength(2);
+    expect((posted[1] as DeliveredFrame).steps[0].step).toBe(1);
+  });
+
+  it('lets a run state through at once, the held frame first, whatever the interval', () => {
+    const { pacer, posted, advance, timers } = clocked(66);
+    pacer.push(frame(all[0]));
+    pacer.ack();
+    pacer.push(frame(all[1]));
+    pacer.push({ type: 'run.state', state: 'paused' });
+    expect(posted.map((e) => e.type)).toEqual(['frame', 'frame', 'run.state']);
+    // The timer set for the held frame finds nothing left to send.
+    pacer.ack();
+    advance(100);
+    expect(posted).toHaveLength(3);
+    expect(timers).toHaveLength(0);
   });
 
   it('is acknowledged by the page after each frame it delivers', async () => {

@@ -1,6 +1,7 @@
 // The real shell and views, driven by a synthetic stream instead of an engine host. Query
 // parameters: batch, kmax, sps (steps per second), autostart=1, decode=main|worker|thin (where frames
-// are parsed and validated; thin: the worker also sends older steps of a frame as digests). Exposes window.__studio for
+// are parsed and validated; thin: the worker also sends older steps of a frame as digests), pace=ms
+// (thin: least time between frames; the socket worker's own pacing by default). Exposes window.__studio for
 // checks and the benchmark.
 import { createRoot } from 'react-dom/client';
 import { App } from '../../../../src/renderer/App.js';
@@ -19,6 +20,7 @@ const transport = new SyntheticTransport({
   stepsPerSecond: num('sps', 30),
   autostart: params.get('autostart') === '1',
   decode: params.get('decode') === 'worker' ? 'worker' : params.get('decode') === 'thin' ? 'thin' : 'main',
+  ...(params.has('pace') ? { paceMs: num('pace', 0) } : {}),
 });
 // views=a,b mounts only those panels' views (the rest show placeholders), to attribute frame cost.
 const onlyViews = params.get('views')?.split(',');

@@ -11,7 +11,16 @@ import { FramePacer } from '../../../../src/renderer/transport/frame-pacer.js';
 import { SyntheticRun } from '../../studio/syntheticSteps.js';
 
 export type EngineCommand =
-  | { type: 'start'; batch: number; kmax: number; stepsPerSecond: number; decode: 'main' | 'worker' | 'thin'; taus?: Record<string, number> }
+  | {
+      type: 'start';
+      batch: number;
+      kmax: number;
+      stepsPerSecond: number;
+      decode: 'main' | 'worker' | 'thin';
+      taus?: Record<string, number>;
+      /** 'thin': least time between frames posted (the socket worker's FRAME_MIN_INTERVAL_MS unless given). */
+      paceMs?: number;
+    }
   | { type: 'pause' | 'resume' | 'step' | 'stop' }
   | { type: 'taus'; taus: Record<string, number> }
   /** 'thin': the page took the last frame (as the socket worker's pacer is told). */
@@ -26,7 +35,8 @@ let run: SyntheticRun | null = null;
 let running = false;
 let owed = 0;
 let timer: ReturnType<typeof setInterval> | null = null;
-const pacer = new FramePacer((event) => (self as unknown as Worker).postMessage({ type: 'event', event } satisfies EngineOutput));
+const postEvent = (event: EngineEvent): void => (self as unknown as Worker).postMessage({ type: 'event', event } satisfies EngineOutput);
+let pacer = new FramePacer(postEvent);
 
 function post(event: EngineEvent): void {
   const text = encodeMessage(event);
@@ -58,6 +68,7 @@ self.onmessage = (message: MessageEvent<EngineCommand>) => {
   switch (command.type) {
     case 'start': {
       decode = command.decode;
+      pacer = new FramePacer(postEvent, command.paceMs === undefined ? {} : { minIntervalMs: command.paceMs });
       run = new SyntheticRun({ batch: command.batch, kmax: command.kmax, ...(command.taus ? { taus: command.taus } : {}) });
       running = true;
       owed = 0;

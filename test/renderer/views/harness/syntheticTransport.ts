@@ -14,6 +14,8 @@ export interface SyntheticTransportOptions {
   /** Start streaming on connect (without a run.start). */
   autostart?: boolean;
   decode: 'main' | 'worker' | 'thin';
+  /** 'thin': least time between frames (ms); the socket worker's own pacing unless given. */
+  paceMs?: number;
 }
 
 export class SyntheticTransport implements Transport {
@@ -72,7 +74,7 @@ export class SyntheticTransport implements Transport {
 
   private start(batch: number, kmax: number, taus?: Record<string, number>): void {
     this.emit({ type: 'progress', task: 'model load', done: 1, total: 1 });
-    this.command({ type: 'start', batch, kmax, stepsPerSecond: this.options.stepsPerSecond, decode: this.options.decode, ...(taus ? { taus } : {}) });
+    this.command({ type: 'start', batch, kmax, stepsPerSecond: this.options.stepsPerSecond, decode: this.options.decode, ...(taus ? { taus } : {}), ...(this.options.paceMs !== undefined ? { paceMs: this.options.paceMs } : {}) });
     this.setState('running');
   }
 
