@@ -15,6 +15,24 @@ import { digestStep, type DeliveredFrame } from '../studio/digest.js';
  */
 export const FRAME_MIN_INTERVAL_MS = 66;
 
+/** Without animation frames (a hidden page) frames are still taken, at this pace. */
+export const HIDDEN_PAGE_ACK_MS = 250;
+
+/**
+ * Runs `ack` once: at the page's next animation frame, or after HIDDEN_PAGE_ACK_MS if none comes
+ * (a hidden page, or no `requestAnimationFrame` at all). How the page tells a pacer it took a frame.
+ */
+export function ackAtNextFrame(ack: () => void): void {
+  let done = false;
+  const once = (): void => {
+    if (done) return;
+    done = true;
+    ack();
+  };
+  if (typeof requestAnimationFrame === 'function') requestAnimationFrame(once);
+  setTimeout(once, HIDDEN_PAGE_ACK_MS);
+}
+
 export interface FramePacerOptions {
   /** Least time between two frames posted (ms); 0 posts as soon as the page has taken the last one. */
   minIntervalMs?: number;

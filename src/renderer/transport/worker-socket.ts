@@ -1,6 +1,7 @@
 // The page's side of the socket worker: looks like a WebSocket to WebSocketTransport, but its
 // messages arrive as validated events ({ decoded: event }) rather than text.
 import type { EngineEvent } from '../../shared/messages.js';
+import { ackAtNextFrame } from './frame-pacer.js';
 import type { FromSocketWorker, ToSocketWorker } from './socket-worker-protocol.js';
 import type { SocketLike } from './websocket.js';
 
@@ -25,8 +26,6 @@ const CONNECTING = 0;
 const OPEN = 1;
 const CLOSING = 2;
 const CLOSED = 3;
-/** Without animation frames (a hidden page) frames are still taken, at this pace. */
-const HIDDEN_PAGE_ACK_MS = 250;
 
 export function createSocketWorker(): WorkerLike {
   // Vite bundles this as a module worker served from the app's own origin (CSP worker-src 'self').
@@ -82,14 +81,9 @@ export class WorkerSocket implements SocketLike {
    * never queue faster than the page draws; a hidden page (no animation frames) still acks.
    */
   private ackWhenDrawn(): void {
-    let done = false;
-    const ack = (): void => {
-      if (done || this.readyState === CLOSED) return;
-      done = true;
-      this.worker.postMessage({ type: 'ack' });
-    };
-    if (typeof requestAnimationFrame === 'function') requestAnimationFrame(ack);
-    setTimeout(ack, HIDDEN_PAGE_ACK_MS);
+    ackAtNextFrame(() => {
+      if (this.readyState !== CLOSED) this.worker.postMessage({ type: 'ack' });
+    });
   }
 
   private closed(code: number, reason: string): void {
