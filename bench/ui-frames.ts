@@ -11,7 +11,11 @@
 // --decode main|worker|thin (main: the page parses and validates each frame itself, as the WebSocket
 // transport did before it had a worker; worker: frames arrive parsed and validated; thin: what the
 // WebSocket transport's socket worker posts — parsed, validated, only the newest step of a frame
-// whole and the others as digests without trees, see src/renderer/transport/decode.ts), --chromium PATH (/usr/bin/chromium). Run from the repository root.
+// whole and the others as digests without trees, see src/renderer/transport/decode.ts; paced as the socket worker paces them,
+// src/renderer/transport/frame-pacer.ts), --pace MS (thin: least time between frames instead of the socket worker's own),
+// --breakdown (trace the measured window and print the page's main-thread CPU time by phase, per second and per frame
+// the page took: thread time, so it moves less with the machine's load than the frame intervals do; tracing costs a
+// little, so leave it off for the frame numbers), --chromium PATH (/usr/bin/chromium). Run from the repository root.
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { startHarness } from '../test/renderer/views/harness/server.js';
@@ -26,6 +30,8 @@ const { values: args } = parseArgs({
     select: { type: 'boolean', default: false },
     decode: { type: 'string', default: 'main' },
     views: { type: 'string' },
+    pace: { type: 'string' },
+    breakdown: { type: 'boolean', default: false },
     chromium: { type: 'string', default: '/usr/bin/chromium' },
   },
 });
@@ -33,6 +39,46 @@ const { values: args } = parseArgs({
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** Trace events summed for --breakdown: top-level phases of the renderer's main thread. */
+const PHASES: ReadonlyArray<[string, string]> = [
+  ['ThreadControllerImpl::RunTask', 'all tasks'],
+  ['HandlePostMessage', 'frames received (deserialise, store)'],
+  ['FireAnimationFrame', 'animation frame callbacks (canvases)'],
+  ['TimerFire', 'timers (throttled charts)'],
+  ['UpdateLayoutTree', 'style'],
+  ['Layout', 'layout'],
+  ['PrePaint', 'pre-paint'],
+  ['Paint', 'paint'],
+  ['Layerize', 'layerize'],
+  ['Commit', 'commit (incl. canvas raster)'],
+  ['MinorGC', 'GC (minor)'],
+  ['MajorGC', 'GC (major)'],
+];
+
+/** Starts a Chromium trace of the page; stop() sums each phase's thread time on its main thread (ms). */
+async function startTrace(page: import('playwright-core').Page): Promise<{ stop(): Promise<Map<string, number>> }> {
+  const cdp = await page.context().newCDPSession(page);
+  type TraceEvent = { name: string; ph: string; pid: number; tid: number; tdur?: number; args?: { name?: string } };
+  const events: TraceEvent[] = [];
+  cdp.on('Tracing.dataCollected', (e) => events.push(...(e.value as unknown as TraceEvent[])));
+  await cdp.send('Tracing.start', { categories: 'toplevel,devtools.timeline,disabled-by-default-devtools.timeline,v8', transferMode: 'ReportEvents' });
+  return {
+    async stop() {
+      const done = new Promise<void>((resolve) => cdp.once('Tracing.tracingComplete', () => resolve()));
+      await cdp.send('Tracing.end');
+      await done;
+      const main = new Set(events.filter((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain').map((e) => `${e.pid}:${e.tid}`));
+      const wanted = new Set(PHASES.map(([name]) => name));
+      const sums = new Map<string, number>();
+      for (const e of events) {
+        if (e.ph !== 'X' || !wanted.has(e.name) || !main.has(`${e.pid}:${e.tid}`)) continue;
+        sums.set(e.name, (sums.get(e.name) ?? 0) + (e.tdur ?? 0) / 1000);
+      }
+      return sums;
+    },
+  };
 }
 
 const harness = await startHarness('production');
@@ -48,7 +94,7 @@ try {
   page.on('console', (m) => {
     if (m.type() === 'error') pageErrors.push(m.text());
   });
-  await page.goto(`${harness.url}?batch=${args.batch}&kmax=${args.kmax}&sps=${args.sps}&autostart=1&decode=${args.decode}${args.views ? `&views=${args.views}` : ''}`);
+  await page.goto(`${harness.url}?batch=${args.batch}&kmax=${args.kmax}&sps=${args.sps}&autostart=1&decode=${args.decode}${args.views ? `&views=${args.views}` : ''}${args.pace ? `&pace=${args.pace}` : ''}`);
   await page.waitForFunction(() => (window as unknown as { __studio?: { store: { getState(): { frameCount: number } } } }).__studio?.store.getState().frameCount ?? 0 > 0, null, {
     timeout: 120_000,
   });
@@ -57,6 +103,7 @@ try {
     if (box) await page.mouse.click(box.x + 30, box.y + 30);
   }
   await page.waitForTimeout(Number(args.warmup) * 1000);
+  const trace = args.breakdown ? await startTrace(page) : null;
   const result = await page.evaluate(async (seconds: number) => {
     const intervals: number[] = [];
     const longTasks: number[] = [];
@@ -95,6 +142,7 @@ try {
       decodeMs: w.__studio.transport.decodeMs - decodeAtStart,
     };
   }, Number(args.seconds));
+  const phases = trace ? await trace.stop() : null;
   const sorted = result.intervals.slice(1).sort((a, b) => a - b);
   const fmt = (v: number): string => v.toFixed(1).padStart(6);
   console.log(
@@ -106,6 +154,15 @@ try {
   const longTotal = result.longTasks.reduce((a, b) => a + b, 0);
   console.log(`  long tasks (> 50 ms) ${result.longTasks.length}, ${longTotal.toFixed(0)} ms in all`);
   console.log(`  p95 target < 33 ms: ${percentile(sorted, 95) < 33 ? 'met' : 'NOT met'}`);
+  if (phases) {
+    const seconds = Number(args.seconds);
+    const frames = Math.max(1, result.engineFrames);
+    console.log(`  main-thread CPU (thread time) by phase: ms per second | ms per frame taken`);
+    for (const [name, label] of PHASES) {
+      const ms = phases.get(name) ?? 0;
+      console.log(`    ${label.padEnd(38)} ${(ms / seconds).toFixed(1).padStart(6)} | ${(ms / frames).toFixed(2).padStart(6)}`);
+    }
+  }
   if (pageErrors.length > 0) {
     console.error(`page errors:\n${pageErrors.join('\n')}`);
     process.exitCode = 1;
