@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RECENT_STEPS, createStudioStore, viewedStep } from '../../../src/renderer/studio/store.js';
+import { MAX_SEGMENTS, RECENT_STEPS, createStudioStore, viewedStep } from '../../../src/renderer/studio/store.js';
 import { sampleRequest, sampleStep } from './fixtures.js';
 
 const frame = (from: number, count: number) => ({
@@ -20,6 +20,24 @@ describe('studio store', () => {
     expect(s.points).toHaveLength(5);
     expect(s.texts['3']).toHaveLength(5);
     expect(s.frameCount).toBe(1);
+  });
+
+  it("keeps each request's newest MAX_SEGMENTS text segments, in order, and never changes a list it handed out", () => {
+    const store = createStudioStore();
+    const total = MAX_SEGMENTS + 10;
+    let handedOut: readonly unknown[] = [];
+    let handedOutLength = 0;
+    for (let from = 0; from < total; from += 7) {
+      store.getState().ingest(frame(from, Math.min(7, total - from)));
+      expect(handedOut).toHaveLength(handedOutLength);
+      handedOut = store.getState().texts['3'];
+      handedOutLength = handedOut.length;
+    }
+    const texts = store.getState().texts['3'];
+    expect(texts).toHaveLength(MAX_SEGMENTS);
+    expect(texts[0].step).toBe(total - MAX_SEGMENTS);
+    expect(texts.at(-1)?.step).toBe(total - 1);
+    expect(texts.every((t, i) => i === 0 || t.step === texts[i - 1].step + 1)).toBe(true);
   });
 
   it('keeps a bounded window of whole steps but every point', () => {
