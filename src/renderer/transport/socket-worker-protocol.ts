@@ -10,6 +10,8 @@ export type ToSocketWorker =
 
 export type FromSocketWorker =
   | { type: 'open' }
-  /** Already parsed, validated and thinned (decode.ts). */
+  /** Already parsed and validated (decode.ts); a frame comes as `frame` instead. */
   | { type: 'event'; event: EngineEvent }
+  /** A frame, parsed, validated and thinned, as JSON text (frame-text.ts: parsing it is cheaper than structured clone). */
+  | { type: 'frame'; text: string }
   | { type: 'close'; code: number; reason: string };

@@ -3,11 +3,14 @@
 // animation frames. The page gets validated events, frames thinned to one tree set (decode.ts).
 import { decodeIncoming } from './decode.js';
 import { FramePacer } from './frame-pacer.js';
+import { frameToText } from './frame-text.js';
 import type { FromSocketWorker, ToSocketWorker } from './socket-worker-protocol.js';
 
 const scope = self as unknown as { postMessage(message: FromSocketWorker): void; onmessage: ((message: MessageEvent<ToSocketWorker>) => void) | null };
 let socket: WebSocket | null = null;
-const pacer = new FramePacer((event) => scope.postMessage({ type: 'event', event }));
+const pacer = new FramePacer((event) =>
+  scope.postMessage(event.type === 'frame' ? { type: 'frame', text: frameToText(event) } : { type: 'event', event }),
+);
 
 scope.onmessage = (message) => {
   const command = message.data;

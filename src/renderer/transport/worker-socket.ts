@@ -2,6 +2,7 @@
 // messages arrive as validated events ({ decoded: event }) rather than text.
 import type { EngineEvent } from '../../shared/messages.js';
 import { ackAtNextFrame } from './frame-pacer.js';
+import { frameFromText } from './frame-text.js';
 import type { FromSocketWorker, ToSocketWorker } from './socket-worker-protocol.js';
 import type { SocketLike } from './websocket.js';
 
@@ -69,6 +70,10 @@ export class WorkerSocket implements SocketLike {
         // Scheduled first: a listener that throws must not leave the worker holding frames forever.
         if (message.event.type === 'frame') this.ackWhenDrawn();
         this.onmessage?.({ data: { decoded: message.event } satisfies DecodedMessage });
+        return;
+      case 'frame':
+        this.ackWhenDrawn();
+        this.onmessage?.({ data: { decoded: frameFromText(message.text) } satisfies DecodedMessage });
         return;
       case 'close':
         this.closed(message.code, message.reason);

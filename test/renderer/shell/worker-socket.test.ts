@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { createStudioStore } from '../../../src/renderer/studio/store.js';
 import { decodeIncoming } from '../../../src/renderer/transport/decode.js';
-import { FRAME_MIN_INTERVAL_MS, FramePacer } from '../../../src/renderer/transport/frame-pacer.js';
+import { FRAME_MIN_INTERVAL_MS, FramePacer, mergeFrames } from '../../../src/renderer/transport/frame-pacer.js';
+import { frameFromText, frameToText } from '../../../src/renderer/transport/frame-text.js';
 import type { DeliveredFrame } from '../../../src/renderer/studio/digest.js';
 import type { FromSocketWorker, ToSocketWorker } from '../../../src/renderer/transport/socket-worker-protocol.js';
 import type { ConnectionInfo } from '../../../src/renderer/transport/types.js';
@@ -12,6 +13,7 @@ import { WebSocketTransport } from '../../../src/renderer/transport/websocket.js
 import { WorkerSocket, type WorkerLike } from '../../../src/renderer/transport/worker-socket.js';
 import { encodeMessage, type EngineEvent } from '../../../src/shared/messages.js';
 import { sampleRequest, sampleStep } from '../studio/fixtures.js';
+import { SyntheticRun } from '../studio/syntheticSteps.js';
 
 class FakeWorker implements WorkerLike {
   onmessage: ((message: { data: FromSocketWorker }) => void) | null = null;
@@ -27,7 +29,8 @@ class FakeWorker implements WorkerLike {
   /** What the worker posts after decoding `text` from the host. */
   hostSends(text: string): void {
     const event = decodeIncoming(text);
-    if (event) this.onmessage?.({ data: { type: 'event', event } });
+    // As the socket worker posts them: frames as JSON text, other events as they are.
+    if (event) this.onmessage?.({ data: event.type === 'frame' ? { type: 'frame', text: frameToText(event) } : { type: 'event', event } });
   }
   post(message: FromSocketWorker): void {
     this.onmessage?.({ data: message });
@@ -79,6 +82,24 @@ describe('WebSocketTransport over the socket worker', () => {
     transport.send({ type: 'trace.seek', step: 3 });
     expect(worker.received.at(-1)).toEqual({ type: 'send', text: encodeMessage({ type: 'trace.seek', step: 3 }) });
     transport.close();
+  });
+
+  it('posts frames as text that parses back to the same frame, -Infinity log-probabilities included', () => {
+    const impossible = sampleRequest({ requestId: '7' });
+    impossible.nodes[2] = { ...impossible.nodes[2], logq: -Infinity, pathScore: -Infinity };
+    const frame = decodeIncoming(encodeMessage({ type: 'frame', steps: [steps[0], sampleStep(7, [impossible, sampleRequest()])] })) as DeliveredFrame;
+    expect(frame.steps[0].requests[0].nodes[2].logq).toBe(-Infinity);
+    const back = frameFromText(frameToText(frame));
+    expect(back).toEqual(frame);
+    expect(back.steps[0].requests[0].nodes[2].pathScore).toBe(-Infinity);
+    // A batch-64 frame of the synthetic run, thinned and merged with digests and histograms.
+    const run = new SyntheticRun({ batch: 64, kmax: 512 });
+    const merged = mergeFrames(
+      decodeIncoming(encodeMessage({ type: 'frame', steps: [run.next(), run.next()] })) as DeliveredFrame,
+      decodeIncoming(encodeMessage({ type: 'frame', steps: [run.next(), run.next()], histograms: run.histograms() })) as DeliveredFrame,
+    );
+    expect(merged.digests).toHaveLength(3);
+    expect(frameFromText(frameToText(merged))).toEqual(merged);
   });
 
   it('delivers the worker-decoded events, and thinned frames build the same store as whole ones', () => {

@@ -8,6 +8,7 @@
 import { decodeText, encodeMessage, parseEvent, type EngineEvent } from '../../../../src/shared/messages.js';
 import { decodeIncoming } from '../../../../src/renderer/transport/decode.js';
 import { FramePacer } from '../../../../src/renderer/transport/frame-pacer.js';
+import { frameToText } from '../../../../src/renderer/transport/frame-text.js';
 import { SyntheticRun } from '../../studio/syntheticSteps.js';
 
 export type EngineCommand =
@@ -28,14 +29,17 @@ export type EngineCommand =
 
 export type EngineOutput =
   | { type: 'text'; text: string }
-  | { type: 'event'; event: EngineEvent };
+  | { type: 'event'; event: EngineEvent }
+  /** 'thin': a frame as the socket worker posts it, JSON text (frame-text.ts). */
+  | { type: 'frame'; text: string };
 
 let decode: 'main' | 'worker' | 'thin' = 'main';
 let run: SyntheticRun | null = null;
 let running = false;
 let owed = 0;
 let timer: ReturnType<typeof setInterval> | null = null;
-const postEvent = (event: EngineEvent): void => (self as unknown as Worker).postMessage({ type: 'event', event } satisfies EngineOutput);
+const postEvent = (event: EngineEvent): void =>
+  (self as unknown as Worker).postMessage((event.type === 'frame' ? { type: 'frame', text: frameToText(event) } : { type: 'event', event }) satisfies EngineOutput);
 let pacer = new FramePacer(postEvent);
 
 function post(event: EngineEvent): void {

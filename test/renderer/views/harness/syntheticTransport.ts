@@ -4,6 +4,7 @@
 // page decodes and validates each frame exactly as the WebSocket transport does.
 import { decodeText, parseEvent, type EngineEvent, type EngineRequest } from '../../../../src/shared/messages.js';
 import { Listeners, type ConnectionInfo, type Transport } from '../../../../src/renderer/transport/types.js';
+import { frameFromText } from '../../../../src/renderer/transport/frame-text.js';
 import type { EngineCommand, EngineOutput } from './syntheticEngine.worker.js';
 
 export interface SyntheticTransportOptions {
@@ -21,7 +22,7 @@ export interface SyntheticTransportOptions {
 export class SyntheticTransport implements Transport {
   readonly kind = 'websocket' as const;
   readonly sent: EngineRequest[] = [];
-  /** Main-thread milliseconds spent decoding and validating frames (decode 'main'). */
+  /** Main-thread milliseconds spent decoding frames: parse + validate (decode 'main'), parse (decode 'thin'). */
   decodeMs = 0;
   private readonly events = new Listeners<EngineEvent>();
   private readonly connection = new Listeners<ConnectionInfo>();
@@ -46,10 +47,17 @@ export class SyntheticTransport implements Transport {
   }
 
   private receive(output: EngineOutput): void {
+    if (output.type === 'frame') {
+      // As WorkerSocket does: parse the frame's text, take it at the next animation frame.
+      const t0 = performance.now();
+      const frame = frameFromText(output.text);
+      this.decodeMs += performance.now() - t0;
+      this.emit(frame);
+      requestAnimationFrame(() => this.command({ type: 'ack' }));
+      return;
+    }
     if (output.type === 'event') {
       this.emit(output.event);
-      // As WorkerSocket does: the frame is taken once the page reaches its next animation frame.
-      if (this.options.decode === 'thin' && output.event.type === 'frame') requestAnimationFrame(() => this.command({ type: 'ack' }));
       return;
     }
     const t0 = performance.now();
