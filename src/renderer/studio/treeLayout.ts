@@ -31,37 +31,67 @@ export function layoutTree(request: RequestStep): TreeLayout {
 // it is packed (resizes, selection changes) or drawn.
 const layoutCache = new WeakMap<RequestStep, TreeLayout>();
 
+// Scratch arrays shared by every layout (one tree at a time, on one thread): a batch-64 step lays
+// out 64 trees, and allocating five typed arrays per tree cost more than the layout itself.
+let scratchSize = 0;
+let parentOf = new Int32Array(0);
+let offsets = new Int32Array(0);
+let fill = new Int32Array(0);
+let children = new Int32Array(0);
+let stack = new Int32Array(0);
+let scores = new Float64Array(0);
+
+function ensureScratch(n: number): void {
+  if (n <= scratchSize) return;
+  scratchSize = Math.max(n, 2 * scratchSize, 64);
+  parentOf = new Int32Array(scratchSize);
+  offsets = new Int32Array(scratchSize + 1);
+  fill = new Int32Array(scratchSize);
+  children = new Int32Array(scratchSize);
+  stack = new Int32Array(2 * scratchSize + 2);
+  scores = new Float64Array(scratchSize);
+}
+
 function computeLayout(request: RequestStep): TreeLayout {
   const nodes = request.nodes;
   const n = nodes.length;
   const x = new Float32Array(n);
   const row = new Int16Array(n);
+  ensureScratch(n);
   // Parent positions; node ids are positions in the list (events.ts), with a lookup as fallback.
-  const parentOf = new Int32Array(n);
-  const idsArePositions = nodes.every((node, i) => node.id === i);
+  let idsArePositions = true;
+  for (let i = 0; i < n; i += 1) {
+    if (nodes[i].id !== i) {
+      idsArePositions = false;
+      break;
+    }
+  }
   const index = idsArePositions ? null : new Map(nodes.map((node, i) => [node.id, i]));
   for (let i = 0; i < n; i += 1) {
-    const p = nodes[i].parent;
-    const pi = p < 0 ? -1 : index ? (index.get(p) ?? -1) : p < n ? p : -1;
-    parentOf[i] = pi;
+    const node = nodes[i];
+    const p = node.parent;
+    parentOf[i] = p < 0 ? -1 : index ? (index.get(p) ?? -1) : p < n ? p : -1;
+    const s = node.pathScore;
+    scores[i] = Number.isFinite(s) ? s : -1e30;
   }
   // Children in compressed rows: counts → offsets → fill, then sort each row by path score.
-  const offsets = new Int32Array(n + 1);
+  offsets.fill(0, 0, n + 1);
   for (let i = 0; i < n; i += 1) if (parentOf[i] >= 0) offsets[parentOf[i] + 1] += 1;
   for (let i = 0; i < n; i += 1) offsets[i + 1] += offsets[i];
-  const children = new Int32Array(offsets[n]);
-  const fill = offsets.slice(0, n);
+  fill.set(offsets.subarray(0, n));
   for (let i = 0; i < n; i += 1) if (parentOf[i] >= 0) children[fill[parentOf[i]]++] = i;
-  const score = (i: number): number => {
-    const s = nodes[i].pathScore;
-    return Number.isFinite(s) ? s : -1e30;
-  };
+  // Best path score first, ties by position: insertion sort (a node has a handful of children).
   for (let i = 0; i < n; i += 1) {
     const from = offsets[i];
     const to = offsets[i + 1];
-    if (to - from > 1) {
-      const sorted = Array.from(children.subarray(from, to)).sort((a, b) => score(b) - score(a) || a - b);
-      children.set(sorted, from);
+    for (let k = from + 1; k < to; k += 1) {
+      const c = children[k];
+      let j = k - 1;
+      while (j >= from && (scores[children[j]] < scores[c] || (scores[children[j]] === scores[c] && children[j] > c))) {
+        children[j + 1] = children[j];
+        j -= 1;
+      }
+      children[j + 1] = c;
     }
   }
 
@@ -69,7 +99,6 @@ function computeLayout(request: RequestStep): TreeLayout {
   let rows = 1;
   // Iterative post-order (deep chains cannot overflow the stack): a node is pushed once to place
   // its row and children, and once more (negated, minus one) to centre it after its children.
-  const stack = new Int32Array(2 * n + 2);
   for (let r = 0; r < n; r += 1) {
     if (parentOf[r] >= 0) continue;
     let top = 0;

@@ -21,6 +21,38 @@ describe('layoutTree', () => {
     expect(new Set(leafSlots).size).toBe(4);
   });
 
+  it('orders children best path score first (ties by position) and gives each leaf its own slot, tree after tree', () => {
+    // Many trees in a row (the layout reuses scratch space between them), ties and -Infinity included.
+    const run = new SyntheticRun({ batch: 64, kmax: 512 });
+    const requests = [...run.next().requests, ...run.next().requests];
+    const tied = sampleRequest({ requestId: 'tied' });
+    tied.nodes = tied.nodes.map((n) => (n.parent === 0 ? { ...n, pathScore: -0.5 } : n.parent === 2 ? { ...n, pathScore: -Infinity } : n));
+    for (const request of [...requests, tied]) {
+      const layout = layoutTree(request);
+      const kids = new Map<number, number[]>();
+      request.nodes.forEach((n, i) => {
+        if (n.parent >= 0) kids.set(n.parent, [...(kids.get(n.parent) ?? []), i]);
+      });
+      const leaves: number[] = [];
+      request.nodes.forEach((n, i) => {
+        const c = kids.get(i) ?? [];
+        if (c.length === 0) {
+          leaves.push(layout.x[i]);
+          return;
+        }
+        // Left to right = best first; equal scores keep list order.
+        const byX = [...c].sort((a, b) => layout.x[a] - layout.x[b]);
+        const score = (k: number): number => (Number.isFinite(request.nodes[k].pathScore) ? request.nodes[k].pathScore : -1e30);
+        const expected = [...c].sort((a, b) => score(b) - score(a) || a - b);
+        expect(byX).toEqual(expected);
+        expect(layout.x[i]).toBeCloseTo((layout.x[byX[0]] + layout.x[byX[byX.length - 1]]) / 2, 5);
+        for (const k of c) expect(layout.row[k]).toBe(layout.row[i] + 1);
+      });
+      expect([...leaves].sort((a, b) => a - b)).toEqual(leaves.map((_, k) => k + 0.5));
+      expect(layout.width).toBe(leaves.length);
+    }
+  });
+
   it('lays out a 200-deep chain without recursion limits', () => {
     const nodes = [node(0, -1, -1)];
     for (let i = 1; i <= 200; i += 1) nodes.push(node(i, i - 1, i - 1));
