@@ -91,6 +91,9 @@ describe.skipIf(staticSkip !== null)('studio on the real engine (web host, demo 
     }
     await page.getByLabel('batch size').fill('16');
     await page.getByLabel('K_max').fill('96');
+    // Enough requests that the run outlasts the next two tests (they drag τ and pause it): on the
+    // stand-in pair 64 requests finish in a few seconds, and a finished run reports no τ.
+    await page.getByLabel('requests').fill('512');
     await page.getByLabel('policy').selectOption('echo');
     await page.getByRole('button', { name: 'Start' }).click();
     const started = page.waitForFunction(
