@@ -77,9 +77,11 @@ def np_forward(folder, ids):
 
 # ------------------------------------------------------------ acceptance
 @torch.no_grad()
-def chain_run(target, draft, prompt_ids, bos, eos, k, max_new):
+def chain_run(target, draft, prompt_ids, bos, eos, k, max_new, is_number):
+    """Returns the accepted count per step, and (target token is a number, draft matched it) for
+    every drafted position that was reached (all earlier draft tokens accepted)."""
     ctx = [bos] + prompt_ids
-    accepted, produced = [], 0
+    accepted, produced, by_kind = [], 0, []
     while produced < max_new:
         d_ctx, prop = list(ctx), []
         for _ in range(k):
@@ -91,13 +93,14 @@ def chain_run(target, draft, prompt_ids, bos, eos, k, max_new):
         a = 0
         while a < k and prop[a] == greedy[a]:
             a += 1
+        by_kind += [(is_number[greedy[i]], i < a) for i in range(min(a + 1, k))]
         new = prop[:a] + [greedy[a]]
         accepted.append(a)
         ctx += new
         produced += len(new)
         if eos in new:
             break
-    return accepted
+    return accepted, by_kind
 
 
 def main():
@@ -149,16 +152,21 @@ def main():
     # 3. greedy chain acceptance
     with open(os.path.join(a.target, "config.json")) as fh:
         tc = json.load(fh)
+    # A token "is a number" when its text has a digit: computed results in math are these.
+    is_number = [any(ch.isdigit() for ch in enc.decode([i])) for i in range(len(enc.vocab))]
+    is_number += [False] * (tc["vocab_size"] - len(is_number))
     acc = {}
     for d in DOMAINS:
         with open(os.path.join(a.prompts, f"{d}.jsonl"), encoding="utf-8") as fh:
             prompts = [json.loads(l) for l in fh if l.strip()]
         if a.max_prompts:
             prompts = prompts[: a.max_prompts]
-        steps = []
+        steps, kinds = [], []
         for p in prompts:
-            steps += chain_run(models["target"], models["draft"], enc.encode(p["prompt"]),
-                               tc["bos_token_id"], tc["eos_token_id"], a.chain, a.max_new)
+            got, by_kind = chain_run(models["target"], models["draft"], enc.encode(p["prompt"]),
+                                     tc["bos_token_id"], tc["eos_token_id"], a.chain, a.max_new, is_number)
+            steps += got
+            kinds += by_kind
         s = np.array(steps)
         reached = [int((s >= i).sum()) for i in range(a.chain)]
         passed = [int((s > i).sum()) for i in range(a.chain)]
@@ -172,8 +180,14 @@ def main():
             "depth_accepted": passed,
             "acceptance_per_depth": [round(p / r, 3) if r else None for p, r in zip(passed, reached)],
             "survival_per_depth": [round(p / s.size, 3) for p in passed],
+            "by_token_kind": {
+                kind: {"reached": len(xs), "accepted": sum(ok for _, ok in xs),
+                       "acceptance": round(sum(ok for _, ok in xs) / len(xs), 3) if xs else None}
+                for kind, xs in (("number", [x for x in kinds if x[0]]), ("other", [x for x in kinds if not x[0]]))
+            },
         }
-        print(f"{d}: mean accepted {acc[d]['mean_accepted']} / {a.chain}, per depth {acc[d]['acceptance_per_depth']}")
+        print(f"{d}: mean accepted {acc[d]['mean_accepted']} / {a.chain}, per depth {acc[d]['acceptance_per_depth']}, "
+              f"by token kind {acc[d]['by_token_kind']}")
 
     def pick(tm):
         return {k: tm.get(k) for k in ("steps", "planned_steps", "time_budget_min", "batch", "seq", "tokens",

@@ -129,83 +129,124 @@ def fetch_handbook(workdir):
 
 
 # ---------------------------------------------------------------- math
+# Templates with several wordings per sentence, so that the words around the numbers are not a
+# fixed script: a small model then has to read the problem, and the computed numbers (results of
+# *, +, -, /) are the tokens it cannot guess, while numbers copied from the question are easy.
 NAMES = ["Maria", "Tom", "Aisha", "Ken", "Lena", "Omar", "Sofia", "Ravi", "Ines", "Jack",
-         "Mei", "Pablo", "Nora", "Sam", "Zoe", "Ali", "Hana", "Luca", "Ada", "Ben"]
+         "Mei", "Pablo", "Nora", "Sam", "Zoe", "Ali", "Hana", "Luca", "Ada", "Ben",
+         "Yuki", "Ivan", "Chloe", "Kofi", "Elif", "Mateo", "Priya", "Oscar", "Freya", "Tariq"]
 ITEMS = [("box", "boxes", "apple", "apples"), ("bag", "bags", "marble", "marbles"),
          ("crate", "crates", "bottle", "bottles"), ("pack", "packs", "pencil", "pencils"),
          ("shelf", "shelves", "book", "books"), ("tray", "trays", "cookie", "cookies"),
          ("basket", "baskets", "egg", "eggs"), ("jar", "jars", "coin", "coins"),
-         ("row", "rows", "chair", "chairs"), ("carton", "cartons", "orange", "oranges")]
+         ("row", "rows", "chair", "chairs"), ("carton", "cartons", "orange", "oranges"),
+         ("bucket", "buckets", "shell", "shells"), ("folder", "folders", "sticker", "stickers"),
+         ("bin", "bins", "toy", "toys"), ("case", "cases", "card", "cards")]
+DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
 
 def gen_problem(r):
     n = r.choice(NAMES)
     c, cs, it, its = r.choice(ITEMS)
+    pick = r.choice
     k = r.randrange(8)
     if k == 0:
-        a, b, g = r.randint(2, 12), r.randint(3, 24), 0
+        a, b = r.randint(2, 14), r.randint(3, 30)
         tot = a * b
         g = r.randint(1, tot - 1)
-        q = f"{n} has {a} {cs} of {b} {its}. {n} gives away {g} {its}. How many {its} does {n} have left?"
-        ans = (f"{a} {cs} of {b} {its} is {a} * {b} = {tot} {its}. After giving away {g} {its}, "
-               f"{n} has {tot} - {g} = {tot - g} {its}. The answer is {tot - g}.")
+        q = pick([f"{n} has {a} {cs} of {b} {its}. {n} gives away {g} {its}. How many {its} does {n} have left?",
+                  f"There are {b} {its} in each of {n}'s {a} {cs}. If {n} gives {g} {its} to a friend, how many are left?",
+                  f"{n} owns {a} {cs}, each with {b} {its}, and then loses {g} {its}. How many {its} remain?"])
+        ans = pick([f"{a} {cs} of {b} {its} is {a} * {b} = {tot} {its}. After giving away {g} {its}, "
+                    f"{n} has {tot} - {g} = {tot - g} {its}.",
+                    f"First find the total: {a} * {b} = {tot}. Then subtract: {tot} - {g} = {tot - g}.",
+                    f"{n} starts with {a} * {b} = {tot} {its}, so {tot - g} {its} are left because {tot} - {g} = {tot - g}."])
+        res = tot - g
     elif k == 1:
-        a, b, c2 = r.randint(10, 99), r.randint(10, 99), r.randint(10, 99)
-        s1 = a + b
-        s2 = s1 + c2
-        q = (f"{n} collected {a} {its} on Monday, {b} {its} on Tuesday and {c2} {its} on Wednesday. "
-             f"How many {its} did {n} collect in total?")
-        ans = (f"Monday and Tuesday give {a} + {b} = {s1} {its}. Adding Wednesday gives "
-               f"{s1} + {c2} = {s2} {its}. The answer is {s2}.")
+        d1, d2, d3 = r.sample(DAYS, 3)
+        a, b, c2 = r.randint(10, 199), r.randint(10, 199), r.randint(10, 199)
+        s1, s2 = a + b, a + b + c2
+        q = pick([f"{n} collected {a} {its} on {d1}, {b} {its} on {d2} and {c2} {its} on {d3}. "
+                  f"How many {its} did {n} collect in total?",
+                  f"On {d1} {n} found {a} {its}. On {d2} {n} found {b} more, and on {d3} another {c2}. "
+                  f"What is the total?"])
+        ans = pick([f"{d1} and {d2} give {a} + {b} = {s1} {its}. Adding {d3} gives {s1} + {c2} = {s2} {its}.",
+                    f"Add the first two days: {a} + {b} = {s1}. Then {s1} + {c2} = {s2}.",
+                    f"The total is {a} + {b} + {c2}. We get {s1} after two days and {s2} after three."])
+        res = s2
     elif k == 2:
-        per, cnt = r.randint(2, 15), r.randint(2, 20)
+        per, cnt = r.randint(2, 19), r.randint(2, 25)
         tot = per * cnt
-        q = f"{n} puts {tot} {its} into {cs}, {per} {its} in each {c}. How many {cs} does {n} fill?"
-        ans = f"Each {c} holds {per} {its}, so {n} fills {tot} / {per} = {cnt} {cs}. The answer is {cnt}."
+        q = pick([f"{n} puts {tot} {its} into {cs}, {per} {its} in each {c}. How many {cs} does {n} fill?",
+                  f"How many {cs} are needed for {tot} {its} if every {c} takes {per} of them?",
+                  f"{n} shares {tot} {its} equally among {cs} of {per}. How many {cs} are there?"])
+        ans = pick([f"Each {c} holds {per} {its}, so {n} fills {tot} / {per} = {cnt} {cs}.",
+                    f"Divide the {its} by the size of a {c}: {tot} / {per} = {cnt}.",
+                    f"We need {cnt} {cs}, since {per} * {cnt} = {tot}."])
+        res = cnt
     elif k == 3:
-        price, qty, paid = r.randint(2, 20), r.randint(2, 9), 0
+        price, qty = r.randint(2, 25), r.randint(2, 9)
         cost = price * qty
-        paid = (cost // 10 + 1 + r.randint(0, 3)) * 10
-        q = (f"One {it} costs {price} dollars. {n} buys {qty} {its} and pays with {paid} dollars. "
-             f"How much change does {n} get?")
-        ans = (f"{qty} {its} cost {qty} * {price} = {cost} dollars. The change is "
-               f"{paid} - {cost} = {paid - cost} dollars. The answer is {paid - cost}.")
+        paid = (cost // 10 + 1 + r.randint(0, 5)) * 10
+        q = pick([f"One {it} costs {price} dollars. {n} buys {qty} {its} and pays with {paid} dollars. "
+                  f"How much change does {n} get?",
+                  f"{n} pays {paid} dollars for {qty} {its} at {price} dollars each. What is the change?",
+                  f"A {it} is sold for {price} dollars. If {n} buys {qty} of them with {paid} dollars, "
+                  f"how much money is left?"])
+        ans = pick([f"{qty} {its} cost {qty} * {price} = {cost} dollars. The change is "
+                    f"{paid} - {cost} = {paid - cost} dollars.",
+                    f"The {its} cost {price} * {qty} = {cost}. So {n} gets {paid} - {cost} = {paid - cost} back.",
+                    f"Cost: {qty} * {price} = {cost} dollars. Left: {paid - cost} dollars, because {paid} - {cost} = {paid - cost}."])
+        res = paid - cost
     elif k == 4:
-        a, b = r.randint(3, 12), r.randint(3, 12)
-        x, y = r.randint(2, 9), r.randint(2, 9)
+        a, b = r.randint(3, 15), r.randint(3, 15)
+        x, y = r.randint(2, 12), r.randint(2, 12)
         t1, t2 = a * x, b * y
-        q = (f"{n} has {a} {cs} with {x} {its} each and {b} {cs} with {y} {its} each. "
-             f"How many {its} are there altogether?")
-        ans = (f"The first {cs} hold {a} * {x} = {t1} {its}. The other {cs} hold {b} * {y} = {t2} {its}. "
-               f"Altogether there are {t1} + {t2} = {t1 + t2} {its}. The answer is {t1 + t2}.")
+        q = pick([f"{n} has {a} {cs} with {x} {its} each and {b} {cs} with {y} {its} each. "
+                  f"How many {its} are there altogether?",
+                  f"In a room there are {a} {cs} holding {x} {its} and {b} {cs} holding {y} {its}. "
+                  f"Count all the {its}."])
+        ans = pick([f"The first {cs} hold {a} * {x} = {t1} {its}. The other {cs} hold {b} * {y} = {t2} {its}. "
+                    f"Altogether there are {t1} + {t2} = {t1 + t2} {its}.",
+                    f"{a} * {x} = {t1} and {b} * {y} = {t2}, so the total is {t1} + {t2} = {t1 + t2}."])
+        res = t1 + t2
     elif k == 5:
-        start, days, per = r.randint(20, 200), r.randint(2, 9), r.randint(2, 15)
+        start, days, per = r.randint(20, 300), r.randint(2, 12), r.randint(2, 15)
         used = days * per
-        start = max(start, used + r.randint(1, 50))
-        q = (f"{n} starts with {start} {its} and uses {per} {its} every day for {days} days. "
-             f"How many {its} are left?")
-        ans = (f"In {days} days {n} uses {days} * {per} = {used} {its}. That leaves "
-               f"{start} - {used} = {start - used} {its}. The answer is {start - used}.")
+        start = max(start, used + r.randint(1, 80))
+        q = pick([f"{n} starts with {start} {its} and uses {per} {its} every day for {days} days. "
+                  f"How many {its} are left?",
+                  f"A store has {start} {its}. It sells {per} a day for {days} days. How many does it still have?"])
+        ans = pick([f"In {days} days {n} uses {days} * {per} = {used} {its}. That leaves "
+                    f"{start} - {used} = {start - used} {its}.",
+                    f"Over {days} days, {per} * {days} = {used} are gone, and {start} - {used} = {start - used} remain."])
+        res = start - used
     elif k == 6:
-        a = r.randint(2, 9)
-        b = r.randint(2, 9)
+        a, b = r.randint(2, 9), r.randint(2, 9)
         m = a * b
-        tot = m * r.randint(2, 9)
-        q = (f"A shop packs {a} {its} in each {c} and puts {b} {cs} in each carton. "
-             f"How many cartons are needed for {tot} {its}?")
-        ans = (f"One carton holds {a} * {b} = {m} {its}. For {tot} {its} the shop needs "
-               f"{tot} / {m} = {tot // m} cartons. The answer is {tot // m}.")
+        tot = m * r.randint(2, 12)
+        q = pick([f"A shop packs {a} {its} in each {c} and puts {b} {cs} in each carton. "
+                  f"How many cartons are needed for {tot} {its}?",
+                  f"Each carton takes {b} {cs} and each {c} takes {a} {its}. {n} has {tot} {its}. "
+                  f"How many cartons does {n} fill?"])
+        ans = pick([f"One carton holds {a} * {b} = {m} {its}. For {tot} {its} that makes "
+                    f"{tot} / {m} = {tot // m} cartons.",
+                    f"A carton holds {m} {its}, because {a} * {b} = {m}. Then {tot} / {m} = {tot // m}."])
+        res = tot // m
     else:
         a, b = r.randint(100, 999), r.randint(10, 99)
-        q = f"A school has {a} students. {b} more students join. Then the students form groups of 2. How many groups are there?"
+        size = r.choice([2, 3, 4, 5])
         s = a + b
-        if s % 2:
-            s += 1
-            b += 1
-            q = f"A school has {a} students. {b} more students join. Then the students form groups of 2. How many groups are there?"
-        ans = (f"After {b} join there are {a} + {b} = {s} students. In groups of 2 that is "
-               f"{s} / 2 = {s // 2} groups. The answer is {s // 2}.")
-    return f"Problem: {q}\nAnswer: {ans}\n"
+        b += (-s) % size
+        s = a + b
+        q = pick([f"A school has {a} students. {b} more students join. Then the students form groups of {size}. "
+                  f"How many groups are there?",
+                  f"{a} people are at a party and {b} more arrive. They sit at tables of {size}. How many tables are used?"])
+        ans = pick([f"After {b} join there are {a} + {b} = {s}. In groups of {size} that is {s} / {size} = {s // size}.",
+                    f"First {a} + {b} = {s}, then {s} / {size} = {s // size}."])
+        res = s // size
+    end = pick([f" The answer is {res}.", f" So the answer is {res}.", f" Answer: {res}."])
+    return f"Problem: {q}\nAnswer: {ans}{end}\n"
 
 
 def collect_math(n_train, n_heldout):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuild the bundled demo model pair from scratch (a maintainer's step, never part of install/CI).
 #
-#   tools/train/train_demo_pair.sh            # run from anywhere; about an hour on 2 (shared) CPU cores
+#   tools/train/train_demo_pair.sh            # run from anywhere; about 80 minutes on 2 idle CPU cores
 #
 # Needs Debian's PyTorch and NumPy (apt-get install python3-torch python3-numpy libopenblas0-pthread),
 # apt-get/dpkg-deb (to fetch the debian-handbook package) and, for the tokenizer check, Node with the
@@ -31,17 +31,17 @@ stage "2/6 train the BPE tokenizer and encode the corpora"
 stage "3/6 train the target (Llama, ~5.4M parameters)"
 "$PY" "$HERE/train.py" --name echo-demo-target --out "$ROOT/assets/models/echo-demo-target" \
   --hidden 256 --intermediate 688 --layers 6 --heads 8 --kv-heads 4 --max-pos 512 \
-  --steps 300 --lr 1.5e-3 --ckpt-every 25 --time-budget-min 50
+  --batch 8 --steps 3000 --lr 1.5e-3 --warmup 100 --eval-every 250 --ckpt-every 100 --time-budget-min 50
 
 stage "4/6 train the draft (Llama, ~0.9M parameters): (a) cross-entropy pre-training, (b) distillation from the target"
 # (a) does not need the target; on a machine with spare cores it can run alongside stage 3.
 "$PY" "$HERE/train.py" --name echo-demo-draft-ce --out "$DATA/echo-demo-draft-ce" \
   --hidden 128 --intermediate 344 --layers 2 --heads 4 --kv-heads 2 --max-pos 512 \
-  --steps 200 --lr 2e-3 --ckpt-every 25 --time-budget-min 15
+  --batch 8 --steps 2000 --lr 2e-3 --warmup 100 --eval-every 250 --ckpt-every 100 --time-budget-min 7
 "$PY" "$HERE/train.py" --name echo-demo-draft --out "$ROOT/assets/models/echo-demo-draft" \
   --hidden 128 --intermediate 344 --layers 2 --heads 4 --kv-heads 2 --max-pos 512 \
   --init "$DATA/echo-demo-draft-ce" --teacher "$ROOT/assets/models/echo-demo-target" --kd-alpha 0.7 \
-  --steps 100 --lr 1e-3 --warmup 10 --seed 1 --ckpt-every 25 --time-budget-min 12
+  --batch 8 --steps 3000 --lr 1.5e-3 --warmup 50 --seed 1 --eval-every 250 --ckpt-every 100 --time-budget-min 20
 
 stage "5/6 prompt sets and tokenizer check (Python ids == @huggingface/tokenizers ids)"
 "$PY" "$HERE/make_prompts.py"
