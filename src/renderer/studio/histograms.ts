@@ -32,25 +32,6 @@ export function histogramBins(h: DepthHistogram): HistogramBin[] {
   return bins;
 }
 
-/**
- * Axis ticks from 0 to at least `max` in about `count - 1` steps of 1, 2, 2.5 or 5 times a power
- * of ten (0, 5 %, 10 %, 15 %, 20 % for a max of 0.19). A max of 0 or less gives 0 … 1.
- */
-export function niceTicks(max: number, count = 5): number[] {
-  const top = Number.isFinite(max) && max > 0 ? max : 1;
-  const raw = top / Math.max(1, count - 1);
-  const power = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * power).find((s) => s >= raw * (1 - 1e-9)) ?? 10 * power;
-  const ticks: number[] = [];
-  for (let i = 0; ; i += 1) {
-    // Rounded so 0.1 + 0.2 style sums print as 0.3.
-    const v = Math.round(i * step * 1e9) / 1e9;
-    ticks.push(v);
-    if (v >= top * (1 - 1e-9)) break;
-  }
-  return ticks;
-}
-
 export function sampleCount(h: DepthHistogram): number {
   return h.accepted.reduce((a, b) => a + b, 0) + h.rejected.reduce((a, b) => a + b, 0);
 }

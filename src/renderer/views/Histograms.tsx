@@ -1,11 +1,10 @@
 // Accepted vs rejected layer confidence per depth (binned in the engine), AUC per depth, sweet-spot
 // markers, and τ_d as a line that can be dragged (or nudged with arrow keys): releasing it sends
-// knobs.set, which the engine applies from its next step without restarting the run. The bars are
-// plain SVG (two paths, a few ticks): a recharts chart cost the page ~10 ms per update, and there
-// is one chart per depth.
+// knobs.set, which the engine applies from its next step without restarting the run.
 import { memo, useCallback, useRef, useState } from 'react';
+import { Bar, BarChart, CartesianGrid, XAxis, YAxis } from 'recharts';
 import type { DepthHistogram } from '../../shared/events.js';
-import { histogramBins, isSweetSpot, niceTicks, pointerFromTau, sampleCount, tauFromPointer, tausInUse, type HistogramBin } from '../studio/histograms.js';
+import { histogramBins, isSweetSpot, pointerFromTau, sampleCount, tauFromPointer, tausInUse } from '../studio/histograms.js';
 import type { StudioState } from '../studio/store.js';
 import { formatNumber } from '../studio/tokens.js';
 import { STATE_COLOURS } from './colors.js';
@@ -15,71 +14,6 @@ import { useCanvasSize } from './useCanvas.js';
 const CHART_HEIGHT = 150;
 const MARGIN = { top: 8, right: 10, bottom: 4, left: 0 };
 const Y_AXIS_WIDTH = 34;
-const X_AXIS_HEIGHT = 20;
-const TICK = 6;
-const X_TICKS = [0, 0.25, 0.5, 0.75, 1];
-
-/**
- * Accepted and rejected shares per bin, side by side (accepted left), over confidence 0…1; a
- * dashed line per y tick. The plot spans the same box the τ line maps through (pointerFromTau).
- */
-export function HistogramSvg({ bins, width }: { bins: HistogramBin[]; width: number }) {
-  const left = MARGIN.left + Y_AXIS_WIDTH;
-  const right = width - MARGIN.right;
-  const top = MARGIN.top;
-  const bottom = CHART_HEIGHT - MARGIN.bottom - X_AXIS_HEIGHT;
-  const plotWidth = Math.max(0, right - left);
-  const ticks = niceTicks(bins.reduce((m, b) => Math.max(m, b.accepted, b.rejected), 0));
-  const yMax = ticks[ticks.length - 1];
-  const y = (v: number): number => bottom - (v / yMax) * (bottom - top);
-  const x = (v: number): number => left + v * plotWidth;
-  // One path per class: a bin's band less a 1 px gap, halved between the two classes.
-  const band = bins.length > 0 ? plotWidth / bins.length : 0;
-  const barWidth = Math.max(0, (band - 1) / 2);
-  const bars = (key: 'accepted' | 'rejected', offset: number): string => {
-    let d = '';
-    bins.forEach((bin, i) => {
-      const h = bottom - y(bin[key]);
-      if (h <= 0 || barWidth <= 0) return;
-      const bx = left + i * band + 0.5 + offset * barWidth;
-      d += `M${bx.toFixed(1)} ${(bottom - h).toFixed(1)}h${barWidth.toFixed(1)}v${h.toFixed(1)}h${(-barWidth).toFixed(1)}Z`;
-    });
-    return d;
-  };
-  return (
-    <svg className="histogram-svg" width={width} height={CHART_HEIGHT} role="img" aria-label="accepted and rejected share per confidence bin">
-      <g className="chart-grid">
-        {ticks.map((t) => (
-          <line key={t} x1={left} x2={right} y1={y(t)} y2={y(t)} strokeDasharray="2 3" />
-        ))}
-      </g>
-      <path d={bars('accepted', 0)} fill={STATE_COLOURS.accepted} data-testid="bars-accepted" />
-      <path d={bars('rejected', 1)} fill={STATE_COLOURS.rejected} data-testid="bars-rejected" />
-      <g className="chart-axis">
-        <line x1={left} x2={right} y1={bottom} y2={bottom} />
-        <line x1={left} x2={left} y1={top} y2={bottom} />
-        {X_TICKS.map((t) => (
-          <line key={`x${t}`} x1={x(t)} x2={x(t)} y1={bottom} y2={bottom + TICK} />
-        ))}
-        {ticks.map((t) => (
-          <line key={`y${t}`} x1={left - TICK} x2={left} y1={y(t)} y2={y(t)} />
-        ))}
-      </g>
-      <g className="chart-tick">
-        {X_TICKS.map((t) => (
-          <text key={`x${t}`} x={x(t)} y={bottom + TICK + 10} textAnchor="middle">
-            {t}
-          </text>
-        ))}
-        {ticks.map((t) => (
-          <text key={`y${t}`} x={left - TICK - 2} y={y(t) + 3.5} textAnchor="end">
-            {`${Math.round(t * 100)}%`}
-          </text>
-        ))}
-      </g>
-    </svg>
-  );
-}
 
 const sameRecord = (a: Record<string, number>, b: Record<string, number>): boolean => {
   const ka = Object.keys(a);
@@ -206,7 +140,15 @@ function DepthChartBody({
         )}
       </figcaption>
       <div className="chart-box" ref={boxRef}>
-        {width > 0 && <HistogramSvg bins={bins} width={width} />}
+        {width > 0 && (
+          <BarChart width={width} height={CHART_HEIGHT} data={bins} margin={MARGIN} barCategoryGap={1} barGap={0}>
+            <CartesianGrid strokeDasharray="2 3" vertical={false} />
+            <XAxis dataKey="centre" type="number" domain={[0, 1]} ticks={[0, 0.25, 0.5, 0.75, 1]} interval={0} tick={{ fontSize: 10 }} height={20} />
+            <YAxis width={Y_AXIS_WIDTH} interval={0} tick={{ fontSize: 10 }} tickFormatter={(v: number) => `${Math.round(v * 100)}%`} />
+            <Bar dataKey="accepted" fill={STATE_COLOURS.accepted} isAnimationActive={false} />
+            <Bar dataKey="rejected" fill={STATE_COLOURS.rejected} isAnimationActive={false} />
+          </BarChart>
+        )}
         {width > 0 && tau !== undefined && (
           <TauLine depth={histogram.depth} tau={tau} plotLeft={plotLeft} plotWidth={plotWidth} onCommit={(t) => onTau(histogram.depth, t)} />
         )}

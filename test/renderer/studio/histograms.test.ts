@@ -1,21 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { histogramBins, isSweetSpot, niceTicks, pointerFromTau, tauFromPointer, tausInUse } from '../../../src/renderer/studio/histograms.js';
+import { histogramBins, isSweetSpot, pointerFromTau, tauFromPointer, tausInUse } from '../../../src/renderer/studio/histograms.js';
 import { textSegment } from '../../../src/renderer/studio/requestText.js';
 import { sampleRequest, sampleStep } from './fixtures.js';
-
-describe('niceTicks', () => {
-  it('covers the max in round steps from 0', () => {
-    expect(niceTicks(0.19)).toEqual([0, 0.05, 0.1, 0.15, 0.2]);
-    expect(niceTicks(0.34)).toEqual([0, 0.1, 0.2, 0.3, 0.4]);
-    expect(niceTicks(0.58)).toEqual([0, 0.2, 0.4, 0.6]);
-    expect(niceTicks(1)).toEqual([0, 0.25, 0.5, 0.75, 1]);
-    expect(niceTicks(0.2)).toEqual([0, 0.05, 0.1, 0.15, 0.2]);
-  });
-
-  it('gives 0 … 1 for an empty histogram', () => {
-    expect(niceTicks(0)).toEqual([0, 0.25, 0.5, 0.75, 1]);
-  });
-});
 
 describe('histogramBins', () => {
   it('normalises each class to shares so shapes compare across counts', () => {

@@ -362,13 +362,6 @@ describe('Histograms', () => {
       }),
     );
     await waitFor(() => expect(screen.getByTestId('histogram-0').textContent).toContain('AUC 0.86'), { timeout: 3000 });
-    // One bar per non-empty bin and class, on a y axis that covers the largest share (90 %).
-    const chart = within(screen.getByTestId('histogram-0'));
-    await chart.findByTestId('bars-accepted', undefined, { timeout: 3000 });
-    expect(chart.getByTestId('bars-accepted').getAttribute('d')?.match(/M/g)).toHaveLength(2);
-    expect(chart.getByTestId('bars-rejected').getAttribute('d')?.match(/M/g)).toHaveLength(2);
-    expect(screen.getByTestId('histogram-0').textContent).toContain('100%');
-    expect(screen.getByTestId('histogram-0').textContent).not.toContain('125%');
     expect(screen.getByTestId('histogram-0').textContent).toContain('sweet spot');
     expect(screen.getByTestId('histogram-1').textContent).not.toContain('sweet spot');
     // Depth 0 is gated in the step (τ 0.30 in its gate check); depth 1 is not, so it has no line.
