@@ -12,7 +12,8 @@
 // --batches [1,8,32,64], --policies [echo,static,eagle2,dense,fixed,ddd,ar], --requests N [max(8, batch)],
 // --max-new-tokens N [32], --threads N [2], --kmax N [from the knee: see kmaxFor], --hw SPEC for
 // the modelled clock [measured: the knee fit of this machine; or e.g. h100:70b],
-// --calibration-prompts N [24], --delta X [0.75], --knee N [measured; give one to reuse an earlier
+// --calibration-prompts N [24], --delta X [0.75], --rounds N [1: policies interleaved N times, the
+// median round reported], --knee N [measured; give one to reuse an earlier
 // measurement: the modelled clock then keeps T_ar = T_1 and sets γ = 1 / knee].
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -40,12 +41,14 @@ const { values: args } = parseArgs({
     hw: { type: 'string', default: 'measured' },
     'calibration-prompts': { type: 'string', default: '24' },
     delta: { type: 'string', default: '0.75' },
+    rounds: { type: 'string', default: '1' },
   },
 });
 
 const { domains, batches, policies, maxNewTokens, threads } = pairBenchArgs(args);
 const calibrationPrompts = Number(args['calibration-prompts']);
 const delta = Number(args.delta);
+const rounds = Number(args.rounds);
 
 const ECHO_FAMILY: Record<string, (o: EchoOptions) => SpeculationPolicy> = {
   echo: (o) => new EchoPolicy(o),
@@ -142,11 +145,17 @@ for (const domain of domains) {
     console.log(
       `${'policy'.padEnd(8)}${pad('tok/s', 9)}${pad('/static', 9)}${pad('modelled', 10)}${pad('/static', 9)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('moved', 7)}`,
     );
-    const rows: { name: string; m: Measured }[] = [];
-    for (const name of policies) {
-      const options: EchoOptions = { batch, kmax, taus: profile.taus, denseTaus: profile.denseTaus };
-      rows.push({ name, m: await measure(pair, makePolicy(name, options), batch, kmax, workload, clock) });
+    // Policies run interleaved `rounds` times; each row reports its median-throughput round
+    // (greedy: acceptance and the modelled time are the same every round; the machine's load is not).
+    const runs = new Map<string, Measured[]>(policies.map((name) => [name, []]));
+    for (let round = 0; round < rounds; round++) {
+      for (const name of policies) {
+        const options: EchoOptions = { batch, kmax, taus: profile.taus, denseTaus: profile.denseTaus };
+        runs.get(name)!.push(await measure(pair, makePolicy(name, options), batch, kmax, workload, clock));
+      }
     }
+    const medianRound = (ms: Measured[]) => ms.slice().sort((a, b) => a.metrics.throughput - b.metrics.throughput)[Math.floor(ms.length / 2)];
+    const rows = policies.map((name) => ({ name, m: medianRound(runs.get(name)!) }));
     const base = rows.find((r) => r.name === 'static')?.m;
     for (const { name, m } of rows) {
       const modelledTps = m.metrics.generatedTokens / (m.modelledMs / 1000);
