@@ -145,6 +145,9 @@ class Encoder:
         self.ranks = {m: i for i, m in enumerate(merges)}
         self.cache = {}
         self.eot = self.vocab[EOT]
+        # For decode: built once, not per call (callers decode token by token).
+        self._symbol_of = {i: s for s, i in self.vocab.items()}
+        self._byte_of = {u: b for b, u in B2U.items()}
 
     def _bpe(self, word):
         parts = list(word)
@@ -188,15 +191,13 @@ class Encoder:
         return ids
 
     def decode(self, ids):
-        u2b = {u: b for b, u in B2U.items()}
-        inv = {i: s for s, i in self.vocab.items()}
         out = bytearray()
         for i in ids:
-            s = inv[i]
+            s = self._symbol_of[i]
             if s == EOT:
                 out += s.encode()
             else:
-                out += bytes(u2b[ch] for ch in s)
+                out += bytes(self._byte_of[ch] for ch in s)
         return out.decode("utf-8", errors="replace")
 
 
