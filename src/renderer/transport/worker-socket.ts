@@ -67,11 +67,10 @@ export class WorkerSocket implements SocketLike {
         this.onopen?.({});
         return;
       case 'event':
-        // Scheduled first: a listener that throws must not leave the worker holding frames forever.
-        if (message.event.type === 'frame') this.ackWhenDrawn();
         this.onmessage?.({ data: { decoded: message.event } satisfies DecodedMessage });
         return;
       case 'frame':
+        // Scheduled first: a listener that throws must not leave the worker holding frames forever.
         this.ackWhenDrawn();
         this.onmessage?.({ data: { decoded: frameFromText(message.text) } satisfies DecodedMessage });
         return;
