@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as ort from 'onnxruntime-node';
 import { loadModel } from '../src/engine/model/index.js';
+import { runtimeSessionOptions } from '../src/engine/model/loader.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -35,17 +36,9 @@ const tokenList = args.tokens!.split(',').map(Number);
 const runs = Number(args.runs);
 const scratch = mkdtempSync(join(tmpdir(), 'echo-compare-'));
 
-/** The session options of src/engine/model/loader.ts (copied: the loader does not export them). */
+/** The torch export runs under exactly the runtime's own session options, on CPU. */
 function loaderSessionOptions(threads: number): ort.InferenceSession.SessionOptions {
-  return {
-    intraOpNumThreads: threads,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-    graphOptimizationLevel: 'all',
-    logSeverityLevel: 3,
-    extra: { session: { intra_op: { allow_spinning: '0' } } },
-    executionProviders: ['cpu'],
-  };
+  return { ...runtimeSessionOptions(threads), executionProviders: ['cpu'] };
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

@@ -22,7 +22,7 @@ export function graphCacheKey(configText: string, weightIdentity: string): strin
 }
 
 export function cachedGraphPath(key: string, root = cacheRoot()): string {
-  return join(root, 'graphs', `${key}.onnx`);
+  return join(graphsDir(root), `${key}.onnx`);
 }
 
 function bytesOf(data: Float32Array | Int32Array | BigInt64Array): Uint8Array {
@@ -237,9 +237,14 @@ export function listGraphCache(root = cacheRoot()): GraphCacheEntry[] {
   return entries.sort((a, b) => b.lastUsedAt.localeCompare(a.lastUsedAt) || a.key.localeCompare(b.key));
 }
 
-function failure(path: string, err: unknown): { path: string; reason: string } {
+/** A file-system error in one word (its code, e.g. EACCES), or its message when it has none. */
+export function errorCode(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
-  return { path, reason: e.code ?? e.message };
+  return e.code ?? e.message;
+}
+
+function failure(path: string, err: unknown): { path: string; reason: string } {
+  return { path, reason: errorCode(err) };
 }
 
 /** Deletes each entry's .onnx, .onnx.data and sidecar; an entry counts as removed once its .onnx is gone. */

@@ -10,6 +10,7 @@ import {
   cachedGraphPath,
   cacheRoot,
   DEFAULT_EXTERNAL_DATA_THRESHOLD,
+  errorCode,
   graphCacheKey,
   markGraphUsed,
   pruneSupersededGraphs,
@@ -136,9 +137,18 @@ export interface EnsuredGraph {
   cacheProblems: string[];
 }
 
-function errorCode(err: unknown): string {
-  const e = err as NodeJS.ErrnoException;
-  return e.code ?? e.message;
+/** onnxruntime session options of every model this runtime loads (execution providers aside). */
+export function runtimeSessionOptions(threads: number): ort.InferenceSession.SessionOptions {
+  return {
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+    logSeverityLevel: 3,
+    // The draft and target alternate many short runs; spinning worker threads of one session
+    // would steal the cores the other session needs next.
+    extra: { session: { intra_op: { allow_spinning: '0' } } },
+  };
 }
 
 /**
@@ -225,16 +235,7 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
     if (reason === null) provider = 'cuda';
     else note(`CUDA requested but ${reason}; running on CPU`);
   }
-  const sessionOptions: ort.InferenceSession.SessionOptions = {
-    intraOpNumThreads: threads,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-    graphOptimizationLevel: 'all',
-    logSeverityLevel: 3,
-    // The draft and target alternate many short runs; spinning worker threads of one session
-    // would steal the cores the other session needs next.
-    extra: { session: { intra_op: { allow_spinning: '0' } } },
-  };
+  const sessionOptions = runtimeSessionOptions(threads);
   let session: ort.InferenceSession;
   try {
     session = await ort.InferenceSession.create(path, { ...sessionOptions, executionProviders: provider === 'cuda' ? ['cuda', 'cpu'] : ['cpu'] });
