@@ -1,12 +1,12 @@
 // Studio runs through the engine host on a tiny random pair: run.start → progress → frames →
 // finished; knobs, pause, single step, resume and stop between steps; errors as one event.
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineHost } from '../../src/host/host.js';
 import { tempDir } from '../engine/model/helpers.js';
-import { writeFixtureModel } from '../engine/model/fixtures.js';
+import { writeSwappedVocabModel } from '../engine/model/fixtures.js';
 import { connectClient, tinyConfig, writeTinyPair, type TinyPair } from './run-fixtures.js';
 
 const tmp = tempDir('echo-host-run-');
@@ -178,13 +178,7 @@ describe('engine host runs', () => {
     expect(gone.message).not.toContain('\n');
 
     const otherDraft = join(tmp.path, 'other-vocab');
-    writeFixtureModel(otherDraft, { seed: 4, hiddenSize: 32 });
-    const tokPath = join(otherDraft, 'tokenizer.json');
-    const tok = JSON.parse(readFileSync(tokPath, 'utf8'));
-    const vocab = tok.model.vocab as Record<string, number>;
-    const [first, second] = Object.keys(vocab);
-    [vocab[first], vocab[second]] = [vocab[second], vocab[first]];
-    writeFileSync(tokPath, JSON.stringify(tok));
+    writeSwappedVocabModel(otherDraft, { seed: 4, hiddenSize: 32 });
     client.send({ type: 'run.start', config: tinyConfig(pair, { draftDir: otherDraft }) });
     await client.next('run.state', (e) => e.state === 'error');
     expect((await client.next('error')).message).toMatch(/draft and target vocabularies differ/);

@@ -4,13 +4,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
-import { Rng } from '../../src/engine/rng.js';
 import type { EngineHost } from '../../src/host/host.js';
 import { nodeMessagePortPort } from '../../src/host/port.js';
 import type { RunConfig } from '../../src/shared/config.js';
 import type { StepEvent } from '../../src/shared/events.js';
 import { parseEvent, type EngineEvent, type EngineRequest, type EventOf, type EventType } from '../../src/shared/messages.js';
-import { writeFixtureModel, writeSafetensors } from '../engine/model/fixtures.js';
+import { writePerturbedPair } from '../engine/model/fixtures.js';
 
 export interface TinyPair {
   draftDir: string;
@@ -21,14 +20,7 @@ export interface TinyPair {
 export function writeTinyPair(root: string): TinyPair {
   const targetDir = join(root, 'target');
   const draftDir = join(root, 'draft');
-  const target = writeFixtureModel(targetDir, { seed: 21, hiddenSize: 32, numLayers: 2 });
-  writeFixtureModel(draftDir, { seed: 21, hiddenSize: 32, numLayers: 2 });
-  const rng = new Rng(21, 5);
-  const noisy = [...target.tensors].map(([name, t]) => {
-    const values = Float32Array.from(t.data, (v) => v * (1 + 0.3 * (2 * rng.next() - 1)));
-    return { name, shape: t.shape, bytes: new Uint8Array(values.buffer), dtype: 'float32' as const };
-  });
-  writeSafetensors(join(draftDir, 'model.safetensors'), noisy);
+  writePerturbedPair(targetDir, draftDir, { seed: 21, hiddenSize: 32, numLayers: 2 }, { noise: 0.3, stream: 5 });
   const promptsFile = join(root, 'prompts.jsonl');
   const prompts = ['def add(x, y):', 'Once upon a time', 'x = 1', 'import os', 'for i in range(10):', 'The answer is'];
   writeFileSync(promptsFile, prompts.map((prompt, i) => JSON.stringify({ id: `p${i}`, prompt })).join('\n') + '\n');

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { executeRun, register, runConfigFromFlags } from '../../../src/cli/commands/run.js';
 import { rescoreTrace } from '../../../src/engine/trace/what-if.js';
 import { readTrace } from '../../../src/engine/trace/read.js';
-import { writeFixtureModel } from '../../engine/model/fixtures.js';
+import { writeFixtureModel, writeSwappedVocabModel } from '../../engine/model/fixtures.js';
 import { tempDir } from '../../engine/model/helpers.js';
 
 const tmp = tempDir('echo-run-cli-');
@@ -178,13 +178,7 @@ describe('echo-studio run', () => {
 
   it('refuses a draft whose vocabulary differs from the target', async () => {
     const otherDraft = join(tmp.path, 'other-draft');
-    writeFixtureModel(otherDraft, { seed: 4, hiddenSize: 32 });
-    const tokPath = join(otherDraft, 'tokenizer.json');
-    const tok = JSON.parse(readFileSync(tokPath, 'utf8'));
-    const vocab = tok.model.vocab as Record<string, number>;
-    const [first, second] = Object.keys(vocab);
-    [vocab[first], vocab[second]] = [vocab[second], vocab[first]];
-    writeFileSync(tokPath, JSON.stringify(tok));
+    writeSwappedVocabModel(otherDraft, { seed: 4, hiddenSize: 32 });
     await expect(
       run(['--policy', 'chain', '--prompts', promptsFile, '--draft', otherDraft, '--target', targetDir]),
     ).rejects.toThrow(/draft and target vocabularies differ/);

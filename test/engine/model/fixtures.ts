@@ -1,8 +1,9 @@
 // Small random-weight Hugging Face model folders, written inside tests (no downloads): config.json,
 // model.safetensors (or shards + index), tokenizer.json and tokenizer_config.json. Exported for
 // other test suites (the speculative engine's) to reuse.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Rng } from '../../../src/engine/rng.js';
 
 export type FixtureArchitecture = 'llama' | 'qwen2' | 'qwen3' | 'mistral';
 export type FixtureDtype = 'float32' | 'float16' | 'bfloat16';
@@ -325,4 +326,41 @@ export function writeFixtureModel(dir: string, options: FixtureOptions = {}): Fi
   }
 
   return { dir, config, tensors, vocabSize: V, hiddenSize: H, numLayers: L, numHeads: nH, numKvHeads: kvH, headDim: hd, intermediateSize: I, architecture };
+}
+
+/**
+ * A draft/target pair of fixture models: `targetDir` gets a random model, `draftDir` the same one
+ * with every weight scaled by (1 + noise · u), u uniform in [−1, 1] drawn from Rng(seed, stream):
+ * a draft that agrees with the target often but not always. Returns the target's weights.
+ */
+export function writePerturbedPair(
+  targetDir: string,
+  draftDir: string,
+  options: FixtureOptions & { seed: number },
+  perturbation: { noise: number; stream: number },
+): FixtureModel {
+  const target = writeFixtureModel(targetDir, options);
+  writeFixtureModel(draftDir, options);
+  const rng = new Rng(options.seed, perturbation.stream);
+  const entries = [...target.tensors].map(([name, t]) => {
+    const values = Float32Array.from(t.data, (v) => v * (1 + perturbation.noise * (2 * rng.next() - 1)));
+    return { name, shape: t.shape, bytes: new Uint8Array(values.buffer), dtype: 'float32' as const };
+  });
+  writeSafetensors(join(draftDir, 'model.safetensors'), entries);
+  return target;
+}
+
+/**
+ * A fixture model whose tokenizer.json swaps the ids of its first two vocabulary entries: the same
+ * size as every other fixture's vocabulary, but not the same vocabulary.
+ */
+export function writeSwappedVocabModel(dir: string, options: FixtureOptions = {}): FixtureModel {
+  const model = writeFixtureModel(dir, options);
+  const path = join(dir, 'tokenizer.json');
+  const tok = JSON.parse(readFileSync(path, 'utf8'));
+  const vocab = tok.model.vocab as Record<string, number>;
+  const [first, second] = Object.keys(vocab);
+  [vocab[first], vocab[second]] = [vocab[second], vocab[first]];
+  writeFileSync(path, JSON.stringify(tok));
+  return model;
 }

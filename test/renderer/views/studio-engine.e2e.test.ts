@@ -10,8 +10,7 @@ import { copyFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BUNDLED_DRAFT, BUNDLED_TARGET } from '../../../src/engine/session-run.js';
-import { Rng } from '../../../src/engine/rng.js';
-import { writeFixtureModel, writeSafetensors } from '../../engine/model/fixtures.js';
+import { writePerturbedPair } from '../../engine/model/fixtures.js';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebHost, type WebHost } from '../../../src/host/web-host.js';
@@ -30,14 +29,7 @@ if (staticSkip) console.warn(`skipping the studio end-to-end test on the engine:
 function writeStandInPair(root: string): void {
   const targetDir = path.join(root, BUNDLED_TARGET);
   const draftDir = path.join(root, BUNDLED_DRAFT);
-  const target = writeFixtureModel(targetDir, { seed: 11, hiddenSize: 64, numLayers: 2 });
-  writeFixtureModel(draftDir, { seed: 11, hiddenSize: 64, numLayers: 2 });
-  const rng = new Rng(11, 99);
-  const entries = [...target.tensors].map(([name, t]) => {
-    const values = Float32Array.from(t.data, (v) => v * (1 + 0.25 * (2 * rng.next() - 1)));
-    return { name, shape: t.shape, bytes: new Uint8Array(values.buffer), dtype: 'float32' as const };
-  });
-  writeSafetensors(path.join(draftDir, 'model.safetensors'), entries);
+  writePerturbedPair(targetDir, draftDir, { seed: 11, hiddenSize: 64, numLayers: 2 }, { noise: 0.25, stream: 99 });
   for (const f of ['tokenizer.json', 'tokenizer_config.json']) copyFileSync(path.join(targetDir, f), path.join(draftDir, f));
 }
 
