@@ -8,14 +8,16 @@
 //
 // Options (defaults in brackets): --draft DIR --target DIR [the bundled demo pair],
 // --domains code,prose,math, --batches 1,8,32, --policies ar,chain,static,eagle2 (an entry may
-// carry a shape: static:4x2x8 = depth x top-k x tokens, chain:3 = chain length),
+// carry a shape: static:4x2x8 = depth x top-k x tokens, chain:3 = chain length, and a draft head:
+// chain:3@float32 runs on a second pair whose draft has the float32 head), --draft-head [int8],
 // --kmax-per-request N [8: K_max = N × batch, at least 16], --kmax B:K,… [per batch size, overrides],
 // --requests N [2 × batch, at least 8],
 // --max-new-tokens N [64], --threads N [1: two sessions with spinning 2-thread pools fight over two cores], --rounds N [3: interleaved, median reported],
 // --memory-requests N [0 = skip the long run].
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { pairBenchArgs, pairBenchOptions, runGreedy } from './pair-bench.js';
+import { headPrecision, pairBenchArgs, pairBenchOptions, runGreedy } from './pair-bench.js';
+import type { LmHeadPrecision } from '../src/engine/model/graph-builder.js';
 import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
 import { loadPair, type ModelPair } from '../src/engine/pair.js';
 import { createPolicy } from '../src/engine/policy/index.js';
@@ -32,7 +34,7 @@ const { values: args } = parseArgs({
   },
 });
 
-const { domains, batches, policies, maxNewTokens, threads } = pairBenchArgs(args);
+const { domains, batches, policies, maxNewTokens, threads, draftHead } = pairBenchArgs(args);
 const kmaxPerRequest = Number(args['kmax-per-request']);
 const memoryRequests = Number(args['memory-requests']);
 const rounds = Number(args.rounds);
@@ -58,7 +60,7 @@ function workloadFor(pair: ModelPair, domain: string, count: number): WorkItem[]
  * tokens) or `chain:3` (chain length), to compare shapes of one policy in the same run.
  */
 function policyFrom(entry: string, batch: number, kmax: number) {
-  const [name, spec] = entry.split(':');
+  const [name, spec] = entry.split('@')[0].split(':');
   if (spec === undefined) return createPolicy(name, { batch, kmax });
   const parts = spec.split('x').map(Number);
   if (parts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--policies ${entry}: expected name:DxKxT or chain:N`);
@@ -67,14 +69,17 @@ function policyFrom(entry: string, batch: number, kmax: number) {
   return createPolicy(name, { batch, kmax, shape: { depth: parts[0], topk: parts[1], tokens: parts[2] } });
 }
 
-async function measure(pair: ModelPair, policy: string, batch: number, kmax: number, workload: WorkItem[]): Promise<Measured> {
+/** The draft head an entry runs with: its `@int8` / `@float32` suffix, else --draft-head. */
+const headOf = (entry: string): LmHeadPrecision => (entry.includes('@') ? headPrecision(entry.split('@')[1], `--policies ${entry}`) : draftHead);
+
+async function measure(pairs: Map<LmHeadPrecision, ModelPair>, policy: string, batch: number, kmax: number, workload: WorkItem[]): Promise<Measured> {
   const metrics = new RunMetricsAccumulator({ policy });
   let stepMs = 0;
   let modelMs = 0;
   let draftMs = 0;
   let verifyMs = 0;
   let steps = 0;
-  const summary = await runGreedy(pair, policyFrom(policy, batch, kmax), { batch, kmax, maxNewTokens }, workload, (e) => {
+  const summary = await runGreedy(pairs.get(headOf(policy))!, policyFrom(policy, batch, kmax), { batch, kmax, maxNewTokens }, workload, (e) => {
     metrics.addStep(e);
     stepMs += e.timings.totalMs;
     modelMs += e.timings.modelMs ?? 0;
@@ -91,13 +96,20 @@ const probe = await loadPair(args.draft, args.target, { slots: 1, maxLength: 8, 
 const longest = Math.max(...allPrompts.map((r) => probe.tokenizer.encode(r.prompt).length));
 await probe.release();
 const maxLength = slotRows(longest, maxNewTokens, Math.max(...batches.map(kmaxOf)));
-const pair = await loadPair(args.draft, args.target, { slots: maxBatch, maxLength, threads });
-console.log(`pair: draft ${args.draft} (${pair.draft.info.parameters} params), target ${args.target} (${pair.target.info.parameters} params)`);
+// One pair per draft head in use (each with its own target session: simple, and the same weights).
+const pairs = new Map<LmHeadPrecision, ModelPair>();
+for (const head of new Set([draftHead, ...policies.map(headOf)])) {
+  pairs.set(head, await loadPair(args.draft, args.target, { slots: maxBatch, maxLength, threads, draftHead: head }));
+}
+const pair = pairs.get(draftHead)!;
+console.log(`pair: draft ${args.draft} (${pair.draft.info.parameters} params, ${[...pairs.keys()].join(' / ')} head), target ${args.target} (${pair.target.info.parameters} params)`);
 console.log(`max new tokens ${maxNewTokens}, onnxruntime threads ${threads}, greedy, ${rounds} interleaved rounds (median)`);
 
 // Warm-up: first runs pay onnxruntime's allocations.
-await measure(pair, 'ar', 1, 16, workloadFor(pair, domains[0], 2));
-await measure(pair, 'eagle2', 1, 16, workloadFor(pair, domains[0], 2));
+for (const head of pairs.keys()) {
+  await measure(pairs, `ar@${head}`, 1, 16, workloadFor(pair, domains[0], 2));
+  await measure(pairs, `eagle2@${head}`, 1, 16, workloadFor(pair, domains[0], 2));
+}
 
 const pad = (s: string | number, n: number) => String(s).padStart(n);
 for (const domain of domains) {
@@ -106,12 +118,12 @@ for (const domain of domains) {
     const count = args.requests ? Number(args.requests) : Math.max(8, 2 * batch);
     const workload = workloadFor(pair, domain, count);
     console.log(`\n${domain}, batch ${batch}, K_max ${kmax}, ${count} requests`);
-    console.log(`${'policy'.padEnd(16)}${pad('tok/s', 9)}${pad('vs ar', 8)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('engine %', 10)}${pad('draft ms', 10)}${pad('verify ms', 11)}`);
+    console.log(`${'policy'.padEnd(20)}${pad('tok/s', 9)}${pad('vs ar', 8)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('engine %', 10)}${pad('draft ms', 10)}${pad('verify ms', 11)}`);
     // Policies run interleaved, `rounds` times, and each row reports the median round: the
     // machine's load drifts, and interleaving exposes every policy to the same drift.
     const runs = new Map<string, Measured[]>(policies.map((p) => [p, []]));
     for (let round = 0; round < rounds; round++) {
-      for (const policy of policies) runs.get(policy)!.push(await measure(pair, policy, batch, kmax, workload));
+      for (const policy of policies) runs.get(policy)!.push(await measure(pairs, policy, batch, kmax, workload));
     }
     const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     const arRuns = runs.get('ar');
@@ -123,7 +135,7 @@ for (const domain of domains) {
       const engineShare = median(measured.map((r) => r.engineShare));
       const speedup = arThroughput > 0 ? (throughput / arThroughput).toFixed(2) + '×' : '-';
       console.log(
-        `${policy.padEnd(16)}${pad(throughput.toFixed(1), 9)}${pad(speedup, 8)}${pad(m.meanAcceptedTokens.toFixed(2), 7)}` +
+        `${policy.padEnd(20)}${pad(throughput.toFixed(1), 9)}${pad(speedup, 8)}${pad(m.meanAcceptedTokens.toFixed(2), 7)}` +
           `${pad(m.draftUtilisation.toFixed(2), 7)}${pad(m.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.steps, 7)}${pad((100 * engineShare).toFixed(1), 10)}` +
           `${pad(median(measured.map((r) => r.draftMs)).toFixed(2), 10)}${pad(median(measured.map((r) => r.verifyMs)).toFixed(2), 11)}`,
       );
@@ -146,4 +158,4 @@ if (memoryRequests > 0) {
   console.log(`\nmemory over a long run (eagle2, batch ${batch}, ${memoryRequests} requests):`);
   for (const line of samples) console.log(line);
 }
-await pair.release();
+for (const p of pairs.values()) await p.release();

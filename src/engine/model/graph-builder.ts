@@ -11,6 +11,9 @@
 // outputs:
 //   logits [R1, V], topk_logprobs [R2, k], topk_ids [R2, k] int32, argmax [R3] int32,
 //   new_key_i / new_value_i [N, kvH, hd] (K after RoPE) for the session to store.
+// The output head (vocabulary projection) is float32, or for a draft model optionally 8-bit
+// block-quantized weights (MatMulNBits): the head is most of a small draft's weight bytes, and a
+// 4096-row float32 head no longer fits a core's L2 cache. Never for a target: its logits decide.
 // Linear layers and norms run on the N packed rows only; attention pads per request to T inside
 // the graph. GQA is computed without repeating K/V: q is laid out [B, kvH, G*T, hd] so each KV
 // head multiplies all its G query heads in one MatMul.
@@ -21,12 +24,22 @@ import { AttributeType, DataType, type AttributeProtoJs, type NodeProtoJs, type 
 export const GRAPH_VERSION = 5;
 export const OPSET = 17;
 export const MASK_HIDDEN = -1e30;
+/** onnxruntime's contrib-op domain (MatMulNBits). */
+export const MS_DOMAIN = 'com.microsoft';
+
+/** Weights of the output head: as on disk (float32 compute), or 8-bit blocks of 32 along the hidden size. */
+export type LmHeadPrecision = 'float32' | 'int8';
+export const LM_HEAD_BLOCK = 32;
+
+export interface GraphOptions {
+  lmHead?: LmHeadPrecision;
+}
 
 export interface GraphInitializer {
   name: string;
   dims: number[];
   dataType: number;
-  data: Float32Array | Int32Array | BigInt64Array;
+  data: Float32Array | Int32Array | BigInt64Array | Uint8Array;
 }
 
 export interface BuiltGraph {
@@ -50,7 +63,7 @@ class GraphBuilder {
   private counter = 0;
   private constCache = new Map<string, string>();
 
-  op(opType: string, inputs: string[], attrs: Record<string, Attr> = {}, outputs = 1, outputNames?: string[]): string[] {
+  op(opType: string, inputs: string[], attrs: Record<string, Attr> = {}, outputs = 1, outputNames?: string[], domain?: string): string[] {
     const id = this.counter++;
     const outs = outputNames ?? Array.from({ length: outputs }, (_, k) => `${opType.toLowerCase()}_${id}_${k}`);
     const attribute: AttributeProtoJs[] = Object.entries(attrs).map(([name, v]) => {
@@ -58,7 +71,7 @@ class GraphBuilder {
       if (typeof v === 'object') return { name, type: AttributeType.FLOAT, f: v.float };
       return { name, type: AttributeType.INT, i: v };
     });
-    this.nodes.push({ name: `${opType}_${id}`, opType, input: inputs, output: outs, attribute });
+    this.nodes.push({ name: `${opType}_${id}`, opType, input: inputs, output: outs, attribute, ...(domain ? { domain } : {}) });
     return outs;
   }
 
@@ -66,8 +79,9 @@ class GraphBuilder {
     return this.op(opType, inputs, attrs, 1, outputName ? [outputName] : undefined)[0];
   }
 
-  init(name: string, dims: number[], data: Float32Array | Int32Array | BigInt64Array): string {
-    const dataType = data instanceof Float32Array ? DataType.FLOAT : data instanceof Int32Array ? DataType.INT32 : DataType.INT64;
+  init(name: string, dims: number[], data: Float32Array | Int32Array | BigInt64Array | Uint8Array): string {
+    const dataType =
+      data instanceof Float32Array ? DataType.FLOAT : data instanceof Int32Array ? DataType.INT32 : data instanceof Uint8Array ? DataType.UINT8 : DataType.INT64;
     this.initializers.push({ name, dims, dataType, data });
     return name;
   }
@@ -105,7 +119,30 @@ function valueInfo(name: string, elemType: number, dims: (number | string)[]): V
   };
 }
 
-export function buildGraph(cfg: ModelConfig, weights: WeightSource): BuiltGraph {
+/**
+ * [rows, cols] float32 → MatMulNBits' 8-bit layout: per row, blocks of LM_HEAD_BLOCK along cols
+ * (the last one zero-padded), symmetric scale maxabs/127, stored as q + 128 (its default zero point).
+ */
+export function quantizeBlocks8(w: Float32Array, rows: number, cols: number): { q: Uint8Array; scales: Float32Array; blocks: number } {
+  const blocks = Math.ceil(cols / LM_HEAD_BLOCK);
+  const q = new Uint8Array(rows * blocks * LM_HEAD_BLOCK).fill(128);
+  const scales = new Float32Array(rows * blocks);
+  for (let r = 0; r < rows; r++) {
+    for (let b = 0; b < blocks; b++) {
+      const from = r * cols + b * LM_HEAD_BLOCK;
+      const to = r * cols + Math.min(cols, (b + 1) * LM_HEAD_BLOCK);
+      let maxAbs = 0;
+      for (let i = from; i < to; i++) maxAbs = Math.max(maxAbs, Math.abs(w[i]));
+      const scale = maxAbs > 0 ? maxAbs / 127 : 1;
+      scales[r * blocks + b] = scale;
+      const out = (r * blocks + b) * LM_HEAD_BLOCK;
+      for (let i = from; i < to; i++) q[out + i - from] = Math.round(w[i] / scale) + 128;
+    }
+  }
+  return { q, scales, blocks };
+}
+
+export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: GraphOptions = {}): BuiltGraph {
   const g = new GraphBuilder();
   const H = cfg.hiddenSize;
   const hd = cfg.headDim;
@@ -271,11 +308,24 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource): BuiltGraph 
   // A file without lm_head.weight ties it to the embeddings even if config.json does not say so
   // (transformers does the same when loading such a checkpoint).
   const tied = cfg.tieWordEmbeddings || !weights.has('lm_head.weight');
-  const lmHead = tied ? embed : g.init('lm_head.weight', [V, H], weights.get('lm_head.weight', [V, H]));
+  const headWeights = tied ? weights.get('model.embed_tokens.weight', [V, H]) : weights.get('lm_head.weight', [V, H]);
+  let project: (x: string) => string;
+  if (options.lmHead === 'int8') {
+    // accuracy_level 4: activations are quantized per row and block too, so a row's logits do not
+    // depend on the other rows packed with it.
+    const { q, scales, blocks } = quantizeBlocks8(headWeights, V, H);
+    const qName = g.init('lm_head.weight_q8', [V, blocks, LM_HEAD_BLOCK], q);
+    const scaleName = g.init('lm_head.weight_scales', [V * blocks], scales);
+    const attrs = { K: H, N: V, bits: 8, block_size: LM_HEAD_BLOCK, accuracy_level: 4 };
+    project = (x) => g.op('MatMulNBits', [x, qName, scaleName], attrs, 1, undefined, MS_DOMAIN)[0];
+  } else {
+    const lmHead = tied ? embed : g.init('lm_head.weight', [V, H], headWeights);
+    project = (x) => linear(x, lmHead, null);
+  }
 
   // Each head gathers its rows before lm_head, so the vocabulary projection runs only on the rows
   // asked for; onnxruntime computes only the heads whose outputs are fetched.
-  const head = (rows: string): string => linear(g.one('Gather', [normed, rows], { axis: 0 }), lmHead, null);
+  const head = (rows: string): string => project(g.one('Gather', [normed, rows], { axis: 0 }));
   g.one('Identity', [head('logits_rows')], {}, 'logits');
   const logprobs = g.one('LogSoftmax', [head('topk_rows')], { axis: -1 });
   const [topV, topI] = g.op('TopK', [logprobs, 'topk_k'], { axis: -1, largest: 1, sorted: 1 }, 2);

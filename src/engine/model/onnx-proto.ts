@@ -112,7 +112,7 @@ const root = protobuf.Root.fromJSON(descriptor);
 export const ModelProtoType = root.lookupType('onnx.ModelProto');
 
 /** ONNX TensorProto.DataType values used here. */
-export const DataType = { FLOAT: 1, INT32: 6, INT64: 7 } as const;
+export const DataType = { FLOAT: 1, UINT8: 2, INT32: 6, INT64: 7 } as const;
 /** ONNX AttributeProto.AttributeType values used here. */
 export const AttributeType = { FLOAT: 1, INT: 2, TENSOR: 4, INTS: 7 } as const;
 
@@ -138,6 +138,8 @@ export interface NodeProtoJs {
   input: string[];
   output: string[];
   attribute: AttributeProtoJs[];
+  /** Operator set domain; absent = the default ONNX domain. */
+  domain?: string;
 }
 export interface ValueInfoProtoJs {
   name: string;
