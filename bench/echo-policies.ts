@@ -10,7 +10,7 @@
 //
 // Options [defaults]: --draft DIR --target DIR [the bundled demo pair], --domains [code,prose,math],
 // --batches [1,8,32,64], --policies [echo,static,eagle2,dense,fixed,ddd,ar], --requests N [max(8, batch)],
-// --max-new-tokens N [32], --threads N [2], --draft-head int8|float32 [int8], --kmax N [from the knee: see kmaxFor], --hw SPEC for
+// --max-new-tokens N [32], --threads N [2], --draft-precision int8|float32 [int8], --kmax N [from the knee: see kmaxFor], --hw SPEC for
 // the modelled clock [measured: the knee fit of this machine; or e.g. h100:70b],
 // --calibration-prompts N [24], --delta X [0.75], --rounds N [1: policies interleaved N times, the
 // median round reported], --knee N [measured; give one to reuse an earlier
@@ -45,7 +45,7 @@ const { values: args } = parseArgs({
   },
 });
 
-const { domains, batches, policies, maxNewTokens, threads, draftHead } = pairBenchArgs(args);
+const { domains, batches, policies, maxNewTokens, threads, draftPrecision } = pairBenchArgs(args);
 const calibrationPrompts = Number(args['calibration-prompts']);
 const delta = Number(args.delta);
 const rounds = Number(args.rounds);
@@ -100,8 +100,8 @@ await probe.release();
 const longest = Math.max(...Object.values(tokenized).flat().map((w) => w.promptTokens.length));
 // Room for the largest K_max of the sweep and for the calibration warm-up (32 tokens, wide budget).
 const maxLength = slotRows(longest, Math.max(maxNewTokens, 32), Math.max(1024, 8 * maxBatch));
-const pair = await loadPair(args.draft, args.target, { slots: maxBatch, maxLength, threads, draftHead });
-console.log(`pair: draft ${args.draft} (${pair.draft.info.parameters} params, ${draftHead} head), target ${args.target} (${pair.target.info.parameters} params)`);
+const pair = await loadPair(args.draft, args.target, { slots: maxBatch, maxLength, threads, draftPrecision });
+console.log(`pair: draft ${args.draft} (${pair.draft.info.parameters} params, ${draftPrecision} weights), target ${args.target} (${pair.target.info.parameters} params)`);
 
 // The knee of this machine's target forward curve.
 // On a busy machine one measurement can be far off; --knee N reuses a knee measured before.

@@ -8,16 +8,16 @@
 //
 // Options (defaults in brackets): --draft DIR --target DIR [the bundled demo pair],
 // --domains code,prose,math, --batches 1,8,32, --policies ar,chain,static,eagle2 (an entry may
-// carry a shape: static:4x2x8 = depth x top-k x tokens, chain:3 = chain length, and a draft head:
-// chain:3@float32 runs on a second pair whose draft has the float32 head), --draft-head [int8],
+// carry a shape: static:4x2x8 = depth x top-k x tokens, chain:3 = chain length, and a draft precision:
+// chain:3@float32 runs on a second pair whose draft has float32 weights), --draft-precision [int8],
 // --kmax-per-request N [8: K_max = N × batch, at least 16], --kmax B:K,… [per batch size, overrides],
 // --requests N [2 × batch, at least 8],
 // --max-new-tokens N [64], --threads N [1: two sessions with spinning 2-thread pools fight over two cores], --rounds N [3: interleaved, median reported],
 // --memory-requests N [0 = skip the long run].
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { headPrecision, pairBenchArgs, pairBenchOptions, runGreedy } from './pair-bench.js';
-import type { LmHeadPrecision } from '../src/engine/model/graph-builder.js';
+import { precisionArg, pairBenchArgs, pairBenchOptions, runGreedy } from './pair-bench.js';
+import type { WeightPrecision } from '../src/engine/model/graph-builder.js';
 import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
 import { loadPair, type ModelPair } from '../src/engine/pair.js';
 import { createPolicy } from '../src/engine/policy/index.js';
@@ -34,7 +34,7 @@ const { values: args } = parseArgs({
   },
 });
 
-const { domains, batches, policies, maxNewTokens, threads, draftHead } = pairBenchArgs(args);
+const { domains, batches, policies, maxNewTokens, threads, draftPrecision } = pairBenchArgs(args);
 const kmaxPerRequest = Number(args['kmax-per-request']);
 const memoryRequests = Number(args['memory-requests']);
 const rounds = Number(args.rounds);
@@ -69,17 +69,17 @@ function policyFrom(entry: string, batch: number, kmax: number) {
   return createPolicy(name, { batch, kmax, shape: { depth: parts[0], topk: parts[1], tokens: parts[2] } });
 }
 
-/** The draft head an entry runs with: its `@int8` / `@float32` suffix, else --draft-head. */
-const headOf = (entry: string): LmHeadPrecision => (entry.includes('@') ? headPrecision(entry.split('@')[1], `--policies ${entry}`) : draftHead);
+/** The draft precision an entry runs with: its `@int8` / `@float32` suffix, else --draft-precision. */
+const precisionOf = (entry: string): WeightPrecision => (entry.includes('@') ? precisionArg(entry.split('@')[1], `--policies ${entry}`) : draftPrecision);
 
-async function measure(pairs: Map<LmHeadPrecision, ModelPair>, policy: string, batch: number, kmax: number, workload: WorkItem[]): Promise<Measured> {
+async function measure(pairs: Map<WeightPrecision, ModelPair>, policy: string, batch: number, kmax: number, workload: WorkItem[]): Promise<Measured> {
   const metrics = new RunMetricsAccumulator({ policy });
   let stepMs = 0;
   let modelMs = 0;
   let draftMs = 0;
   let verifyMs = 0;
   let steps = 0;
-  const summary = await runGreedy(pairs.get(headOf(policy))!, policyFrom(policy, batch, kmax), { batch, kmax, maxNewTokens }, workload, (e) => {
+  const summary = await runGreedy(pairs.get(precisionOf(policy))!, policyFrom(policy, batch, kmax), { batch, kmax, maxNewTokens }, workload, (e) => {
     metrics.addStep(e);
     stepMs += e.timings.totalMs;
     modelMs += e.timings.modelMs ?? 0;
@@ -96,13 +96,13 @@ const probe = await loadPair(args.draft, args.target, { slots: 1, maxLength: 8, 
 const longest = Math.max(...allPrompts.map((r) => probe.tokenizer.encode(r.prompt).length));
 await probe.release();
 const maxLength = slotRows(longest, maxNewTokens, Math.max(...batches.map(kmaxOf)));
-// One pair per draft head in use (each with its own target session: simple, and the same weights).
-const pairs = new Map<LmHeadPrecision, ModelPair>();
-for (const head of new Set([draftHead, ...policies.map(headOf)])) {
-  pairs.set(head, await loadPair(args.draft, args.target, { slots: maxBatch, maxLength, threads, draftHead: head }));
+// One pair per draft precision in use (each with its own target session: simple, and the same weights).
+const pairs = new Map<WeightPrecision, ModelPair>();
+for (const head of new Set([draftPrecision, ...policies.map(precisionOf)])) {
+  pairs.set(head, await loadPair(args.draft, args.target, { slots: maxBatch, maxLength, threads, draftPrecision: head }));
 }
-const pair = pairs.get(draftHead)!;
-console.log(`pair: draft ${args.draft} (${pair.draft.info.parameters} params, ${[...pairs.keys()].join(' / ')} head), target ${args.target} (${pair.target.info.parameters} params)`);
+const pair = pairs.get(draftPrecision)!;
+console.log(`pair: draft ${args.draft} (${pair.draft.info.parameters} params, ${[...pairs.keys()].join(' / ')} weights), target ${args.target} (${pair.target.info.parameters} params)`);
 console.log(`max new tokens ${maxNewTokens}, onnxruntime threads ${threads}, greedy, ${rounds} interleaved rounds (median)`);
 
 // Warm-up: first runs pay onnxruntime's allocations.

@@ -2,7 +2,7 @@
 // run of one policy on a loaded pair.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LmHeadPrecision } from '../src/engine/model/graph-builder.js';
+import type { WeightPrecision } from '../src/engine/model/graph-builder.js';
 import type { ModelPair } from '../src/engine/pair.js';
 import type { SpeculationPolicy } from '../src/engine/policy/types.js';
 import { Runner, type RunSummary, type WorkItem } from '../src/engine/runner.js';
@@ -20,7 +20,7 @@ export function pairBenchOptions(defaults: { batches: string; policies: string; 
     'max-new-tokens': { type: 'string', default: defaults.maxNewTokens },
     threads: { type: 'string', default: defaults.threads },
     kmax: { type: 'string' },
-    'draft-head': { type: 'string', default: 'int8' },
+    'draft-precision': { type: 'string', default: 'int8' },
   } as const;
 }
 
@@ -32,11 +32,11 @@ export interface PairBenchArgs {
   policies: string[];
   maxNewTokens: number;
   threads: number;
-  draftHead: LmHeadPrecision;
+  draftPrecision: WeightPrecision;
 }
 
-export function headPrecision(value: string, what: string): LmHeadPrecision {
-  if (value !== 'int8' && value !== 'float32') throw new Error(`${what}: the draft head is int8 or float32, got "${value}"`);
+export function precisionArg(value: string, what: string): WeightPrecision {
+  if (value !== 'int8' && value !== 'float32') throw new Error(`${what}: the draft precision is int8 or float32, got "${value}"`);
   return value;
 }
 
@@ -49,7 +49,7 @@ export function pairBenchArgs(values: {
   policies: string;
   'max-new-tokens': string;
   threads: string;
-  'draft-head': string;
+  'draft-precision': string;
 }): PairBenchArgs {
   for (const dir of [values.draft, values.target]) {
     if (!existsSync(join(dir, 'config.json'))) throw new Error(`no model at ${dir} (pass --draft DIR --target DIR)`);
@@ -62,7 +62,7 @@ export function pairBenchArgs(values: {
     policies: values.policies.split(','),
     maxNewTokens: Number(values['max-new-tokens']),
     threads: Number(values.threads),
-    draftHead: headPrecision(values['draft-head'], '--draft-head'),
+    draftPrecision: precisionArg(values['draft-precision'], '--draft-precision'),
   };
 }
 

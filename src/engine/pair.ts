@@ -1,9 +1,9 @@
 // A draft/target model pair: both models loaded with the same KV slots, their tokenizers
 // checked to share one vocabulary (speculation compares token ids across the two). On CPU the
-// draft's output head runs on 8-bit weights by default: it is the largest part of a small draft's
-// cost, and what the draft proposes never changes a lossless run's output, only how much of it
-// the target accepts. The target is always float32.
-import type { LmHeadPrecision } from './model/graph-builder.js';
+// draft runs on 8-bit weights by default: a one-token draft call is bound by reading its weights,
+// and what the draft proposes never changes a lossless run's output, only how much of it the
+// target accepts. The target is always float32.
+import type { WeightPrecision } from './model/graph-builder.js';
 import { loadModel, type LoadOptions } from './model/loader.js';
 import { assertSameVocabulary, ModelTokenizer } from './model/tokenizer.js';
 import type { ModelSession } from './model/types.js';
@@ -24,12 +24,12 @@ export interface PairOptions extends Pick<LoadOptions, 'threads' | 'provider' | 
   slots: number;
   /** Rows per slot: prompt + output + draft tree. */
   maxLength: number;
-  /** The draft's output head; default int8 on CPU, float32 with CUDA (see defaultDraftHead). */
-  draftHead?: LmHeadPrecision;
+  /** The draft's linear-layer weights; default int8 on CPU, float32 with CUDA (see defaultDraftPrecision). */
+  draftPrecision?: WeightPrecision;
 }
 
-/** int8 where it was measured to pay (CPU); CUDA keeps the float32 head it runs natively. */
-export function defaultDraftHead(provider: 'cpu' | 'cuda' | undefined): LmHeadPrecision {
+/** int8 where it was measured to pay (CPU); CUDA keeps the float32 weights it runs natively. */
+export function defaultDraftPrecision(provider: 'cpu' | 'cuda' | undefined): WeightPrecision {
   return provider === 'cuda' ? 'float32' : 'int8';
 }
 
@@ -39,7 +39,7 @@ export async function loadPair(draftDir: string, targetDir: string, options: Pai
   assertSameVocabulary(draftTokenizer, targetTokenizer);
   const load = { threads: options.threads, provider: options.provider, cacheDir: options.cacheDir, onMessage: options.onMessage, slots: options.slots };
   const target = await loadModel(targetDir, { ...load, maxLength: options.maxLength });
-  const draft = await loadModel(draftDir, { ...load, maxLength: options.maxLength, lmHead: options.draftHead ?? defaultDraftHead(options.provider) });
+  const draft = await loadModel(draftDir, { ...load, maxLength: options.maxLength, precision: options.draftPrecision ?? defaultDraftPrecision(options.provider) });
   // Padded output layers may differ in size, but the draft must never propose an id the target lacks.
   if (draft.info.vocabSize > target.info.vocabSize) {
     await Promise.all([draft.release(), target.release()]);

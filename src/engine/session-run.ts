@@ -10,7 +10,7 @@ import type { RunMetrics, StepEvent } from '../shared/events.js';
 import type { TraceHeader, TraceSummary } from '../shared/trace-schema.js';
 import { resolveGates, type ResolvedGates } from './calibrate/gates.js';
 import { RunMetricsAccumulator } from './metrics/run-metrics.js';
-import type { LmHeadPrecision } from './model/graph-builder.js';
+import type { WeightPrecision } from './model/graph-builder.js';
 import { loadPair, type ModelPair } from './pair.js';
 import { createPolicy, type SpeculationPolicy } from './policy/index.js';
 import { Runner, slotRows, type RunSummary, type WorkItem } from './runner.js';
@@ -63,8 +63,8 @@ export interface RunSetupOptions {
   threads?: number;
   /** onnxruntime execution provider; CUDA falls back to CPU with a one-line message. */
   provider?: 'cpu' | 'cuda';
-  /** The draft's output head precision (default: int8 on CPU, see loadPair). */
-  draftHead?: LmHeadPrecision;
+  /** The draft's weight precision (default: int8 on CPU, see loadPair). */
+  draftPrecision?: WeightPrecision;
   log?: (line: string) => void;
   /** Setup phases as they happen: 'load' (tokenise, load both models), 'calibrate' (warm-up). */
   progress?: (task: 'load' | 'calibrate', done: number, total: number, message?: string) => void;
@@ -103,7 +103,7 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
     options.log?.(line);
     progress('load', 1, 3, line);
   };
-  const pair = await loadPair(draftDir, targetDir, { slots: config.batch, maxLength, threads: options.threads, provider: options.provider, draftHead: options.draftHead, onMessage });
+  const pair = await loadPair(draftDir, targetDir, { slots: config.batch, maxLength, threads: options.threads, provider: options.provider, draftPrecision: options.draftPrecision, onMessage });
   progress('load', 2, 3, 'models loaded');
   try {
     // echo / dense / fixed: τ_d from the config, else its profile, else a short announced warm-up.
@@ -166,7 +166,7 @@ export function runTraceHeader(setup: RunSetup, recordCandidates = false): Promi
     draftDir: setup.draftDir,
     targetDir: setup.targetDir,
     provider,
-    draftHead: setup.pair.draft.info.lmHead,
+    draftPrecision: setup.pair.draft.info.precision,
     writer: `echo-studio ${packageVersion(packageRoot())}`,
     ...(setup.gates?.profile ? { profile: setup.gates.profile as unknown as Record<string, unknown> } : {}),
   });

@@ -37,8 +37,8 @@ export const ModelFileSchema = z.object({
 export const ModelRefSchema = z.object({
   dir: z.string(),
   files: z.array(ModelFileSchema).min(1),
-  /** Output head precision the run loaded the model with; absent = float32 (as on disk). */
-  lmHead: z.enum(['float32', 'int8']).optional(),
+  /** Weight precision the run loaded the model with; absent = float32 (as on disk). */
+  precision: z.enum(['float32', 'int8']).optional(),
 });
 export type ModelRef = z.infer<typeof ModelRefSchema>;
 

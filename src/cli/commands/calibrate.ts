@@ -13,8 +13,8 @@ import { loadPair } from '../../engine/pair.js';
 import { slotRows } from '../../engine/runner.js';
 import { readPromptsFile, takeRequests, type PromptRecord } from '../../engine/workload.js';
 import { findPackageRoot } from '../../host/paths.js';
-import { BUNDLED_DRAFT, BUNDLED_TARGET, DRAFT_HEAD_HELP, draftHeadFlag } from './run.js';
-import type { LmHeadPrecision } from '../../engine/model/graph-builder.js';
+import { BUNDLED_DRAFT, BUNDLED_TARGET, DRAFT_PRECISION_HELP, draftPrecisionFlag } from './run.js';
+import type { WeightPrecision } from '../../engine/model/graph-builder.js';
 
 export interface CalibrateFlags {
   domain?: string;
@@ -27,7 +27,7 @@ export interface CalibrateFlags {
   batch: number;
   maxNewTokens: number;
   threads?: number;
-  draftHead?: LmHeadPrecision;
+  draftPrecision?: WeightPrecision;
   out: string;
   json?: boolean;
 }
@@ -77,7 +77,7 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
   const longest = Math.max(...workload.map((w) => w.promptTokens.length));
   // The runner keeps scratch rows for the warm-up's K_max (its whole tree for every request).
   const maxLength = slotRows(longest, flags.maxNewTokens, warmupKmax(flags.batch, flags.depth));
-  const pair = await loadPair(draftDir, targetDir, { slots: flags.batch, maxLength, threads: flags.threads, draftHead: flags.draftHead, onMessage: log });
+  const pair = await loadPair(draftDir, targetDir, { slots: flags.batch, maxLength, threads: flags.threads, draftPrecision: flags.draftPrecision, onMessage: log });
   try {
     log?.(`calibrating on ${workload.length} prompts, ${flags.maxNewTokens} tokens each, depths 0–${flags.depth - 1}, δ = ${flags.delta}`);
     const profile = await calibratePair({
@@ -142,7 +142,7 @@ export function register(program: Command): void {
     .option('--batch <n>', 'warm-up requests in flight at once', integer('--batch', 1), 8)
     .option('--max-new-tokens <n>', 'tokens generated per warm-up prompt', integer('--max-new-tokens', 1), 32)
     .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
-    .option('--draft-head <precision>', DRAFT_HEAD_HELP, draftHeadFlag)
+    .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
     .requiredOption('--out <file>', 'where to write the profile JSON')
     .option('--json', 'print the profile JSON instead of a table')
     .action(async (flags: CalibrateFlags) => {

@@ -2,7 +2,7 @@
 //   echo-studio run --policy eagle2 --batch 8 --kmax 64 --domain code --requests 16 \
 //     --max-new-tokens 64 --temperature 0 --seed 0 [--out FILE] [--trace FILE] [--json]
 // --json prints one summary object (the run's metrics); --out writes one JSONL line per request.
-import type { LmHeadPrecision } from '../../engine/model/graph-builder.js';
+import type { WeightPrecision } from '../../engine/model/graph-builder.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { clockFromSpec, type ModelledClock } from '../../engine/cost/clock.js';
@@ -41,7 +41,7 @@ export interface RunFlags {
   profile?: string;
   threads?: number;
   provider?: 'cpu' | 'cuda';
-  draftHead?: LmHeadPrecision;
+  draftPrecision?: WeightPrecision;
   out?: string;
   trace?: string;
   recordCandidates?: boolean;
@@ -111,7 +111,7 @@ export function runConfigFromFlags(flags: RunFlags): RunConfig {
 export interface RunOptions {
   threads?: number;
   provider?: 'cpu' | 'cuda';
-  draftHead?: LmHeadPrecision;
+  draftPrecision?: WeightPrecision;
   /** Write the JSONL trace of the run here. */
   trace?: string;
   /** With trace: also record every draft expansion's top-k, so `trace what-if` can re-score the run. */
@@ -136,7 +136,7 @@ export function clockFromFlags(flags: Pick<RunFlags, 'clock' | 'hw' | 'hwProfile
 }
 
 export async function executeRun(config: RunConfig, options: RunOptions = {}): Promise<RunReport> {
-  const setup = await loadRunSetup(config, { threads: options.threads, provider: options.provider, draftHead: options.draftHead, log: options.log });
+  const setup = await loadRunSetup(config, { threads: options.threads, provider: options.provider, draftPrecision: options.draftPrecision, log: options.log });
   const { draftDir, targetDir } = setup;
   try {
     if (options.recordCandidates && !options.trace) throw new Error('--record-candidates needs --trace FILE');
@@ -221,13 +221,13 @@ function provider(value: string): 'cpu' | 'cuda' {
   return value;
 }
 
-/** `--draft-head`: the draft's output head weights. */
-export function draftHeadFlag(value: string): LmHeadPrecision {
-  if (value !== 'float32' && value !== 'int8') throw new InvalidArgumentError(`--draft-head takes int8 or float32, got "${value}"`);
+/** `--draft-precision`: the draft's linear-layer weights. */
+export function draftPrecisionFlag(value: string): WeightPrecision {
+  if (value !== 'float32' && value !== 'int8') throw new InvalidArgumentError(`--draft-precision takes int8 or float32, got "${value}"`);
   return value;
 }
 
-export const DRAFT_HEAD_HELP = "the draft's output head: int8 (default on CPU: 8-bit weights, a faster draft) or float32 (as on disk; default with cuda). The target is always float32";
+export const DRAFT_PRECISION_HELP = "the draft's weights: int8 (default on CPU: 8-bit linear layers and head, a faster draft) or float32 (as on disk; default with cuda). The target is always float32";
 
 function parseShape(value: string): { depth: number; topk: number; tokens: number } {
   const parts = value.split(',').map(Number);
@@ -272,7 +272,7 @@ export function register(program: Command): void {
     .option('--profile <file>', 'echo/dense/fixed: calibration profile JSON with τ_d (from `echo-studio calibrate`)')
     .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
     .option('--provider <name>', 'onnxruntime execution provider: cpu (default) or cuda (falls back to cpu, saying why)', provider)
-    .option('--draft-head <precision>', DRAFT_HEAD_HELP, draftHeadFlag)
+    .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
     .option('--out <file>', 'write one JSONL line per request: id, prompt, tokens, text')
     .option('--trace <file>', 'write the JSONL trace (header, one line per step, summary)')
     .option('--record-candidates', 'with --trace: also record each draft expansion’s top-k, so `trace what-if` can re-score the run (larger file)')
@@ -285,7 +285,7 @@ export function register(program: Command): void {
       const config = runConfigFromFlags(flags);
       const clock = clockFromFlags(flags);
       const log = (line: string) => process.stderr.write(`${line}\n`);
-      const report = await executeRun(config, { threads: flags.threads, provider: flags.provider, draftHead: flags.draftHead, trace: flags.trace, recordCandidates: flags.recordCandidates, compareAr: flags.compareAr, clock, log });
+      const report = await executeRun(config, { threads: flags.threads, provider: flags.provider, draftPrecision: flags.draftPrecision, trace: flags.trace, recordCandidates: flags.recordCandidates, compareAr: flags.compareAr, clock, log });
       if (flags.out) {
         const records = resolvePrompts(config);
         const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');

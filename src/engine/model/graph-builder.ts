@@ -11,9 +11,10 @@
 // outputs:
 //   logits [R1, V], topk_logprobs [R2, k], topk_ids [R2, k] int32, argmax [R3] int32,
 //   new_key_i / new_value_i [N, kvH, hd] (K after RoPE) for the session to store.
-// The output head (vocabulary projection) is float32, or for a draft model optionally 8-bit
-// block-quantized weights (MatMulNBits): the head is most of a small draft's weight bytes, and a
-// 4096-row float32 head no longer fits a core's L2 cache. Never for a target: its logits decide.
+// Linear layers and the output head run on float32 weights, or for a draft model optionally on
+// 8-bit block-quantized ones (MatMulNBits): a one-token draft call is bound by reading its weights,
+// and a small draft's float32 head alone (4096 × 128) no longer fits a core's L2 cache. Never for
+// a target: its logits decide what a run outputs.
 // Linear layers and norms run on the N packed rows only; attention pads per request to T inside
 // the graph. GQA is computed without repeating K/V: q is laid out [B, kvH, G*T, hd] so each KV
 // head multiplies all its G query heads in one MatMul.
@@ -27,12 +28,12 @@ export const MASK_HIDDEN = -1e30;
 /** onnxruntime's contrib-op domain (MatMulNBits). */
 export const MS_DOMAIN = 'com.microsoft';
 
-/** Weights of the output head: as on disk (float32 compute), or 8-bit blocks of 32 along the hidden size. */
-export type LmHeadPrecision = 'float32' | 'int8';
-export const LM_HEAD_BLOCK = 32;
+/** Weights of the linear layers and the head: as on disk (float32), or 8-bit blocks of Q8_BLOCK along the input. */
+export type WeightPrecision = 'float32' | 'int8';
+export const Q8_BLOCK = 32;
 
 export interface GraphOptions {
-  lmHead?: LmHeadPrecision;
+  precision?: WeightPrecision;
 }
 
 export interface GraphInitializer {
@@ -120,22 +121,22 @@ function valueInfo(name: string, elemType: number, dims: (number | string)[]): V
 }
 
 /**
- * [rows, cols] float32 → MatMulNBits' 8-bit layout: per row, blocks of LM_HEAD_BLOCK along cols
+ * [rows, cols] float32 → MatMulNBits' 8-bit layout: per row, blocks of Q8_BLOCK along cols
  * (the last one zero-padded), symmetric scale maxabs/127, stored as q + 128 (its default zero point).
  */
 export function quantizeBlocks8(w: Float32Array, rows: number, cols: number): { q: Uint8Array; scales: Float32Array; blocks: number } {
-  const blocks = Math.ceil(cols / LM_HEAD_BLOCK);
-  const q = new Uint8Array(rows * blocks * LM_HEAD_BLOCK).fill(128);
+  const blocks = Math.ceil(cols / Q8_BLOCK);
+  const q = new Uint8Array(rows * blocks * Q8_BLOCK).fill(128);
   const scales = new Float32Array(rows * blocks);
   for (let r = 0; r < rows; r++) {
     for (let b = 0; b < blocks; b++) {
-      const from = r * cols + b * LM_HEAD_BLOCK;
-      const to = r * cols + Math.min(cols, (b + 1) * LM_HEAD_BLOCK);
+      const from = r * cols + b * Q8_BLOCK;
+      const to = r * cols + Math.min(cols, (b + 1) * Q8_BLOCK);
       let maxAbs = 0;
       for (let i = from; i < to; i++) maxAbs = Math.max(maxAbs, Math.abs(w[i]));
       const scale = maxAbs > 0 ? maxAbs / 127 : 1;
       scales[r * blocks + b] = scale;
-      const out = (r * blocks + b) * LM_HEAD_BLOCK;
+      const out = (r * blocks + b) * Q8_BLOCK;
       for (let i = from; i < to; i++) q[out + i - from] = Math.round(w[i] / scale) + 128;
     }
   }
@@ -143,6 +144,7 @@ export function quantizeBlocks8(w: Float32Array, rows: number, cols: number): { 
 }
 
 export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: GraphOptions = {}): BuiltGraph {
+  const int8 = options.precision === 'int8';
   const g = new GraphBuilder();
   const H = cfg.hiddenSize;
   const hd = cfg.headDim;
@@ -176,9 +178,20 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
   const embed = g.init('model.embed_tokens.weight', [V, H], weights.get('model.embed_tokens.weight', [V, H]));
 
   // Linear layer on 2-D rows with an HF [out, in] weight: Gemm with transB avoids a transposed copy
-  // and lets a tied lm_head share the embedding initializer.
-  const linear = (x: string, w: string, bias: string | null): string =>
-    g.one('Gemm', bias ? [x, w, bias] : [x, w], { transB: 1 });
+  // (and lets a tied lm_head share the embedding initializer). In int8, MatMulNBits with
+  // accuracy_level 4: activations are quantized per row and block too, so a row's output does not
+  // depend on the rows packed with it.
+  const gemm = (x: string, w: string, bias: string | null): string => g.one('Gemm', bias ? [x, w, bias] : [x, w], { transB: 1 });
+  const matMulQ8 = (x: string, q: string, scales: string, out: number, inner: number): string =>
+    g.op('MatMulNBits', [x, q, scales], { K: inner, N: out, bits: 8, block_size: Q8_BLOCK, accuracy_level: 4 }, 1, undefined, MS_DOMAIN)[0];
+  const linear = (x: string, name: string, data: Float32Array, [out, inner]: [number, number], bias: string | null): string => {
+    if (!int8) return gemm(x, g.init(name, [out, inner], data), bias);
+    const { q, scales, blocks } = quantizeBlocks8(data, out, inner);
+    const qName = g.init(`${name}_q8`, [out, blocks, Q8_BLOCK], q);
+    const scaleName = g.init(`${name}_q8_scales`, [out * blocks], scales);
+    const y = matMulQ8(x, qName, scaleName, out, inner);
+    return bias ? g.one('Add', [y, bias]) : y;
+  };
 
   const rmsNorm = (x: string, weight: string, axis: number): string => {
     // Pow → ReduceMean → Add → Sqrt → Div → Mul: the pattern onnxruntime fuses into one kernel.
@@ -229,7 +242,6 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     qkvW.set(cfg.qkNorm ? qW : qW.map((x) => x * scale), 0);
     qkvW.set(weights.get(p + 'self_attn.k_proj.weight', [kvDim, H]), qDim * H);
     qkvW.set(weights.get(p + 'self_attn.v_proj.weight', [kvDim, H]), (qDim + kvDim) * H);
-    const qkvWName = g.init(p + 'self_attn.qkv_proj.weight', [qDim + 2 * kvDim, H], qkvW);
     let qkvBName: string | null = null;
     if (cfg.qkvBias) {
       const qkvB = new Float32Array(qDim + 2 * kvDim);
@@ -239,7 +251,7 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
       qkvB.set(weights.get(p + 'self_attn.v_proj.bias', [kvDim]), qDim + kvDim);
       qkvBName = g.init(p + 'self_attn.qkv_proj.bias', [qDim + 2 * kvDim], qkvB);
     }
-    const qkv = linear(x, qkvWName, qkvBName);
+    const qkv = linear(x, p + 'self_attn.qkv_proj.weight', qkvW, [qDim + 2 * kvDim, H], qkvBName);
     // q and k heads share one RoPE (and one head norm on Qwen3): [N, nH + kvH, hd].
     const [qkFlat, vFlat] = g.op('Split', [qkv, g.i64([qDim + kvDim, kvDim])], { axis: 1 }, 2);
     let qk = g.one('Reshape', [qkFlat, g.i64([-1, nH + kvH, hd])]);
@@ -274,16 +286,15 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     const ctxRows = g.one('Reshape', [g.one('Transpose', [ctx5], { perm: [0, 3, 1, 2, 4] }), g.i64([-1, qDim])]); // [B*T, qDim]
     const attn = g.one('Gather', [ctxRows, 'scatter_index'], { axis: 0 }); // [N, qDim]
 
-    const oW = w('self_attn.o_proj.weight', [H, qDim]);
+    const oW = weights.get(p + 'self_attn.o_proj.weight', [H, qDim]);
     const oB = cfg.oBias ? w('self_attn.o_proj.bias', [H]) : null;
-    hidden = g.one('Add', [hidden, linear(attn, oW, oB)]);
+    hidden = g.one('Add', [hidden, linear(attn, p + 'self_attn.o_proj.weight', oW, [H, qDim], oB)]);
 
     const postNorm = w('post_attention_layernorm.weight', [H]);
     const y = rmsNorm(hidden, postNorm, 1);
     const guW = new Float32Array(2 * I * H);
     guW.set(weights.get(p + 'mlp.gate_proj.weight', [I, H]), 0);
     guW.set(weights.get(p + 'mlp.up_proj.weight', [I, H]), I * H);
-    const guWName = g.init(p + 'mlp.gate_up_proj.weight', [2 * I, H], guW);
     let guBName: string | null = null;
     if (cfg.mlpBias) {
       const guB = new Float32Array(2 * I);
@@ -291,11 +302,11 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
       guB.set(weights.get(p + 'mlp.up_proj.bias', [I]), I);
       guBName = g.init(p + 'mlp.gate_up_proj.bias', [2 * I], guB);
     }
-    const [gate, up] = g.op('Split', [linear(y, guWName, guBName)], { axis: 1 }, 2);
+    const [gate, up] = g.op('Split', [linear(y, p + 'mlp.gate_up_proj.weight', guW, [2 * I, H], guBName)], { axis: 1 }, 2);
     const act = g.one('Mul', [g.one('Mul', [gate, g.one('Sigmoid', [gate])]), up]);
-    const downW = w('mlp.down_proj.weight', [H, I]);
+    const downW = weights.get(p + 'mlp.down_proj.weight', [H, I]);
     const downB = cfg.mlpBias ? w('mlp.down_proj.bias', [H]) : null;
-    hidden = g.one('Add', [hidden, linear(act, downW, downB)]);
+    hidden = g.one('Add', [hidden, linear(act, p + 'mlp.down_proj.weight', downW, [H, I], downB)]);
 
     inputs.push(valueInfo(`past_key_${layer}`, DataType.FLOAT, ['S', kvH, hd]));
     inputs.push(valueInfo(`past_value_${layer}`, DataType.FLOAT, ['S', kvH, hd]));
@@ -308,19 +319,18 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
   // A file without lm_head.weight ties it to the embeddings even if config.json does not say so
   // (transformers does the same when loading such a checkpoint).
   const tied = cfg.tieWordEmbeddings || !weights.has('lm_head.weight');
-  const headWeights = tied ? weights.get('model.embed_tokens.weight', [V, H]) : weights.get('lm_head.weight', [V, H]);
+  // A float32 tied head reuses the embedding initializer; an int8 one gets its own quantized copy.
+  // The weights are added once and shared by the three heads.
   let project: (x: string) => string;
-  if (options.lmHead === 'int8') {
-    // accuracy_level 4: activations are quantized per row and block too, so a row's logits do not
-    // depend on the other rows packed with it.
-    const { q, scales, blocks } = quantizeBlocks8(headWeights, V, H);
-    const qName = g.init('lm_head.weight_q8', [V, blocks, LM_HEAD_BLOCK], q);
-    const scaleName = g.init('lm_head.weight_scales', [V * blocks], scales);
-    const attrs = { K: H, N: V, bits: 8, block_size: LM_HEAD_BLOCK, accuracy_level: 4 };
-    project = (x) => g.op('MatMulNBits', [x, qName, scaleName], attrs, 1, undefined, MS_DOMAIN)[0];
+  if (int8) {
+    const data = weights.get(tied ? 'model.embed_tokens.weight' : 'lm_head.weight', [V, H]);
+    const { q, scales, blocks } = quantizeBlocks8(data, V, H);
+    const qName = g.init('lm_head.weight_q8', [V, blocks, Q8_BLOCK], q);
+    const scaleName = g.init('lm_head.weight_q8_scales', [V * blocks], scales);
+    project = (x) => matMulQ8(x, qName, scaleName, V, H);
   } else {
-    const lmHead = tied ? embed : g.init('lm_head.weight', [V, H], headWeights);
-    project = (x) => linear(x, lmHead, null);
+    const precision = tied ? embed : g.init('lm_head.weight', [V, H], weights.get('lm_head.weight', [V, H]));
+    project = (x) => gemm(x, precision, null);
   }
 
   // Each head gathers its rows before lm_head, so the vocabulary projection runs only on the rows

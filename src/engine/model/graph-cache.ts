@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { GRAPH_VERSION, MS_DOMAIN, OPSET, type BuiltGraph, type LmHeadPrecision } from './graph-builder.js';
+import { GRAPH_VERSION, MS_DOMAIN, OPSET, type BuiltGraph, type WeightPrecision } from './graph-builder.js';
 import { encodeModel, type ModelProtoJs, type TensorProtoJs } from './onnx-proto.js';
 
 /** Graphs whose weights exceed this many bytes keep them in an external data file (protobuf caps at 2 GiB). */
@@ -17,9 +17,9 @@ export function cacheRoot(): string {
   return env && env.length > 0 ? env : join(homedir(), '.cache', 'echo-studio');
 }
 
-/** A float32 head keeps the key it had before head precisions existed, so those graphs stay valid. */
-export function graphCacheKey(configText: string, weightIdentity: string, lmHead: LmHeadPrecision = 'float32'): string {
-  const variant = lmHead === 'float32' ? '' : `\nlm_head=${lmHead}`;
+/** float32 keeps the key it had before precisions existed, so those graphs stay valid. */
+export function graphCacheKey(configText: string, weightIdentity: string, precision: WeightPrecision = 'float32'): string {
+  const variant = precision === 'float32' ? '' : `\nprecision=${precision}`;
   return createHash('sha256').update(`graph-v${GRAPH_VERSION}\n${configText}\n${weightIdentity}${variant}`).digest('hex').slice(0, 32);
 }
 
@@ -110,8 +110,8 @@ export interface GraphSidecar {
   source: string;
   graphVersion: number;
   architecture: string;
-  /** Output head precision the graph was built with (sidecars from before it existed: float32). */
-  lmHead: LmHeadPrecision;
+  /** Weight precision the graph was built with (sidecars from before it existed: float32). */
+  precision: WeightPrecision;
   /** ISO time the graph was written. */
   builtAt: string;
   /** .onnx + .onnx.data bytes when written. */
@@ -126,7 +126,7 @@ export interface GraphCacheEntry {
   source: string | null;
   architecture: string | null;
   graphVersion: number | null;
-  lmHead: LmHeadPrecision | null;
+  precision: WeightPrecision | null;
   builtAt: string | null;
   /** The .onnx file's mtime: set when written, touched by `markGraphUsed` on every reuse. */
   lastUsedAt: string;
@@ -165,13 +165,13 @@ export function graphFileBytes(graphPath: string): number {
 /** Writes `<key>.json` next to a freshly written graph, atomically (temp file + rename). */
 export function writeGraphSidecar(
   graphPath: string,
-  what: { source: string; graphVersion: number; architecture: string; lmHead: LmHeadPrecision },
+  what: { source: string; graphVersion: number; architecture: string; precision: WeightPrecision },
 ): GraphSidecar {
   const sidecar: GraphSidecar = {
     source: resolve(what.source),
     graphVersion: what.graphVersion,
     architecture: what.architecture,
-    lmHead: what.lmHead,
+    precision: what.precision,
     builtAt: new Date().toISOString(),
     bytes: graphFileBytes(graphPath),
   };
@@ -196,8 +196,8 @@ function readSidecar(path: string): GraphSidecar | null {
   }
   const s = raw as Partial<GraphSidecar> | null;
   if (s === null || typeof s !== 'object' || typeof s.source !== 'string' || typeof s.graphVersion !== 'number' || typeof s.architecture !== 'string') return null;
-  const lmHead: LmHeadPrecision = s.lmHead === 'int8' ? 'int8' : 'float32';
-  return { source: s.source, graphVersion: s.graphVersion, architecture: s.architecture, lmHead, builtAt: typeof s.builtAt === 'string' ? s.builtAt : '', bytes: typeof s.bytes === 'number' ? s.bytes : 0 };
+  const precision: WeightPrecision = s.precision === 'int8' ? 'int8' : 'float32';
+  return { source: s.source, graphVersion: s.graphVersion, architecture: s.architecture, precision, builtAt: typeof s.builtAt === 'string' ? s.builtAt : '', bytes: typeof s.bytes === 'number' ? s.bytes : 0 };
 }
 
 function listNames(dir: string): string[] {
@@ -241,7 +241,7 @@ export function listGraphCache(root = cacheRoot()): GraphCacheEntry[] {
       source: sidecar?.source ?? null,
       architecture: sidecar?.architecture ?? null,
       graphVersion: sidecar?.graphVersion ?? null,
-      lmHead: sidecar?.lmHead ?? null,
+      precision: sidecar?.precision ?? null,
       builtAt: sidecar?.builtAt || null,
       lastUsedAt: stat.mtime.toISOString(),
       bytes,
@@ -330,16 +330,16 @@ function merge(a: GraphRemoval, b: GraphRemoval): GraphRemoval {
 
 /**
  * After `keepPath` was written for model folder `source`: deletes the other entries built from
- * the same folder with the same head precision (the model files or the graph layout changed
- * since) and stale leftovers. A folder used both as a draft (int8 head) and as a target keeps
+ * the same folder with the same weight precision (the model files or the graph layout changed
+ * since) and stale leftovers. A folder used both as a draft (int8) and as a target keeps
  * both graphs. Entries without a sidecar are left alone: their source is unknown.
  */
-export function pruneSupersededGraphs(keepPath: string, source: string, lmHead: LmHeadPrecision = 'float32', now = Date.now()): GraphRemoval {
+export function pruneSupersededGraphs(keepPath: string, source: string, precision: WeightPrecision = 'float32', now = Date.now()): GraphRemoval {
   const root = dirname(dirname(keepPath));
   const keep = resolve(keepPath);
   const folder = resolve(source);
   const superseded = listGraphCache(root).filter(
-    (e) => e.source !== null && resolve(e.source) === folder && (e.lmHead ?? 'float32') === lmHead && resolve(e.path) !== keep,
+    (e) => e.source !== null && resolve(e.source) === folder && (e.precision ?? 'float32') === precision && resolve(e.path) !== keep,
   );
   return merge(removeGraphEntries(superseded), removeGraphLeftovers(root, now));
 }

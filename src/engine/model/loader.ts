@@ -5,7 +5,7 @@ import { basename, dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { parseModelConfig, readConfigJson, type ModelConfig } from './config.js';
 import { ModelLoadError } from './errors.js';
-import { buildGraph, GRAPH_VERSION, type LmHeadPrecision, type WeightSource } from './graph-builder.js';
+import { buildGraph, GRAPH_VERSION, type WeightPrecision, type WeightSource } from './graph-builder.js';
 import {
   cachedGraphPath,
   cacheRoot,
@@ -37,10 +37,10 @@ export interface LoadOptions {
   /** Weights above this many bytes go to an external data file (default 1 GiB). */
   externalDataThreshold?: number;
   /**
-   * Output head weights: 'float32' (default, exact) or 'int8' (8-bit blocks; for draft models only:
+   * Linear-layer and head weights: 'float32' (default, exact) or 'int8' (8-bit blocks; for draft models only:
    * faster on CPU, and a draft's proposals never change what a lossless run outputs).
    */
-  lmHead?: LmHeadPrecision;
+  precision?: WeightPrecision;
   /** Receives one-line notes (CUDA fallback, graph built vs reused). */
   onMessage?: (line: string) => void;
 }
@@ -53,7 +53,7 @@ export interface ModelFolder {
   info: ModelInfo;
   cacheKey: string;
   graphPath: string;
-  lmHead: LmHeadPrecision;
+  precision: WeightPrecision;
 }
 
 /**
@@ -76,7 +76,7 @@ function mergeGenerationEos(dir: string, eos: number[]): number[] {
 }
 
 /** Reads config.json and the safetensors headers (no weights): enough for `model info`. */
-export function openModelFolder(dir: string, cacheDir = cacheRoot(), lmHead: LmHeadPrecision = 'float32'): ModelFolder {
+export function openModelFolder(dir: string, cacheDir = cacheRoot(), precision: WeightPrecision = 'float32'): ModelFolder {
   const { path, text, json } = readConfigJson(dir);
   const config = parseModelConfig(json, path);
   const weights = indexWeights(dir);
@@ -102,10 +102,10 @@ export function openModelFolder(dir: string, cacheDir = cacheRoot(), lmHead: LmH
     maxPositions: config.maxPositions,
     bosTokenId: config.bosTokenId,
     eosTokenIds: mergeGenerationEos(dir, config.eosTokenIds),
-    lmHead,
+    precision,
   };
-  const cacheKey = graphCacheKey(text, weightIdentity(weights), lmHead);
-  return { dir, configText: text, config, weights, info, cacheKey, graphPath: cachedGraphPath(cacheKey, cacheDir), lmHead };
+  const cacheKey = graphCacheKey(text, weightIdentity(weights), precision);
+  return { dir, configText: text, config, weights, info, cacheKey, graphPath: cachedGraphPath(cacheKey, cacheDir), precision };
 }
 
 export function readModelInfo(dir: string): ModelInfo {
@@ -173,14 +173,14 @@ export function ensureGraph(folder: ModelFolder, externalThreshold = DEFAULT_EXT
     }
     return { path: folder.graphPath, built: false, pruned: null, cacheProblems };
   }
-  const graph = buildGraph(folder.config, weightSource(folder.weights), { lmHead: folder.lmHead });
+  const graph = buildGraph(folder.config, weightSource(folder.weights), { precision: folder.precision });
   try {
     writeGraph(graph, folder.graphPath, { source: folder.dir, graph_version: String(GRAPH_VERSION), architecture: folder.config.architecture }, externalThreshold);
   } catch (err) {
     throw new ModelLoadError(folder.graphPath, `cannot write the graph cache (${errorCode(err)}); set ECHO_STUDIO_CACHE to a writable folder`);
   }
   try {
-    writeGraphSidecar(folder.graphPath, { source: folder.dir, graphVersion: GRAPH_VERSION, architecture: folder.config.architecture, lmHead: folder.lmHead });
+    writeGraphSidecar(folder.graphPath, { source: folder.dir, graphVersion: GRAPH_VERSION, architecture: folder.config.architecture, precision: folder.precision });
   } catch (err) {
     // Without its sidecar the graph still works; only automatic pruning cannot tell its folder.
     cacheProblems.push(`cannot write the sidecar of ${folder.graphPath} (${errorCode(err)}); it will not be pruned automatically`);
@@ -188,7 +188,7 @@ export function ensureGraph(folder: ModelFolder, externalThreshold = DEFAULT_EXT
   }
   let pruned: GraphRemoval | null = null;
   try {
-    pruned = pruneSupersededGraphs(folder.graphPath, folder.dir, folder.lmHead);
+    pruned = pruneSupersededGraphs(folder.graphPath, folder.dir, folder.precision);
     for (const f of pruned.failed) cacheProblems.push(`cannot delete ${f.path} (${f.reason})`);
   } catch (err) {
     cacheProblems.push(`cannot prune ${dirname(folder.graphPath)} (${errorCode(err)})`);
@@ -216,9 +216,9 @@ export function cudaUnavailableReason(): string | null {
 }
 
 export async function loadModel(dir: string, options: LoadOptions = {}): Promise<OrtModelSession> {
-  const lmHead = options.lmHead ?? 'float32';
-  if (lmHead !== 'float32' && lmHead !== 'int8') throw new ModelLoadError(dir, `lmHead must be float32 or int8, got ${String(lmHead)}`);
-  const folder = openModelFolder(dir, options.cacheDir ?? cacheRoot(), lmHead);
+  const precision = options.precision ?? 'float32';
+  if (precision !== 'float32' && precision !== 'int8') throw new ModelLoadError(dir, `precision must be float32 or int8, got ${String(precision)}`);
+  const folder = openModelFolder(dir, options.cacheDir ?? cacheRoot(), precision);
   const threads = options.threads ?? 2;
   const slots = options.slots ?? 8;
   const maxLength = options.maxLength ?? Math.min(2048, folder.config.maxPositions);

@@ -25,8 +25,8 @@ export interface ModelInfo {
   maxPositions: number;
   bosTokenId: number | null;
   eosTokenIds: number[];
-  /** Output head precision of the loaded graph ('float32' until loaded otherwise). */
-  lmHead: 'float32' | 'int8';
+  /** Weight precision of the loaded graph's linear layers and head ('float32' until loaded otherwise). */
+  precision: 'float32' | 'int8';
 }
 
 /** One request's part of a packed forward. */

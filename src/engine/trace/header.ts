@@ -63,8 +63,8 @@ export interface TraceHeaderInput {
   targetDir: string;
   /** Execution provider the models run on, e.g. 'cpu'. */
   provider: string;
-  /** The draft's output head precision, when not float32. */
-  draftHead?: 'float32' | 'int8';
+  /** The draft's weight precision, when not float32. */
+  draftPrecision?: 'float32' | 'int8';
   /** Application name and version, e.g. 'echo-studio 0.1.0'. */
   writer: string;
   profile?: Record<string, unknown>;
@@ -83,7 +83,7 @@ export async function buildTraceHeader(input: TraceHeaderInput): Promise<TraceHe
     createdAt: (input.createdAt ?? new Date()).toISOString(),
     writer: input.writer,
     config: input.config,
-    models: { draft: input.draftHead && input.draftHead !== 'float32' ? { ...draft, lmHead: input.draftHead } : draft, target },
+    models: { draft: input.draftPrecision && input.draftPrecision !== 'float32' ? { ...draft, precision: input.draftPrecision } : draft, target },
     hardware: describeHardware(input.provider),
     ...(input.profile ? { profile: input.profile } : {}),
     recordCandidates: input.recordCandidates ?? false,

@@ -84,8 +84,8 @@ describe('echo-studio run', () => {
     const traceLines = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(traceLines[0].type).toBe('header');
     // On CPU the draft runs on its 8-bit head by default, and the trace says so; the target never does.
-    expect(traceLines[0].models.draft.lmHead).toBe('int8');
-    expect(traceLines[0].models.target.lmHead).toBeUndefined();
+    expect(traceLines[0].models.draft.precision).toBe('int8');
+    expect(traceLines[0].models.target.precision).toBeUndefined();
     expect(traceLines.at(-1).type).toBe('summary');
     expect(traceLines.at(-1).metrics.speedupVsAr).toBe(summary.speedupVsAr);
     expect(traceLines.filter((l) => l.type === 'step').length).toBe(summary.steps);
@@ -161,12 +161,12 @@ describe('echo-studio run', () => {
     await expect(run(['--policy', 'ar', ...pairFlags(), '--record-candidates'])).rejects.toThrow(/--record-candidates needs --trace/);
   });
 
-  it('runs the draft on its float32 head with --draft-head float32, and refuses other precisions', async () => {
+  it('runs the draft on its float32 head with --draft-precision float32, and refuses other precisions', async () => {
     const trace = join(tmp.path, 'trace-f32.jsonl');
-    await run(['--policy', 'chain', '--prompts', promptsFile, '--requests', '1', '--max-new-tokens', '3', ...pairFlags(), '--draft-head', 'float32', '--trace', trace, '--json']);
+    await run(['--policy', 'chain', '--prompts', promptsFile, '--requests', '1', '--max-new-tokens', '3', ...pairFlags(), '--draft-precision', 'float32', '--trace', trace, '--json']);
     const header = JSON.parse(readFileSync(trace, 'utf8').split('\n')[0]);
-    expect(header.models.draft.lmHead).toBeUndefined();
-    await expect(run(['--policy', 'chain', ...pairFlags(), '--draft-head', 'fp16'])).rejects.toThrow(/--draft-head takes int8 or float32/);
+    expect(header.models.draft.precision).toBeUndefined();
+    await expect(run(['--policy', 'chain', ...pairFlags(), '--draft-precision', 'fp16'])).rejects.toThrow(/--draft-precision takes int8 or float32/);
   });
 
   it('refuses K_max below the batch size', async () => {
