@@ -77,18 +77,27 @@ interface Measured {
   metrics: RunMetrics;
   modelledMs: number;
   moved: number;
+  /** Mean per step, wall: drafting (all draft forwards and gating) and verification (the target forward). */
+  draftMs: number;
+  verifyMs: number;
 }
 
 async function measure(pair: ModelPair, policy: SpeculationPolicy, batch: number, kmax: number, workload: WorkItem[], clock: ModelledClock): Promise<Measured> {
   const metrics = new RunMetricsAccumulator({ policy: policy.name });
   let modelledMs = 0;
   let moved = 0;
+  let draftMs = 0;
+  let verifyMs = 0;
+  let steps = 0;
   const summary = await runGreedy(pair, policy, { batch, kmax, maxNewTokens }, workload, (e) => {
     metrics.addStep(e);
     modelledMs += clock.stepMs(e).totalMs;
     for (const t of e.transfers) moved += t.tokens;
+    draftMs += e.timings.draftMs;
+    verifyMs += e.timings.verifyMs;
+    steps++;
   });
-  return { metrics: metrics.metrics(summary.wallMs), modelledMs, moved };
+  return { metrics: metrics.metrics(summary.wallMs), modelledMs, moved, draftMs: draftMs / steps, verifyMs: verifyMs / steps };
 }
 
 const maxBatch = Math.max(...batches);
@@ -143,7 +152,7 @@ for (const domain of domains) {
     const workload = Array.from({ length: count }, (_, i) => ({ id: `${domain}-${i}`, promptTokens: pool[i % pool.length].promptTokens }));
     console.log(`\n${domain}, batch ${batch}, K_max ${kmax}, ${count} requests`);
     console.log(
-      `${'policy'.padEnd(8)}${pad('tok/s', 9)}${pad('/static', 9)}${pad('modelled', 10)}${pad('/static', 9)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('moved', 7)}`,
+      `${'policy'.padEnd(8)}${pad('tok/s', 9)}${pad('/static', 9)}${pad('modelled', 10)}${pad('/static', 9)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('moved', 7)}${pad('draft ms', 10)}${pad('verify ms', 11)}`,
     );
     // Policies run interleaved `rounds` times; each row reports its median-throughput round
     // (greedy: acceptance and the modelled time are the same every round; the machine's load is not).
@@ -164,7 +173,7 @@ for (const domain of domains) {
       console.log(
         `${name.padEnd(8)}${pad(m.metrics.throughput.toFixed(1), 9)}${pad(ratio(m.metrics.throughput, base?.metrics.throughput), 9)}` +
           `${pad(modelledTps.toFixed(1), 10)}${pad(ratio(modelledTps, baseModelled), 9)}${pad(m.metrics.meanAcceptedTokens.toFixed(2), 7)}` +
-          `${pad(m.metrics.draftUtilisation.toFixed(2), 7)}${pad(m.metrics.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.metrics.steps, 7)}${pad(m.moved, 7)}`,
+          `${pad(m.metrics.draftUtilisation.toFixed(2), 7)}${pad(m.metrics.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.metrics.steps, 7)}${pad(m.moved, 7)}${pad(m.draftMs.toFixed(2), 10)}${pad(m.verifyMs.toFixed(2), 11)}`,
       );
     }
   }
