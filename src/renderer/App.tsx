@@ -78,6 +78,12 @@ function EngineCard() {
               <dd>{status.version}</dd>
               <dt>Provider</dt>
               <dd>{status.provider}</dd>
+              {status.draftPrecision ? (
+                <>
+                  <dt>Draft weights</dt>
+                  <dd title="the draft model's linear layers; the target always runs in float32">{status.draftPrecision}</dd>
+                </>
+              ) : null}
             </dl>
             <h3 className="subheading">Bundled models</h3>
             {models.length === 0 ? (

@@ -77,6 +77,8 @@ export const EventSchema = z.discriminatedUnion('type', [
     bundledModels: z.array(BundledModelSchema),
     /** onnxruntime execution provider the engine uses ('cpu', 'cuda', …). */
     provider: z.string(),
+    /** Weight precision runs load the draft with (the target is always float32). */
+    draftPrecision: z.enum(['float32', 'int8']).optional(),
     runState: z.enum(RUN_STATES),
   }),
   z.object({

@@ -53,6 +53,7 @@ describe('EngineHost', () => {
       version: '9.9.9',
       bundledModels: [{ name: 'demo-target', dir: path.join(modelsDir, 'demo-target') }],
       provider: 'cpu',
+      draftPrecision: 'int8',
       runState: 'idle',
     });
     client.close();

@@ -152,6 +152,7 @@ describe.skipIf(skipReason !== null)('web host', () => {
         { name: 'echo-target', dir: path.join(scratch, 'models', 'echo-target'), parameters: 2 * 4000 * 256 },
       ],
       provider: 'cpu',
+      draftPrecision: 'int8',
       runState: 'idle',
     });
     const invalid = nextEvent(ws, 'error');
