@@ -182,14 +182,17 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
   // accuracy_level 4: activations are quantized per row and block too, so a row's output does not
   // depend on the rows packed with it.
   const gemm = (x: string, w: string, bias: string | null): string => g.one('Gemm', bias ? [x, w, bias] : [x, w], { transB: 1 });
-  const matMulQ8 = (x: string, q: string, scales: string, out: number, inner: number): string =>
-    g.op('MatMulNBits', [x, q, scales], { K: inner, N: out, bits: 8, block_size: Q8_BLOCK, accuracy_level: 4 }, 1, undefined, MS_DOMAIN)[0];
-  const linear = (x: string, name: string, data: Float32Array, [out, inner]: [number, number], bias: string | null): string => {
-    if (!int8) return gemm(x, g.init(name, [out, inner], data), bias);
+  /** Adds the 8-bit weights once; the returned projection can be applied to several inputs. */
+  const q8Projection = (name: string, data: Float32Array, out: number, inner: number): ((x: string) => string) => {
     const { q, scales, blocks } = quantizeBlocks8(data, out, inner);
     const qName = g.init(`${name}_q8`, [out, blocks, Q8_BLOCK], q);
     const scaleName = g.init(`${name}_q8_scales`, [out * blocks], scales);
-    const y = matMulQ8(x, qName, scaleName, out, inner);
+    const attrs = { K: inner, N: out, bits: 8, block_size: Q8_BLOCK, accuracy_level: 4 };
+    return (x) => g.op('MatMulNBits', [x, qName, scaleName], attrs, 1, undefined, MS_DOMAIN)[0];
+  };
+  const linear = (x: string, name: string, data: Float32Array, [out, inner]: [number, number], bias: string | null): string => {
+    if (!int8) return gemm(x, g.init(name, [out, inner], data), bias);
+    const y = q8Projection(name, data, out, inner)(x);
     return bias ? g.one('Add', [y, bias]) : y;
   };
 
@@ -320,17 +323,13 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
   // (transformers does the same when loading such a checkpoint).
   const tied = cfg.tieWordEmbeddings || !weights.has('lm_head.weight');
   // A float32 tied head reuses the embedding initializer; an int8 one gets its own quantized copy.
-  // The weights are added once and shared by the three heads.
+  // Either way the weights are added once and shared by the three heads.
   let project: (x: string) => string;
   if (int8) {
-    const data = weights.get(tied ? 'model.embed_tokens.weight' : 'lm_head.weight', [V, H]);
-    const { q, scales, blocks } = quantizeBlocks8(data, V, H);
-    const qName = g.init('lm_head.weight_q8', [V, blocks, Q8_BLOCK], q);
-    const scaleName = g.init('lm_head.weight_q8_scales', [V * blocks], scales);
-    project = (x) => matMulQ8(x, qName, scaleName, V, H);
+    project = q8Projection('lm_head.weight', weights.get(tied ? 'model.embed_tokens.weight' : 'lm_head.weight', [V, H]), V, H);
   } else {
-    const precision = tied ? embed : g.init('lm_head.weight', [V, H], weights.get('lm_head.weight', [V, H]));
-    project = (x) => gemm(x, precision, null);
+    const lmHead = tied ? embed : g.init('lm_head.weight', [V, H], weights.get('lm_head.weight', [V, H]));
+    project = (x) => gemm(x, lmHead, null);
   }
 
   // Each head gathers its rows before lm_head, so the vocabulary projection runs only on the rows
