@@ -9,7 +9,7 @@
 //     --outfile=node_modules/.cache/bench/echo-policies.mjs && node node_modules/.cache/bench/echo-policies.mjs [options]
 //
 // Options [defaults]: --draft DIR --target DIR [the bundled demo pair], --domains [code,prose,math],
-// --batches [1,8,32,64], --policies [echo,static,eagle2,dense,fixed,ddd,ar], --requests N [max(8, batch)],
+// --batches [1,8,32,64], --policies [echo,static,eagle2,dense,fixed,ddd,ar; also echo+cost: echo priced with the measured T_ver fit], --requests N [max(8, batch)],
 // --max-new-tokens N [32], --threads N [2], --draft-precision int8|float32 [int8], --kmax N [from the knee: see kmaxFor], --hw SPEC for
 // the modelled clock [measured: the knee fit of this machine; or e.g. h100:70b],
 // --calibration-prompts N [24], --delta X [0.75], --rounds N [1: policies interleaved N times, the
@@ -52,6 +52,8 @@ const rounds = Number(args.rounds);
 
 const ECHO_FAMILY: Record<string, (o: EchoOptions) => SpeculationPolicy> = {
   echo: (o) => new EchoPolicy(o),
+  // echo pricing each token with this machine's measured T_ver fit (run --verify-cost).
+  'echo+cost': (o) => new EchoPolicy({ ...o, verifyCost: { knee, gamma: fit.gamma } }),
   dense: (o) => new DensePolicy(o),
   fixed: (o) => new FixedPolicy(o),
   ddd: (o) => new DddPolicy(o),

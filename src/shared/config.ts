@@ -54,6 +54,12 @@ export const RunConfigSchema = z
     maxWidth: z.number().int().min(1).max(64).optional(),
     /** `ddd`: stop when log Σ_beam exp(S) < this. */
     dddThreshold: z.number().optional(),
+    /**
+     * echo / dense / fixed: the verification cost (profile-hw's T_ver fit: knee in tokens, γ per
+     * token past it as a share of a one-token forward). With it a token is granted only when its
+     * expected acceptance pays for its time; without it the scheduler fills K_max.
+     */
+    verifyCost: z.object({ knee: z.number().int().min(0), gamma: z.number().min(0).max(100) }).optional(),
     /** Path to a calibration profile JSON. */
     profile: z.string().optional(),
   })

@@ -79,6 +79,7 @@ export function formatProfileHw(report: ProfileHwReport): string {
     `${name}: knee at ${f.kmax} tokens · T_ar ${f.tArMs.toFixed(2)} ms · γ ${f.gamma.toPrecision(3)} per token past the knee · fit error ${(100 * f.rmsRelativeError).toFixed(1)}% rms`;
   lines.push(fit('target', report.target), fit('draft', report.draft));
   lines.push(`suggested K_max: ${report.suggestions.map((s) => `batch ${s.batch} → ${s.kmax}`).join(', ')}`);
+  lines.push(`to price verified tokens with this fit: run --verify-cost ${report.target.kmax}:${report.target.gamma.toPrecision(3)}`);
   return lines.join('\n');
 }
 

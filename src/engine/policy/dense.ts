@@ -26,6 +26,7 @@ export class DensePolicy extends ElasticScheduler {
       gate: { signal: 'best-path', taus: denseTaus(known, limits.maxDepth) },
       reallocate: true,
       widen: true,
+      ...(options.verifyCost ? { cost: options.verifyCost } : {}),
     });
   }
 

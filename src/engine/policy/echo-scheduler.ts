@@ -42,9 +42,21 @@ export interface ElasticRules {
   reallocate: boolean;
   /** Priority 2 widens truncated requests (ECHO); off for `ddd`. */
   widen: boolean;
+  /**
+   * Optional price of verification (the T_ver fit of `profile-hw`): past `knee` packed tokens each
+   * more token costs `gamma` of a one-token forward. With it, a node is granted only if its path
+   * confidence, taken as its chance to be accepted, raises the step's expected output by more
+   * than it raises the step's time; without it, the scheduler fills K_max.
+   */
+  cost?: VerifyCost;
 }
 
-export type StopReason = 'truncated' | 'max-depth' | 'no-budget' | 'no-candidates';
+export interface VerifyCost {
+  knee: number;
+  gamma: number;
+}
+
+export type StopReason = 'truncated' | 'max-depth' | 'no-budget' | 'no-candidates' | 'not-worth-its-cost';
 
 /** Per request, what the scheduler decided this step (also readable by tests and the studio). */
 export interface RequestSchedule {
@@ -102,6 +114,9 @@ export class ElasticScheduler implements SpeculationPolicy {
   readonly candidatesPerNode: number;
   private plans: PlanState[] = [];
   private pool: Budget[] = [];
+  /** This step so far: tokens granted for verification (roots included) and their expected output. */
+  private verifiedSoFar = 0;
+  private expectedOutput = 0;
 
   constructor(
     readonly name: string,
@@ -129,6 +144,8 @@ export class ElasticScheduler implements SpeculationPolicy {
     const fair = fairShares(ctx.kmax, ctx.requests.length, !this.rules.reallocate);
     const { shape, maxDepth } = this.rules;
     this.pool = [];
+    this.verifiedSoFar = ctx.requests.length;
+    this.expectedOutput = ctx.requests.length; // each root emits at least its bonus token
     let free = ctx.kmax - ctx.requests.length;
     this.plans = ctx.requests.map((r, i) => {
       const nodeCap = Math.max(0, r.remaining - 1);
@@ -145,6 +162,9 @@ export class ElasticScheduler implements SpeculationPolicy {
       plan.expanded = [];
       if (plan.stop !== null) continue;
       if (depth >= this.rules.maxDepth || plan.granted >= plan.nodeCap) this.stop(plan, ctx.requests[i], 'max-depth');
+      // When not even a node sure to be accepted would pay for its verification, drafting this
+      // layer could only cost time: nobody drafts it.
+      else if (!this.paysForItself(0)) this.stop(plan, ctx.requests[i], 'not-worth-its-cost');
     }
     // A request past its base tree lives on the pool; draft it only if the pool, or what this
     // depth's gates may release into it, can pay for one more layer.
@@ -201,7 +221,12 @@ export class ElasticScheduler implements SpeculationPolicy {
       const plan = this.plans[r.index];
       const want = Math.min(this.wanted(plan, depth), candidates.length);
       let grantedHere = 0;
+      let tooCostly = false;
       for (const c of candidates.slice(0, want)) {
+        if (!this.paysForItself(c.score)) {
+          tooCostly = true;
+          break;
+        }
         let kind: GrantKind = 'base';
         let paidBy: string | undefined;
         if (plan.shareLeft > 0) {
@@ -217,10 +242,11 @@ export class ElasticScheduler implements SpeculationPolicy {
           }
         }
         r.tree.addChild(c.parent, c.rank, kind, paidBy);
+        this.count(c.score);
         plan.granted++;
         grantedHere++;
       }
-      if (grantedHere === 0) this.stop(plan, r, 'no-budget');
+      if (grantedHere === 0) this.stop(plan, r, tooCostly ? 'not-worth-its-cost' : 'no-budget');
     }
   }
 
@@ -243,10 +269,31 @@ export class ElasticScheduler implements SpeculationPolicy {
     for (const { r, c } of offers) {
       const plan = this.plans[r.index];
       if (plan.granted >= plan.nodeCap) continue;
+      // Offers come best first: once one does not pay for itself, none after it does.
+      if (!this.paysForItself(c.score)) return;
       if (this.takeFromPool() === undefined) return;
       r.tree.addChild(c.parent, c.rank, 'width');
+      this.count(c.score);
       plan.granted++;
     }
+  }
+
+  /**
+   * Under a verification cost: does one more node, accepted with probability exp(pathScore),
+   * raise expected output per unit of step time? Below the knee a token costs nothing extra.
+   * Throughput O/T rises iff (O + p) / O > T(K + 1) / T(K), with T(K) = 1 + γ·max(0, K − knee).
+   */
+  private paysForItself(pathScore: number): boolean {
+    const cost = this.rules.cost;
+    if (!cost) return true;
+    const time = (k: number) => 1 + cost.gamma * Math.max(0, k - cost.knee);
+    const k = this.verifiedSoFar;
+    return (this.expectedOutput + Math.exp(pathScore)) / this.expectedOutput > time(k + 1) / time(k);
+  }
+
+  private count(pathScore: number): void {
+    this.verifiedSoFar++;
+    this.expectedOutput += Math.exp(pathScore);
   }
 
   /** Nodes this request would take at `depth`: its base quota, else one node of extension. */

@@ -3,7 +3,7 @@
 // profile (src/engine/calibrate); `dense`, `fixed` and `ddd` are ablations on the same scheduler.
 import type { Knobs, TreeShape } from '../../shared/config';
 import { HIGH_LOAD_SHAPE, LOW_LOAD_SHAPE } from './budget';
-import { ElasticScheduler } from './echo-scheduler';
+import { ElasticScheduler, type VerifyCost } from './echo-scheduler';
 import type { PolicyOptions } from './types';
 
 /** The ECHO knobs of RunConfig, on top of the common policy options. */
@@ -18,6 +18,11 @@ export interface EchoOptions extends PolicyOptions {
   maxWidth?: number;
   /** `ddd`: stop deepening when log Σ_beam exp(S) falls below this. */
   dddThreshold?: number;
+  /**
+   * echo / dense / fixed: price each granted token with this verification cost (a T_ver fit);
+   * without it they fill K_max.
+   */
+  verifyCost?: VerifyCost;
 }
 
 /**
@@ -66,6 +71,7 @@ export class EchoPolicy extends ElasticScheduler {
       gate: { signal: 'best-path', taus: tauMap(options.taus ?? fallbackTaus(shape)) },
       reallocate: true,
       widen: true,
+      ...(options.verifyCost ? { cost: options.verifyCost } : {}),
     });
   }
 

@@ -18,6 +18,7 @@ export class FixedPolicy extends ElasticScheduler {
       gate: { signal: 'best-path', taus: new Map([...perDepth.keys()].map((d) => [d, tau])) },
       reallocate: true,
       widen: true,
+      ...(options.verifyCost ? { cost: options.verifyCost } : {}),
     });
   }
 

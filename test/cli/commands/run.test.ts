@@ -102,6 +102,16 @@ describe('echo-studio run', () => {
     expect(summary.verifiedTokensPerStep).toBeLessThanOrEqual(10);
   });
 
+  it('prices verified tokens with --verify-cost: at a prohibitive cost echo verifies only the roots', async () => {
+    const args = ['--policy', 'echo', '--taus', '0:0.01', '--batch', '2', '--kmax', '12', '--prompts', promptsFile, '--requests', '2', '--max-new-tokens', '5', ...pairFlags(), '--json'];
+    const free = JSON.parse(await run([...args, '--verify-cost', '64:0.5']));
+    const priced = JSON.parse(await run([...args, '--verify-cost', '0:50']));
+    expect(free.verifiedTokensPerStep).toBeGreaterThan(2);
+    expect(priced.verifiedTokensPerStep).toBeLessThanOrEqual(2);
+    expect(priced.meanAcceptedTokens).toBe(0);
+    await expect(run([...args, '--verify-cost', '15'])).rejects.toThrow(/--verify-cost takes KNEE:GAMMA/);
+  });
+
   it('reports a modelled clock next to wall time, larger for a bigger model on the same hardware', async () => {
     const modelled = async (hw: string) => {
       const summary = JSON.parse(

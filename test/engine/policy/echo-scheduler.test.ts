@@ -157,6 +157,41 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     expect(policy.schedules().map((s) => s.stop)).toEqual(['no-budget', 'no-budget']);
   });
 
+  it('under a verification cost, grants only the tokens whose expected acceptance pays for their time', () => {
+    // Knee 4 = the roots; each token past it costs 5 % of a one-token forward, so a node must be
+    // accepted with probability above ~0.2 to raise tokens per unit of time. The confident
+    // requests deepen (their path confidence 0.95^d stays above it for a while); the unsure ones
+    // (0.15) get nothing, and K_max is not filled.
+    const cost = { knee: 4, gamma: 0.05 };
+    const table = [confident('A'), unsure('B'), confident('C', 0.9), unsure('D')];
+    const policy = echo({ batch: 4, kmax: 40, taus: {}, maxDepth: 12, verifyCost: cost });
+    const out = runTableStep(policy, 40, table);
+    // A (0.95 per layer) still pays at its 12th layer (0.95^12 ≈ 0.54 against a break-even of
+    // ~0.44 there) and stops at the max depth. C's 8th layer (0.9^8 ≈ 0.430) falls just short of
+    // the break-even of a step at 19 tokens, (1.8 / 1.75 − 1) × 15.1 ≈ 0.432, so C keeps 7.
+    expect(out.widths).toEqual([Array(12).fill(1), [], Array(7).fill(1), []]);
+    expect(policy.schedules().map((s) => s.stop)).toEqual(['max-depth', 'not-worth-its-cost', 'not-worth-its-cost', 'not-worth-its-cost']);
+    expect(out.verifiedTokens).toBe(23);
+  });
+
+  it('under a verification cost too high for even a sure token, drafts nothing', () => {
+    // Knee 2 and 4 roots: T(4) = 1 + 0.6 · 2 = 2.2 and a fifth token makes it 2.8 (+27 %) for at
+    // most one more output token (+25 %), so no layer is worth drafting, not even the root's.
+    const policy = echo({ batch: 4, kmax: 40, taus: {}, maxDepth: 12, verifyCost: { knee: 2, gamma: 0.6 } });
+    const out = runTableStep(policy, 40, [confident('A', 0.99), confident('B', 0.99), confident('C'), unsure('D')]);
+    expect(out.draftedDepths).toEqual([[], [], [], []]);
+    expect(out.verifiedTokens).toBe(4);
+    expect(policy.schedules().every((s) => s.stop === 'not-worth-its-cost')).toBe(true);
+  });
+
+  it('under a verification cost, changes nothing while K_max stays below the knee', () => {
+    const table = [confident('A'), unsure('B', 6), confident('C', 0.8)];
+    const plain = runTableStep(echo({ batch: 3, kmax: 24, taus: { '0': 0.5 }, maxDepth: 8 }), 24, table);
+    const priced = runTableStep(echo({ batch: 3, kmax: 24, taus: { '0': 0.5 }, maxDepth: 8, verifyCost: { knee: 24, gamma: 0.5 } }), 24, table);
+    expect(priced.widths).toEqual(plain.widths);
+    expect(priced.verifiedTokens).toBe(24);
+  });
+
   it('rejects a max depth below the base depth', () => {
     expect(() => echo({ batch: 1, kmax: 10, shape: { depth: 4, topk: 2, tokens: 6 }, maxDepth: 2 })).toThrow(/below the base shape/);
   });
@@ -182,6 +217,7 @@ describe('the cap holds for every policy on random tables', () => {
       maxWidth: fc.integer({ min: 1, max: 5 }),
       gated: fc.array(fc.tuple(fc.integer({ min: 0, max: 8 }), fc.double({ min: 0, max: 1, noNaN: true })), { maxLength: 4 }),
       kind: fc.constantFrom('echo', 'dense', 'fixed', 'ddd'),
+      cost: fc.option(fc.record({ knee: fc.integer({ min: 0, max: 40 }), gamma: fc.double({ min: 0, max: 0.5, noNaN: true }) }), { nil: undefined }),
     })
     .chain((c) =>
       fc.record({
@@ -207,6 +243,7 @@ describe('the cap holds for every policy on random tables', () => {
           taus: c.gated.length > 0 ? taus : undefined,
           maxDepth: c.depth + c.extraDepth,
           maxWidth: c.maxWidth,
+          ...(c.cost ? { verifyCost: c.cost } : {}),
         };
         const policy: ElasticScheduler =
           c.kind === 'echo'
