@@ -53,7 +53,7 @@ const rounds = Number(args.rounds);
 const ECHO_FAMILY: Record<string, (o: EchoOptions) => SpeculationPolicy> = {
   echo: (o) => new EchoPolicy(o),
   // echo pricing each token with this machine's measured T_ver fit (run --verify-cost).
-  'echo+cost': (o) => new EchoPolicy({ ...o, verifyCost: { knee, gamma: fit.gamma } }),
+  'echo+cost': (o) => new EchoPolicy({ ...o, verifyCost: { knee, gamma: fit.gamma, draftRow } }),
   dense: (o) => new DensePolicy(o),
   fixed: (o) => new FixedPolicy(o),
   ddd: (o) => new DddPolicy(o),
@@ -120,7 +120,11 @@ const curve = await measureForwardCurve(pair.target, { slots: Math.min(16, maxBa
 const measuredFit = fitKnee(curve);
 const fit = args.knee ? { ...measuredFit, kmax: Number(args.knee), gamma: 1 / Number(args.knee) } : measuredFit;
 const knee = fit.kmax;
+// One drafted row's cost in units of the target's one-token forward (what profile-hw prints for --verify-cost).
+const draftFit = fitKnee(await measureForwardCurve(pair.draft, { slots: Math.min(16, maxBatch), context: 64, repeats: 5 }));
+const draftRow = (draftFit.gamma * draftFit.tArMs) / fit.tArMs;
 console.log(`target forward: ${curve.map((p) => `${p.tokens}:${p.ms.toFixed(1)}ms`).join(' ')}${args.knee ? ` (measured knee ${measuredFit.kmax}; --knee ${knee} used)` : ''}`);
+console.log(`draft: T_1 ${draftFit.tArMs.toFixed(2)} ms, one drafted row = ${draftRow.toPrecision(3)} of a target forward (echo+cost's draftRow)`);
 console.log(`knee ${knee} tokens (T_ar ${fit.tArMs.toFixed(2)} ms, γ ${fit.gamma.toPrecision(3)}); K_max per batch: ${batches.map((b) => `${b}→${kmaxFor(b, knee)}`).join(', ')}`);
 const clock = args.hw === 'measured' ? tverClock(fit, 0.05, 'measured T_ver fit') : clockFromSpec(args.hw);
 console.log(`modelled clock: ${clock.label}; max new tokens ${maxNewTokens}, onnxruntime threads ${threads}, greedy\n`);

@@ -56,10 +56,13 @@ export const RunConfigSchema = z
     dddThreshold: z.number().optional(),
     /**
      * echo / dense / fixed: the verification cost (profile-hw's T_ver fit: knee in tokens, γ per
-     * token past it as a share of a one-token forward). With it a token is granted only when its
-     * expected acceptance pays for its time; without it the scheduler fills K_max.
+     * token past it as a share of a one-token forward; draftRow, one drafted row's cost in the same
+     * unit). With it a token is granted only when its expected acceptance pays for its time, and a
+     * layer is drafted only when a sure token would; without it the scheduler fills K_max.
      */
-    verifyCost: z.object({ knee: z.number().int().min(0), gamma: z.number().min(0).max(100) }).optional(),
+    verifyCost: z
+      .object({ knee: z.number().int().min(0), gamma: z.number().min(0).max(100), draftRow: z.number().min(0).max(100).optional() })
+      .optional(),
     /** Path to a calibration profile JSON. */
     profile: z.string().optional(),
   })

@@ -79,8 +79,17 @@ export function formatProfileHw(report: ProfileHwReport): string {
     `${name}: knee at ${f.kmax} tokens · T_ar ${f.tArMs.toFixed(2)} ms · γ ${f.gamma.toPrecision(3)} per token past the knee · fit error ${(100 * f.rmsRelativeError).toFixed(1)}% rms`;
   lines.push(fit('target', report.target), fit('draft', report.draft));
   lines.push(`suggested K_max: ${report.suggestions.map((s) => `batch ${s.batch} → ${s.kmax}`).join(', ')}`);
-  lines.push(`to price verified tokens with this fit: run --verify-cost ${report.target.kmax}:${report.target.gamma.toPrecision(3)}`);
+  lines.push(`to price verified tokens with this fit: run --verify-cost ${verifyCostFlag(report.target, report.draft)}`);
   return lines.join('\n');
+}
+
+/**
+ * KNEE:GAMMA:DRAFT_ROW for `run --verify-cost`: the target's knee and γ, and one drafted row's
+ * cost (the draft's per-token slope past its own knee) in units of the target's one-token forward.
+ */
+export function verifyCostFlag(target: KneeFit, draft: KneeFit): string {
+  const draftRow = (draft.gamma * draft.tArMs) / target.tArMs;
+  return `${target.kmax}:${target.gamma.toPrecision(3)}:${draftRow.toPrecision(3)}`;
 }
 
 function integer(name: string, min: number) {

@@ -38,7 +38,7 @@ export interface RunFlags {
   maxDepth?: number;
   maxWidth?: number;
   dddThreshold?: number;
-  verifyCost?: { knee: number; gamma: number };
+  verifyCost?: { knee: number; gamma: number; draftRow?: number };
   profile?: string;
   threads?: number;
   provider?: 'cpu' | 'cuda';
@@ -239,12 +239,13 @@ function parseShape(value: string): { depth: number; topk: number; tokens: numbe
   return { depth: parts[0], topk: parts[1], tokens: parts[2] };
 }
 
-function parseVerifyCost(value: string): { knee: number; gamma: number } {
-  const m = /^\s*(\d+)\s*:\s*([0-9.eE+-]+)\s*$/.exec(value);
-  if (!m || !Number.isFinite(Number(m[2])) || Number(m[2]) < 0) {
-    throw new InvalidArgumentError(`--verify-cost takes KNEE:GAMMA (from profile-hw, e.g. 15:0.067), got "${value}"`);
+function parseVerifyCost(value: string): { knee: number; gamma: number; draftRow?: number } {
+  const m = /^\s*(\d+)\s*:\s*([0-9.eE+-]+)\s*(?::\s*([0-9.eE+-]+)\s*)?$/.exec(value);
+  const bad = (x: string | undefined) => x !== undefined && !(Number.isFinite(Number(x)) && Number(x) >= 0);
+  if (!m || bad(m[2]) || bad(m[3])) {
+    throw new InvalidArgumentError(`--verify-cost takes KNEE:GAMMA[:DRAFT_ROW] (profile-hw prints it, e.g. 15:0.067:0.013), got "${value}"`);
   }
-  return { knee: Number(m[1]), gamma: Number(m[2]) };
+  return m[3] === undefined ? { knee: Number(m[1]), gamma: Number(m[2]) } : { knee: Number(m[1]), gamma: Number(m[2]), draftRow: Number(m[3]) };
 }
 
 function parseTaus(value: string): Record<string, number> {
@@ -279,7 +280,7 @@ export function register(program: Command): void {
     .option('--max-depth <n>', 'ECHO: deepest layer a confident request may reach', integer('--max-depth', 1))
     .option('--max-width <n>', 'ECHO: most children per node under width expansion', integer('--max-width', 1))
     .option('--ddd-threshold <x>', 'ddd: stop deepening when log Σ_beam exp(S) is below this', number('--ddd-threshold'))
-    .option('--verify-cost <knee:gamma>', 'echo/dense/fixed: grant a token only if its expected acceptance pays for its verification time under this T_ver fit (profile-hw prints it); default: fill K_max', parseVerifyCost)
+    .option('--verify-cost <knee:gamma[:draft]>', 'echo/dense/fixed: grant a token only if its expected acceptance pays for its verification time under this T_ver fit, and draft a layer only if a sure token would pay for its draft row too (profile-hw prints it); default: fill K_max', parseVerifyCost)
     .option('--profile <file>', 'echo/dense/fixed: calibration profile JSON with τ_d (from `echo-studio calibrate`)')
     .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
     .option('--provider <name>', 'onnxruntime execution provider: cpu (default) or cuda (falls back to cpu, saying why)', provider)

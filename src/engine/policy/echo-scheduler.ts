@@ -54,6 +54,8 @@ export interface ElasticRules {
 export interface VerifyCost {
   knee: number;
   gamma: number;
+  /** Drafting one row, as a share of the target's one-token forward (default 0). */
+  draftRow?: number;
 }
 
 export type StopReason = 'truncated' | 'max-depth' | 'no-budget' | 'no-candidates' | 'not-worth-its-cost';
@@ -162,9 +164,9 @@ export class ElasticScheduler implements SpeculationPolicy {
       plan.expanded = [];
       if (plan.stop !== null) continue;
       if (depth >= this.rules.maxDepth || plan.granted >= plan.nodeCap) this.stop(plan, ctx.requests[i], 'max-depth');
-      // When not even a node sure to be accepted would pay for its verification, drafting this
+      // When not even a node sure to be accepted would pay for drafting and verifying it, this
       // layer could only cost time: nobody drafts it.
-      else if (!this.paysForItself(0)) this.stop(plan, ctx.requests[i], 'not-worth-its-cost');
+      else if (!this.worthDrafting()) this.stop(plan, ctx.requests[i], 'not-worth-its-cost');
     }
     // A request past its base tree lives on the pool; draft it only if the pool, or what this
     // depth's gates may release into it, can pay for one more layer.
@@ -289,6 +291,15 @@ export class ElasticScheduler implements SpeculationPolicy {
     const time = (k: number) => 1 + cost.gamma * Math.max(0, k - cost.knee);
     const k = this.verifiedSoFar;
     return (this.expectedOutput + Math.exp(pathScore)) / this.expectedOutput > time(k + 1) / time(k);
+  }
+
+  /** Would a node sure to be accepted pay for its draft row and its verification? */
+  private worthDrafting(): boolean {
+    const cost = this.rules.cost;
+    if (!cost) return true;
+    const time = (k: number) => 1 + cost.gamma * Math.max(0, k - cost.knee);
+    const k = this.verifiedSoFar;
+    return (this.expectedOutput + 1) / this.expectedOutput > (time(k + 1) + (cost.draftRow ?? 0)) / time(k);
   }
 
   private count(pathScore: number): void {

@@ -110,6 +110,8 @@ describe('echo-studio run', () => {
     expect(priced.verifiedTokensPerStep).toBeLessThanOrEqual(2);
     expect(priced.meanAcceptedTokens).toBe(0);
     await expect(run([...args, '--verify-cost', '15'])).rejects.toThrow(/--verify-cost takes KNEE:GAMMA/);
+    await expect(run([...args, '--verify-cost', '15:0.06:-1'])).rejects.toThrow(/--verify-cost takes KNEE:GAMMA/);
+    expect(JSON.parse(await run([...args, '--verify-cost', '64:0.5:0.01'])).verifiedTokensPerStep).toBeGreaterThan(2);
   });
 
   it('reports a modelled clock next to wall time, larger for a bigger model on the same hardware', async () => {

@@ -32,6 +32,12 @@ describe('measured forward curve', () => {
     expect(report.target.kmax).toBeGreaterThanOrEqual(1);
     for (const s of report.suggestions) expect(s.kmax).toBeGreaterThanOrEqual(s.batch);
     expect(formatProfileHw(report)).toMatch(/suggested K_max: batch 1 → \d+/);
+    // The flag it prints parses back into the fit: knee, γ, and one draft row in target forwards.
+    const flag = /run --verify-cost (\d+):([0-9.e+-]+):([0-9.e+-]+)/.exec(formatProfileHw(report));
+    expect(flag).not.toBeNull();
+    expect(Number(flag![1])).toBe(report.target.kmax);
+    expect(Number(flag![2])).toBeCloseTo(report.target.gamma, 2);
+    expect(Number(flag![3])).toBeCloseTo((report.draft.gamma * report.draft.tArMs) / report.target.tArMs, 2);
     const profile = parseHardwareProfile(JSON.parse(JSON.stringify(report.profile)));
     expect(clockFromSpec('measured', profile.target).label).toMatch(/measured T_ver fit/);
     expect(() => parseHardwareProfile({ ...profile, target: [] }, 'hw.json')).toThrow(/^hw\.json: not a valid hardware profile: target/);

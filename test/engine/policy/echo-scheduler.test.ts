@@ -182,6 +182,14 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     expect(out.draftedDepths).toEqual([[], [], [], []]);
     expect(out.verifiedTokens).toBe(4);
     expect(policy.schedules().every((s) => s.stop === 'not-worth-its-cost')).toBe(true);
+    // A roofline fit has γ = 1 / knee: past the knee a sure token exactly pays for its
+    // verification, so the cost of drafting its row decides — and forbids.
+    const tie = echo({ batch: 8, kmax: 40, taus: {}, maxDepth: 12, verifyCost: { knee: 4, gamma: 0.25, draftRow: 0.01 } });
+    const table = Array.from({ length: 8 }, (_, i) => confident(`r${i}`, 0.99));
+    expect(runTableStep(tie, 40, table).verifiedTokens).toBe(8);
+    // Below the knee the same draft cost is worth paying.
+    const room = echo({ batch: 8, kmax: 40, taus: {}, maxDepth: 12, verifyCost: { knee: 40, gamma: 0.25, draftRow: 0.01 } });
+    expect(runTableStep(room, 40, table).verifiedTokens).toBe(40);
   });
 
   it('under a verification cost, changes nothing while K_max stays below the knee', () => {
