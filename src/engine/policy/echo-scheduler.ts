@@ -281,25 +281,27 @@ export class ElasticScheduler implements SpeculationPolicy {
   }
 
   /**
-   * Under a verification cost: does one more node, accepted with probability exp(pathScore),
-   * raise expected output per unit of step time? Below the knee a token costs nothing extra.
-   * Throughput O/T rises iff (O + p) / O > T(K + 1) / T(K), with T(K) = 1 + γ·max(0, K − knee).
+   * Under a verification cost: does one more node, accepted with probability p, raise expected
+   * output per unit of step time, also paying `extraCost` (in one-token forwards)? Below the knee
+   * verifying a token costs nothing extra. Throughput O/T rises iff
+   * (O + p) / O > (T(K + 1) + extra) / T(K), with T(K) = 1 + γ·max(0, K − knee).
    */
-  private paysForItself(pathScore: number): boolean {
+  private pays(p: number, extraCost = 0): boolean {
     const cost = this.rules.cost;
     if (!cost) return true;
     const time = (k: number) => 1 + cost.gamma * Math.max(0, k - cost.knee);
     const k = this.verifiedSoFar;
-    return (this.expectedOutput + Math.exp(pathScore)) / this.expectedOutput > time(k + 1) / time(k);
+    return (this.expectedOutput + p) / this.expectedOutput > (time(k + 1) + extraCost) / time(k);
   }
 
-  /** Would a node sure to be accepted pay for its draft row and its verification? */
+  /** A node of this path score pays for its verification. */
+  private paysForItself(pathScore: number): boolean {
+    return this.pays(Math.exp(pathScore));
+  }
+
+  /** A node sure to be accepted would pay for its draft row and its verification. */
   private worthDrafting(): boolean {
-    const cost = this.rules.cost;
-    if (!cost) return true;
-    const time = (k: number) => 1 + cost.gamma * Math.max(0, k - cost.knee);
-    const k = this.verifiedSoFar;
-    return (this.expectedOutput + 1) / this.expectedOutput > (time(k + 1) + (cost.draftRow ?? 0)) / time(k);
+    return this.pays(1, this.rules.cost?.draftRow ?? 0);
   }
 
   private count(pathScore: number): void {
