@@ -17,7 +17,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { precisionArg, pairBenchArgs, pairBenchOptions, runGreedy } from './pair-bench.js';
-import type { WeightPrecision } from '../src/engine/model/graph-builder.js';
+import type { WeightPrecision } from '../src/shared/config.js';
 import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
 import { loadPair, type ModelPair } from '../src/engine/pair.js';
 import { createPolicy } from '../src/engine/policy/index.js';

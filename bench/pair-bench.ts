@@ -2,7 +2,7 @@
 // run of one policy on a loaded pair.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { WeightPrecision } from '../src/engine/model/graph-builder.js';
+import { WeightPrecisionSchema, type WeightPrecision } from '../src/shared/config.js';
 import type { ModelPair } from '../src/engine/pair.js';
 import type { SpeculationPolicy } from '../src/engine/policy/types.js';
 import { Runner, type RunSummary, type WorkItem } from '../src/engine/runner.js';
@@ -36,8 +36,9 @@ export interface PairBenchArgs {
 }
 
 export function precisionArg(value: string, what: string): WeightPrecision {
-  if (value !== 'int8' && value !== 'float32') throw new Error(`${what}: the draft precision is int8 or float32, got "${value}"`);
-  return value;
+  const parsed = WeightPrecisionSchema.safeParse(value);
+  if (!parsed.success) throw new Error(`${what}: the draft precision is int8 or float32, got "${value}"`);
+  return parsed.data;
 }
 
 /** The common flags, parsed and checked (both model folders must exist). */

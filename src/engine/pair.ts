@@ -3,7 +3,7 @@
 // draft runs on 8-bit weights by default: a one-token draft call is bound by reading its weights,
 // and what the draft proposes never changes a lossless run's output, only how much of it the
 // target accepts. The target is always float32.
-import type { WeightPrecision } from './model/graph-builder.js';
+import { defaultDraftPrecision, type WeightPrecision } from '../shared/config.js';
 import { loadModel, type LoadOptions } from './model/loader.js';
 import { assertSameVocabulary, ModelTokenizer } from './model/tokenizer.js';
 import type { ModelSession } from './model/types.js';
@@ -26,11 +26,6 @@ export interface PairOptions extends Pick<LoadOptions, 'threads' | 'provider' | 
   maxLength: number;
   /** The draft's linear-layer weights; default int8 on CPU, float32 with CUDA (see defaultDraftPrecision). */
   draftPrecision?: WeightPrecision;
-}
-
-/** int8 where it was measured to pay (CPU); CUDA keeps the float32 weights it runs natively. */
-export function defaultDraftPrecision(provider: 'cpu' | 'cuda' | undefined): WeightPrecision {
-  return provider === 'cuda' ? 'float32' : 'int8';
 }
 
 export async function loadPair(draftDir: string, targetDir: string, options: PairOptions): Promise<ModelPair> {

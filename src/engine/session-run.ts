@@ -5,12 +5,11 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { findPackageRoot, packageVersion } from '../host/paths.js';
-import type { Knobs, RunConfig } from '../shared/config.js';
+import type { Knobs, RunConfig, WeightPrecision } from '../shared/config.js';
 import type { RunMetrics, StepEvent } from '../shared/events.js';
 import type { TraceHeader, TraceSummary } from '../shared/trace-schema.js';
 import { resolveGates, type ResolvedGates } from './calibrate/gates.js';
 import { RunMetricsAccumulator } from './metrics/run-metrics.js';
-import type { WeightPrecision } from './model/graph-builder.js';
 import { loadPair, type ModelPair } from './pair.js';
 import { createPolicy, type SpeculationPolicy } from './policy/index.js';
 import { Runner, slotRows, type RunSummary, type WorkItem } from './runner.js';

@@ -2,7 +2,7 @@
 // requests are validated and routed to the handler table, events go back to the asker or to all.
 import { FrameCoalescer, systemClock, type FrameClock } from './frame-coalescer.js';
 import { findBundledModels } from './bundled-models.js';
-import { defaultDraftPrecision } from '../engine/pair.js';
+import { defaultDraftPrecision } from '../shared/config.js';
 import { buildHandlerTable, HANDLER_MODULES, type HandlerModule, type HandlerTable, type HostContext, type RequestContext } from './handlers.js';
 import type { HostPort } from './port.js';
 import { parseRequest, type BundledModel, type EngineEvent, type EngineRequest, type RunState, type StatusEvent } from '../shared/messages.js';

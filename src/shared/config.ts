@@ -14,6 +14,18 @@ export const POLICY_NAMES = [
 ] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
 
+/**
+ * Weights of a model's linear layers and head: as on disk (float32), or 8-bit blocks (drafts only;
+ * the target always runs in float32, so outputs stay those of plain decoding).
+ */
+export const WeightPrecisionSchema = z.enum(['float32', 'int8']);
+export type WeightPrecision = z.infer<typeof WeightPrecisionSchema>;
+
+/** The draft's precision unless told otherwise: int8 where it was measured to pay (CPU), float32 with CUDA. */
+export function defaultDraftPrecision(provider: 'cpu' | 'cuda' | undefined): WeightPrecision {
+  return provider === 'cuda' ? 'float32' : 'int8';
+}
+
 /** A base tree shape: max depth, top-k children per node, verified draft tokens per request. */
 export const TreeShapeSchema = z.object({
   depth: z.number().int().min(1).max(64),

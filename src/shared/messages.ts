@@ -2,7 +2,7 @@
 // the engine MessagePort, the web host's WebSocket, the engine host's parent channel) carries these
 // plain JSON objects {type, ...} and validates them with these schemas where they enter.
 import { z } from 'zod';
-import { KnobsSchema, RunConfigSchema } from './config.js';
+import { KnobsSchema, RunConfigSchema, WeightPrecisionSchema } from './config.js';
 import { DepthHistogramSchema, RunMetricsSchema, StepEventSchema } from './trace-schema.js';
 
 /** Largest message any transport accepts, in bytes of JSON. Frames of big trees stay far below. */
@@ -78,7 +78,7 @@ export const EventSchema = z.discriminatedUnion('type', [
     /** onnxruntime execution provider the engine uses ('cpu', 'cuda', …). */
     provider: z.string(),
     /** Weight precision runs load the draft with (the target is always float32). */
-    draftPrecision: z.enum(['float32', 'int8']).optional(),
+    draftPrecision: WeightPrecisionSchema.optional(),
     runState: z.enum(RUN_STATES),
   }),
   z.object({

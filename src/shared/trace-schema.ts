@@ -4,7 +4,7 @@
 // any change a reader of the old version would misread.
 
 import { z } from 'zod';
-import { KnobsSchema, RunConfigSchema } from './config.js';
+import { KnobsSchema, RunConfigSchema, WeightPrecisionSchema } from './config.js';
 import type {
   BudgetSplit,
   BudgetTransfer,
@@ -38,7 +38,7 @@ export const ModelRefSchema = z.object({
   dir: z.string(),
   files: z.array(ModelFileSchema).min(1),
   /** Weight precision the run loaded the model with; absent = float32 (as on disk). */
-  precision: z.enum(['float32', 'int8']).optional(),
+  precision: WeightPrecisionSchema.optional(),
 });
 export type ModelRef = z.infer<typeof ModelRefSchema>;
 

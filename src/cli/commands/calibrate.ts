@@ -14,7 +14,7 @@ import { slotRows } from '../../engine/runner.js';
 import { readPromptsFile, takeRequests, type PromptRecord } from '../../engine/workload.js';
 import { findPackageRoot } from '../../host/paths.js';
 import { BUNDLED_DRAFT, BUNDLED_TARGET, DRAFT_PRECISION_HELP, draftPrecisionFlag } from './run.js';
-import type { WeightPrecision } from '../../engine/model/graph-builder.js';
+import type { WeightPrecision } from '../../shared/config.js';
 
 export interface CalibrateFlags {
   domain?: string;

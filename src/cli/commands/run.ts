@@ -2,18 +2,18 @@
 //   echo-studio run --policy eagle2 --batch 8 --kmax 64 --domain code --requests 16 \
 //     --max-new-tokens 64 --temperature 0 --seed 0 [--out FILE] [--trace FILE] [--json]
 // --json prints one summary object (the run's metrics); --out writes one JSONL line per request.
-import type { WeightPrecision } from '../../engine/model/graph-builder.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { clockFromSpec, type ModelledClock } from '../../engine/cost/clock.js';
 import { loadHardwareProfile } from '../../engine/cost/measure.js';
 import { RunMetricsAccumulator, withSpeedupVsAr } from '../../engine/metrics/run-metrics.js';
+import type { VerifyCost } from '../../engine/policy/echo-scheduler.js';
 import { createPolicy, type SpeculationPolicy } from '../../engine/policy/index.js';
 import type { RequestResult } from '../../engine/runner.js';
 import { createRunner, loadRunSetup, resolvePrompts, runTraceHeader } from '../../engine/session-run.js';
 import { ExpansionRecorder } from '../../engine/trace/expansions.js';
 import { TraceRecorder } from '../../engine/trace/writer.js';
-import { POLICY_NAMES, RunConfigSchema, type RunConfig } from '../../shared/config.js';
+import { POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { RunMetrics } from '../../shared/events.js';
 
 // Resolving a RunConfig into loaded models and a runner is shared with the studio's engine host.
@@ -38,7 +38,7 @@ export interface RunFlags {
   maxDepth?: number;
   maxWidth?: number;
   dddThreshold?: number;
-  verifyCost?: { knee: number; gamma: number; draftRow?: number };
+  verifyCost?: VerifyCost;
   profile?: string;
   threads?: number;
   provider?: 'cpu' | 'cuda';
@@ -225,8 +225,9 @@ function provider(value: string): 'cpu' | 'cuda' {
 
 /** `--draft-precision`: the draft's linear-layer weights. */
 export function draftPrecisionFlag(value: string): WeightPrecision {
-  if (value !== 'float32' && value !== 'int8') throw new InvalidArgumentError(`--draft-precision takes int8 or float32, got "${value}"`);
-  return value;
+  const parsed = WeightPrecisionSchema.safeParse(value);
+  if (!parsed.success) throw new InvalidArgumentError(`--draft-precision takes int8 or float32, got "${value}"`);
+  return parsed.data;
 }
 
 export const DRAFT_PRECISION_HELP = "the draft's weights: int8 (default on CPU: 8-bit linear layers and head, a faster draft) or float32 (as on disk; default with cuda). The target is always float32";
@@ -239,7 +240,7 @@ function parseShape(value: string): { depth: number; topk: number; tokens: numbe
   return { depth: parts[0], topk: parts[1], tokens: parts[2] };
 }
 
-function parseVerifyCost(value: string): { knee: number; gamma: number; draftRow?: number } {
+function parseVerifyCost(value: string): VerifyCost {
   const m = /^\s*(\d+)\s*:\s*([0-9.eE+-]+)\s*(?::\s*([0-9.eE+-]+)\s*)?$/.exec(value);
   const bad = (x: string | undefined) => x !== undefined && !(Number.isFinite(Number(x)) && Number(x) >= 0);
   if (!m || bad(m[2]) || bad(m[3])) {

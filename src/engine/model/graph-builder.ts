@@ -18,6 +18,7 @@
 // Linear layers and norms run on the N packed rows only; attention pads per request to T inside
 // the graph. GQA is computed without repeating K/V: q is laid out [B, kvH, G*T, hd] so each KV
 // head multiplies all its G query heads in one MatMul.
+import type { WeightPrecision } from '../../shared/config.js';
 import { ropeInverseFrequencies, type ModelConfig } from './config.js';
 import { AttributeType, DataType, type AttributeProtoJs, type NodeProtoJs, type ValueInfoProtoJs } from './onnx-proto.js';
 
@@ -28,8 +29,7 @@ export const MASK_HIDDEN = -1e30;
 /** onnxruntime's contrib-op domain (MatMulNBits). */
 export const MS_DOMAIN = 'com.microsoft';
 
-/** Weights of the linear layers and the head: as on disk (float32), or 8-bit blocks of Q8_BLOCK along the input. */
-export type WeightPrecision = 'float32' | 'int8';
+/** int8 weights are quantized in blocks of this many inputs, one scale per block. */
 export const Q8_BLOCK = 32;
 
 export interface GraphOptions {

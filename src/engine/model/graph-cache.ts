@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { GRAPH_VERSION, MS_DOMAIN, OPSET, type BuiltGraph, type WeightPrecision } from './graph-builder.js';
+import type { WeightPrecision } from '../../shared/config.js';
+import { GRAPH_VERSION, MS_DOMAIN, OPSET, type BuiltGraph } from './graph-builder.js';
 import { encodeModel, type ModelProtoJs, type TensorProtoJs } from './onnx-proto.js';
 
 /** Graphs whose weights exceed this many bytes keep them in an external data file (protobuf caps at 2 GiB). */

@@ -3,9 +3,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
+import { WeightPrecisionSchema, type WeightPrecision } from '../../shared/config.js';
 import { parseModelConfig, readConfigJson, type ModelConfig } from './config.js';
 import { ModelLoadError } from './errors.js';
-import { buildGraph, GRAPH_VERSION, type WeightPrecision, type WeightSource } from './graph-builder.js';
+import { buildGraph, GRAPH_VERSION, type WeightSource } from './graph-builder.js';
 import {
   cachedGraphPath,
   cacheRoot,
@@ -217,7 +218,7 @@ export function cudaUnavailableReason(): string | null {
 
 export async function loadModel(dir: string, options: LoadOptions = {}): Promise<OrtModelSession> {
   const precision = options.precision ?? 'float32';
-  if (precision !== 'float32' && precision !== 'int8') throw new ModelLoadError(dir, `precision must be float32 or int8, got ${String(precision)}`);
+  if (!WeightPrecisionSchema.safeParse(precision).success) throw new ModelLoadError(dir, `precision must be float32 or int8, got ${String(precision)}`);
   const folder = openModelFolder(dir, options.cacheDir ?? cacheRoot(), precision);
   const threads = options.threads ?? 2;
   const slots = options.slots ?? 8;

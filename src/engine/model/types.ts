@@ -8,6 +8,8 @@
 // scratch nodes (in root-to-leaf order) as the next committed rows and drops the rest of the
 // scratch, without copying the past.
 
+import type { WeightPrecision } from '../../shared/config.js';
+
 export interface ModelInfo {
   /** Folder the model was loaded from. */
   dir: string;
@@ -26,7 +28,7 @@ export interface ModelInfo {
   bosTokenId: number | null;
   eosTokenIds: number[];
   /** Weight precision of the loaded graph's linear layers and head ('float32' until loaded otherwise). */
-  precision: 'float32' | 'int8';
+  precision: WeightPrecision;
 }
 
 /** One request's part of a packed forward. */

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, readdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { RunConfig } from '../../shared/config.js';
+import type { RunConfig, WeightPrecision } from '../../shared/config.js';
 import {
   TRACE_FORMAT,
   TRACE_SCHEMA_VERSION,
@@ -64,7 +64,7 @@ export interface TraceHeaderInput {
   /** Execution provider the models run on, e.g. 'cpu'. */
   provider: string;
   /** The draft's weight precision, when not float32. */
-  draftPrecision?: 'float32' | 'int8';
+  draftPrecision?: WeightPrecision;
   /** Application name and version, e.g. 'echo-studio 0.1.0'. */
   writer: string;
   profile?: Record<string, unknown>;
