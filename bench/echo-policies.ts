@@ -17,7 +17,7 @@
 // measurement: the modelled clock then keeps T_ar = T_1 and sets γ = 1 / knee].
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { pairBenchArgs, pairBenchOptions, runGreedy } from './pair-bench.js';
+import { pairBenchArgs, pairBenchOptions, policyEntry, runGreedy } from './pair-bench.js';
 import { calibratePair } from '../src/engine/calibrate/warmup.js';
 import { clockFromSpec, tverClock, type ModelledClock } from '../src/engine/cost/clock.js';
 import { fitKnee } from '../src/engine/cost/knee.js';
@@ -61,14 +61,9 @@ const ECHO_FAMILY: Record<string, (o: EchoOptions) => SpeculationPolicy> = {
 
 /** A --policies entry: a name, optionally with a base shape, e.g. `echo:6x2x6` (depth x top-k x tokens). */
 function makePolicy(entry: string, options: EchoOptions): SpeculationPolicy {
-  const [name, spec] = entry.split(':');
-  if (spec !== undefined) {
-    const parts = spec.split('x').map(Number);
-    if (parts.length !== 3 || parts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--policies ${entry}: expected name:DxKxT`);
-    options = { ...options, shape: { depth: parts[0], topk: parts[1], tokens: parts[2] } };
-  }
+  const { name, ...fromEntry } = policyEntry(entry);
   const echo = ECHO_FAMILY[name];
-  return echo ? echo(options) : createPolicy(name, options);
+  return echo ? echo({ ...options, ...fromEntry }) : createPolicy(name, { ...options, ...fromEntry });
 }
 
 /**

@@ -16,7 +16,7 @@
 // --memory-requests N [0 = skip the long run].
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { precisionArg, pairBenchArgs, pairBenchOptions, runGreedy } from './pair-bench.js';
+import { pairBenchArgs, pairBenchOptions, policyEntry, precisionArg, runGreedy } from './pair-bench.js';
 import type { WeightPrecision } from '../src/shared/config.js';
 import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
 import { loadPair, type ModelPair } from '../src/engine/pair.js';
@@ -60,13 +60,8 @@ function workloadFor(pair: ModelPair, domain: string, count: number): WorkItem[]
  * tokens) or `chain:3` (chain length), to compare shapes of one policy in the same run.
  */
 function policyFrom(entry: string, batch: number, kmax: number) {
-  const [name, spec] = entry.split('@')[0].split(':');
-  if (spec === undefined) return createPolicy(name, { batch, kmax });
-  const parts = spec.split('x').map(Number);
-  if (parts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--policies ${entry}: expected name:DxKxT or chain:N`);
-  if (parts.length === 1) return createPolicy(name, { batch, kmax, chainLength: parts[0] });
-  if (parts.length !== 3) throw new Error(`--policies ${entry}: expected name:DxKxT or chain:N`);
-  return createPolicy(name, { batch, kmax, shape: { depth: parts[0], topk: parts[1], tokens: parts[2] } });
+  const { name, ...options } = policyEntry(entry);
+  return createPolicy(name, { batch, kmax, ...options });
 }
 
 /** The draft precision an entry runs with: its `@int8` / `@float32` suffix, else --draft-precision. */

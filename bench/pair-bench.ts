@@ -2,7 +2,7 @@
 // run of one policy on a loaded pair.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { WeightPrecisionSchema, type WeightPrecision } from '../src/shared/config.js';
+import { WeightPrecisionSchema, type TreeShape, type WeightPrecision } from '../src/shared/config.js';
 import type { ModelPair } from '../src/engine/pair.js';
 import type { SpeculationPolicy } from '../src/engine/policy/types.js';
 import { Runner, type RunSummary, type WorkItem } from '../src/engine/runner.js';
@@ -65,6 +65,21 @@ export function pairBenchArgs(values: {
     threads: Number(values.threads),
     draftPrecision: precisionArg(values['draft-precision'], '--draft-precision'),
   };
+}
+
+/**
+ * A --policies entry's name and the options its suffix sets: `static:4x2x8` a base shape (depth x
+ * top-k x tokens), `chain:3` a chain length. A draft-precision suffix (`@float32`) is the bench's own.
+ */
+export function policyEntry(entry: string): { name: string; shape?: TreeShape; chainLength?: number } {
+  const [name, spec] = entry.split('@')[0].split(':');
+  if (spec === undefined) return { name };
+  const parts = spec.split('x').map(Number);
+  const bad = () => new Error(`--policies ${entry}: expected name:DxKxT or chain:N`);
+  if (parts.some((n) => !Number.isInteger(n) || n < 1)) throw bad();
+  if (parts.length === 1) return { name, chainLength: parts[0] };
+  if (parts.length !== 3) throw bad();
+  return { name, shape: { depth: parts[0], topk: parts[1], tokens: parts[2] } };
 }
 
 /** One greedy run of `policy` over `workload` on the pair. */
