@@ -160,13 +160,14 @@ export class ElasticScheduler implements SpeculationPolicy {
   }
 
   frontier(depth: number, ctx: StepContext): ReadonlyArray<readonly number[]> {
+    // When not even a node sure to be accepted would pay for drafting and verifying it, this
+    // layer could only cost time: nobody drafts it.
+    const worthDrafting = this.worthDrafting();
     for (const [i, plan] of this.plans.entries()) {
       plan.expanded = [];
       if (plan.stop !== null) continue;
       if (depth >= this.rules.maxDepth || plan.granted >= plan.nodeCap) this.stop(plan, ctx.requests[i], 'max-depth');
-      // When not even a node sure to be accepted would pay for drafting and verifying it, this
-      // layer could only cost time: nobody drafts it.
-      else if (!this.worthDrafting()) this.stop(plan, ctx.requests[i], 'not-worth-its-cost');
+      else if (!worthDrafting) this.stop(plan, ctx.requests[i], 'not-worth-its-cost');
     }
     // A request past its base tree lives on the pool; draft it only if the pool, or what this
     // depth's gates may release into it, can pay for one more layer.
