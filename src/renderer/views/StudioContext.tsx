@@ -69,6 +69,9 @@ export function useThrottledStudio<T>(
     };
     flush();
     const unsubscribe = store.subscribe(() => {
+      // Unthrottled, the value follows the store in the same task, as the canvas views do; a
+      // zero-delay timer would leave text views one task behind them.
+      if (intervalMs <= 0 && phaseMs === undefined) return flush();
       if (timer !== null) return;
       const now = Date.now();
       let wait = Math.max(0, intervalMs - (now - last));

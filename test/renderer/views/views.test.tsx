@@ -275,10 +275,11 @@ describe('Super-Tree and Request panel', () => {
       expect(screen.getByLabelText('Request view').querySelector('.summary')?.textContent).toMatch(/^step 32 ·/);
       await waitFor(() => expect(screen.getByTestId('super-tree-summary').textContent).toMatch(/^step 32 ·/));
       // A step the user pinned wins in every view.
+      // The text views follow in the same task; the canvas on its next frame.
       act(() => store.getState().pinStep(20));
-      await waitFor(() => expect(screen.getByTestId('super-tree-summary').textContent).toMatch(/^step 20 ·/));
       expect(screen.getByTestId('decisions').textContent).toContain('Step 20:');
       expect(screen.getByLabelText('Request view').querySelector('.summary')?.textContent).toMatch(/^step 20 ·/);
+      await waitFor(() => expect(screen.getByTestId('super-tree-summary').textContent).toMatch(/^step 20 ·/));
     } finally {
       restore();
     }
