@@ -2,7 +2,7 @@
 //   draft & gate → schedule → pack → verify → commit
 // Each phase is one call; the step returns the event that describes everything it did.
 import type { BudgetSplit, FinishReason, RequestStep, StepEvent, TreeNode } from '../shared/events';
-import { layerConfidence } from './draft/confidence';
+import { recordLayerConfidences } from './draft/confidence';
 import { draftLayer, type DraftSlot } from './draft/drafter';
 import type { ModelSession } from './model/types';
 import type { SpeculationPolicy, StepContext, StepRequest } from './policy/types';
@@ -121,9 +121,7 @@ async function draftAndGate(engine: StepEngine, state: StepState): Promise<void>
     if (stats === null) return;
     state.modelMs += stats.runMs;
     policy.grow(depth, ctx);
-    for (const r of ctx.requests) {
-      if (r.tree.nodesAtDepth(depth).length > 0) r.confidences[depth] = layerConfidence(r.tree, depth);
-    }
+    recordLayerConfidences(ctx.requests, depth, policy.confidence);
   }
 }
 
@@ -250,5 +248,6 @@ function stepEvent(
     budget,
     transfers: state.ctx.transfers,
     paddingWaste: meta.paddingWaste,
+    confidence: engine.policy.confidence ?? 'path-prob',
   };
 }

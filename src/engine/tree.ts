@@ -4,6 +4,7 @@
 // Super-Tree. Ids grow in creation order and a child is always created after its parent, so
 // id order is a topological order (parents before children).
 import type { GrantKind } from '../shared/events';
+import { stepScore } from './draft/confidence';
 
 /** The draft model's top-k continuation of one forwarded node, best first. */
 export interface Candidates {
@@ -21,7 +22,10 @@ export class DraftTree {
   readonly depth: number[] = [-1];
   readonly token: number[];
   readonly logq: number[] = [0];
+  /** Σ log q along the path (the `path-prob` signal). */
   readonly pathScore: number[] = [0];
+  /** Σ log q renormalised over each parent's two best candidates (the `path-margin` signal). */
+  readonly marginScore: number[] = [0];
   /** Rank of the node among its parent's candidates (0 = the draft's top choice). */
   readonly rank: number[] = [0];
   readonly grant: GrantKind[] = ['root'];
@@ -77,13 +81,13 @@ export class DraftTree {
     if (cands.childId[rank] !== -1) return cands.childId[rank];
     const id = this.parent.length;
     const depth = this.depth[parentId] + 1;
-    // log q ≤ 0; clamp float rounding so path scores never rise along a path.
-    const logq = Math.min(0, cands.logq[rank]);
+    const logq = stepScore(cands.logq, rank, 'path-prob');
     this.parent.push(parentId);
     this.depth.push(depth);
     this.token.push(cands.tokens[rank]);
     this.logq.push(logq);
     this.pathScore.push(this.pathScore[parentId] + logq);
+    this.marginScore.push(this.marginScore[parentId] + stepScore(cands.logq, rank, 'path-margin'));
     this.rank.push(rank);
     this.grant.push(grant);
     this.paidBy.push(paidBy);

@@ -26,6 +26,17 @@ export function defaultDraftPrecision(provider: 'cpu' | 'cuda' | undefined): Wei
   return provider === 'cuda' ? 'float32' : 'int8';
 }
 
+/**
+ * What ECHO's gates and scheduler read as a path's confidence (docs/echo.md, "Confidence signals"):
+ * - `path-prob` (the paper's): Σ log q along the path, c_{i,d} = exp(max_j S_{i,d,j});
+ * - `path-margin`: the same with each q renormalised over its parent's two best candidates, how
+ *   clearly the draft preferred every step to its runner-up. A small draft spreads mass over a long
+ *   tail, which lowers q unevenly across contexts; the margin ignores the tail.
+ * Calibration measures both and keeps the one that separates accepted from rejected tokens better.
+ */
+export const ConfidenceSignalSchema = z.enum(['path-prob', 'path-margin']);
+export type ConfidenceSignal = z.infer<typeof ConfidenceSignalSchema>;
+
 /** A base tree shape: max depth, top-k children per node, verified draft tokens per request. */
 export const TreeShapeSchema = z.object({
   depth: z.number().int().min(1).max(64),
@@ -77,6 +88,8 @@ export const RunConfigSchema = z
       .optional(),
     /** Path to a calibration profile JSON. */
     profile: z.string().optional(),
+    /** echo / dense / fixed: the confidence signal; default: the profile's, else `path-prob`. */
+    confidence: ConfidenceSignalSchema.optional(),
   })
   .superRefine((c, ctx) => {
     if (c.kmax < c.batch) {

@@ -2,7 +2,10 @@
 // trace file stores it one per line, the studio draws it. Conventions (docs/conventions.md):
 // - depth 0 is the first drafted layer (the root's children); the root has depth -1;
 // - the cap is Σ_i (1 + K_i) ≤ K_max, K_i = verified draft nodes of request i (roots counted);
-// - path score S = S_parent + log q(token); layer confidence c_{i,d} = exp(max_j S_{i,d,j}).
+// - path score S = S_parent + log q(token); layer confidence c_{i,d} = exp(max_j S_{i,d,j}),
+//   with S in the step's confidence signal (path-prob: as above; path-margin: each q renormalised
+//   over its parent's two best candidates).
+import type { ConfidenceSignal } from './config.js';
 
 /** How a tree node got its place in the Super-Tree. */
 export type GrantKind =
@@ -106,6 +109,8 @@ export interface StepEvent {
   transfers: BudgetTransfer[];
   /** Fraction of attention rows that were padding in the packed target forward. */
   paddingWaste: number;
+  /** The signal of every request's `confidences` and gate checks (absent in older traces: path-prob). */
+  confidence?: ConfidenceSignal;
 }
 
 /** Per-depth accepted/rejected layer-confidence histograms, binned in the engine. */

@@ -4,7 +4,7 @@
 // any change a reader of the old version would misread.
 
 import { z } from 'zod';
-import { KnobsSchema, RunConfigSchema, WeightPrecisionSchema } from './config.js';
+import { ConfidenceSignalSchema, KnobsSchema, RunConfigSchema, WeightPrecisionSchema } from './config.js';
 import type {
   BudgetSplit,
   BudgetTransfer,
@@ -164,6 +164,7 @@ export const StepLineSchema = z.object({
   budget: BudgetSplitSchema,
   transfers: z.array(z.object({ from: z.string(), to: z.string(), tokens: count() })),
   paddingWaste: z.number().min(0).max(1),
+  confidence: ConfidenceSignalSchema.optional(),
 });
 export type TraceStep = z.infer<typeof StepLineSchema>;
 /** A step event as the engine emits it and the studio receives it: the trace's step line. */

@@ -1,11 +1,44 @@
-// Layer confidence c_{i,d} = exp(max_j S_{i,d,j}): the probability (under the draft) of the most
-// likely path to depth d among the nodes drafted at that depth.
+// Confidence of a draft path, as a log score that never rises along the path (see
+// ConfidenceSignal in shared/config): `path-prob` sums log q, `path-margin` sums log q renormalised
+// over the parent's two best candidates. The layer confidence c_{i,d} is exp of the best score
+// among the nodes drafted at depth d.
+import type { ConfidenceSignal } from '../../shared/config';
 import type { DraftTree } from '../tree';
 
-export function layerConfidence(tree: DraftTree, depth: number): number {
+/**
+ * One step's score: the candidate at `rank` among its parent's candidates (`logq`, best first).
+ * With a single candidate there is no runner-up to compare with, and the margin is 0 (certain);
+ * policies that read the margin keep at least two candidates per node.
+ */
+export function stepScore(logq: ArrayLike<number>, rank: number, signal: ConfidenceSignal): number {
+  // Clamped at 0: float rounding must never let a score rise along a path.
+  if (signal === 'path-prob') return Math.min(0, logq[rank]);
+  if (logq.length < 2) return 0;
+  const best = Math.max(logq[0], logq[1]);
+  const logPair = best + Math.log(Math.exp(logq[0] - best) + Math.exp(logq[1] - best));
+  return Math.min(0, logq[rank] - logPair);
+}
+
+/** A node's path score under a signal. */
+export function nodeScore(tree: DraftTree, id: number, signal: ConfidenceSignal): number {
+  return signal === 'path-prob' ? tree.pathScore[id] : tree.marginScore[id];
+}
+
+export function layerConfidence(tree: DraftTree, depth: number, signal: ConfidenceSignal = 'path-prob'): number {
   const layer = tree.nodesAtDepth(depth);
   if (layer.length === 0) return 0;
   let best = -Infinity;
-  for (const id of layer) if (tree.pathScore[id] > best) best = tree.pathScore[id];
+  for (const id of layer) best = Math.max(best, nodeScore(tree, id, signal));
   return Math.exp(best);
+}
+
+/** After layer `depth` grew: each request's c_{i,d}, in the policy's signal, for the step event. */
+export function recordLayerConfidences(
+  requests: ReadonlyArray<{ tree: DraftTree; confidences: number[] }>,
+  depth: number,
+  signal: ConfidenceSignal = 'path-prob',
+): void {
+  for (const r of requests) {
+    if (r.tree.nodesAtDepth(depth).length > 0) r.confidences[depth] = layerConfidence(r.tree, depth, signal);
+  }
 }

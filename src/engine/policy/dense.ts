@@ -27,6 +27,7 @@ export class DensePolicy extends ElasticScheduler {
       reallocate: true,
       widen: true,
       ...(options.verifyCost ? { cost: options.verifyCost } : {}),
+      ...(options.confidence ? { confidence: options.confidence } : {}),
     });
   }
 

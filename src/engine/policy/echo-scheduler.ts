@@ -15,17 +15,21 @@
 //              truncated requests at their truncation depth with their best remaining candidates,
 //              highest path score first across the batch, at most maxWidth children per node.
 //
+// "Confidence" and "path score" are read in the rules' signal (`path-prob`, the paper's, or
+// `path-margin`; see ConfidenceSignal).
+//
 // Under low load the pool is large, so a truncated request's release comes back to it as width;
 // under high load the shares fill K_max and a release is what lets confident requests deepen.
-import type { TreeShape } from '../../shared/config';
+import type { ConfidenceSignal, TreeShape } from '../../shared/config';
 import type { GateCheck, GrantKind } from '../../shared/events';
+import { nodeScore, stepScore } from '../draft/confidence';
 import { ROOT, type DraftTree } from '../tree';
 import { draftAllowance, fairShares, scaleShape } from './budget';
 import type { SpeculationPolicy, StepContext, StepRequest } from './types';
 
 /** What a gate compares with its threshold. */
 export type GateRule =
-  /** ECHO: c_{i,d} = exp(max_j S_{i,d,j}) against τ_d, at the depths that have a τ (D_sig). */
+  /** ECHO: c_{i,d} = exp(max_j S_{i,d,j}) against τ_d, at the depths that have a τ (D_sig); S in the rules' signal. */
   | { signal: 'best-path'; taus: ReadonlyMap<number, number> }
   /** DDD: Σ over the layer's beam (its top-k by path score) of exp(S) against exp(logThreshold), every depth. */
   | { signal: 'beam-mass'; logThreshold: number };
@@ -49,6 +53,8 @@ export interface ElasticRules {
    * than it raises the step's time; without it, the scheduler fills K_max.
    */
   cost?: VerifyCost;
+  /** What path scores, gates and priorities read (default `path-prob`). */
+  confidence?: ConfidenceSignal;
 }
 
 export interface VerifyCost {
@@ -114,6 +120,7 @@ export function baseQuota(shape: TreeShape, share: number, maxDepth: number): nu
 
 export class ElasticScheduler implements SpeculationPolicy {
   readonly candidatesPerNode: number;
+  readonly confidence: ConfidenceSignal;
   private plans: PlanState[] = [];
   private pool: Budget[] = [];
   /** This step so far: tokens granted for verification (roots included) and their expected output. */
@@ -126,7 +133,9 @@ export class ElasticScheduler implements SpeculationPolicy {
   ) {
     if (rules.maxDepth < 1) throw new Error(`${name}: max depth must be at least 1, got ${rules.maxDepth}`);
     if (rules.maxWidth < 1) throw new Error(`${name}: max width must be at least 1, got ${rules.maxWidth}`);
-    this.candidatesPerNode = Math.max(rules.shape.topk, rules.maxWidth);
+    this.confidence = rules.confidence ?? 'path-prob';
+    // The margin compares every candidate with the parent's runner-up, so it needs one.
+    this.candidatesPerNode = Math.max(rules.shape.topk, rules.maxWidth, this.confidence === 'path-margin' ? 2 : 1);
   }
 
   /** This step's decisions per request, by batch index. */
@@ -185,7 +194,7 @@ export class ElasticScheduler implements SpeculationPolicy {
       } else {
         // The best `need` parents hold the best `need` children; at a gate, the whole beam, so a
         // truncation has candidates to widen with. The beam is at most topk wide.
-        const parents = grantedAt(r.tree, depth - 1);
+        const parents = grantedAt(r.tree, depth - 1, this.confidence);
         const beam = Math.min(parents.length, this.rules.shape.topk);
         plan.expanded = parents.slice(0, gated ? beam : Math.min(beam, need));
         if (plan.expanded.length === 0) return this.stop(plan, r, 'no-candidates');
@@ -200,7 +209,7 @@ export class ElasticScheduler implements SpeculationPolicy {
     const deepening: { r: StepRequest; confidence: number; candidates: Candidate[] }[] = [];
     for (const r of drafted) {
       const plan = this.plans[r.index];
-      const candidates = layerCandidates(r.tree, plan.expanded, this.rules.shape.topk);
+      const candidates = layerCandidates(r.tree, plan.expanded, this.rules.shape.topk, this.confidence);
       if (candidates.length === 0) {
         this.stop(plan, r, 'no-candidates');
         continue;
@@ -266,7 +275,7 @@ export class ElasticScheduler implements SpeculationPolicy {
     for (const r of ctx.requests) {
       const plan = this.plans[r.index];
       if (plan.stop !== 'truncated' || plan.granted >= plan.nodeCap) continue;
-      for (const c of layerCandidates(r.tree, plan.truncationParents, this.rules.maxWidth)) offers.push({ r, c });
+      for (const c of layerCandidates(r.tree, plan.truncationParents, this.rules.maxWidth, this.confidence)) offers.push({ r, c });
     }
     offers.sort((a, b) => b.c.score - a.c.score || a.r.index - b.r.index || a.c.parent - b.c.parent || a.c.rank - b.c.rank);
     for (const { r, c } of offers) {
@@ -355,23 +364,24 @@ export class ElasticScheduler implements SpeculationPolicy {
 }
 
 /** Granted nodes at a depth, best path score first. */
-function grantedAt(tree: DraftTree, depth: number): number[] {
+function grantedAt(tree: DraftTree, depth: number, signal: ConfidenceSignal): number[] {
   return tree
     .nodesAtDepth(depth)
     .slice()
-    .sort((a, b) => tree.pathScore[b] - tree.pathScore[a] || a - b);
+    .sort((a, b) => nodeScore(tree, b, signal) - nodeScore(tree, a, signal) || a - b);
 }
 
 /** Candidates of the expanded nodes not yet in the tree, at most `perNode` ranks each, best first. */
-function layerCandidates(tree: DraftTree, expanded: readonly number[], perNode: number): Candidate[] {
+function layerCandidates(tree: DraftTree, expanded: readonly number[], perNode: number, signal: ConfidenceSignal): Candidate[] {
   const out: Candidate[] = [];
   for (const parent of expanded) {
     const cands = tree.candidates[parent];
     if (!cands) continue;
     const n = Math.min(perNode, cands.tokens.length);
+    const parentScore = nodeScore(tree, parent, signal);
     for (let rank = 0; rank < n; rank++) {
       if (cands.childId[rank] !== -1) continue;
-      out.push({ parent, rank, score: tree.pathScore[parent] + cands.logq[rank] });
+      out.push({ parent, rank, score: parentScore + stepScore(cands.logq, rank, signal) });
     }
   }
   return out.sort((a, b) => b.score - a.score || a.parent - b.parent || a.rank - b.rank);

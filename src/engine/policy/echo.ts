@@ -72,6 +72,7 @@ export class EchoPolicy extends ElasticScheduler {
       reallocate: true,
       widen: true,
       ...(options.verifyCost ? { cost: options.verifyCost } : {}),
+      ...(options.confidence ? { confidence: options.confidence } : {}),
     });
   }
 

@@ -19,6 +19,7 @@ export class FixedPolicy extends ElasticScheduler {
       reallocate: true,
       widen: true,
       ...(options.verifyCost ? { cost: options.verifyCost } : {}),
+      ...(options.confidence ? { confidence: options.confidence } : {}),
     });
   }
 

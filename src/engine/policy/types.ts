@@ -2,7 +2,7 @@
 // each depth, which nodes to expand and which of their candidates enter the tree; at the end of
 // drafting it asks which drafted nodes the target verifies. The engine then checks the global
 // cap Σ_i (1 + K_i) ≤ K_max and throws if a policy broke it. See docs/engine.md.
-import type { Knobs } from '../../shared/config';
+import type { ConfidenceSignal, Knobs } from '../../shared/config';
 import type { BudgetTransfer, GateCheck } from '../../shared/events';
 import type { DraftTree } from '../tree';
 
@@ -12,7 +12,7 @@ export interface StepRequest {
   /** Position in this step's batch, 0-based (stable while the request stays in flight). */
   readonly index: number;
   readonly tree: DraftTree;
-  /** Layer confidence c_{i,d} = exp(max_j S_{i,d,j}), filled by the engine after each depth. */
+  /** Layer confidence c_{i,d} = exp(max_j S_{i,d,j}) under the policy's signal, filled by the engine after each depth. */
   readonly confidences: number[];
   /** Gate checks the policy made this step, in depth order (ECHO). */
   readonly gates: GateCheck[];
@@ -36,6 +36,8 @@ export interface SpeculationPolicy {
    * 0 means the policy never drafts (`ar`): the engine then never runs the draft model.
    */
   readonly candidatesPerNode: number;
+  /** The signal the step's layer confidences are reported in (default `path-prob`). */
+  readonly confidence?: ConfidenceSignal;
   /** A new step starts: every tree holds only its root. */
   begin(ctx: StepContext): void;
   /**
@@ -70,4 +72,6 @@ export interface PolicyOptions {
   maxDepth?: number;
   maxWidth?: number;
   dddThreshold?: number;
+  /** echo / dense / fixed: what their gates and scheduler read as confidence (default `path-prob`). */
+  confidence?: ConfidenceSignal;
 }

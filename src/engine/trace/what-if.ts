@@ -14,7 +14,7 @@
 
 import type { TreeShape } from '../../shared/config.js';
 import type { Expansion, TraceStep } from '../../shared/trace-schema.js';
-import { layerConfidence } from '../draft/confidence.js';
+import { recordLayerConfidences } from '../draft/confidence.js';
 import { createPolicy, type PolicyOptions, type SpeculationPolicy, type StepContext, type StepRequest } from '../policy/index.js';
 import { MAX_DRAFT_DEPTH } from '../step.js';
 import { DraftTree } from '../tree.js';
@@ -192,9 +192,7 @@ function draftFromRecording(policy: SpeculationPolicy, ctx: StepContext, recorde
     });
     if (expanded === 0) return;
     policy.grow(depth, ctx);
-    for (const r of ctx.requests) {
-      if (r.tree.nodesAtDepth(depth).length > 0) r.confidences[depth] = layerConfidence(r.tree, depth);
-    }
+    recordLayerConfidences(ctx.requests, depth, policy.confidence);
   }
 }
 

@@ -1,6 +1,7 @@
 // Drives a SpeculationPolicy through one step the way the engine does (frontier → draft → grow,
 // depth by depth, then select), with a drafter read from a hand-made table instead of a model.
 import type { BudgetTransfer } from '../../../src/shared/events';
+import { recordLayerConfidences } from '../../../src/engine/draft/confidence';
 import { DraftTree } from '../../../src/engine/tree';
 import type { SpeculationPolicy, StepContext, StepRequest } from '../../../src/engine/policy/types';
 
@@ -54,10 +55,7 @@ export function runTableStep(policy: SpeculationPolicy, kmax: number, table: Tab
       }
     });
     policy.grow(depth, ctx);
-    for (const r of requests) {
-      const layer = r.tree.nodesAtDepth(depth);
-      if (layer.length > 0) r.confidences[depth] = Math.exp(Math.max(...layer.map((n) => r.tree.pathScore[n])));
-    }
+    recordLayerConfidences(requests, depth, policy.confidence);
   }
   policy.select(ctx);
   let verifiedTokens = 0;

@@ -15,6 +15,8 @@ const MAX_NEW = 20;
 
 const ECHO_POLICIES: Record<string, (o: EchoOptions) => SpeculationPolicy> = {
   echo: (o) => new EchoPolicy(o),
+  // The margin of a near-flat draft is about 0.5 per step: these τ split it roughly in half too.
+  'echo path-margin': (o) => new EchoPolicy({ ...o, confidence: 'path-margin', taus: { '0': 0.52, '2': 0.14 } }),
   dense: (o) => new DensePolicy(o),
   fixed: (o) => new FixedPolicy(o),
   ddd: (o) => new DddPolicy(o),

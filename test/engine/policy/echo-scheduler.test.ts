@@ -85,6 +85,33 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     expect(one.widths).toEqual([[], [], [], [1]]);
   });
 
+  it('path-margin ranks and gates by how clearly the draft prefers its token, not by the token\'s probability', () => {
+    // A's root token has the larger probability (0.30 vs 0.20) but a near-tie runner-up (0.29);
+    // B's stands alone (0.01). One draft token to grant: path-prob gives it to A, path-margin to B.
+    const table: TableRequest[] = [
+      { id: 'A', probs: [[0.3, 0.29, 0.01]] },
+      { id: 'B', probs: [[0.2, 0.01, 0.01]] },
+    ];
+    const byProb = runTableStep(echo({ batch: 2, kmax: 3, taus: {}, maxDepth: 4 }), 3, table);
+    expect(byProb.widths).toEqual([[1], []]);
+    const marginPolicy = echo({ batch: 2, kmax: 3, taus: {}, maxDepth: 4, confidence: 'path-margin' });
+    const byMargin = runTableStep(marginPolicy, 3, table);
+    expect(byMargin.widths).toEqual([[], [1]]);
+    // The step reports c_{i,d} in the signal the policy ranks with (A's layer stayed empty).
+    expect(byMargin.requests[1].confidences[0]).toBeCloseTo(0.2 / 0.21, 5);
+    expect(byProb.requests[0].confidences[0]).toBeCloseTo(0.3, 5);
+    // A gate at 0.6 truncates A (0.51) and passes B (0.95) under the margin; under path-prob it
+    // would truncate both.
+    const gated = runTableStep(echo({ batch: 2, kmax: 6, taus: { '0': 0.6 }, maxDepth: 4, confidence: 'path-margin' }), 6, table);
+    expect(gated.requests.map((r) => r.gates.map((g) => g.pass))).toEqual([[false], [true]]);
+    expect(gated.requests[1].gates[0].confidence).toBeCloseTo(0.2 / 0.21, 5);
+  });
+
+  it('path-margin keeps a runner-up candidate per node even when the shape has top-k 1', () => {
+    expect(echo({ batch: 1, kmax: 4, shape: { depth: 3, topk: 1, tokens: 3 }, maxWidth: 1, taus: {} }).candidatesPerNode).toBe(1);
+    expect(echo({ batch: 1, kmax: 4, shape: { depth: 3, topk: 1, tokens: 3 }, maxWidth: 1, taus: {}, confidence: 'path-margin' }).candidatesPerNode).toBe(2);
+  });
+
   it('low load: a truncated request gets its released budget back as width at its truncation depth', () => {
     const policy = echo({ batch: 1, kmax: 81, taus: { '0': 0.2 } });
     const out = runTableStep(policy, 81, [unsure('solo')]);
