@@ -120,9 +120,12 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
       },
     });
     if (gates?.source === 'warm-up') progress('calibrate', 1, 1, 'warm-up calibration done');
-    const policy = createPolicy(config.policy, { ...config, ...(gates ? { taus: gates.taus, denseTaus: gates.denseTaus } : {}) });
+    // The signal the τ_d were calibrated in is part of the run: the policy gates with it and the
+    // trace header records it.
+    const resolved: RunConfig = gates ? { ...config, confidence: gates.confidence } : config;
+    const policy = createPolicy(config.policy, { ...resolved, ...(gates ? { taus: gates.taus, denseTaus: gates.denseTaus } : {}) });
     progress('load', 3, 3, 'ready');
-    return { config, draftDir, targetDir, pair, workload, maxLength, gates, policy, release: () => pair.release() };
+    return { config: resolved, draftDir, targetDir, pair, workload, maxLength, gates, policy, release: () => pair.release() };
   } catch (err) {
     await pair.release();
     throw err;

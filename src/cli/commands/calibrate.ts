@@ -13,8 +13,8 @@ import { loadPair } from '../../engine/pair.js';
 import { slotRows } from '../../engine/runner.js';
 import { readPromptsFile, takeRequests, type PromptRecord } from '../../engine/workload.js';
 import { findPackageRoot } from '../../host/paths.js';
-import { BUNDLED_DRAFT, BUNDLED_TARGET, DRAFT_PRECISION_HELP, draftPrecisionFlag } from './run.js';
-import type { WeightPrecision } from '../../shared/config.js';
+import { BUNDLED_DRAFT, BUNDLED_TARGET, confidenceFlag, DRAFT_PRECISION_HELP, draftPrecisionFlag } from './run.js';
+import type { ConfidenceSignal, WeightPrecision } from '../../shared/config.js';
 
 export interface CalibrateFlags {
   domain?: string;
@@ -28,6 +28,8 @@ export interface CalibrateFlags {
   maxNewTokens: number;
   threads?: number;
   draftPrecision?: WeightPrecision;
+  /** Measure only this signal; default: every signal, keeping the best-separating one. */
+  confidence?: ConfidenceSignal;
   out: string;
   json?: boolean;
 }
@@ -92,6 +94,7 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
       delta: flags.delta,
       models: { draft: draftDir, target: targetDir },
       domain: flags.prompts ?? flags.domain ?? 'unknown',
+      ...(flags.confidence ? { signals: [flags.confidence] } : {}),
     });
     await saveProfile(flags.out, profile);
     return { profile, seconds: (performance.now() - start) / 1000, out: flags.out };
@@ -111,6 +114,8 @@ export function formatProfile(profile: EchoProfile): string {
   }
   const taus = Object.entries(profile.taus).map(([d, t]) => `d${d}:${t}`).join(' ');
   lines.push(`D_sig (AUC > ${profile.delta}, plus root and target depth above chance): ${taus}`);
+  const measured = (profile.signals ?? []).map((s) => `${s.confidence} ${s.meanAuc === null ? 'n/a' : s.meanAuc.toFixed(3)}`).join(', ');
+  lines.push(`confidence signal: ${profile.confidence}${measured ? ` (mean AUC over depths: ${measured})` : ''}`);
   return lines.join('\n');
 }
 
@@ -143,6 +148,7 @@ export function register(program: Command): void {
     .option('--max-new-tokens <n>', 'tokens generated per warm-up prompt', integer('--max-new-tokens', 1), 32)
     .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
     .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
+    .option('--confidence <signal>', 'calibrate only this signal (path-prob or path-margin); default: both, keeping the one with the higher mean AUC', confidenceFlag)
     .requiredOption('--out <file>', 'where to write the profile JSON')
     .option('--json', 'print the profile JSON instead of a table')
     .action(async (flags: CalibrateFlags) => {

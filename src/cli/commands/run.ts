@@ -13,7 +13,7 @@ import type { RequestResult } from '../../engine/runner.js';
 import { createRunner, loadRunSetup, resolvePrompts, runTraceHeader } from '../../engine/session-run.js';
 import { ExpansionRecorder } from '../../engine/trace/expansions.js';
 import { TraceRecorder } from '../../engine/trace/writer.js';
-import { POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema, type RunConfig, type WeightPrecision } from '../../shared/config.js';
+import { ConfidenceSignalSchema, POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema, type ConfidenceSignal, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { RunMetrics } from '../../shared/events.js';
 
 // Resolving a RunConfig into loaded models and a runner is shared with the studio's engine host.
@@ -40,6 +40,7 @@ export interface RunFlags {
   dddThreshold?: number;
   verifyCost?: VerifyCost;
   profile?: string;
+  confidence?: ConfidenceSignal;
   threads?: number;
   provider?: 'cpu' | 'cuda';
   draftPrecision?: WeightPrecision;
@@ -100,6 +101,7 @@ export function runConfigFromFlags(flags: RunFlags): RunConfig {
     dddThreshold: flags.dddThreshold,
     verifyCost: flags.verifyCost,
     profile: flags.profile,
+    confidence: flags.confidence,
   };
   const parsed = RunConfigSchema.safeParse(candidate);
   if (!parsed.success) {
@@ -230,6 +232,13 @@ export function draftPrecisionFlag(value: string): WeightPrecision {
   return parsed.data;
 }
 
+/** `--confidence`: the signal ECHO's gates and scheduler read. */
+export function confidenceFlag(value: string): ConfidenceSignal {
+  const parsed = ConfidenceSignalSchema.safeParse(value);
+  if (!parsed.success) throw new InvalidArgumentError(`--confidence takes ${ConfidenceSignalSchema.options.join(' or ')}, got "${value}"`);
+  return parsed.data;
+}
+
 export const DRAFT_PRECISION_HELP = "the draft's weights: int8 (default on CPU: 8-bit linear layers and head, a faster draft) or float32 (as on disk; default with cuda). The target is always float32";
 
 function parseShape(value: string): { depth: number; topk: number; tokens: number } {
@@ -283,6 +292,7 @@ export function register(program: Command): void {
     .option('--ddd-threshold <x>', 'ddd: stop deepening when log Σ_beam exp(S) is below this', number('--ddd-threshold'))
     .option('--verify-cost <knee:gamma[:draft]>', 'echo/dense/fixed: grant a token only if its expected acceptance pays for its verification time under this T_ver fit, and draft a layer only if a sure token would pay for its draft row too (profile-hw prints it); default: fill K_max', parseVerifyCost)
     .option('--profile <file>', 'echo/dense/fixed: calibration profile JSON with τ_d (from `echo-studio calibrate`)')
+    .option('--confidence <signal>', "echo/dense/fixed: what gates and priorities read: path-prob (the paper's draft path probability) or path-margin (each step renormalised over the parent's two best candidates); default: the profile's, else path-prob", confidenceFlag)
     .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
     .option('--provider <name>', 'onnxruntime execution provider: cpu (default) or cuda (falls back to cpu, saying why)', provider)
     .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)

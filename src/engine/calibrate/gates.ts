@@ -1,7 +1,7 @@
 // Where a run of `echo`, `dense` or `fixed` gets its τ_d: explicit --taus win, then a profile
 // file, else a short warm-up calibration on the run's own first prompts (said out loud, since it
 // costs time and its thresholds come from few samples).
-import type { RunConfig } from '../../shared/config';
+import type { ConfidenceSignal, RunConfig } from '../../shared/config';
 import type { ModelSession } from '../model/types';
 import type { WorkItem } from '../runner';
 import { DEFAULT_DELTA } from './calibration';
@@ -16,6 +16,8 @@ export const AUTO_WARMUP = { prompts: 8, maxNewTokens: 24, depth: 8, batch: 4 } 
 export interface ResolvedGates {
   taus: Record<string, number>;
   denseTaus: Record<string, number>;
+  /** The signal the τ_d are in, which the policy must gate with. */
+  confidence: ConfidenceSignal;
   source: 'flags' | 'profile' | 'warm-up';
   profile?: EchoProfile;
 }
@@ -35,9 +37,14 @@ export interface GateResolution {
 export async function resolveGates(r: GateResolution): Promise<ResolvedGates | null> {
   const { config } = r;
   if (!GATED_POLICIES.has(config.policy)) return null;
-  if (config.taus !== undefined) return { taus: config.taus, denseTaus: {}, source: 'flags' };
+  if (config.taus !== undefined) return { taus: config.taus, denseTaus: {}, confidence: config.confidence ?? 'path-prob', source: 'flags' };
   if (config.profile !== undefined) {
     const profile = await loadProfile(config.profile);
+    if (config.confidence !== undefined && config.confidence !== profile.confidence) {
+      throw new Error(
+        `${config.profile} holds τ_d for the ${profile.confidence} signal; gating ${config.confidence} confidences with them would be meaningless (recalibrate with --confidence ${config.confidence}, or drop --confidence)`,
+      );
+    }
     return { ...profileGates(profile), source: 'profile', profile };
   }
   const workload = r.workload.slice(0, AUTO_WARMUP.prompts).map((w, i) => ({ id: `warmup-${i}`, promptTokens: w.promptTokens }));
@@ -60,11 +67,12 @@ export async function resolveGates(r: GateResolution): Promise<ResolvedGates | n
     minSamples: 4,
     models: r.models,
     domain: config.promptsFile ?? config.domain ?? 'unknown',
+    ...(config.confidence ? { signals: [config.confidence] } : {}),
   });
   const gates = profileGates(profile);
   const list = Object.entries(gates.taus)
     .map(([d, t]) => `d${d}:${t}`)
     .join(' ');
-  r.log?.(`${config.policy}: warm-up calibration took ${((performance.now() - start) / 1000).toFixed(1)} s; sweet spots ${list}`);
+  r.log?.(`${config.policy}: warm-up calibration took ${((performance.now() - start) / 1000).toFixed(1)} s; ${profile.confidence} signal, sweet spots ${list}`);
   return { ...gates, source: 'warm-up', profile };
 }

@@ -3,6 +3,7 @@
 // and the τ_d maps the ECHO policies take. Validated with zod wherever it is read.
 import { readFile, writeFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { ConfidenceSignalSchema, type ConfidenceSignal } from '../../shared/config';
 import type { DepthCalibration } from './calibration';
 import { tausOf } from './calibration';
 
@@ -34,6 +35,10 @@ export const EchoProfileSchema = z
     /** Bundled domain name, or the prompts file calibrated on. */
     domain: z.string(),
     delta: z.number().min(0.5).max(1),
+    /** The signal the AUCs, histograms and τ_d are in; profiles from before signals were path-prob. */
+    confidence: ConfidenceSignalSchema.default('path-prob'),
+    /** Every signal the calibration measured, with its mean AUC over the depths: why this one. */
+    signals: z.array(z.object({ confidence: ConfidenceSignalSchema, meanAuc: z.number().min(0).max(1).nullable() })).optional(),
     /** Base tree depth the warm-up used; its last layer is the target depth. */
     targetDepth: z.number().int().min(0),
     samples: z.object({
@@ -58,6 +63,8 @@ export interface ProfileInputs {
   models: { draft: string; target: string };
   domain: string;
   delta: number;
+  confidence: ConfidenceSignal;
+  signals?: EchoProfile['signals'];
   targetDepth: number;
   samples: EchoProfile['samples'];
   depths: readonly DepthCalibration[];
@@ -74,6 +81,8 @@ export function buildProfile(inputs: ProfileInputs): EchoProfile {
     models: inputs.models,
     domain: inputs.domain,
     delta: inputs.delta,
+    confidence: inputs.confidence,
+    ...(inputs.signals ? { signals: inputs.signals } : {}),
     targetDepth: inputs.targetDepth,
     samples: inputs.samples,
     depths: inputs.depths.map((d, i) => ({
@@ -124,6 +133,10 @@ export async function saveProfile(path: string, profile: EchoProfile): Promise<v
 }
 
 /** The ECHO knobs a profile supplies, in RunConfig / EchoOptions terms. */
-export function profileGates(profile: EchoProfile): { taus: Record<string, number>; denseTaus: Record<string, number> } {
-  return { taus: { ...profile.taus }, denseTaus: { ...profile.denseTaus } };
+export function profileGates(profile: EchoProfile): {
+  taus: Record<string, number>;
+  denseTaus: Record<string, number>;
+  confidence: ConfidenceSignal;
+} {
+  return { taus: { ...profile.taus }, denseTaus: { ...profile.denseTaus }, confidence: profile.confidence };
 }

@@ -2,7 +2,7 @@
 // every depth to be calibrated, and record each drafted layer's confidence labelled by whether
 // the target accepted the path that far (the metrics' label rule). The result feeds
 // calibrateDepths and buildProfile.
-import type { TreeShape } from '../../shared/config';
+import { ConfidenceSignalSchema, type ConfidenceSignal, type TreeShape } from '../../shared/config';
 import { DepthHistogramAccumulator } from '../metrics/depth-histograms';
 import type { ModelSession } from '../model/types';
 import { ElasticScheduler } from '../policy/echo-scheduler';
@@ -22,6 +22,8 @@ export interface WarmupOptions {
   batch: number;
   maxNewTokens: number;
   maxLength?: number;
+  /** The signal whose layer confidences are collected (default `path-prob`). */
+  confidence?: ConfidenceSignal;
   onStep?: (stepIndex: number) => void;
 }
 
@@ -45,8 +47,9 @@ export function warmupKmax(batch: number, depth: number, topk = WARMUP_TOPK): nu
 }
 
 /** A policy that never gates and gives every request its whole warm-up tree. */
-export function warmupPolicy(depth: number, topk: number): ElasticScheduler {
+export function warmupPolicy(depth: number, topk: number, confidence: ConfidenceSignal = 'path-prob'): ElasticScheduler {
   return new ElasticScheduler('calibration warm-up', {
+    confidence,
     shape: warmupShape(depth, topk),
     maxDepth: depth,
     maxWidth: topk,
@@ -68,7 +71,7 @@ export async function collectWarmupSamples(options: WarmupOptions): Promise<Warm
     {
       target: options.target,
       draft: options.draft,
-      policy: warmupPolicy(depth, topk),
+      policy: warmupPolicy(depth, topk, options.confidence),
       batch,
       kmax,
       maxNewTokens: options.maxNewTokens,
@@ -96,27 +99,52 @@ export function calibrateSamples(samples: WarmupSamples, depth: number, delta = 
   return calibrateDepths(perDepth, { delta, targetDepth: depth - 1, minSamples });
 }
 
-export interface CalibrateRunOptions extends WarmupOptions {
+export interface CalibrateRunOptions extends Omit<WarmupOptions, 'confidence'> {
   delta?: number;
   minSamples?: number;
   models: { draft: string; target: string };
   domain: string;
+  /** Signals to measure; the profile keeps the one whose mean AUC is highest (default: every signal). */
+  signals?: readonly ConfidenceSignal[];
 }
 
-/** Warm-up, per-depth calibration, profile: the whole of `echo-studio calibrate` below the CLI. */
+/** Mean AUC over the depths that had enough samples for one; null when none had. */
+export function meanAuc(depths: readonly DepthCalibration[]): number | null {
+  const aucs = depths.flatMap((d) => (d.auc === null ? [] : [d.auc]));
+  return aucs.length === 0 ? null : aucs.reduce((a, b) => a + b, 0) / aucs.length;
+}
+
+/**
+ * Warm-up, per-depth calibration, profile: the whole of `echo-studio calibrate` below the CLI.
+ * One warm-up per signal (the trees, and so the samples, depend on the signal the scheduler ranks
+ * by); the profile keeps the signal that separates accepted from rejected best.
+ */
 export async function calibratePair(options: CalibrateRunOptions): Promise<EchoProfile> {
   const delta = options.delta ?? DEFAULT_DELTA;
-  const samples = await collectWarmupSamples(options);
-  const depths = calibrateSamples(samples, options.depth, delta, options.minSamples);
-  const histograms = samples.accumulator.histograms();
-  if (!depths.some((d) => d.sweetSpot)) {
-    const aucs = depths.map((d) => `d${d.depth}=${d.auc === null ? 'n/a' : d.auc.toFixed(3)}`).join(' ');
-    throw new Error(`no depth separates accepted from rejected well enough (AUC: ${aucs}); lower --delta or give more prompts`);
+  const signals = options.signals ?? ConfidenceSignalSchema.options;
+  if (signals.length === 0) throw new Error('calibration needs at least one confidence signal');
+  const measured = [];
+  for (const confidence of signals) {
+    const samples = await collectWarmupSamples({ ...options, confidence });
+    const depths = calibrateSamples(samples, options.depth, delta, options.minSamples);
+    measured.push({ confidence, samples, depths, meanAuc: meanAuc(depths) });
   }
+  const usable = measured.filter((m) => m.depths.some((d) => d.sweetSpot));
+  if (usable.length === 0) {
+    const aucs = measured
+      .map((m) => `${m.confidence}: ${m.depths.map((d) => `d${d.depth}=${d.auc === null ? 'n/a' : d.auc.toFixed(3)}`).join(' ')}`)
+      .join('; ');
+    throw new Error(`no depth separates accepted from rejected well enough (AUC ${aucs}); lower --delta or give more prompts`);
+  }
+  const best = usable.reduce((a, b) => ((b.meanAuc ?? 0) > (a.meanAuc ?? 0) ? b : a));
+  const { samples, depths } = best;
+  const histograms = samples.accumulator.histograms();
   return buildProfile({
     models: options.models,
     domain: options.domain,
     delta,
+    confidence: best.confidence,
+    signals: measured.map((m) => ({ confidence: m.confidence, meanAuc: m.meanAuc })),
     targetDepth: options.depth - 1,
     samples: { prompts: samples.prompts, steps: samples.steps, requestSteps: samples.requestSteps },
     depths,

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { executeRun, register, runConfigFromFlags } from '../../../src/cli/commands/run.js';
+import { buildProfile, saveProfile } from '../../../src/engine/calibrate/profile.js';
 import { rescoreTrace } from '../../../src/engine/trace/what-if.js';
 import { readTrace } from '../../../src/engine/trace/read.js';
 import { writeFixtureModel, writeSwappedVocabModel } from '../../engine/model/fixtures.js';
@@ -100,6 +101,40 @@ describe('echo-studio run', () => {
     expect(summary.policy).toBe('echo');
     expect(summary.requests).toBe(3);
     expect(summary.verifiedTokensPerStep).toBeLessThanOrEqual(10);
+  });
+
+  it('gates with --confidence path-margin, records the signal in the trace, and refuses a profile of another signal', async () => {
+    const trace = join(tmp.path, 'margin.trace.jsonl');
+    await run([
+      '--policy', 'echo', '--taus', '0:0.55', '--confidence', 'path-margin', '--batch', '2', '--kmax', '10', '--prompts', promptsFile,
+      '--requests', '2', '--max-new-tokens', '4', ...pairFlags(), '--trace', trace, '--json',
+    ]);
+    const lines = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines[0].config.confidence).toBe('path-margin');
+    const steps = lines.filter((l) => l.type === 'step');
+    expect(steps.every((s) => s.confidence === 'path-margin')).toBe(true);
+    // The root's best candidate always holds at least half of the top-two mass.
+    const rootGates = steps.flatMap((s) => s.requests.flatMap((r: { gates: { depth: number; confidence: number }[] }) => r.gates)).filter((g) => g.depth === 0);
+    expect(rootGates.length).toBeGreaterThan(0);
+    for (const g of rootGates) expect(g.confidence).toBeGreaterThanOrEqual(0.5);
+
+    const profile = join(tmp.path, 'prob-profile.json');
+    await saveProfile(
+      profile,
+      buildProfile({
+        models: { draft: draftDir, target: targetDir },
+        domain: 'test',
+        delta: 0.75,
+        confidence: 'path-prob',
+        targetDepth: 1,
+        samples: { prompts: 1, steps: 1, requestSteps: 1 },
+        depths: [{ depth: 0, accepted: 9, rejected: 9, auc: 0.8, threshold: { tau: 0.2, j: 0.5, truePositiveRate: 0.8, falsePositiveRate: 0.3 }, sweetSpot: true }],
+        histograms: [{ edges: [], accepted: [], rejected: [] }],
+      }),
+    );
+    const flags = ['--policy', 'echo', '--prompts', promptsFile, '--requests', '1', '--max-new-tokens', '2', ...pairFlags(), '--profile', profile];
+    await expect(run([...flags, '--confidence', 'path-margin'])).rejects.toThrow(/holds τ_d for the path-prob signal.*recalibrate with --confidence path-margin/);
+    await expect(run([...flags, '--confidence', 'path-sharp'])).rejects.toThrow(/--confidence takes path-prob or path-margin/);
   });
 
   it('prices verified tokens with --verify-cost: at a prohibitive cost echo verifies only the roots', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { calibrateDepths, tausOf, youdenThreshold } from '../../../src/engine/calibrate/calibration';
-import { buildProfile, loadProfile, parseProfile, saveProfile } from '../../../src/engine/calibrate/profile';
+import { buildProfile, loadProfile, parseProfile, profileGates, saveProfile } from '../../../src/engine/calibrate/profile';
 
 describe('per-depth AUC', () => {
   it('matches the textbook tortoise-and-hare race (U = 11 of 36 pairs)', () => {
@@ -87,6 +87,11 @@ describe('profile JSON', () => {
     models: { draft: 'draft-dir', target: 'target-dir' },
     domain: 'code',
     delta: 0.75,
+    confidence: 'path-margin',
+    signals: [
+      { confidence: 'path-prob', meanAuc: 0.61 },
+      { confidence: 'path-margin', meanAuc: 0.7 },
+    ],
     targetDepth: 2,
     samples: { prompts: 4, steps: 10, requestSteps: 40 },
     depths,
@@ -109,6 +114,10 @@ describe('profile JSON', () => {
     const broken = { ...profile, taus: { '0': 1.5 } };
     expect(() => parseProfile(broken, 'p.json')).toThrow(/^p\.json: not a valid ECHO profile: taus\.0: /);
     expect(() => parseProfile({ ...profile, taus: {} }, 'p.json')).toThrow(/no sweet spot/);
+    // A profile written before confidence signals existed was calibrated on path-prob.
+    const { confidence: _, signals: __, ...older } = profile;
+    expect(parseProfile(older, 'old.json').confidence).toBe('path-prob');
+    expect(profileGates(profile).confidence).toBe('path-margin');
     writeFileSync(join(dir, 'bad.json'), '{ nope');
     await expect(loadProfile(join(dir, 'bad.json'))).rejects.toThrow(/bad\.json: not JSON/);
   });

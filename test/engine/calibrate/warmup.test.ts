@@ -36,6 +36,58 @@ describe('calibration warm-up on a real (random, perturbed) pair', () => {
     expect(depths[0].auc!).toBeGreaterThan(0.5);
   });
 
+  it('collects the root layer in either signal: under path-margin its best path holds at least half the top-two mass', async () => {
+    const collect = (confidence: 'path-prob' | 'path-margin') =>
+      collectWarmupSamples({
+        target: pair.target,
+        draft: pair.draft,
+        workload: randomPrompts(6, 9),
+        eosTokenIds: [],
+        depth: 2,
+        batch: 3,
+        maxNewTokens: 8,
+        maxLength: pair.target.maxLength,
+        confidence,
+      });
+    const root = (s: Awaited<ReturnType<typeof collect>>) => {
+      const { accepted, rejected } = s.accumulator.samples(0);
+      return [...Array.from(accepted), ...Array.from(rejected)];
+    };
+    const margin = root(await collect('path-margin'));
+    const prob = root(await collect('path-prob'));
+    expect(margin.length).toBeGreaterThan(0);
+    for (const c of margin) expect(c).toBeGreaterThanOrEqual(0.5);
+    // The random draft spreads its mass: its probabilities stay far below one half.
+    expect(Math.max(...prob)).toBeLessThan(0.5);
+  });
+
+  it('measures every signal and keeps the one with the higher mean AUC', async () => {
+    const options = {
+      target: pair.target,
+      draft: pair.draft,
+      workload: randomPrompts(12, 8),
+      eosTokenIds: [],
+      depth: 3,
+      batch: 4,
+      maxNewTokens: 16,
+      maxLength: pair.target.maxLength,
+      delta: 0.6,
+      minSamples: 3,
+      models: { draft: 'draft', target: 'target' },
+      domain: 'random',
+    };
+    const both = await calibratePair(options);
+    expect(both.signals?.map((s) => s.confidence)).toEqual(['path-prob', 'path-margin']);
+    const best = both.signals!.reduce((a, b) => ((b.meanAuc ?? 0) > (a.meanAuc ?? 0) ? b : a));
+    expect(both.confidence).toBe(best.confidence);
+    // The kept profile's depths are that signal's calibration.
+    const meanOfDepths = both.depths.flatMap((d) => (d.auc === null ? [] : [d.auc]));
+    expect(meanOfDepths.reduce((a, b) => a + b, 0) / meanOfDepths.length).toBeCloseTo(best.meanAuc!, 10);
+    const one = await calibratePair({ ...options, signals: ['path-margin'] });
+    expect(one.confidence).toBe('path-margin');
+    expect(one.signals?.map((s) => s.confidence)).toEqual(['path-margin']);
+  });
+
   it('writes a profile whose sweet spots have τ and whose sample counts add up', async () => {
     const profile = await calibratePair({
       target: pair.target,
