@@ -22,6 +22,7 @@ export const CSV_COLUMNS = [
   'gates_failed',
   'truncated_at_depth',
   'confidences',
+  'confidence_signal',
 ] as const;
 
 type CsvValue = string | number | undefined;
@@ -62,6 +63,7 @@ export function* csvRows(trace: TraceContents): Generator<string> {
         gates_failed: failed.length,
         truncated_at_depth: failed[0]?.depth,
         confidences: r.confidences.join(' '),
+        confidence_signal: s.confidence ?? 'path-prob',
       };
       yield csvRecord(CSV_COLUMNS.map((c) => row[c]));
     }

@@ -64,6 +64,7 @@ export function exportParquet(trace: TraceContents, out: string): string[] {
     budget_unused: 'INT32',
     transferred_tokens: 'INT32',
     padding_waste: 'DOUBLE',
+    confidence_signal: 'STRING',
   });
   const requests = new TableBuilder({
     step: 'INT32',
@@ -169,6 +170,7 @@ export function exportParquet(trace: TraceContents, out: string): string[] {
       budget_unused: s.budget.unused,
       transferred_tokens: s.transfers.reduce((sum, x) => sum + x.tokens, 0),
       padding_waste: s.paddingWaste,
+      confidence_signal: s.confidence ?? 'path-prob',
     });
   }
 

@@ -1,6 +1,7 @@
 // Accepted vs rejected layer confidence per depth (binned in the engine), AUC per depth, sweet-spot
 // markers, and τ_d as a line that can be dragged (or nudged with arrow keys): releasing it sends
 // knobs.set, which the engine applies from its next step without restarting the run.
+import type { ConfidenceSignal } from '../../shared/config.js';
 import { memo, useCallback, useRef, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, XAxis, YAxis } from 'recharts';
 import type { DepthHistogram } from '../../shared/events.js';
@@ -18,6 +19,10 @@ const Y_AXIS_WIDTH = 34;
 const sameRecord = (a: Record<string, number>, b: Record<string, number>): boolean => {
   const ka = Object.keys(a);
   return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
+};
+const SIGNAL_HELP: Record<ConfidenceSignal, string> = {
+  'path-prob': "the draft's probability of the best path to the depth (the paper's c_d)",
+  'path-margin': "the best path's probability with each step renormalised over its parent's two best candidates: how clearly the draft preferred each token to its runner-up",
 };
 const selectEngineTaus = (s: StudioState): Record<string, number> => tausInUse(s.latestStep);
 const selectDepths = (s: StudioState): number[] => s.histograms.map((h) => h.depth);
@@ -164,6 +169,8 @@ export function Histograms() {
   const depths = useThrottledStudio(selectDepths, CHART_INTERVAL_MS, sameNumbers);
   const engineTaus = useThrottledStudio(selectEngineTaus, 250, sameRecord);
   const knobTaus = useStudio((s) => s.taus);
+  // τ_d are only meaningful in the signal they were calibrated in: say which one this run reads.
+  const signal = useStudio((s) => s.latestStep?.confidence ?? null);
   const store = useStudioStore();
   const send = useSend();
   const taus = { ...engineTaus, ...knobTaus };
@@ -178,7 +185,15 @@ export function Histograms() {
   return (
     <section className="view histograms" aria-label="Confidence histograms">
       <header className="view-header">
-        <h2>Layer confidence per depth</h2>
+        <h2>
+          Layer confidence per depth
+          {signal && (
+            <span className="muted" data-testid="confidence-signal" title={SIGNAL_HELP[signal]}>
+              {' '}
+              · {signal}
+            </span>
+          )}
+        </h2>
         <span className="legend-inline">
           <span className="swatch dot" style={{ background: STATE_COLOURS.accepted }} /> accepted
           <span className="swatch dot" style={{ background: STATE_COLOURS.rejected }} /> rejected · drag τ to change the gate live

@@ -392,6 +392,15 @@ describe('Histograms', () => {
     fireEvent.pointerUp(line, { clientX: 34 + 0.5 * 390, pointerId: 1 });
     expect(sent).toEqual([{ type: 'knobs.set', knobs: { taus: { '0': 0.5, '2': 0.35 } } }]);
   });
+
+  it('names the confidence signal the steps report, since τ only means something in it', () => {
+    const { store } = renderWithStudio(<Histograms />);
+    expect(screen.queryByTestId('confidence-signal')).toBeNull();
+    act(() => store.getState().ingest({ type: 'frame', steps: [{ ...sampleStep(0, [sampleRequest()]), confidence: 'path-margin' }] }));
+    expect(screen.getByTestId('confidence-signal').textContent).toContain('path-margin');
+    act(() => store.getState().ingest({ type: 'frame', steps: [{ ...sampleStep(1, [sampleRequest()]), confidence: 'path-prob' }] }));
+    expect(screen.getByTestId('confidence-signal').textContent).toContain('path-prob');
+  });
 });
 
 describe('SuperTreeCanvas', () => {
