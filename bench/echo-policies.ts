@@ -9,7 +9,7 @@
 //     --outfile=node_modules/.cache/bench/echo-policies.mjs && node node_modules/.cache/bench/echo-policies.mjs [options]
 //
 // Options [defaults]: --draft DIR --target DIR [the bundled demo pair], --domains [code,prose,math],
-// --batches [1,8,32,64], --policies [echo,static,eagle2,dense,fixed,ddd,ar; also echo+cost: echo priced with the measured T_ver fit; an entry may carry a base shape, echo:6x2x6], --requests N [max(8, batch)],
+// --batches [1,8,32,64], --policies [echo,static,eagle2,dense,fixed,ddd,ar; also echo+cost: echo priced with the measured T_ver fit; an entry may carry a base shape, echo:6x2x6, and a confidence signal, echo@path-prob (τ_d calibrated in that signal; without one, the signal the calibration chose)], --requests N [max(8, batch)],
 // --max-new-tokens N [32], --threads N [2], --draft-precision int8|float32 [int8], --kmax N [from the knee: see kmaxFor], --hw SPEC for
 // the modelled clock [measured: the knee fit of this machine; or e.g. h100:70b],
 // --calibration-prompts N [24], --delta X [0.75], --rounds N [1: policies interleaved N times, the
@@ -33,6 +33,7 @@ import type { SpeculationPolicy } from '../src/engine/policy/types.js';
 import { slotRows, type WorkItem } from '../src/engine/runner.js';
 import { readPromptsFile } from '../src/engine/workload.js';
 import type { RunMetrics } from '../src/shared/events.js';
+import { ConfidenceSignalSchema, type ConfidenceSignal } from '../src/shared/config.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -59,7 +60,11 @@ const ECHO_FAMILY: Record<string, (o: EchoOptions) => SpeculationPolicy> = {
   ddd: (o) => new DddPolicy(o),
 };
 
-/** A --policies entry: a name, optionally with a base shape, e.g. `echo:6x2x6` (depth x top-k x tokens). */
+/**
+ * A --policies entry: a name, optionally with a base shape, e.g. `echo:6x2x6` (depth x top-k x
+ * tokens), and for the gated policies a confidence signal, `echo@path-prob`, gating with τ_d
+ * calibrated in that signal (without one: the signal the calibration chose).
+ */
 function makePolicy(entry: string, options: EchoOptions): SpeculationPolicy {
   const { name, ...fromEntry } = policyEntry(entry);
   const echo = ECHO_FAMILY[name];
@@ -136,7 +141,7 @@ for (const domain of domains) {
   // Calibrate on the domain's last prompts; the runs take its first ones.
   const calibrationSet = tokenized[domain].slice(-calibrationPrompts).map((w, i) => ({ id: `cal-${i}`, promptTokens: w.promptTokens }));
   const start = performance.now();
-  const profile = await calibratePair({
+  const calibration = {
     target: pair.target,
     draft: pair.draft,
     workload: calibrationSet,
@@ -148,10 +153,22 @@ for (const domain of domains) {
     delta,
     models: { draft: args.draft, target: args.target },
     domain,
-  });
+  };
+  const profile = await calibratePair(calibration);
   const calSeconds = (performance.now() - start) / 1000;
   const aucs = profile.depths.map((d) => (d.auc === null ? '-' : d.auc.toFixed(2))).join(' ');
-  console.log(`${domain}: calibrated in ${calSeconds.toFixed(1)} s on ${calibrationSet.length} prompts; AUC by depth ${aucs}; τ_d ${JSON.stringify(profile.taus)}`);
+  const signals = (profile.signals ?? []).map((s) => `${s.confidence} ${s.meanAuc?.toFixed(3) ?? '-'}`).join(', ');
+  console.log(
+    `${domain}: calibrated in ${calSeconds.toFixed(1)} s on ${calibrationSet.length} prompts (mean AUC ${signals}: ${profile.confidence} chosen); AUC by depth ${aucs}; τ_d ${JSON.stringify(profile.taus)}`,
+  );
+  // Entries naming the other signal gate with τ_d calibrated in it, on the same prompts.
+  const profiles = new Map([[profile.confidence, profile]]);
+  for (const entry of policies) {
+    const signal = entry.split('@')[1];
+    if (signal === undefined || profiles.has(signal as ConfidenceSignal)) continue;
+    const confidence = ConfidenceSignalSchema.parse(signal);
+    profiles.set(confidence, await calibratePair({ ...calibration, signals: [confidence] }));
+  }
 
   for (const batch of batches) {
     const kmax = kmaxFor(batch, knee);
@@ -167,7 +184,8 @@ for (const domain of domains) {
     const runs = new Map<string, Measured[]>(policies.map((name) => [name, []]));
     for (let round = 0; round < rounds; round++) {
       for (const name of policies) {
-        const options: EchoOptions = { batch, kmax, taus: profile.taus, denseTaus: profile.denseTaus };
+        const gates = profiles.get((name.split('@')[1] as ConfidenceSignal | undefined) ?? profile.confidence)!;
+        const options: EchoOptions = { batch, kmax, taus: gates.taus, denseTaus: gates.denseTaus, confidence: gates.confidence };
         runs.get(name)!.push(await measure(pair, makePolicy(name, options), batch, kmax, workload, clock));
       }
     }
