@@ -9,7 +9,7 @@
 //     --outfile=node_modules/.cache/bench/echo-policies.mjs && node node_modules/.cache/bench/echo-policies.mjs [options]
 //
 // Options [defaults]: --draft DIR --target DIR [the bundled demo pair], --domains [code,prose,math],
-// --batches [1,8,32,64], --policies [echo,static,eagle2,dense,fixed,ddd,ar; also echo+cost: echo priced with the measured T_ver fit; an entry may carry a base shape, echo:6x2x6, and a confidence signal, echo@path-prob (τ_d calibrated in that signal; without one, the signal the calibration chose)], --requests N [max(8, batch)],
+// --batches [1,8,32,64], --policies [echo,static,eagle2,dense,fixed,ddd,ar; also echo+cost: echo priced with the measured T_ver fit; an entry may carry a base shape, echo:6x2x6, and a confidence signal, echo@path-margin (τ_d calibrated in that signal; without one, path-prob)], --requests N [max(8, batch)],
 // --max-new-tokens N [32], --threads N [2], --draft-precision int8|float32 [int8], --kmax N [from the knee: see kmaxFor], --hw SPEC for
 // the modelled clock [measured: the knee fit of this machine; or e.g. h100:70b],
 // --calibration-prompts N [24], --delta X [0.75], --rounds N [1: policies interleaved N times, the
@@ -62,8 +62,8 @@ const ECHO_FAMILY: Record<string, (o: EchoOptions) => SpeculationPolicy> = {
 
 /**
  * A --policies entry: a name, optionally with a base shape, e.g. `echo:6x2x6` (depth x top-k x
- * tokens), and for the gated policies a confidence signal, `echo@path-prob`, gating with τ_d
- * calibrated in that signal (without one: the signal the calibration chose).
+ * tokens), and for the gated policies a confidence signal, `echo@path-margin`, gating with τ_d
+ * calibrated in that signal (without one: the calibration's kept signal, path-prob).
  */
 function makePolicy(entry: string, options: EchoOptions): SpeculationPolicy {
   const { name, ...fromEntry } = policyEntry(entry);
@@ -159,7 +159,7 @@ for (const domain of domains) {
   const aucs = profile.depths.map((d) => (d.auc === null ? '-' : d.auc.toFixed(2))).join(' ');
   const signals = (profile.signals ?? []).map((s) => `${s.confidence} ${s.meanAuc?.toFixed(3) ?? '-'}`).join(', ');
   console.log(
-    `${domain}: calibrated in ${calSeconds.toFixed(1)} s on ${calibrationSet.length} prompts (mean AUC ${signals}: ${profile.confidence} chosen); AUC by depth ${aucs}; τ_d ${JSON.stringify(profile.taus)}`,
+    `${domain}: calibrated in ${calSeconds.toFixed(1)} s on ${calibrationSet.length} prompts (mean AUC ${signals}: ${profile.confidence} kept); AUC by depth ${aucs}; τ_d ${JSON.stringify(profile.taus)}`,
   );
   // Entries naming the other signal gate with τ_d calibrated in it, on the same prompts.
   const profiles = new Map([[profile.confidence, profile]]);

@@ -28,8 +28,8 @@ export interface CalibrateFlags {
   maxNewTokens: number;
   threads?: number;
   draftPrecision?: WeightPrecision;
-  /** Measure only this signal; default: every signal, keeping the best-separating one. */
-  confidence?: ConfidenceSignal;
+  /** The signal the profile keeps (every signal is measured): default path-prob; auto = highest mean AUC. */
+  confidence?: ConfidenceSignal | 'auto';
   out: string;
   json?: boolean;
 }
@@ -94,7 +94,7 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
       delta: flags.delta,
       models: { draft: draftDir, target: targetDir },
       domain: flags.prompts ?? flags.domain ?? 'unknown',
-      ...(flags.confidence ? { signals: [flags.confidence] } : {}),
+      keep: flags.confidence ?? 'path-prob',
     });
     await saveProfile(flags.out, profile);
     return { profile, seconds: (performance.now() - start) / 1000, out: flags.out };
@@ -114,9 +114,26 @@ export function formatProfile(profile: EchoProfile): string {
   }
   const taus = Object.entries(profile.taus).map(([d, t]) => `d${d}:${t}`).join(' ');
   lines.push(`D_sig (AUC > ${profile.delta}, plus root and target depth above chance): ${taus}`);
-  const measured = (profile.signals ?? []).map((s) => `${s.confidence} ${s.meanAuc === null ? 'n/a' : s.meanAuc.toFixed(3)}`).join(', ');
+  const signals = profile.signals ?? [];
+  const measured = signals.map((s) => `${s.confidence} ${s.meanAuc === null ? 'n/a' : s.meanAuc.toFixed(3)}`).join(', ');
   lines.push(`confidence signal: ${profile.confidence}${measured ? ` (mean AUC over depths: ${measured})` : ''}`);
+  const kept = signals.find((s) => s.confidence === profile.confidence)?.meanAuc ?? null;
+  const better = signals.find((s) => s.meanAuc !== null && kept !== null && s.meanAuc > kept + 0.01);
+  if (better) {
+    lines.push(
+      `${better.confidence} separates accepted from rejected better on this pair; --confidence ${better.confidence} keeps it (compare both with run before relying on it: a better AUC need not gate better)`,
+    );
+  }
   return lines.join('\n');
+}
+
+function keepFlag(value: string): ConfidenceSignal | 'auto' {
+  if (value === 'auto') return value;
+  try {
+    return confidenceFlag(value);
+  } catch {
+    throw new InvalidArgumentError(`--confidence takes path-prob, path-margin or auto, got "${value}"`);
+  }
 }
 
 function integer(name: string, min: number) {
@@ -148,7 +165,7 @@ export function register(program: Command): void {
     .option('--max-new-tokens <n>', 'tokens generated per warm-up prompt', integer('--max-new-tokens', 1), 32)
     .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
     .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
-    .option('--confidence <signal>', 'calibrate only this signal (path-prob or path-margin); default: both, keeping the one with the higher mean AUC', confidenceFlag)
+    .option('--confidence <signal>', "the signal the profile keeps; both are measured and their mean AUC printed: path-prob (default, the paper's), path-margin, or auto (the higher mean AUC)", keepFlag)
     .requiredOption('--out <file>', 'where to write the profile JSON')
     .option('--json', 'print the profile JSON instead of a table')
     .action(async (flags: CalibrateFlags) => {

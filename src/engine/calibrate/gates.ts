@@ -67,7 +67,8 @@ export async function resolveGates(r: GateResolution): Promise<ResolvedGates | n
     minSamples: 4,
     models: r.models,
     domain: config.promptsFile ?? config.domain ?? 'unknown',
-    ...(config.confidence ? { signals: [config.confidence] } : {}),
+    // Only the signal the run gates with: the warm-up is already a cost the user did not ask for.
+    signals: [config.confidence ?? 'path-prob'],
   });
   const gates = profileGates(profile);
   const list = Object.entries(gates.taus)

@@ -104,8 +104,13 @@ export interface CalibrateRunOptions extends Omit<WarmupOptions, 'confidence'> {
   minSamples?: number;
   models: { draft: string; target: string };
   domain: string;
-  /** Signals to measure; the profile keeps the one whose mean AUC is highest (default: every signal). */
+  /** Signals to measure (default: every signal), so the profile shows how well each separates. */
   signals?: readonly ConfidenceSignal[];
+  /**
+   * The signal the profile keeps (its τ_d, histograms and AUCs): one of the measured, or `auto`
+   * for the one with the highest mean AUC. Default: the paper's `path-prob` when measured.
+   */
+  keep?: ConfidenceSignal | 'auto';
 }
 
 /** Mean AUC over the depths that had enough samples for one; null when none had. */
@@ -116,20 +121,25 @@ export function meanAuc(depths: readonly DepthCalibration[]): number | null {
 
 /**
  * Warm-up, per-depth calibration, profile: the whole of `echo-studio calibrate` below the CLI.
- * One warm-up per signal (the trees, and so the samples, depend on the signal the scheduler ranks
- * by); the profile keeps the signal that separates accepted from rejected best.
+ * One warm-up per measured signal (the trees, and so the samples, depend on the signal the
+ * scheduler ranks by); the profile keeps one (`keep`) and records every measured mean AUC.
+ * Separating better is not the same as gating better: on the demo pair path-margin has the higher
+ * AUC in code, yet its Youden τ at the root truncates near-ties that the target still accepts
+ * half the time, which costs echo at batch 1–8 (docs/echo.md). Hence no silent switch by default.
  */
 export async function calibratePair(options: CalibrateRunOptions): Promise<EchoProfile> {
   const delta = options.delta ?? DEFAULT_DELTA;
   const signals = options.signals ?? ConfidenceSignalSchema.options;
   if (signals.length === 0) throw new Error('calibration needs at least one confidence signal');
+  const keep = options.keep ?? (signals.includes('path-prob') ? 'path-prob' : signals[0]);
+  if (keep !== 'auto' && !signals.includes(keep)) throw new Error(`cannot keep ${keep}: it was not measured (measured: ${signals.join(', ')})`);
   const measured = [];
   for (const confidence of signals) {
     const samples = await collectWarmupSamples({ ...options, confidence });
     const depths = calibrateSamples(samples, options.depth, delta, options.minSamples);
     measured.push({ confidence, samples, depths, meanAuc: meanAuc(depths) });
   }
-  const usable = measured.filter((m) => m.depths.some((d) => d.sweetSpot));
+  const usable = measured.filter((m) => m.depths.some((d) => d.sweetSpot) && (keep === 'auto' || m.confidence === keep));
   if (usable.length === 0) {
     const aucs = measured
       .map((m) => `${m.confidence}: ${m.depths.map((d) => `d${d.depth}=${d.auc === null ? 'n/a' : d.auc.toFixed(3)}`).join(' ')}`)

@@ -330,17 +330,29 @@ function merge(a: GraphRemoval, b: GraphRemoval): GraphRemoval {
 }
 
 /**
+ * A graph of another layout version may belong to another installed version of the app, which
+ * touches it on every load: it counts as superseded only once unused this long.
+ */
+export const OTHER_LAYOUT_GRACE_MS = 14 * 24 * 3600_000;
+
+/**
  * After `keepPath` was written for model folder `source`: deletes the other entries built from
- * the same folder with the same weight precision (the model files or the graph layout changed
- * since) and stale leftovers. A folder used both as a draft (int8) and as a target keeps
- * both graphs. Entries without a sidecar are left alone: their source is unknown.
+ * the same folder with the same weight precision and graph layout (the model files changed
+ * since), the same folder's graphs of other layouts unused for OTHER_LAYOUT_GRACE_MS, and stale
+ * leftovers. A folder used both as a draft (int8) and as a target keeps both graphs. Entries
+ * without a sidecar are left alone: their source is unknown.
  */
 export function pruneSupersededGraphs(keepPath: string, source: string, precision: WeightPrecision = 'float32', now = Date.now()): GraphRemoval {
   const root = dirname(dirname(keepPath));
   const keep = resolve(keepPath);
   const folder = resolve(source);
   const superseded = listGraphCache(root).filter(
-    (e) => e.source !== null && resolve(e.source) === folder && (e.precision ?? 'float32') === precision && resolve(e.path) !== keep,
+    (e) =>
+      e.source !== null &&
+      resolve(e.source) === folder &&
+      (e.precision ?? 'float32') === precision &&
+      resolve(e.path) !== keep &&
+      (e.graphVersion === GRAPH_VERSION || now - Date.parse(e.lastUsedAt) >= OTHER_LAYOUT_GRACE_MS),
   );
   return merge(removeGraphEntries(superseded), removeGraphLeftovers(root, now));
 }

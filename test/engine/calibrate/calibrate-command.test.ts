@@ -47,6 +47,9 @@ describe('calibrate command and gate resolution', () => {
     expect(profile.samples.prompts).toBe(8);
     expect(profile.depths).toHaveLength(3);
     expect(formatProfile(profile)).toMatch(/D_sig \(AUC > 0\.55/);
+    // Both signals measured, the paper's kept.
+    expect(profile.confidence).toBe('path-prob');
+    expect(formatProfile(profile)).toMatch(/confidence signal: path-prob \(mean AUC over depths: path-prob [\d.]+, path-margin [\d.]+\)/);
   });
 
   it('takes τ_d from --taus, then --profile, else calibrates on a warm-up and says so', async () => {
@@ -55,13 +58,18 @@ describe('calibrate command and gate resolution', () => {
     const config = (extra: object) => RunConfigSchema.parse({ policy: 'echo', batch: 4, kmax: 16, requests: 8, maxNewTokens: 16, temperature: 0, seed: 0, ...extra });
 
     expect(await resolveGates({ ...base, config: config({ policy: 'static' }) })).toBeNull();
-    expect(await resolveGates({ ...base, config: config({ taus: { '0': 0.3 } }) })).toMatchObject({ source: 'flags', taus: { '0': 0.3 } });
+    expect(await resolveGates({ ...base, config: config({ taus: { '0': 0.3 } }) })).toMatchObject({ source: 'flags', taus: { '0': 0.3 }, confidence: 'path-prob' });
+    expect(await resolveGates({ ...base, config: config({ taus: { '0': 0.6 }, confidence: 'path-margin' }) })).toMatchObject({ confidence: 'path-margin' });
 
     const lines: string[] = [];
     const warm = await resolveGates({ ...base, config: config({}), log: (l) => lines.push(l) });
     expect(warm?.source).toBe('warm-up');
     expect(lines[0]).toMatch(/no --profile given: calibrating τ_d on a short warm-up/);
     expect(Object.keys(warm!.taus).length).toBeGreaterThan(0);
+    // The warm-up measures only the signal the run gates with: the paper's unless told.
+    expect(warm).toMatchObject({ confidence: 'path-prob', profile: { confidence: 'path-prob', signals: [{ confidence: 'path-prob' }] } });
+    const marginWarm = await resolveGates({ ...base, config: config({ confidence: 'path-margin' }) });
+    expect(marginWarm).toMatchObject({ confidence: 'path-margin', profile: { signals: [{ confidence: 'path-margin' }] } });
 
     const file = join(tmp.path, 'p.json');
     await saveProfile(file, warm!.profile!);

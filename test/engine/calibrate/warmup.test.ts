@@ -61,7 +61,7 @@ describe('calibration warm-up on a real (random, perturbed) pair', () => {
     expect(Math.max(...prob)).toBeLessThan(0.5);
   });
 
-  it('measures every signal and keeps the one with the higher mean AUC', async () => {
+  it("measures every signal, keeps the paper's unless told, and keeps the higher mean AUC with auto", async () => {
     const options = {
       target: pair.target,
       draft: pair.draft,
@@ -76,16 +76,19 @@ describe('calibration warm-up on a real (random, perturbed) pair', () => {
       models: { draft: 'draft', target: 'target' },
       domain: 'random',
     };
-    const both = await calibratePair(options);
-    expect(both.signals?.map((s) => s.confidence)).toEqual(['path-prob', 'path-margin']);
-    const best = both.signals!.reduce((a, b) => ((b.meanAuc ?? 0) > (a.meanAuc ?? 0) ? b : a));
-    expect(both.confidence).toBe(best.confidence);
+    const byDefault = await calibratePair(options);
+    expect(byDefault.signals?.map((s) => s.confidence)).toEqual(['path-prob', 'path-margin']);
+    expect(byDefault.confidence).toBe('path-prob');
+    const auto = await calibratePair({ ...options, keep: 'auto' });
+    const best = auto.signals!.reduce((a, b) => ((b.meanAuc ?? 0) > (a.meanAuc ?? 0) ? b : a));
+    expect(auto.confidence).toBe(best.confidence);
     // The kept profile's depths are that signal's calibration.
-    const meanOfDepths = both.depths.flatMap((d) => (d.auc === null ? [] : [d.auc]));
-    expect(meanOfDepths.reduce((a, b) => a + b, 0) / meanOfDepths.length).toBeCloseTo(best.meanAuc!, 10);
-    const one = await calibratePair({ ...options, signals: ['path-margin'] });
-    expect(one.confidence).toBe('path-margin');
-    expect(one.signals?.map((s) => s.confidence)).toEqual(['path-margin']);
+    const aucs = auto.depths.flatMap((d) => (d.auc === null ? [] : [d.auc]));
+    expect(aucs.reduce((a, b) => a + b, 0) / aucs.length).toBeCloseTo(best.meanAuc!, 10);
+    const margin = await calibratePair({ ...options, signals: ['path-margin'] });
+    expect(margin.confidence).toBe('path-margin');
+    expect(margin.signals?.map((s) => s.confidence)).toEqual(['path-margin']);
+    await expect(calibratePair({ ...options, signals: ['path-margin'], keep: 'path-prob' })).rejects.toThrow(/cannot keep path-prob: it was not measured/);
   });
 
   it('writes a profile whose sweet spots have τ and whose sample counts add up', async () => {

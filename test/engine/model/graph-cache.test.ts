@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, expect, test } from 'vitest';
 import { ensureGraph, GRAPH_VERSION, isGraphCached, loadModel, openModelFolder } from '../../../src/engine/model/index.js';
-import { listGraphCache, sidecarPath, STALE_LEFTOVER_MS } from '../../../src/engine/model/graph-cache.js';
+import { listGraphCache, OTHER_LAYOUT_GRACE_MS, sidecarPath, STALE_LEFTOVER_MS } from '../../../src/engine/model/graph-cache.js';
 import { cudaUnavailableReason } from '../../../src/engine/model/loader.js';
 import { writeFixtureModel } from './fixtures.js';
 import { argmax, maxRowDiff, tempDir } from './helpers.js';
@@ -162,6 +162,27 @@ test('rebuilding a changed model deletes its superseded graphs only; other model
   expect(listGraphCache(cacheDir).find((e) => e.path === legacy)).toMatchObject({ source: null, architecture: null, graphVersion: null, builtAt: null, bytes: 12 });
   for (const name of ['mine.onnx', 'notes.json']) expect(existsSync(join(graphs, name))).toBe(true);
   expect(listGraphCache(cacheDir).some((e) => e.key === 'mine')).toBe(false);
+});
+
+test("another layout version's graph of the same folder (another app version's) stays while used, and goes once stale", () => {
+  const fx = writeFixtureModel(join(tmp.path, 'v'));
+  const cacheDir = join(tmp.path, 'cache-v');
+  const graphs = join(cacheDir, 'graphs');
+  mkdirSync(graphs, { recursive: true });
+  const otherVersion = (key: string, graphVersion: number) => {
+    const path = join(graphs, `${key.repeat(32)}.onnx`);
+    writeFileSync(path, 'graph of another app version');
+    writeFileSync(sidecarPath(path), JSON.stringify({ source: resolve(fx.dir), graphVersion, architecture: 'llama', precision: 'float32', builtAt: '2026-01-01T00:00:00Z', bytes: 28 }));
+    return path;
+  };
+  const newer = otherVersion('a', GRAPH_VERSION + 1);
+  const older = otherVersion('b', GRAPH_VERSION - 1);
+  setMtime(older, OTHER_LAYOUT_GRACE_MS + HOUR_MS);
+  const { built } = ensureGraph(openModelFolder(fx.dir, cacheDir));
+  expect(built).toBe(true);
+  expect(existsSync(newer)).toBe(true);
+  expect(existsSync(older)).toBe(false);
+  expect(existsSync(sidecarPath(older))).toBe(false);
 });
 
 test('pruning removes stale leftovers of crashed writes and keeps fresh ones (maybe a write in progress)', () => {
