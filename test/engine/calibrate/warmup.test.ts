@@ -9,6 +9,22 @@ describe('calibration warm-up on a real (random, perturbed) pair', () => {
   });
   afterAll(async () => pair?.release());
 
+  /** A small calibration of depths 0–2 on 12 random prompts. */
+  const calibrationOptions = () => ({
+    target: pair.target,
+    draft: pair.draft,
+    workload: randomPrompts(12, 8),
+    eosTokenIds: [],
+    depth: 3,
+    batch: 4,
+    maxNewTokens: 16,
+    maxLength: pair.target.maxLength,
+    delta: 0.6,
+    minSamples: 3,
+    models: { draft: 'draft', target: 'target' },
+    domain: 'random',
+  });
+
   it('labels every drafted depth, with acceptance thinning out as depth grows', async () => {
     const samples = await collectWarmupSamples({
       target: pair.target,
@@ -62,20 +78,7 @@ describe('calibration warm-up on a real (random, perturbed) pair', () => {
   });
 
   it("measures every signal, keeps the paper's unless told, and keeps the higher mean AUC with auto", async () => {
-    const options = {
-      target: pair.target,
-      draft: pair.draft,
-      workload: randomPrompts(12, 8),
-      eosTokenIds: [],
-      depth: 3,
-      batch: 4,
-      maxNewTokens: 16,
-      maxLength: pair.target.maxLength,
-      delta: 0.6,
-      minSamples: 3,
-      models: { draft: 'draft', target: 'target' },
-      domain: 'random',
-    };
+    const options = calibrationOptions();
     const byDefault = await calibratePair(options);
     expect(byDefault.signals?.map((s) => s.confidence)).toEqual(['path-prob', 'path-margin']);
     expect(byDefault.confidence).toBe('path-prob');
@@ -92,20 +95,7 @@ describe('calibration warm-up on a real (random, perturbed) pair', () => {
   });
 
   it('writes a profile whose sweet spots have τ and whose sample counts add up', async () => {
-    const profile = await calibratePair({
-      target: pair.target,
-      draft: pair.draft,
-      workload: randomPrompts(12, 8),
-      eosTokenIds: [],
-      depth: 3,
-      batch: 4,
-      maxNewTokens: 16,
-      maxLength: pair.target.maxLength,
-      delta: 0.6,
-      minSamples: 3,
-      models: { draft: 'draft', target: 'target' },
-      domain: 'random',
-    });
+    const profile = await calibratePair(calibrationOptions());
     expect(profile.targetDepth).toBe(2);
     for (const [depth, tau] of Object.entries(profile.taus)) {
       const entry = profile.depths[Number(depth)];
