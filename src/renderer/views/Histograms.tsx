@@ -185,15 +185,12 @@ export function Histograms() {
   return (
     <section className="view histograms" aria-label="Confidence histograms">
       <header className="view-header">
-        <h2>
-          Layer confidence per depth
-          {signal && (
-            <span className="muted" data-testid="confidence-signal" title={SIGNAL_HELP[signal]}>
-              {' '}
-              · {signal}
-            </span>
-          )}
-        </h2>
+        <h2>Layer confidence per depth</h2>
+        {signal && (
+          <span className="summary" data-testid="confidence-signal" title={SIGNAL_HELP[signal]}>
+            signal: {signal}
+          </span>
+        )}
         <span className="legend-inline">
           <span className="swatch dot" style={{ background: STATE_COLOURS.accepted }} /> accepted
           <span className="swatch dot" style={{ background: STATE_COLOURS.rejected }} /> rejected · drag τ to change the gate live

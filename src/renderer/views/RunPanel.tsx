@@ -1,7 +1,7 @@
 // The run panel: model pair, prompts, policy and budget; start, pause, one step, stop. While a
 // run is live, the knobs (K_max, batch, τ) apply between steps through knobs.set, no restart.
 import { useState, type FormEvent, type ReactNode } from 'react';
-import { KnobsSchema, POLICY_NAMES, RunConfigSchema, type Knobs, type PolicyName, type RunConfig } from '../../shared/config.js';
+import { ConfidenceSignalSchema, KnobsSchema, POLICY_NAMES, RunConfigSchema, type ConfidenceSignal, type Knobs, type PolicyName, type RunConfig } from '../../shared/config.js';
 import type { BundledModel } from '../../shared/messages.js';
 import { useSend, useStudio, useStudioStore } from './StudioContext.js';
 
@@ -23,6 +23,8 @@ export interface RunForm {
   taus: string;
   /** One τ for `fixed`. */
   tau: string;
+  /** What the τ of echo / dense / fixed are compared with. */
+  confidence: ConfidenceSignal;
 }
 
 export const DEFAULT_FORM: RunForm = {
@@ -41,9 +43,15 @@ export const DEFAULT_FORM: RunForm = {
   seed: '1',
   taus: '0:0.2, 2:0.35',
   tau: '0.3',
+  confidence: 'path-prob',
 };
 
 const DOMAINS = ['code', 'prose', 'math'];
+const GATED: ReadonlySet<PolicyName> = new Set(['echo', 'dense', 'fixed']);
+const SIGNAL_LABELS: Record<ConfidenceSignal, string> = {
+  'path-prob': "path probability (the paper's)",
+  'path-margin': 'margin over the runner-up',
+};
 // A stable empty list: a fresh [] per read would make the store selector loop forever.
 const NO_MODELS: readonly BundledModel[] = [];
 
@@ -81,6 +89,7 @@ export function formToConfig(form: RunForm): { config: RunConfig } | { errors: F
     seed: toNumber(form.seed),
     ...(form.policy === 'echo' || form.policy === 'dense' ? (typeof taus === 'string' ? {} : { taus }) : {}),
     ...(form.policy === 'fixed' ? { tau: toNumber(form.tau) } : {}),
+    ...(GATED.has(form.policy) ? { confidence: form.confidence } : {}),
   };
   if (form.modelSource === 'folders' && (form.draftDir.trim() === '' || form.targetDir.trim() === '')) {
     errors.draftDir = 'choose both the draft and the target folder';
@@ -283,6 +292,17 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
         ) : (
           <Field label="τ_d (depth:τ, …)" htmlFor="run-taus" error={errors.taus}>
             {input('taus', { knob: true })}
+          </Field>
+        )}
+        {GATED.has(form.policy) && (
+          <Field label="confidence signal (what τ is compared with)" htmlFor="run-confidence" error={errors.confidence}>
+            <select id="run-confidence" value={form.confidence} disabled={live} onChange={(e) => set('confidence', e.target.value as ConfidenceSignal)}>
+              {ConfidenceSignalSchema.options.map((signal) => (
+                <option key={signal} value={signal}>
+                  {SIGNAL_LABELS[signal]}
+                </option>
+              ))}
+            </select>
           </Field>
         )}
         <div className="field-row">

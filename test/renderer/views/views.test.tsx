@@ -92,7 +92,7 @@ describe('RunPanel', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Start' }));
     expect(sent[0]).toEqual({
       type: 'run.start',
-      config: { domain: 'code', policy: 'echo', batch: 8, kmax: 96, requests: 64, maxNewTokens: 64, temperature: 0, seed: 1, taus: { '0': 0.2, '2': 0.35 } },
+      config: { domain: 'code', policy: 'echo', batch: 8, kmax: 96, requests: 64, maxNewTokens: 64, temperature: 0, seed: 1, taus: { '0': 0.2, '2': 0.35 }, confidence: 'path-prob' },
     });
     act(() => store.getState().ingest({ type: 'run.state', state: 'running' }));
     expect((screen.getByRole('button', { name: 'Start' }) as HTMLButtonElement).disabled).toBe(true);
@@ -110,6 +110,20 @@ describe('RunPanel', () => {
     expect(store.getState().taus).toEqual({ '0': 0.25, '2': 0.4 });
     // Non-knob settings stay locked while the run lives.
     expect((screen.getByLabelText('temperature') as HTMLInputElement).disabled).toBe(true);
+    expect((screen.getByLabelText('confidence signal (what τ is compared with)') as HTMLSelectElement).disabled).toBe(true);
+  });
+
+  it('offers the confidence signal for the gated policies only, and sends the chosen one', () => {
+    const { sent } = renderWithStudio(<RunPanel />);
+    const signal = () => screen.queryByLabelText('confidence signal (what τ is compared with)') as HTMLSelectElement | null;
+    fireEvent.change(signal()!, { target: { value: 'path-margin' } });
+    fireEvent.change(screen.getByLabelText('τ_d (depth:τ, …)'), { target: { value: '0:0.6' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Start' }));
+    expect(sent[0]).toMatchObject({ type: 'run.start', config: { policy: 'echo', taus: { '0': 0.6 }, confidence: 'path-margin' } });
+    fireEvent.change(screen.getByLabelText('policy'), { target: { value: 'static' } });
+    expect(signal()).toBeNull();
+    fireEvent.click(screen.getByRole('button', { name: 'Start' }));
+    expect((sent[1] as { config: object }).config).not.toHaveProperty('confidence');
   });
 });
 
