@@ -14,6 +14,7 @@
 
 import type { TreeShape } from '../../shared/config.js';
 import type { Expansion, TraceStep } from '../../shared/trace-schema.js';
+import { parseProfile, profileGates } from '../calibrate/profile.js';
 import { recordLayerConfidences } from '../draft/confidence.js';
 import { createPolicy, type PolicyOptions, type SpeculationPolicy, type StepContext, type StepRequest } from '../policy/index.js';
 import { MAX_DRAFT_DEPTH } from '../step.js';
@@ -231,7 +232,10 @@ export function rescoreTrace(trace: TraceContents, settings: WhatIfSettings = {}
   if (!trace.header.recordCandidates) {
     throw new Error('this trace was recorded without candidate expansions (recordCandidates); it cannot be re-scored');
   }
-  const options: PolicyOptions = { ...config, ...settings };
+  // A run whose τ_d came from a profile (a file or its warm-up) has none in its config: they, and
+  // the signal they are in, are in the header's copy of that profile.
+  const profile = trace.header.profile && config.taus === undefined ? parseProfile(trace.header.profile, 'the trace header') : undefined;
+  const options: PolicyOptions = { ...config, ...(profile ? profileGates(profile) : {}), ...settings };
   const policy = createPolicy(config.policy, options);
   const futures = requestFutures(trace.steps);
   // Knob changes the run recorded apply at their step, unless the what-if sets that knob; each

@@ -208,6 +208,36 @@ describe('echo-studio run', () => {
     await expect(run(['--policy', 'ar', ...pairFlags(), '--record-candidates'])).rejects.toThrow(/--record-candidates needs --trace/);
   });
 
+  it("re-scores a run whose τ_d came from a profile with that profile's τ_d and signal", async () => {
+    const profile = join(tmp.path, 'margin-profile.json');
+    await saveProfile(
+      profile,
+      buildProfile({
+        models: { draft: draftDir, target: targetDir },
+        domain: 'test',
+        delta: 0.75,
+        confidence: 'path-margin',
+        targetDepth: 1,
+        samples: { prompts: 1, steps: 1, requestSteps: 1 },
+        depths: [{ depth: 0, accepted: 9, rejected: 9, auc: 0.8, threshold: { tau: 0.505, j: 0.5, truePositiveRate: 0.8, falsePositiveRate: 0.3 }, sweetSpot: true }],
+        histograms: [{ edges: [], accepted: [], rejected: [] }],
+      }),
+    );
+    const trace = join(tmp.path, 'profile-candidates.jsonl');
+    await run([
+      '--policy', 'echo', '--profile', profile, '--batch', '3', '--kmax', '9', '--prompts', promptsFile, '--requests', '3',
+      '--max-new-tokens', '6', ...pairFlags(), '--trace', trace, '--record-candidates', '--json',
+    ]);
+    const recorded = await readTrace(trace);
+    expect(recorded.header.config.taus).toBeUndefined();
+    const gateChecks = recorded.steps.flatMap((s) => s.requests.flatMap((r) => r.gates));
+    // τ 0.505 on a margin that is at least 0.5: this unrelated pair's near-ties fail it, others pass.
+    expect(gateChecks.some((g) => g.pass) && gateChecks.some((g) => !g.pass)).toBe(true);
+    const same = rescoreTrace(recorded, {});
+    expect(same.undecidedRequestSteps).toBe(0);
+    expect(same.steps.map((s) => s.verifiedTokens)).toEqual(recorded.steps.map((s) => s.verifiedTokens));
+  });
+
   it('runs the draft on its float32 head with --draft-precision float32, and refuses other precisions', async () => {
     const trace = join(tmp.path, 'trace-f32.jsonl');
     await run(['--policy', 'chain', '--prompts', promptsFile, '--requests', '1', '--max-new-tokens', '3', ...pairFlags(), '--draft-precision', 'float32', '--trace', trace, '--json']);
