@@ -54,6 +54,25 @@ async function run(args: string[]): Promise<string> {
 
 const pairFlags = () => ['--draft', draftDir, '--target', targetDir];
 
+/** A profile file for the test pair gating only the root, at τ in the given signal. */
+async function writeGateProfile(name: string, confidence: 'path-prob' | 'path-margin', tau: number): Promise<string> {
+  const path = join(tmp.path, name);
+  await saveProfile(
+    path,
+    buildProfile({
+      models: { draft: draftDir, target: targetDir },
+      domain: 'test',
+      delta: 0.75,
+      confidence,
+      targetDepth: 1,
+      samples: { prompts: 1, steps: 1, requestSteps: 1 },
+      depths: [{ depth: 0, accepted: 9, rejected: 9, auc: 0.8, threshold: { tau, j: 0.5, truePositiveRate: 0.8, falsePositiveRate: 0.3 }, sweetSpot: true }],
+      histograms: [{ edges: [], accepted: [], rejected: [] }],
+    }),
+  );
+  return path;
+}
+
 describe('echo-studio run', () => {
   it('prints one JSON summary, writes one output line per request and a trace', async () => {
     const out = join(tmp.path, 'out.jsonl');
@@ -118,20 +137,7 @@ describe('echo-studio run', () => {
     expect(rootGates.length).toBeGreaterThan(0);
     for (const g of rootGates) expect(g.confidence).toBeGreaterThanOrEqual(0.5);
 
-    const profile = join(tmp.path, 'prob-profile.json');
-    await saveProfile(
-      profile,
-      buildProfile({
-        models: { draft: draftDir, target: targetDir },
-        domain: 'test',
-        delta: 0.75,
-        confidence: 'path-prob',
-        targetDepth: 1,
-        samples: { prompts: 1, steps: 1, requestSteps: 1 },
-        depths: [{ depth: 0, accepted: 9, rejected: 9, auc: 0.8, threshold: { tau: 0.2, j: 0.5, truePositiveRate: 0.8, falsePositiveRate: 0.3 }, sweetSpot: true }],
-        histograms: [{ edges: [], accepted: [], rejected: [] }],
-      }),
-    );
+    const profile = await writeGateProfile('prob-profile.json', 'path-prob', 0.2);
     const flags = ['--policy', 'echo', '--prompts', promptsFile, '--requests', '1', '--max-new-tokens', '2', ...pairFlags(), '--profile', profile];
     await expect(run([...flags, '--confidence', 'path-margin'])).rejects.toThrow(/holds τ_d for the path-prob signal.*recalibrate with --confidence path-margin/);
     await expect(run([...flags, '--confidence', 'path-sharp'])).rejects.toThrow(/--confidence takes path-prob or path-margin/);
@@ -209,20 +215,7 @@ describe('echo-studio run', () => {
   });
 
   it("re-scores a run whose τ_d came from a profile with that profile's τ_d and signal", async () => {
-    const profile = join(tmp.path, 'margin-profile.json');
-    await saveProfile(
-      profile,
-      buildProfile({
-        models: { draft: draftDir, target: targetDir },
-        domain: 'test',
-        delta: 0.75,
-        confidence: 'path-margin',
-        targetDepth: 1,
-        samples: { prompts: 1, steps: 1, requestSteps: 1 },
-        depths: [{ depth: 0, accepted: 9, rejected: 9, auc: 0.8, threshold: { tau: 0.505, j: 0.5, truePositiveRate: 0.8, falsePositiveRate: 0.3 }, sweetSpot: true }],
-        histograms: [{ edges: [], accepted: [], rejected: [] }],
-      }),
-    );
+    const profile = await writeGateProfile('margin-profile.json', 'path-margin', 0.505);
     const trace = join(tmp.path, 'profile-candidates.jsonl');
     await run([
       '--policy', 'echo', '--profile', profile, '--batch', '3', '--kmax', '9', '--prompts', promptsFile, '--requests', '3',
