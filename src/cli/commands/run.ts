@@ -13,7 +13,7 @@ import type { RequestResult } from '../../engine/runner.js';
 import { createRunner, loadRunSetup, resolvePrompts, runTraceHeader } from '../../engine/session-run.js';
 import { ExpansionRecorder } from '../../engine/trace/expansions.js';
 import { TraceRecorder } from '../../engine/trace/writer.js';
-import { ConfidenceSignalSchema, POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema, type ConfidenceSignal, type RunConfig, type WeightPrecision } from '../../shared/config.js';
+import { ConfidenceSignalSchema, POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { RunMetrics } from '../../shared/events.js';
 
 // Resolving a RunConfig into loaded models and a runner is shared with the studio's engine host.
@@ -73,6 +73,29 @@ export interface ModelledTime {
   verifyMs: number;
   /** Generated tokens per modelled second. */
   throughput: number;
+}
+
+const GATED: readonly PolicyName[] = ['echo', 'dense', 'fixed'];
+const ELASTIC: readonly PolicyName[] = ['ddd', ...GATED];
+/** The policy-specific flags and the policies that read them. */
+const POLICY_FLAGS: ReadonlyArray<{ key: keyof RunFlags; flag: string; policies: readonly PolicyName[] }> = [
+  { key: 'chainLength', flag: '--chain-length', policies: ['chain'] },
+  { key: 'shape', flag: '--shape', policies: ['static', 'eagle2', ...ELASTIC] },
+  { key: 'taus', flag: '--taus', policies: GATED },
+  { key: 'tau', flag: '--tau', policies: ['fixed'] },
+  { key: 'maxDepth', flag: '--max-depth', policies: ELASTIC },
+  { key: 'maxWidth', flag: '--max-width', policies: ELASTIC },
+  { key: 'dddThreshold', flag: '--ddd-threshold', policies: ['ddd'] },
+  { key: 'verifyCost', flag: '--verify-cost', policies: GATED },
+  { key: 'profile', flag: '--profile', policies: GATED },
+  { key: 'confidence', flag: '--confidence', policies: GATED },
+];
+
+/** One line per given flag the chosen policy does not read (a script may pass them to every policy). */
+export function ignoredFlagNotes(flags: RunFlags): string[] {
+  return POLICY_FLAGS.filter(({ key, policies }) => flags[key] !== undefined && !(policies as readonly string[]).includes(flags.policy)).map(
+    ({ flag, policies }) => `note: ${flag} has no effect on ${flags.policy} (it applies to ${policies.join(', ')})`,
+  );
 }
 
 /** Flags → a validated RunConfig; the first problem as one line. */
@@ -308,6 +331,7 @@ export function register(program: Command): void {
       const config = runConfigFromFlags(flags);
       const clock = clockFromFlags(flags);
       const log = (line: string) => process.stderr.write(`${line}\n`);
+      for (const note of ignoredFlagNotes(flags)) log(note);
       const report = await executeRun(config, { threads: flags.threads, provider: flags.provider, draftPrecision: flags.draftPrecision, trace: flags.trace, recordCandidates: flags.recordCandidates, compareAr: flags.compareAr, clock, log });
       if (flags.out) {
         const records = resolvePrompts(config);

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { executeRun, register, runConfigFromFlags } from '../../../src/cli/commands/run.js';
+import { executeRun, ignoredFlagNotes, register, runConfigFromFlags } from '../../../src/cli/commands/run.js';
 import { buildProfile, saveProfile } from '../../../src/engine/calibrate/profile.js';
 import { rescoreTrace } from '../../../src/engine/trace/what-if.js';
 import { readTrace } from '../../../src/engine/trace/read.js';
@@ -243,6 +243,19 @@ describe('echo-studio run', () => {
     await expect(run(['--policy', 'chain', '--batch', '4', '--kmax', '3', '--prompts', promptsFile, ...pairFlags()])).rejects.toThrow(
       'K_max (3) is below the batch size (4)',
     );
+  });
+
+  it("notes the policy flags the chosen policy does not read, and nothing for the ones it does", () => {
+    const base = { batch: 1, kmax: 8, requests: 1, maxNewTokens: 2, temperature: 0, seed: 0 };
+    expect(ignoredFlagNotes({ ...base, policy: 'static', taus: { '0': 0.2 }, confidence: 'path-margin', shape: { depth: 2, topk: 2, tokens: 3 } })).toEqual([
+      'note: --taus has no effect on static (it applies to echo, dense, fixed)',
+      'note: --confidence has no effect on static (it applies to echo, dense, fixed)',
+    ]);
+    expect(ignoredFlagNotes({ ...base, policy: 'fixed', taus: { '0': 0.2 }, tau: 0.3, confidence: 'path-prob', maxDepth: 6 })).toEqual([]);
+    expect(ignoredFlagNotes({ ...base, policy: 'echo', tau: 0.3, chainLength: 3 })).toEqual([
+      'note: --chain-length has no effect on echo (it applies to chain)',
+      'note: --tau has no effect on echo (it applies to fixed)',
+    ]);
   });
 
   it('refuses an unknown policy', async () => {
