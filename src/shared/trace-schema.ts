@@ -18,7 +18,13 @@ import type {
 } from './events.js';
 
 export const TRACE_FORMAT = 'echo-studio-trace';
-export const TRACE_SCHEMA_VERSION = 1;
+/**
+ * 2: step lines say which confidence signal their `confidences` are in (`confidence`); a version 1
+ * reader would take path-margin confidences for path probabilities. Version 1 files (no signal:
+ * path-prob) still read.
+ */
+export const TRACE_SCHEMA_VERSION = 2;
+export const READABLE_TRACE_VERSIONS: readonly number[] = [1, 2];
 
 const int = () => z.number().int();
 const count = () => z.number().int().min(0);
@@ -58,7 +64,7 @@ export type Hardware = z.infer<typeof HardwareSchema>;
 export const TraceHeaderSchema = z.object({
   type: z.literal('header'),
   format: z.literal(TRACE_FORMAT),
-  schemaVersion: z.literal(TRACE_SCHEMA_VERSION),
+  schemaVersion: z.number().int().refine((v) => READABLE_TRACE_VERSIONS.includes(v), 'unsupported trace schema version'),
   /** ISO 8601 time the run started. */
   createdAt: z.string(),
   /** The writing application and its version. */

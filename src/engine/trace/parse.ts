@@ -5,7 +5,7 @@
 import {
   BodyLineSchema,
   TRACE_FORMAT,
-  TRACE_SCHEMA_VERSION,
+  READABLE_TRACE_VERSIONS,
   TraceHeaderSchema,
   type TraceHeader,
   type TraceKnobs,
@@ -107,10 +107,10 @@ export class TraceLineParser {
     if (object.type !== 'header' || object.format !== TRACE_FORMAT) {
       throw new TraceFormatError(line, `line ${line} is not an ${TRACE_FORMAT} header: this is not a trace file`);
     }
-    if (object.schemaVersion !== TRACE_SCHEMA_VERSION) {
+    if (!READABLE_TRACE_VERSIONS.includes(object.schemaVersion as number)) {
       throw new TraceFormatError(
         line,
-        `trace schema version ${JSON.stringify(object.schemaVersion)} is not supported: this build reads version ${TRACE_SCHEMA_VERSION}`,
+        `trace schema version ${JSON.stringify(object.schemaVersion)} is not supported: this build reads versions ${READABLE_TRACE_VERSIONS.join(' and ')}`,
       );
     }
     const parsed = TraceHeaderSchema.safeParse(value);

@@ -106,7 +106,7 @@ describe('Parquet export', () => {
 
     for (const table of [steps, requests, nodes, gates]) {
       expect(JSON.parse(table.kv.get(PARQUET_METADATA_KEYS.config)!)).toEqual(testHeader().config);
-      expect(table.kv.get(PARQUET_METADATA_KEYS.schemaVersion)).toBe('1');
+      expect(table.kv.get(PARQUET_METADATA_KEYS.schemaVersion)).toBe('2');
       expect(JSON.parse(table.kv.get(PARQUET_METADATA_KEYS.summary)!).metrics).toEqual(live);
     }
     expect(gates.kv.get(PARQUET_METADATA_KEYS.table)).toBe('gates');

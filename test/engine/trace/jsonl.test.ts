@@ -114,6 +114,15 @@ describe('trace JSONL', () => {
     expect(after.error?.message).toMatch(/line 4 comes after the summary line/);
   });
 
+  it('still reads a version 1 file, whose steps carry no confidence signal (path-prob)', () => {
+    const [s0, s1] = testRun();
+    const v1Steps = [s0, s1].map(({ confidence: _, ...step }) => step);
+    const trace = parseTrace([{ ...testHeader(), schemaVersion: 1 }, ...v1Steps].map((x) => JSON.stringify(x)).join('\n') + '\n');
+    expect(trace.error).toBeUndefined();
+    expect(trace.header.schemaVersion).toBe(1);
+    expect(trace.steps.map((s) => s.confidence ?? 'path-prob')).toEqual(['path-prob', 'path-prob']);
+  });
+
   it('reads a file saved with a byte-order mark and CRLF line ends', () => {
     const [s0, s1] = testRun();
     const text = '\uFEFF' + [testHeader(), s0, s1].map((x) => JSON.stringify(x)).join('\r\n') + '\r\n';
@@ -123,8 +132,8 @@ describe('trace JSONL', () => {
   });
 
   it('rejects a wrong schema version, a non-trace file and an empty file outright', async () => {
-    const v2 = { ...testHeader(), schemaVersion: 2 };
-    expect(() => parseTrace(JSON.stringify(v2) + '\n')).toThrow(/trace schema version 2 is not supported: this build reads version 1/);
+    const v3 = { ...testHeader(), schemaVersion: 3 };
+    expect(() => parseTrace(JSON.stringify(v3) + '\n')).toThrow(/trace schema version 3 is not supported: this build reads versions 1 and 2/);
     expect(() => parseTrace('{"hello":1}\n')).toThrow(/line 1 is not an echo-studio-trace header/);
     expect(() => parseTrace('')).toThrow(/the file is empty/);
     const badConfig = { ...testHeader(), config: { ...testHeader().config, kmax: 1 } };
