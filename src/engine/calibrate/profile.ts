@@ -7,7 +7,11 @@ import { ConfidenceSignalSchema, type ConfidenceSignal } from '../../shared/conf
 import type { DepthCalibration } from './calibration';
 import { tausOf } from './calibration';
 
-export const PROFILE_VERSION = 1;
+/**
+ * 2: the profile names the confidence signal its AUCs and τ_d are in; a version 1 reader would take
+ * path-margin τ_d for path-prob ones. Version 1 profiles (path-prob) still load.
+ */
+export const PROFILE_VERSION = 2;
 
 const TauMapSchema = z.record(z.string().regex(/^\d+$/), z.number().min(0).max(1));
 
@@ -29,7 +33,7 @@ const DepthEntrySchema = z.object({
 export const EchoProfileSchema = z
   .object({
     kind: z.literal('echo-profile'),
-    version: z.literal(PROFILE_VERSION),
+    version: z.union([z.literal(1), z.literal(PROFILE_VERSION)]),
     createdAt: z.string(),
     models: z.object({ draft: z.string(), target: z.string() }),
     /** Bundled domain name, or the prompts file calibrated on. */

@@ -115,8 +115,10 @@ describe('profile JSON', () => {
     expect(() => parseProfile(broken, 'p.json')).toThrow(/^p\.json: not a valid ECHO profile: taus\.0: /);
     expect(() => parseProfile({ ...profile, taus: {} }, 'p.json')).toThrow(/no sweet spot/);
     // A profile written before confidence signals existed was calibrated on path-prob.
+    expect(profile.version).toBe(2);
     const { confidence: _, signals: __, ...older } = profile;
-    expect(parseProfile(older, 'old.json').confidence).toBe('path-prob');
+    expect(parseProfile({ ...older, version: 1 }, 'old.json').confidence).toBe('path-prob');
+    expect(() => parseProfile({ ...profile, version: 3 }, 'new.json')).toThrow(/^new\.json: not a valid ECHO profile: version/);
     expect(profileGates(profile).confidence).toBe('path-margin');
     writeFileSync(join(dir, 'bad.json'), '{ nope');
     await expect(loadProfile(join(dir, 'bad.json'))).rejects.toThrow(/bad\.json: not JSON/);
