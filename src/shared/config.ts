@@ -14,6 +14,10 @@ export const POLICY_NAMES = [
 ] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
 
+/** The policies that gate with τ_d (and so read a profile, a confidence signal, a verification cost). */
+export const GATED_POLICIES: readonly PolicyName[] = ['echo', 'dense', 'fixed'];
+export const isGatedPolicy = (policy: string): boolean => (GATED_POLICIES as readonly string[]).includes(policy);
+
 /**
  * Weights of a model's linear layers and head: as on disk (float32), or 8-bit blocks (drafts only;
  * the target always runs in float32, so outputs stay those of plain decoding).
@@ -32,7 +36,8 @@ export function defaultDraftPrecision(provider: 'cpu' | 'cuda' | undefined): Wei
  * - `path-margin`: the same with each q renormalised over its parent's two best candidates, how
  *   clearly the draft preferred every step to its runner-up. A small draft spreads mass over a long
  *   tail, which lowers q unevenly across contexts; the margin ignores the tail.
- * Calibration measures both and keeps the one that separates accepted from rejected tokens better.
+ * Calibration measures both and says which separates accepted from rejected tokens better; it keeps
+ * path-prob unless told otherwise.
  */
 export const ConfidenceSignalSchema = z.enum(['path-prob', 'path-margin']);
 export type ConfidenceSignal = z.infer<typeof ConfidenceSignalSchema>;

@@ -13,7 +13,7 @@ import type { RequestResult } from '../../engine/runner.js';
 import { createRunner, loadRunSetup, resolvePrompts, runTraceHeader } from '../../engine/session-run.js';
 import { ExpansionRecorder } from '../../engine/trace/expansions.js';
 import { TraceRecorder } from '../../engine/trace/writer.js';
-import { ConfidenceSignalSchema, POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
+import { ConfidenceSignalSchema, GATED_POLICIES, POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { RunMetrics } from '../../shared/events.js';
 
 // Resolving a RunConfig into loaded models and a runner is shared with the studio's engine host.
@@ -75,20 +75,19 @@ export interface ModelledTime {
   throughput: number;
 }
 
-const GATED: readonly PolicyName[] = ['echo', 'dense', 'fixed'];
-const ELASTIC: readonly PolicyName[] = ['ddd', ...GATED];
+const ELASTIC: readonly PolicyName[] = ['ddd', ...GATED_POLICIES];
 /** The policy-specific flags and the policies that read them. */
 const POLICY_FLAGS: ReadonlyArray<{ key: keyof RunFlags; flag: string; policies: readonly PolicyName[] }> = [
   { key: 'chainLength', flag: '--chain-length', policies: ['chain'] },
   { key: 'shape', flag: '--shape', policies: ['static', 'eagle2', ...ELASTIC] },
-  { key: 'taus', flag: '--taus', policies: GATED },
+  { key: 'taus', flag: '--taus', policies: GATED_POLICIES },
   { key: 'tau', flag: '--tau', policies: ['fixed'] },
   { key: 'maxDepth', flag: '--max-depth', policies: ELASTIC },
   { key: 'maxWidth', flag: '--max-width', policies: ELASTIC },
   { key: 'dddThreshold', flag: '--ddd-threshold', policies: ['ddd'] },
-  { key: 'verifyCost', flag: '--verify-cost', policies: GATED },
-  { key: 'profile', flag: '--profile', policies: GATED },
-  { key: 'confidence', flag: '--confidence', policies: GATED },
+  { key: 'verifyCost', flag: '--verify-cost', policies: GATED_POLICIES },
+  { key: 'profile', flag: '--profile', policies: GATED_POLICIES },
+  { key: 'confidence', flag: '--confidence', policies: GATED_POLICIES },
 ];
 
 /** One line per given flag the chosen policy does not read (a script may pass them to every policy). */

@@ -1,14 +1,13 @@
 // Where a run of `echo`, `dense` or `fixed` gets its τ_d: explicit --taus win, then a profile
 // file, else a short warm-up calibration on the run's own first prompts (said out loud, since it
 // costs time and its thresholds come from few samples).
-import type { ConfidenceSignal, RunConfig } from '../../shared/config';
+import { isGatedPolicy, type ConfidenceSignal, type RunConfig } from '../../shared/config';
 import type { ModelSession } from '../model/types';
 import type { WorkItem } from '../runner';
 import { DEFAULT_DELTA } from './calibration';
 import { loadProfile, profileGates, type EchoProfile } from './profile';
 import { calibratePair } from './warmup';
 
-export const GATED_POLICIES = new Set(['echo', 'dense', 'fixed']);
 
 /** Warm-up size used when a gated run has no profile. */
 export const AUTO_WARMUP = { prompts: 8, maxNewTokens: 24, depth: 8, batch: 4 } as const;
@@ -36,7 +35,7 @@ export interface GateResolution {
 /** Null for policies that do not gate by τ_d (everything but echo, dense, fixed). */
 export async function resolveGates(r: GateResolution): Promise<ResolvedGates | null> {
   const { config } = r;
-  if (!GATED_POLICIES.has(config.policy)) return null;
+  if (!isGatedPolicy(config.policy)) return null;
   if (config.taus !== undefined) return { taus: config.taus, denseTaus: {}, confidence: config.confidence ?? 'path-prob', source: 'flags' };
   if (config.profile !== undefined) {
     const profile = await loadProfile(config.profile);

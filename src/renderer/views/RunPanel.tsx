@@ -1,7 +1,7 @@
 // The run panel: model pair, prompts, policy and budget; start, pause, one step, stop. While a
 // run is live, the knobs (K_max, batch, τ) apply between steps through knobs.set, no restart.
 import { useState, type FormEvent, type ReactNode } from 'react';
-import { ConfidenceSignalSchema, KnobsSchema, POLICY_NAMES, RunConfigSchema, type ConfidenceSignal, type Knobs, type PolicyName, type RunConfig } from '../../shared/config.js';
+import { ConfidenceSignalSchema, isGatedPolicy, KnobsSchema, POLICY_NAMES, RunConfigSchema, type ConfidenceSignal, type Knobs, type PolicyName, type RunConfig } from '../../shared/config.js';
 import type { BundledModel } from '../../shared/messages.js';
 import { useSend, useStudio, useStudioStore } from './StudioContext.js';
 
@@ -47,7 +47,6 @@ export const DEFAULT_FORM: RunForm = {
 };
 
 const DOMAINS = ['code', 'prose', 'math'];
-const GATED: ReadonlySet<PolicyName> = new Set(['echo', 'dense', 'fixed']);
 const SIGNAL_LABELS: Record<ConfidenceSignal, string> = {
   'path-prob': "path probability (the paper's)",
   'path-margin': 'margin over the runner-up',
@@ -89,7 +88,7 @@ export function formToConfig(form: RunForm): { config: RunConfig } | { errors: F
     seed: toNumber(form.seed),
     ...(form.policy === 'echo' || form.policy === 'dense' ? (typeof taus === 'string' ? {} : { taus }) : {}),
     ...(form.policy === 'fixed' ? { tau: toNumber(form.tau) } : {}),
-    ...(GATED.has(form.policy) ? { confidence: form.confidence } : {}),
+    ...(isGatedPolicy(form.policy) ? { confidence: form.confidence } : {}),
   };
   if (form.modelSource === 'folders' && (form.draftDir.trim() === '' || form.targetDir.trim() === '')) {
     errors.draftDir = 'choose both the draft and the target folder';
@@ -294,7 +293,7 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
             {input('taus', { knob: true })}
           </Field>
         )}
-        {GATED.has(form.policy) && (
+        {isGatedPolicy(form.policy) && (
           <Field label="confidence signal (what τ is compared with)" htmlFor="run-confidence" error={errors.confidence}>
             <select id="run-confidence" value={form.confidence} disabled={live} onChange={(e) => set('confidence', e.target.value as ConfidenceSignal)}>
               {ConfidenceSignalSchema.options.map((signal) => (
