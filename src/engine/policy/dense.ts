@@ -1,7 +1,7 @@
 // `dense`: ECHO with a gate at every depth (the paper's dense-gating ablation, §5.3). Depths the
 // profile has no τ for take the τ of the nearest gated depth above them (the root's if none).
 import type { Knobs } from '../../shared/config';
-import { echoBaseShape, echoLimits, fallbackTaus, tauMap, type EchoOptions } from './echo';
+import { echoBaseShape, echoLimits, fallbackTaus, gatedRules, tauMap, type EchoOptions } from './echo';
 import { ElasticScheduler } from './echo-scheduler';
 
 export function denseTaus(known: ReadonlyMap<number, number>, maxDepth: number): Map<number, number> {
@@ -26,8 +26,7 @@ export class DensePolicy extends ElasticScheduler {
       gate: { signal: 'best-path', taus: denseTaus(known, limits.maxDepth) },
       reallocate: true,
       widen: true,
-      ...(options.verifyCost ? { cost: options.verifyCost } : {}),
-      ...(options.confidence ? { confidence: options.confidence } : {}),
+      ...gatedRules(options),
     });
   }
 

@@ -3,7 +3,7 @@
 // profile (src/engine/calibrate); `dense`, `fixed` and `ddd` are ablations on the same scheduler.
 import type { Knobs, TreeShape } from '../../shared/config';
 import { HIGH_LOAD_SHAPE, LOW_LOAD_SHAPE } from './budget';
-import { ElasticScheduler, type VerifyCost } from './echo-scheduler';
+import { ElasticScheduler, type ElasticRules, type VerifyCost } from './echo-scheduler';
 import type { PolicyOptions } from './types';
 
 /** The ECHO knobs of RunConfig, on top of the common policy options. */
@@ -50,6 +50,11 @@ export function echoLimits(options: EchoOptions, shape: TreeShape): { maxDepth: 
   return { maxDepth, maxWidth: options.maxWidth ?? shape.topk };
 }
 
+/** The rules echo, dense and fixed take from their options alike: the verification price and the signal. */
+export function gatedRules(options: EchoOptions): Pick<ElasticRules, 'cost' | 'confidence'> {
+  return { ...(options.verifyCost ? { cost: options.verifyCost } : {}), ...(options.confidence ? { confidence: options.confidence } : {}) };
+}
+
 export function tauMap(taus: Readonly<Record<string, number>>): Map<number, number> {
   const map = new Map<number, number>();
   for (const [key, tau] of Object.entries(taus)) {
@@ -71,8 +76,7 @@ export class EchoPolicy extends ElasticScheduler {
       gate: { signal: 'best-path', taus: tauMap(options.taus ?? fallbackTaus(shape)) },
       reallocate: true,
       widen: true,
-      ...(options.verifyCost ? { cost: options.verifyCost } : {}),
-      ...(options.confidence ? { confidence: options.confidence } : {}),
+      ...gatedRules(options),
     });
   }
 

@@ -2,7 +2,7 @@
 // paper's fixed-threshold ablation, §5.3). Without an explicit τ it uses the mean of the τ_d, so
 // the two differ only in being depth-aware.
 import type { Knobs } from '../../shared/config';
-import { echoBaseShape, echoLimits, fallbackTaus, tauMap, type EchoOptions } from './echo';
+import { echoBaseShape, echoLimits, fallbackTaus, gatedRules, tauMap, type EchoOptions } from './echo';
 import { ElasticScheduler } from './echo-scheduler';
 
 export class FixedPolicy extends ElasticScheduler {
@@ -18,8 +18,7 @@ export class FixedPolicy extends ElasticScheduler {
       gate: { signal: 'best-path', taus: new Map([...perDepth.keys()].map((d) => [d, tau])) },
       reallocate: true,
       widen: true,
-      ...(options.verifyCost ? { cost: options.verifyCost } : {}),
-      ...(options.confidence ? { confidence: options.confidence } : {}),
+      ...gatedRules(options),
     });
   }
 
