@@ -4,7 +4,7 @@
 // any change a reader of the old version would misread.
 
 import { z } from 'zod';
-import { ConfidenceSignalSchema, KnobsSchema, RunConfigSchema, WeightPrecisionSchema } from './config.js';
+import { ConfidenceSignalSchema, KnobsSchema, RunConfigSchema, WeightPrecisionSchema, type ConfidenceSignal } from './config.js';
 import type {
   BudgetSplit,
   BudgetTransfer,
@@ -173,6 +173,11 @@ export const StepLineSchema = z.object({
   confidence: ConfidenceSignalSchema.optional(),
 });
 export type TraceStep = z.infer<typeof StepLineSchema>;
+/** The confidence signal of a step's `confidences` and gate checks: version 1 lines name none, and were path-prob. */
+export function stepConfidenceSignal(step: { confidence?: ConfidenceSignal }): ConfidenceSignal {
+  return step.confidence ?? 'path-prob';
+}
+
 /** A step event as the engine emits it and the studio receives it: the trace's step line. */
 export const StepEventSchema = StepLineSchema;
 

@@ -2,6 +2,7 @@
 // or LF quoted, quotes doubled), for spreadsheets and quick scripts. Full trees are in Parquet.
 
 import type { TraceContents } from './parse.js';
+import { stepConfidenceSignal } from '../../shared/trace-schema.js';
 import { writeTextPieces } from './write-text.js';
 
 export const CSV_COLUMNS = [
@@ -63,7 +64,7 @@ export function* csvRows(trace: TraceContents): Generator<string> {
         gates_failed: failed.length,
         truncated_at_depth: failed[0]?.depth,
         confidences: r.confidences.join(' '),
-        confidence_signal: s.confidence ?? 'path-prob',
+        confidence_signal: stepConfidenceSignal(s),
       };
       yield csvRecord(CSV_COLUMNS.map((c) => row[c]));
     }

@@ -3,6 +3,7 @@
 
 import { parquetWriteFile, type BasicType, type ColumnSource } from 'hyparquet-writer';
 import type { TraceContents } from './parse.js';
+import { stepConfidenceSignal } from '../../shared/trace-schema.js';
 
 export const PARQUET_TABLES = ['steps', 'requests', 'nodes', 'gates'] as const;
 export type ParquetTable = (typeof PARQUET_TABLES)[number];
@@ -170,7 +171,7 @@ export function exportParquet(trace: TraceContents, out: string): string[] {
       budget_unused: s.budget.unused,
       transferred_tokens: s.transfers.reduce((sum, x) => sum + x.tokens, 0),
       padding_waste: s.paddingWaste,
-      confidence_signal: s.confidence ?? 'path-prob',
+      confidence_signal: stepConfidenceSignal(s),
     });
   }
 
