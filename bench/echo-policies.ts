@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { pairBenchArgs, pairBenchOptions, policyEntry, runGreedy } from './pair-bench.js';
 import { calibratePair } from '../src/engine/calibrate/warmup.js';
 import { clockFromSpec, tverClock, type ModelledClock } from '../src/engine/cost/clock.js';
-import { fitKnee } from '../src/engine/cost/knee.js';
+import { draftRowCost, fitKnee } from '../src/engine/cost/knee.js';
 import { measureForwardCurve } from '../src/engine/cost/measure.js';
 import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
 import { loadPair, type ModelPair } from '../src/engine/pair.js';
@@ -129,7 +129,7 @@ const fit = args.knee ? { ...measuredFit, kmax: Number(args.knee), gamma: 1 / Nu
 const knee = fit.kmax;
 // One drafted row's cost in units of the target's one-token forward (what profile-hw prints for --verify-cost).
 const draftFit = fitKnee(await measureForwardCurve(pair.draft, { slots: Math.min(16, maxBatch), context: 64, repeats: 5 }));
-const draftRow = (draftFit.gamma * draftFit.tArMs) / fit.tArMs;
+const draftRow = draftRowCost(fit, draftFit);
 console.log(`target forward: ${curve.map((p) => `${p.tokens}:${p.ms.toFixed(1)}ms`).join(' ')}${args.knee ? ` (measured knee ${measuredFit.kmax}; --knee ${knee} used)` : ''}`);
 console.log(`draft: T_1 ${draftFit.tArMs.toFixed(2)} ms, one drafted row = ${draftRow.toPrecision(3)} of a target forward (echo+cost's draftRow)`);
 console.log(`knee ${knee} tokens (T_ar ${fit.tArMs.toFixed(2)} ms, γ ${fit.gamma.toPrecision(3)}); K_max per batch: ${batches.map((b) => `${b}→${kmaxFor(b, knee)}`).join(', ')}`);

@@ -6,7 +6,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { suggestKmax, type KneeFit, type TimedPoint } from '../../engine/cost/knee.js';
+import { draftRowCost, suggestKmax, type KneeFit, type TimedPoint } from '../../engine/cost/knee.js';
 import { DEFAULT_TOKEN_COUNTS, HardwareProfileSchema, measureForwardCurve, rowsNeeded, type HardwareProfile } from '../../engine/cost/measure.js';
 import { fitKnee } from '../../engine/cost/knee.js';
 import { loadModel } from '../../engine/model/loader.js';
@@ -88,8 +88,7 @@ export function formatProfileHw(report: ProfileHwReport): string {
  * cost (the draft's per-token slope past its own knee) in units of the target's one-token forward.
  */
 export function verifyCostFlag(target: KneeFit, draft: KneeFit): string {
-  const draftRow = (draft.gamma * draft.tArMs) / target.tArMs;
-  return `${target.kmax}:${target.gamma.toPrecision(3)}:${draftRow.toPrecision(3)}`;
+  return `${target.kmax}:${target.gamma.toPrecision(3)}:${draftRowCost(target, draft).toPrecision(3)}`;
 }
 
 function integer(name: string, min: number) {
