@@ -18,7 +18,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pairBenchArgs, pairBenchOptions, policyEntry, runGreedy } from './pair-bench.js';
-import { calibratePair } from '../src/engine/calibrate/warmup.js';
+import { calibrateSignals } from '../src/engine/calibrate/warmup.js';
 import { clockFromSpec, tverClock, type ModelledClock } from '../src/engine/cost/clock.js';
 import { draftRowCost, fitKnee } from '../src/engine/cost/knee.js';
 import { measureForwardCurve } from '../src/engine/cost/measure.js';
@@ -59,6 +59,12 @@ const ECHO_FAMILY: Record<string, (o: EchoOptions) => SpeculationPolicy> = {
   fixed: (o) => new FixedPolicy(o),
   ddd: (o) => new DddPolicy(o),
 };
+
+/** The confidence signal an entry names after `@`, if any. */
+function signalOf(entry: string): ConfidenceSignal | undefined {
+  const signal = entry.split('@')[1];
+  return signal === undefined ? undefined : ConfidenceSignalSchema.parse(signal);
+}
 
 /**
  * A --policies entry: a name, optionally with a base shape, e.g. `echo:6x2x6` (depth x top-k x
@@ -154,20 +160,19 @@ for (const domain of domains) {
     models: { draft: args.draft, target: args.target },
     domain,
   };
-  const profile = await calibratePair(calibration);
+  const calibrations = await calibrateSignals(calibration);
+  const profile = calibrations.profile(calibrations.pick('path-prob'));
   const calSeconds = (performance.now() - start) / 1000;
   const aucs = profile.depths.map((d) => (d.auc === null ? '-' : d.auc.toFixed(2))).join(' ');
   const signals = (profile.signals ?? []).map((s) => `${s.confidence} ${s.meanAuc?.toFixed(3) ?? '-'}`).join(', ');
   console.log(
     `${domain}: calibrated in ${calSeconds.toFixed(1)} s on ${calibrationSet.length} prompts (mean AUC ${signals}: ${profile.confidence} kept); AUC by depth ${aucs}; τ_d ${JSON.stringify(profile.taus)}`,
   );
-  // Entries naming the other signal gate with τ_d calibrated in it, on the same prompts.
+  // Entries naming the other signal gate with τ_d calibrated in it, from the same warm-ups.
   const profiles = new Map([[profile.confidence, profile]]);
   for (const entry of policies) {
-    const signal = entry.split('@')[1];
-    if (signal === undefined || profiles.has(signal as ConfidenceSignal)) continue;
-    const confidence = ConfidenceSignalSchema.parse(signal);
-    profiles.set(confidence, await calibratePair({ ...calibration, signals: [confidence] }));
+    const signal = signalOf(entry);
+    if (signal !== undefined && !profiles.has(signal)) profiles.set(signal, calibrations.profile(calibrations.pick(signal)));
   }
 
   for (const batch of batches) {
@@ -184,7 +189,7 @@ for (const domain of domains) {
     const runs = new Map<string, Measured[]>(policies.map((name) => [name, []]));
     for (let round = 0; round < rounds; round++) {
       for (const name of policies) {
-        const gates = profiles.get((name.split('@')[1] as ConfidenceSignal | undefined) ?? profile.confidence)!;
+        const gates = profiles.get(signalOf(name) ?? profile.confidence)!;
         const options: EchoOptions = { batch, kmax, taus: gates.taus, denseTaus: gates.denseTaus, confidence: gates.confidence };
         runs.get(name)!.push(await measure(pair, makePolicy(name, options), batch, kmax, workload, clock));
       }

@@ -119,48 +119,75 @@ export function meanAuc(depths: readonly DepthCalibration[]): number | null {
   return aucs.length === 0 ? null : aucs.reduce((a, b) => a + b, 0) / aucs.length;
 }
 
+/** Every measured signal's calibration, and the profile of any of them. */
+export interface SignalCalibrations {
+  /** The signal `keep` picks (`auto`: the highest mean AUC); throws, naming every AUC, when it has no sweet spot. */
+  pick(keep: ConfidenceSignal | 'auto'): ConfidenceSignal;
+  /** The profile of a measured signal with a sweet spot; it records every measured mean AUC. */
+  profile(signal: ConfidenceSignal): EchoProfile;
+}
+
 /**
- * Warm-up, per-depth calibration, profile: the whole of `echo-studio calibrate` below the CLI.
- * One warm-up per measured signal (the trees, and so the samples, depend on the signal the
- * scheduler ranks by); the profile keeps one (`keep`) and records every measured mean AUC.
- * Separating better is not the same as gating better: on the demo pair path-margin has the higher
- * AUC in code, yet its Youden τ at the root truncates near-ties that the target still accepts
- * half the time, which costs echo at batch 1–8 (docs/echo.md). Hence no silent switch by default.
+ * One warm-up and per-depth calibration per signal (the trees, and so the samples, depend on the
+ * signal the scheduler ranks by).
  */
-export async function calibratePair(options: CalibrateRunOptions): Promise<EchoProfile> {
+export async function calibrateSignals(options: CalibrateRunOptions): Promise<SignalCalibrations> {
   const delta = options.delta ?? DEFAULT_DELTA;
   const signals = options.signals ?? ConfidenceSignalSchema.options;
   if (signals.length === 0) throw new Error('calibration needs at least one confidence signal');
-  const keep = options.keep ?? (signals.includes('path-prob') ? 'path-prob' : signals[0]);
-  if (keep !== 'auto' && !signals.includes(keep)) throw new Error(`cannot keep ${keep}: it was not measured (measured: ${signals.join(', ')})`);
-  const measured = [];
+  const measured: { confidence: ConfidenceSignal; samples: WarmupSamples; depths: DepthCalibration[]; meanAuc: number | null }[] = [];
   for (const confidence of signals) {
     const samples = await collectWarmupSamples({ ...options, confidence });
     const depths = calibrateSamples(samples, options.depth, delta, options.minSamples);
     measured.push({ confidence, samples, depths, meanAuc: meanAuc(depths) });
   }
-  const usable = measured.filter((m) => m.depths.some((d) => d.sweetSpot) && (keep === 'auto' || m.confidence === keep));
-  if (usable.length === 0) {
-    const aucs = measured
-      .map((m) => `${m.confidence}: ${m.depths.map((d) => `d${d.depth}=${d.auc === null ? 'n/a' : d.auc.toFixed(3)}`).join(' ')}`)
-      .join('; ');
-    throw new Error(`no depth separates accepted from rejected well enough (AUC ${aucs}); lower --delta or give more prompts`);
-  }
-  const best = usable.reduce((a, b) => ((b.meanAuc ?? 0) > (a.meanAuc ?? 0) ? b : a));
-  const { samples, depths } = best;
-  const histograms = samples.accumulator.histograms();
-  return buildProfile({
-    models: options.models,
-    domain: options.domain,
-    delta,
-    confidence: best.confidence,
-    signals: measured.map((m) => ({ confidence: m.confidence, meanAuc: m.meanAuc })),
-    targetDepth: options.depth - 1,
-    samples: { prompts: samples.prompts, steps: samples.steps, requestSteps: samples.requestSteps },
-    depths,
-    histograms: depths.map((d) => {
-      const h = histograms[d.depth];
-      return h ? { edges: h.edges, accepted: h.accepted, rejected: h.rejected } : { edges: [], accepted: [], rejected: [] };
-    }),
-  });
+  const usable = (keep: ConfidenceSignal | 'auto') =>
+    measured.filter((m) => m.depths.some((d) => d.sweetSpot) && (keep === 'auto' || m.confidence === keep));
+  return {
+    pick(keep) {
+      const candidates = usable(keep);
+      if (candidates.length === 0) {
+        const aucs = measured
+          .map((m) => `${m.confidence}: ${m.depths.map((d) => `d${d.depth}=${d.auc === null ? 'n/a' : d.auc.toFixed(3)}`).join(' ')}`)
+          .join('; ');
+        throw new Error(`no depth separates accepted from rejected well enough (AUC ${aucs}); lower --delta or give more prompts`);
+      }
+      return candidates.reduce((a, b) => ((b.meanAuc ?? 0) > (a.meanAuc ?? 0) ? b : a)).confidence;
+    },
+    profile(signal) {
+      const m = usable(signal)[0];
+      if (m === undefined) throw new Error(`no ${signal} profile: it was not measured or has no sweet spot`);
+      const histograms = m.samples.accumulator.histograms();
+      return buildProfile({
+        models: options.models,
+        domain: options.domain,
+        delta,
+        confidence: m.confidence,
+        signals: measured.map((x) => ({ confidence: x.confidence, meanAuc: x.meanAuc })),
+        targetDepth: options.depth - 1,
+        samples: { prompts: m.samples.prompts, steps: m.samples.steps, requestSteps: m.samples.requestSteps },
+        depths: m.depths,
+        histograms: m.depths.map((d) => {
+          const h = histograms[d.depth];
+          return h ? { edges: h.edges, accepted: h.accepted, rejected: h.rejected } : { edges: [], accepted: [], rejected: [] };
+        }),
+      });
+    },
+  };
+}
+
+/**
+ * Warm-up, per-depth calibration, profile: the whole of `echo-studio calibrate` below the CLI.
+ * Every measured signal's mean AUC goes into the profile, which keeps one (`keep`).
+ * Separating better is not the same as gating better: on the demo pair path-margin has the higher
+ * AUC in code, yet its Youden τ at the root truncates near-ties that the target still accepts
+ * half the time, which costs echo at batch 1–8 (docs/echo.md). Hence no silent switch by default.
+ */
+export async function calibratePair(options: CalibrateRunOptions): Promise<EchoProfile> {
+  const signals = options.signals ?? ConfidenceSignalSchema.options;
+  // Undefined only for an empty list, which calibrateSignals refuses.
+  const keep = options.keep ?? (signals.includes('path-prob') ? 'path-prob' : signals[0]);
+  if (keep !== undefined && keep !== 'auto' && !signals.includes(keep)) throw new Error(`cannot keep ${keep}: it was not measured (measured: ${signals.join(', ')})`);
+  const calibrations = await calibrateSignals(options);
+  return calibrations.profile(calibrations.pick(keep ?? 'auto'));
 }
