@@ -69,7 +69,8 @@ export function pairBenchArgs(values: {
 
 /**
  * A --policies entry's name and the options its suffix sets: `static:4x2x8` a base shape (depth x
- * top-k x tokens), `chain:3` a chain length. A draft-precision suffix (`@float32`) is the bench's own.
+ * top-k x tokens), `chain:3` a chain length. An `@…` suffix is each bench's own: a draft precision in
+ * engine-policies (`chain:3@float32`), a confidence signal in echo-policies (`echo@path-margin`).
  */
 export function policyEntry(entry: string): { name: string; shape?: TreeShape; chainLength?: number } {
   const [name, spec] = entry.split('@')[0].split(':');
