@@ -17,7 +17,7 @@
 // measurement: the modelled clock then keeps T_ar = T_1 and sets γ = 1 / knee].
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { pairBenchArgs, pairBenchOptions, policyEntry, runGreedy } from './pair-bench.js';
+import { interleavedRounds, pairBenchArgs, pairBenchOptions, policyEntry, runGreedy } from './pair-bench.js';
 import { calibrateSignals } from '../src/engine/calibrate/warmup.js';
 import { clockFromSpec, tverClock, type ModelledClock } from '../src/engine/cost/clock.js';
 import { draftRowCost, fitKnee } from '../src/engine/cost/knee.js';
@@ -184,16 +184,13 @@ for (const domain of domains) {
     console.log(
       `${'policy'.padEnd(18)}${pad('tok/s', 9)}${pad('/static', 9)}${pad('modelled', 10)}${pad('/static', 9)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('moved', 7)}${pad('draft ms', 10)}${pad('verify ms', 11)}`,
     );
-    // Policies run interleaved `rounds` times; each row reports its median-throughput round
-    // (greedy: acceptance and the modelled time are the same every round; the machine's load is not).
-    const runs = new Map<string, Measured[]>(policies.map((name) => [name, []]));
-    for (let round = 0; round < rounds; round++) {
-      for (const name of policies) {
-        const gates = profiles.get(signalOf(name) ?? profile.confidence)!;
-        const options: EchoOptions = { batch, kmax, taus: gates.taus, denseTaus: gates.denseTaus, confidence: gates.confidence };
-        runs.get(name)!.push(await measure(pair, makePolicy(name, options), batch, kmax, workload, clock));
-      }
-    }
+    // Each row reports its median-throughput round (greedy: acceptance and the modelled time are
+    // the same every round; the machine's load is not).
+    const runs = await interleavedRounds(policies, rounds, (name) => {
+      const gates = profiles.get(signalOf(name) ?? profile.confidence)!;
+      const options: EchoOptions = { batch, kmax, taus: gates.taus, denseTaus: gates.denseTaus, confidence: gates.confidence };
+      return measure(pair, makePolicy(name, options), batch, kmax, workload, clock);
+    });
     const medianRound = (ms: Measured[]) => ms.slice().sort((a, b) => a.metrics.throughput - b.metrics.throughput)[Math.floor(ms.length / 2)];
     const rows = policies.map((name) => ({ name, m: medianRound(runs.get(name)!) }));
     const base = rows.find((r) => r.name === 'static')?.m;

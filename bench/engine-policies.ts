@@ -16,7 +16,7 @@
 // --memory-requests N [0 = skip the long run].
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { pairBenchArgs, pairBenchOptions, policyEntry, precisionArg, runGreedy } from './pair-bench.js';
+import { interleavedRounds, pairBenchArgs, pairBenchOptions, policyEntry, precisionArg, runGreedy } from './pair-bench.js';
 import type { WeightPrecision } from '../src/shared/config.js';
 import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
 import { loadPair, type ModelPair } from '../src/engine/pair.js';
@@ -114,12 +114,8 @@ for (const domain of domains) {
     const workload = workloadFor(pair, domain, count);
     console.log(`\n${domain}, batch ${batch}, K_max ${kmax}, ${count} requests`);
     console.log(`${'policy'.padEnd(20)}${pad('tok/s', 9)}${pad('vs ar', 8)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('engine %', 10)}${pad('draft ms', 10)}${pad('verify ms', 11)}`);
-    // Policies run interleaved, `rounds` times, and each row reports the median round: the
-    // machine's load drifts, and interleaving exposes every policy to the same drift.
-    const runs = new Map<string, Measured[]>(policies.map((p) => [p, []]));
-    for (let round = 0; round < rounds; round++) {
-      for (const policy of policies) runs.get(policy)!.push(await measure(pairs, policy, batch, kmax, workload));
-    }
+    // Each row reports the median of its interleaved rounds.
+    const runs = await interleavedRounds(policies, rounds, (policy) => measure(pairs, policy, batch, kmax, workload));
     const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     const arRuns = runs.get('ar');
     const arThroughput = arRuns ? median(arRuns.map((r) => r.metrics.throughput)) : 0;

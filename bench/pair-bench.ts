@@ -83,6 +83,18 @@ export function policyEntry(entry: string): { name: string; shape?: TreeShape; c
   return { name, shape: { depth: parts[0], topk: parts[1], tokens: parts[2] } };
 }
 
+/**
+ * Every policy measured once per round, the policies interleaved: the machine's load drifts, and
+ * interleaving exposes every policy to the same drift. Per policy, its rounds in order.
+ */
+export async function interleavedRounds<M>(policies: readonly string[], rounds: number, measure: (policy: string) => Promise<M>): Promise<Map<string, M[]>> {
+  const runs = new Map<string, M[]>(policies.map((p) => [p, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const policy of policies) runs.get(policy)!.push(await measure(policy));
+  }
+  return runs;
+}
+
 /** One greedy run of `policy` over `workload` on the pair. */
 export function runGreedy(
   pair: ModelPair,
