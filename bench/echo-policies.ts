@@ -12,12 +12,13 @@
 // --batches [1,8,32,64], --policies [echo,echo@path-margin,static,eagle2,dense,fixed,ddd,ar; also echo+cost: echo priced with the measured T_ver fit; an entry may carry a base shape, echo:6x2x6, and a confidence signal, echo@path-margin (τ_d calibrated in that signal; without one, path-prob)], --requests N [max(8, batch)],
 // --max-new-tokens N [32], --threads N [2], --draft-precision int8|float32 [int8], --kmax N [from the knee: see kmaxFor], --hw SPEC for
 // the modelled clock [measured: the knee fit of this machine; or e.g. h100:70b],
-// --calibration-prompts N [24], --delta X [0.75], --rounds N [1: policies interleaved N times, the
+// --calibration-prompts N [24], --delta X [0.75], --tau-rule budget|separation [budget: see TauRule], --rounds N [1: policies interleaved N times, the
 // median round reported], --knee N [measured; give one to reuse an earlier
 // measurement: the modelled clock then keeps T_ar = T_1 and sets γ = 1 / knee].
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { interleavedRounds, pairBenchArgs, pairBenchOptions, policyEntry, runGreedy } from './pair-bench.js';
+import { DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../src/engine/calibrate/calibration.js';
 import { calibrateSignals } from '../src/engine/calibrate/warmup.js';
 import { clockFromSpec, tverClock, type ModelledClock } from '../src/engine/cost/clock.js';
 import { draftRowCost, fitKnee } from '../src/engine/cost/knee.js';
@@ -42,6 +43,7 @@ const { values: args } = parseArgs({
     hw: { type: 'string', default: 'measured' },
     'calibration-prompts': { type: 'string', default: '24' },
     delta: { type: 'string', default: '0.75' },
+    'tau-rule': { type: 'string', default: DEFAULT_TAU_RULE },
     rounds: { type: 'string', default: '1' },
   },
 });
@@ -49,6 +51,8 @@ const { values: args } = parseArgs({
 const { domains, batches, policies, maxNewTokens, threads, draftPrecision } = pairBenchArgs(args);
 const calibrationPrompts = Number(args['calibration-prompts']);
 const delta = Number(args.delta);
+const tauRule = args['tau-rule'] as TauRule;
+if (!TAU_RULES.includes(tauRule)) throw new Error(`--tau-rule takes ${TAU_RULES.join(' or ')}, got "${tauRule}"`);
 const rounds = Number(args.rounds);
 
 const ECHO_FAMILY: Record<string, (o: EchoOptions) => SpeculationPolicy> = {
@@ -157,6 +161,7 @@ for (const domain of domains) {
     batch: Math.min(8, maxBatch),
     maxNewTokens: 32,
     delta,
+    tauRule,
     models: { draft: args.draft, target: args.target },
     domain,
   };
@@ -166,7 +171,7 @@ for (const domain of domains) {
   const aucs = profile.depths.map((d) => (d.auc === null ? '-' : d.auc.toFixed(2))).join(' ');
   const signals = (profile.signals ?? []).map((s) => `${s.confidence} ${s.meanAuc?.toFixed(3) ?? '-'}`).join(', ');
   console.log(
-    `${domain}: calibrated in ${calSeconds.toFixed(1)} s on ${calibrationSet.length} prompts (mean AUC ${signals}: ${profile.confidence} kept); AUC by depth ${aucs}; τ_d ${JSON.stringify(profile.taus)}`,
+    `${domain}: calibrated in ${calSeconds.toFixed(1)} s on ${calibrationSet.length} prompts (mean AUC ${signals}: ${profile.confidence} kept); AUC by depth ${aucs}; τ rule ${tauRule}`,
   );
   // Entries naming the other signal gate with τ_d calibrated in it, from the same warm-ups.
   const profiles = new Map([[profile.confidence, profile]]);
@@ -174,6 +179,7 @@ for (const domain of domains) {
     const signal = signalOf(entry);
     if (signal !== undefined && !profiles.has(signal)) profiles.set(signal, calibrations.profile(calibrations.pick(signal)));
   }
+  for (const p of profiles.values()) console.log(`  ${p.confidence}: τ_d ${JSON.stringify(p.taus)}; dense τ_d ${JSON.stringify(p.denseTaus)}`);
 
   for (const batch of batches) {
     const kmax = kmaxFor(batch, knee);

@@ -2,11 +2,12 @@
 // confidences labelled accepted or rejected; the profile it writes holds per-depth AUC,
 // histograms, the sweet spots (AUC_d > δ) and τ_d, with sample counts.
 //   echo-studio calibrate (--domain D | --prompts FILE) [--draft DIR --target DIR] [--delta δ]
-//     [--depth 8] [--requests 24] [--batch 8] [--max-new-tokens 32] --out profile.json
+//     [--tau-rule budget|separation] [--depth 8] [--requests 24] [--batch 8] [--max-new-tokens 32]
+//     --out profile.json
 import { InvalidArgumentError, type Command } from 'commander';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_DELTA } from '../../engine/calibrate/calibration.js';
+import { DEFAULT_DELTA, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../../engine/calibrate/calibration.js';
 import { saveProfile, type EchoProfile } from '../../engine/calibrate/profile.js';
 import { calibratePair, warmupKmax } from '../../engine/calibrate/warmup.js';
 import { loadPair } from '../../engine/pair.js';
@@ -22,6 +23,7 @@ export interface CalibrateFlags {
   draft?: string;
   target?: string;
   delta: number;
+  tauRule?: TauRule;
   depth: number;
   requests: number;
   batch: number;
@@ -81,7 +83,9 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
   const maxLength = slotRows(longest, flags.maxNewTokens, warmupKmax(flags.batch, flags.depth));
   const pair = await loadPair(draftDir, targetDir, { slots: flags.batch, maxLength, threads: flags.threads, draftPrecision: flags.draftPrecision, onMessage: log });
   try {
-    log?.(`calibrating on ${workload.length} prompts, ${flags.maxNewTokens} tokens each, depths 0–${flags.depth - 1}, δ = ${flags.delta}`);
+    log?.(
+      `calibrating on ${workload.length} prompts, ${flags.maxNewTokens} tokens each, depths 0–${flags.depth - 1}, δ = ${flags.delta}, τ rule ${flags.tauRule ?? DEFAULT_TAU_RULE}`,
+    );
     const profile = await calibratePair({
       target: pair.target,
       draft: pair.draft,
@@ -92,6 +96,7 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
       batch: flags.batch,
       maxNewTokens: flags.maxNewTokens,
       delta: flags.delta,
+      tauRule: flags.tauRule ?? DEFAULT_TAU_RULE,
       models: { draft: draftDir, target: targetDir },
       domain: flags.prompts ?? flags.domain ?? 'unknown',
       keep: flags.confidence ?? 'path-prob',
@@ -104,14 +109,20 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
 }
 
 export function formatProfile(profile: EchoProfile): string {
-  const lines = ['depth  accepted  rejected    AUC       τ_d   sweet spot'];
+  const lines = ['depth  accepted  rejected    AUC       τ_d  weighed vs  sweet spot'];
   for (const d of profile.depths) {
     const auc = d.auc === null ? '  n/a' : d.auc.toFixed(3);
     const tau = d.tau === null ? '  n/a' : d.tau.toPrecision(3);
+    const versus = d.alternative === null || d.alternative === undefined ? 'n/a' : d.alternative.toFixed(3);
     lines.push(
-      `${String(d.depth).padStart(5)}  ${String(d.accepted).padStart(8)}  ${String(d.rejected).padStart(8)}  ${auc.padStart(6)}  ${tau.padStart(8)}   ${d.sweetSpot ? 'yes' : ''}`,
+      `${String(d.depth).padStart(5)}  ${String(d.accepted).padStart(8)}  ${String(d.rejected).padStart(8)}  ${auc.padStart(6)}  ${tau.padStart(8)}  ${versus.padStart(10)}  ${d.sweetSpot ? 'yes' : ''}`,
     );
   }
+  lines.push(
+    profile.tauRule === 'budget'
+      ? 'τ rule budget: each τ_d truncates only the confidences accepted less often than the next layer (the acceptance rate in "weighed vs"), what a released token buys'
+      : "τ rule separation: each τ_d maximises Youden's J (weighed against the depth's own acceptance rate)",
+  );
   const taus = Object.entries(profile.taus).map(([d, t]) => `d${d}:${t}`).join(' ');
   lines.push(`D_sig (AUC > ${profile.delta}, plus root and target depth above chance): ${taus}`);
   const signals = profile.signals ?? [];
@@ -134,6 +145,11 @@ function keepFlag(value: string): ConfidenceSignal | 'auto' {
   } catch {
     throw new InvalidArgumentError(`--confidence takes path-prob, path-margin or auto, got "${value}"`);
   }
+}
+
+function tauRuleFlag(value: string): TauRule {
+  if (!(TAU_RULES as readonly string[]).includes(value)) throw new InvalidArgumentError(`--tau-rule takes ${TAU_RULES.join(' or ')}, got "${value}"`);
+  return value as TauRule;
 }
 
 function integer(name: string, min: number) {
@@ -159,6 +175,11 @@ export function register(program: Command): void {
     .option('--draft <dir>', 'draft model folder (Hugging Face); default: the bundled demo pair')
     .option('--target <dir>', 'target model folder (Hugging Face)')
     .option('--delta <x>', 'sweet-spot bar: keep depths with AUC_d > δ', delta, DEFAULT_DELTA)
+    .option(
+      '--tau-rule <rule>',
+      "how τ_d is chosen: budget (default; truncate only confidences accepted less often than the next layer, what the released budget buys) or separation (the paper's: maximise Youden's J)",
+      tauRuleFlag,
+    )
     .option('--depth <n>', 'layers to calibrate (depths 0 … n−1; the last is the target depth)', integer('--depth', 1), 8)
     .option('--requests <n>', 'warm-up prompts', integer('--requests', 1), 24)
     .option('--batch <n>', 'warm-up requests in flight at once', integer('--batch', 1), 8)

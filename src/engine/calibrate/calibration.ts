@@ -1,6 +1,7 @@
 // Calibration math (paper §3.2, docs/echo.md): from per-depth layer confidences labelled
 // accepted / rejected, find the sweet spots D_sig where confidence separates the two
-// (AUC_d > δ) and the threshold τ_d at each that separates them best (Youden's J).
+// (AUC_d > δ) and the threshold τ_d at each: the one that separates them best (Youden's J, the
+// paper's rule), or the one that gains most for what a truncation's released budget buys instead.
 import { mannWhitneyAuc } from '../metrics/auc';
 
 export interface DepthSamples {
@@ -12,6 +13,11 @@ export interface DepthSamples {
 export interface ThresholdChoice {
   /** Gate passes when c > tau. */
   tau: number;
+  /**
+   * The acceptance rate a truncated sample's tokens were weighed against: the depth's own rate
+   * for Youden's J, the next layer's for the budget rule.
+   */
+  alternative: number;
   /** Youden's J at tau: P(accepted passes) − P(rejected passes). */
   j: number;
   /** P(accepted passes) at tau. */
@@ -42,20 +48,45 @@ export interface CalibrationOptions {
   targetDepth: number;
   /** Fewest samples per group for an AUC or a τ at a depth. */
   minSamples?: number;
+  /** How τ_d is chosen (default DEFAULT_TAU_RULE). */
+  tauRule?: TauRule;
 }
+
+/**
+ * How calibration picks τ_d. Both maximise what truncating the samples at or below τ gains,
+ * Σ (a − accepted), where `a` is the chance that the tokens the truncation frees are accepted
+ * elsewhere:
+ * - `separation` (the paper's, Youden's J): a = the depth's own acceptance rate π_d. The gain is
+ *   then n·π_d·(1 − π_d)·J, so this is exactly the τ maximising J = TPR − FPR.
+ * - `budget`: a = π_{d+1}, the acceptance rate of the next layer, which is what a released token
+ *   buys under Priority 1 (a confident request's next node). Deeper tokens are accepted less
+ *   often, so this gate truncates only the samples that lose to them, never ones that a
+ *   depth extension would do worse than.
+ */
+export type TauRule = 'separation' | 'budget';
+export const TAU_RULES: readonly TauRule[] = ['separation', 'budget'];
+/**
+ * `budget`: on the demo pair Youden's τ_0 truncates roots the target still accepts more often
+ * than the deeper nodes their budget then buys, and echo lost 1–7 % at batch 8 for it
+ * (docs/echo.md, "Choosing τ_d").
+ */
+export const DEFAULT_TAU_RULE: TauRule = 'budget';
 
 export const DEFAULT_DELTA = 0.75;
 export const DEFAULT_MIN_SAMPLES = 8;
 
 /**
- * The τ maximising Youden's J = TPR − FPR for the rule "pass when c > τ", over the midpoints
- * between consecutive distinct sample values (and just below the smallest). Ties go to the
- * lowest τ: truncating less when two cuts separate equally well.
+ * The τ for the rule "pass when c > τ" that gains most when each truncated sample's tokens go to
+ * something accepted with probability `alternative`: truncating a sample gains `alternative` and
+ * loses the sample's own acceptance, so τ maximises Σ_{c ≤ τ} (alternative − accepted). Cuts are
+ * the midpoints between consecutive distinct values (and just below the smallest: truncate
+ * nothing, gain 0). Ties go to the lowest τ: truncating less when two cuts gain the same.
  */
-export function youdenThreshold(accepted: ArrayLike<number>, rejected: ArrayLike<number>): ThresholdChoice | null {
+export function breakEvenThreshold(accepted: ArrayLike<number>, rejected: ArrayLike<number>, alternative: number): ThresholdChoice | null {
   const nAcc = accepted.length;
   const nRej = rejected.length;
   if (nAcc === 0 || nRej === 0) return null;
+  if (!(alternative >= 0 && alternative <= 1)) throw new Error(`calibration: the alternative's acceptance rate is ${alternative}`);
   const pooled: { v: number; acc: boolean }[] = [];
   for (let i = 0; i < nAcc; i++) pooled.push({ v: accepted[i], acc: true });
   for (let i = 0; i < nRej; i++) pooled.push({ v: rejected[i], acc: false });
@@ -64,7 +95,8 @@ export function youdenThreshold(accepted: ArrayLike<number>, rejected: ArrayLike
   // Walk cuts from below everything upwards; `accBelow` / `rejBelow` count samples ≤ the cut.
   let accBelow = 0;
   let rejBelow = 0;
-  let best: ThresholdChoice = { tau: Math.max(0, pooled[0].v / 2), j: 0, truePositiveRate: 1, falsePositiveRate: 1 };
+  let best = { tau: Math.max(0, pooled[0].v / 2), gain: 0, accBelow: 0, rejBelow: 0 };
+  const eps = 1e-9 * (nAcc + nRej);
   let i = 0;
   while (i < pooled.length) {
     const v = pooled[i].v;
@@ -74,12 +106,42 @@ export function youdenThreshold(accepted: ArrayLike<number>, rejected: ArrayLike
       i++;
     }
     const next = i < pooled.length ? pooled[i].v : Math.min(1, v + (1 - v) / 2);
-    const tpr = (nAcc - accBelow) / nAcc;
-    const fpr = (nRej - rejBelow) / nRej;
-    const j = tpr - fpr;
-    if (j > best.j + 1e-12) best = { tau: (v + next) / 2, j, truePositiveRate: tpr, falsePositiveRate: fpr };
+    const gain = alternative * (accBelow + rejBelow) - accBelow;
+    if (gain > best.gain + eps) best = { tau: (v + next) / 2, gain, accBelow, rejBelow };
   }
-  return best;
+  const truePositiveRate = (nAcc - best.accBelow) / nAcc;
+  const falsePositiveRate = (nRej - best.rejBelow) / nRej;
+  return { tau: best.tau, alternative, j: truePositiveRate - falsePositiveRate, truePositiveRate, falsePositiveRate };
+}
+
+/**
+ * The τ maximising Youden's J = TPR − FPR (the paper's "best separation"): the break-even τ
+ * against the depth's own acceptance rate (see TauRule). Ties go to the lowest τ.
+ */
+export function youdenThreshold(accepted: ArrayLike<number>, rejected: ArrayLike<number>): ThresholdChoice | null {
+  const n = accepted.length + rejected.length;
+  return n === 0 ? null : breakEvenThreshold(accepted, rejected, accepted.length / n);
+}
+
+/**
+ * Per depth, the acceptance rate a truncation there is weighed against (index = depth; null where
+ * a depth has no samples). `budget`: the next layer's rate; past the deepest measured layer, its
+ * rate times the last layer-to-layer continuation rate.
+ */
+export function alternativeRates(samples: readonly DepthSamples[], rule: TauRule): (number | null)[] {
+  const rate = (s: DepthSamples | undefined) => {
+    const n = s ? s.accepted.length + s.rejected.length : 0;
+    return s && n > 0 ? s.accepted.length / n : null;
+  };
+  const byDepth = new Map(samples.map((s) => [s.depth, s]));
+  return samples.map((s) => {
+    const own = rate(s);
+    if (rule === 'separation' || own === null) return own;
+    const next = rate(byDepth.get(s.depth + 1));
+    if (next !== null) return next;
+    const previous = rate(byDepth.get(s.depth - 1));
+    return previous ? own * Math.min(1, own / previous) : own;
+  });
 }
 
 /** Per-depth AUC, threshold and sweet-spot flag. */
@@ -87,10 +149,12 @@ export function calibrateDepths(samples: readonly DepthSamples[], options: Calib
   const { delta, targetDepth } = options;
   const minSamples = options.minSamples ?? DEFAULT_MIN_SAMPLES;
   if (!(delta >= 0.5 && delta < 1)) throw new Error(`δ must be in [0.5, 1): an AUC bar above chance, got ${delta}`);
-  return samples.map(({ depth, accepted, rejected }) => {
+  const alternatives = alternativeRates(samples, options.tauRule ?? DEFAULT_TAU_RULE);
+  return samples.map(({ depth, accepted, rejected }, i) => {
     const enough = accepted.length >= minSamples && rejected.length >= minSamples;
     const auc = enough ? mannWhitneyAuc(accepted, rejected) : null;
-    const threshold = enough ? youdenThreshold(accepted, rejected) : null;
+    const alternative = alternatives[i];
+    const threshold = enough && alternative !== null ? breakEvenThreshold(accepted, rejected, alternative) : null;
     const anchor = depth === 0 || depth === targetDepth;
     const sweetSpot = auc !== null && threshold !== null && (auc > delta || (anchor && auc > 0.5));
     return { depth, accepted: accepted.length, rejected: rejected.length, auc, threshold, sweetSpot };

@@ -4,8 +4,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfidenceSignalSchema, type ConfidenceSignal } from '../../shared/config';
-import type { DepthCalibration } from './calibration';
-import { tausOf } from './calibration';
+import { TAU_RULES, tausOf, type DepthCalibration, type TauRule } from './calibration';
 
 /**
  * 2: the profile names the confidence signal its AUCs and τ_d are in; a version 1 reader would take
@@ -22,6 +21,8 @@ const DepthEntrySchema = z.object({
   auc: z.number().min(0).max(1).nullable(),
   tau: z.number().min(0).max(1).nullable(),
   youdenJ: z.number().min(-1).max(1).nullable(),
+  /** The acceptance rate τ was weighed against (see TauRule); absent in profiles from before the rule. */
+  alternative: z.number().min(0).max(1).nullable().optional(),
   sweetSpot: z.boolean(),
   histogram: z.object({
     edges: z.array(z.number()),
@@ -39,6 +40,8 @@ export const EchoProfileSchema = z
     /** Bundled domain name, or the prompts file calibrated on. */
     domain: z.string(),
     delta: z.number().min(0.5).max(1),
+    /** How τ_d were chosen; profiles from before the choice used Youden's J (`separation`). */
+    tauRule: z.enum(TAU_RULES as [TauRule, ...TauRule[]]).default('separation'),
     /** The signal the AUCs, histograms and τ_d are in; profiles from before signals were path-prob. */
     confidence: ConfidenceSignalSchema.default('path-prob'),
     /** Every signal the calibration measured, with its mean AUC over the depths: why this one. */
@@ -67,6 +70,7 @@ export interface ProfileInputs {
   models: { draft: string; target: string };
   domain: string;
   delta: number;
+  tauRule: TauRule;
   confidence: ConfidenceSignal;
   signals?: EchoProfile['signals'];
   targetDepth: number;
@@ -85,6 +89,7 @@ export function buildProfile(inputs: ProfileInputs): EchoProfile {
     models: inputs.models,
     domain: inputs.domain,
     delta: inputs.delta,
+    tauRule: inputs.tauRule,
     confidence: inputs.confidence,
     ...(inputs.signals ? { signals: inputs.signals } : {}),
     targetDepth: inputs.targetDepth,
@@ -96,6 +101,7 @@ export function buildProfile(inputs: ProfileInputs): EchoProfile {
       auc: d.auc,
       tau: d.threshold ? d.threshold.tau : null,
       youdenJ: d.threshold ? d.threshold.j : null,
+      alternative: d.threshold ? d.threshold.alternative : null,
       sweetSpot: d.sweetSpot,
       histogram: inputs.histograms[i] ?? { edges: [], accepted: [], rejected: [] },
     })),

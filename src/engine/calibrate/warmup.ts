@@ -7,7 +7,7 @@ import { DepthHistogramAccumulator } from '../metrics/depth-histograms';
 import type { ModelSession } from '../model/types';
 import { ElasticScheduler } from '../policy/echo-scheduler';
 import { Runner, type WorkItem } from '../runner';
-import { calibrateDepths, DEFAULT_DELTA, type DepthCalibration } from './calibration';
+import { calibrateDepths, DEFAULT_DELTA, DEFAULT_TAU_RULE, type DepthCalibration, type TauRule } from './calibration';
 import { buildProfile, type EchoProfile } from './profile';
 
 export interface WarmupOptions {
@@ -93,15 +93,26 @@ export async function collectWarmupSamples(options: WarmupOptions): Promise<Warm
   return { accumulator, steps, requestSteps, prompts: options.workload.length };
 }
 
+export interface SampleCalibrationOptions {
+  /** Layers calibrated: depths 0 … depth − 1. */
+  depth: number;
+  delta?: number;
+  minSamples?: number;
+  tauRule?: TauRule;
+}
+
 /** Per-depth calibration of warm-up samples: AUC, τ_d, sweet spots. */
-export function calibrateSamples(samples: WarmupSamples, depth: number, delta = DEFAULT_DELTA, minSamples?: number): DepthCalibration[] {
+export function calibrateSamples(samples: WarmupSamples, options: SampleCalibrationOptions): DepthCalibration[] {
+  const { depth, delta = DEFAULT_DELTA, minSamples, tauRule } = options;
   const perDepth = Array.from({ length: depth }, (_, d) => ({ depth: d, ...samples.accumulator.samples(d) }));
-  return calibrateDepths(perDepth, { delta, targetDepth: depth - 1, minSamples });
+  return calibrateDepths(perDepth, { delta, targetDepth: depth - 1, minSamples, tauRule });
 }
 
 export interface CalibrateRunOptions extends Omit<WarmupOptions, 'confidence'> {
   delta?: number;
   minSamples?: number;
+  /** How τ_d is chosen (default DEFAULT_TAU_RULE; `separation` is the paper's Youden J). */
+  tauRule?: TauRule;
   models: { draft: string; target: string };
   domain: string;
   /** Signals to measure (default: every signal), so the profile shows how well each separates. */
@@ -133,12 +144,13 @@ export interface SignalCalibrations {
  */
 export async function calibrateSignals(options: CalibrateRunOptions): Promise<SignalCalibrations> {
   const delta = options.delta ?? DEFAULT_DELTA;
+  const tauRule = options.tauRule ?? DEFAULT_TAU_RULE;
   const signals = options.signals ?? ConfidenceSignalSchema.options;
   if (signals.length === 0) throw new Error('calibration needs at least one confidence signal');
   const measured: { confidence: ConfidenceSignal; samples: WarmupSamples; depths: DepthCalibration[]; meanAuc: number | null }[] = [];
   for (const confidence of signals) {
     const samples = await collectWarmupSamples({ ...options, confidence });
-    const depths = calibrateSamples(samples, options.depth, delta, options.minSamples);
+    const depths = calibrateSamples(samples, { depth: options.depth, delta, minSamples: options.minSamples, tauRule });
     measured.push({ confidence, samples, depths, meanAuc: meanAuc(depths) });
   }
   const usable = (keep: ConfidenceSignal | 'auto') =>
@@ -162,6 +174,7 @@ export async function calibrateSignals(options: CalibrateRunOptions): Promise<Si
         models: options.models,
         domain: options.domain,
         delta,
+        tauRule,
         confidence: m.confidence,
         signals: measured.map((x) => ({ confidence: x.confidence, meanAuc: x.meanAuc })),
         targetDepth: options.depth - 1,

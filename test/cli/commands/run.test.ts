@@ -63,10 +63,11 @@ async function writeGateProfile(name: string, confidence: 'path-prob' | 'path-ma
       models: { draft: draftDir, target: targetDir },
       domain: 'test',
       delta: 0.75,
+      tauRule: 'budget',
       confidence,
       targetDepth: 1,
       samples: { prompts: 1, steps: 1, requestSteps: 1 },
-      depths: [{ depth: 0, accepted: 9, rejected: 9, auc: 0.8, threshold: { tau, j: 0.5, truePositiveRate: 0.8, falsePositiveRate: 0.3 }, sweetSpot: true }],
+      depths: [{ depth: 0, accepted: 9, rejected: 9, auc: 0.8, threshold: { tau, alternative: 0.5, j: 0.5, truePositiveRate: 0.8, falsePositiveRate: 0.3 }, sweetSpot: true }],
       histograms: [{ edges: [], accepted: [], rejected: [] }],
     }),
   );

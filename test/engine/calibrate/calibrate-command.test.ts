@@ -50,6 +50,13 @@ describe('calibrate command and gate resolution', () => {
     // Both signals measured, the paper's kept.
     expect(profile.confidence).toBe('path-prob');
     expect(formatProfile(profile)).toMatch(/confidence signal: path-prob \(mean AUC over depths: path-prob [\d.]+, path-margin [\d.]+\)/);
+    // τ_d by the budget rule unless told: each depth weighed against the next layer's acceptance rate.
+    expect(profile.tauRule).toBe('budget');
+    expect(formatProfile(profile)).toMatch(/τ rule budget/);
+    const rate = (d: { accepted: number; rejected: number }) => d.accepted / (d.accepted + d.rejected);
+    const [d0, d1] = profile.depths;
+    expect(d0.tau).not.toBeNull();
+    expect(d0.alternative).toBeCloseTo(rate(d1), 12);
   });
 
   it('takes τ_d from --taus, then --profile, else calibrates on a warm-up and says so', async () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { calibrateDepths, tausOf, youdenThreshold } from '../../../src/engine/calibrate/calibration';
+import { alternativeRates, breakEvenThreshold, calibrateDepths, tausOf, youdenThreshold } from '../../../src/engine/calibrate/calibration';
 import { buildProfile, loadProfile, parseProfile, profileGates, saveProfile } from '../../../src/engine/calibrate/profile';
 
 describe('per-depth AUC', () => {
@@ -38,6 +38,74 @@ describe('youdenThreshold', () => {
   it('returns null with an empty group and rejects NaN', () => {
     expect(youdenThreshold([], [0.2])).toBeNull();
     expect(() => youdenThreshold([Number.NaN], [0.2])).toThrow(/NaN/);
+  });
+});
+
+describe('breakEvenThreshold', () => {
+  // Sorted: 0.1 R, 0.2 A, 0.3 R, 0.4 A, 0.5 A, 0.6 R, 0.7 A, 0.8 A (5 accepted, 3 rejected).
+  const accepted = [0.2, 0.4, 0.5, 0.7, 0.8];
+  const rejected = [0.1, 0.3, 0.6];
+
+  it('truncates the samples that lose to the alternative: Σ_{c ≤ τ} (a − accepted) is largest', () => {
+    // a = 0.6: cut at 0.15 gains 0.6; at 0.35 gains 1.8 − 1 = 0.8; at 0.65 gains 3.6 − 3 = 0.6.
+    const t = breakEvenThreshold(accepted, rejected, 0.6)!;
+    expect(t.tau).toBeCloseTo(0.35, 12);
+    expect(t.alternative).toBe(0.6);
+    expect(t.truePositiveRate).toBe(4 / 5);
+    expect(t.falsePositiveRate).toBe(1 / 3);
+    // a = 0.4: the best cut gains only 0.4 − 0 at 0.15 (0.8 − 1 < 0 at 0.35).
+    expect(breakEvenThreshold(accepted, rejected, 0.4)!.tau).toBeCloseTo(0.15, 12);
+    // a = 0: truncating the rejected 0.1 gains 0, a tie with truncating nothing, which wins.
+    const none = breakEvenThreshold(accepted, rejected, 0)!;
+    expect(none.tau).toBeLessThan(0.1);
+    expect(none.truePositiveRate).toBe(1);
+    expect(none.falsePositiveRate).toBe(1);
+  });
+
+  it('is Youden\'s J when the alternative is the depth\'s own acceptance rate', () => {
+    for (const [acc, rej] of [
+      [accepted, rejected],
+      [[0.4, 0.6, 0.7, 0.9], [0.1, 0.2, 0.3, 0.5]],
+      [[0.9, 0.8, 0.7], [0.1, 0.2, 0.5]],
+    ]) {
+      const byJ = youdenThreshold(acc, rej)!;
+      const byGain = breakEvenThreshold(acc, rej, acc.length / (acc.length + rej.length))!;
+      expect(byGain.tau).toBe(byJ.tau);
+    }
+    // Youden here: J(0.35) = 4/5 − 1/3 = 0.467 beats J(0.65) = 2/5 − 0 and J(0.15) = 1 − 2/3.
+    expect(youdenThreshold(accepted, rejected)!.tau).toBeCloseTo(0.35, 12);
+  });
+
+  it('refuses an alternative that is not a probability', () => {
+    expect(() => breakEvenThreshold(accepted, rejected, 1.5)).toThrow(/alternative/);
+  });
+});
+
+describe('alternativeRates', () => {
+  const samples = [
+    { depth: 0, accepted: new Array(8).fill(0.5), rejected: new Array(2).fill(0.1) }, // π 0.8
+    { depth: 1, accepted: new Array(6).fill(0.5), rejected: new Array(4).fill(0.1) }, // π 0.6
+    { depth: 2, accepted: new Array(3).fill(0.5), rejected: new Array(7).fill(0.1) }, // π 0.3
+  ];
+
+  it('weighs each depth against its own rate (separation) or the next layer\'s (budget)', () => {
+    expect(alternativeRates(samples, 'separation')).toEqual([0.8, 0.6, 0.3]);
+    // Past the deepest layer: its rate times the last continuation rate, 0.3 · (0.3 / 0.6).
+    const budget = alternativeRates(samples, 'budget');
+    expect(budget.slice(0, 2)).toEqual([0.6, 0.3]);
+    expect(budget[2]).toBeCloseTo(0.15, 12);
+  });
+
+  it('lets the budget rule truncate less than Youden where the next layer is accepted less often', () => {
+    // Depth 0 mixes: accepted 0.3 … 0.9, rejected 0.1 … 0.4; depth 1 is accepted half the time.
+    const depth0 = { depth: 0, accepted: [0.3, 0.35, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9], rejected: [0.1, 0.2, 0.32, 0.4] };
+    const depth1 = { depth: 1, accepted: [0.5, 0.6, 0.7, 0.8], rejected: [0.1, 0.2, 0.3, 0.4] };
+    const options = { delta: 0.75, targetDepth: 1, minSamples: 4 };
+    const [youden] = calibrateDepths([depth0, depth1], { ...options, tauRule: 'separation' });
+    const [budget] = calibrateDepths([depth0, depth1], { ...options, tauRule: 'budget' });
+    expect(youden.threshold!.tau).toBeCloseTo(0.45, 12);
+    expect(budget.threshold!.tau).toBeCloseTo(0.25, 12);
+    expect(budget.threshold!.alternative).toBe(0.5);
   });
 });
 
@@ -87,6 +155,7 @@ describe('profile JSON', () => {
     models: { draft: 'draft-dir', target: 'target-dir' },
     domain: 'code',
     delta: 0.75,
+    tauRule: 'budget',
     confidence: 'path-margin',
     signals: [
       { confidence: 'path-prob', meanAuc: 0.61 },
@@ -118,6 +187,10 @@ describe('profile JSON', () => {
     expect(profile.version).toBe(2);
     const { confidence: _, signals: __, ...older } = profile;
     expect(parseProfile({ ...older, version: 1 }, 'old.json').confidence).toBe('path-prob');
+    // Before the τ rule was a choice, τ_d were Youden's.
+    expect(profile.tauRule).toBe('budget');
+    const { tauRule: ___, ...beforeRules } = profile;
+    expect(parseProfile(beforeRules, 'old.json').tauRule).toBe('separation');
     expect(() => parseProfile({ ...profile, version: 3 }, 'new.json')).toThrow(/^new\.json: not a valid ECHO profile: version/);
     expect(profileGates(profile).confidence).toBe('path-margin');
     writeFileSync(join(dir, 'bad.json'), '{ nope');

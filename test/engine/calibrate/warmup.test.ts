@@ -45,7 +45,7 @@ describe('calibration warm-up on a real (random, perturbed) pair', () => {
     // The accepted path reaching depth d means it reached every shallower depth.
     for (let d = 1; d < 4; d++) expect(counts[d].accepted.length).toBeLessThanOrEqual(counts[d - 1].accepted.length);
 
-    const depths = calibrateSamples(samples, 4, 0.6, 3);
+    const depths = calibrateSamples(samples, { depth: 4, delta: 0.6, minSamples: 3 });
     expect(depths.map((d) => d.depth)).toEqual([0, 1, 2, 3]);
     expect(depths[0].auc).not.toBeNull();
     // The root layer's confidence tells accepted from rejected on this pair.
