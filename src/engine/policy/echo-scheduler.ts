@@ -24,7 +24,7 @@ import type { ConfidenceSignal, TreeShape } from '../../shared/config';
 import type { GateCheck, GrantKind } from '../../shared/events';
 import { nodeScore, stepScore } from '../draft/confidence';
 import { ROOT, type DraftTree } from '../tree';
-import { draftAllowance, fairShares, scaleShape } from './budget';
+import { draftAllowance, fairShares, scaleShape, usefulLayers } from './budget';
 import type { SpeculationPolicy, StepContext, StepRequest } from './types';
 
 /** What a gate compares with its threshold. */
@@ -85,9 +85,12 @@ interface Budget {
 
 interface PlanState extends RequestSchedule {
   shareLeft: number;
-  /** Draft nodes this request may verify at most (what it can still emit, minus the bonus). */
-  nodeCap: number;
-  granted: number;
+  /**
+   * Layers this request may draft: the max depth, and no layer it could not emit (accepting
+   * layers 0 … L − 1 emits L tokens plus the bonus). Width within those layers stays useful: it
+   * raises the chance that the last tokens are accepted.
+   */
+  depthCap: number;
   /** Nodes expanded for the layer being drafted. */
   expanded: number[];
   /** Nodes expanded for the layer at which the gate failed: width grows from their candidates. */
@@ -159,11 +162,11 @@ export class ElasticScheduler implements SpeculationPolicy {
     this.expectedOutput = ctx.requests.length; // each root emits at least its bonus token
     let free = ctx.kmax - ctx.requests.length;
     this.plans = ctx.requests.map((r, i) => {
-      const nodeCap = Math.max(0, r.remaining - 1);
-      const quota = baseQuota(shape, draftAllowance(shape.tokens, fair[i], r.remaining), maxDepth);
+      const depthCap = Math.min(maxDepth, usefulLayers(r.remaining));
+      const quota = baseQuota(shape, draftAllowance(shape.tokens, fair[i]), depthCap);
       const share = quota.reduce((a, b) => a + b, 0);
       free -= share;
-      return { share, quota, stop: null, truncatedAt: -1, shareLeft: share, nodeCap, granted: 0, expanded: [], truncationParents: [] };
+      return { share, quota, stop: null, truncatedAt: -1, shareLeft: share, depthCap, expanded: [], truncationParents: [] };
     });
     if (free > 0) this.pool.push({ from: null, tokens: free });
   }
@@ -175,7 +178,7 @@ export class ElasticScheduler implements SpeculationPolicy {
     for (const [i, plan] of this.plans.entries()) {
       plan.expanded = [];
       if (plan.stop !== null) continue;
-      if (depth >= this.rules.maxDepth || plan.granted >= plan.nodeCap) this.stop(plan, ctx.requests[i], 'max-depth');
+      if (depth >= plan.depthCap) this.stop(plan, ctx.requests[i], 'max-depth');
       else if (!worthDrafting) this.stop(plan, ctx.requests[i], 'not-worth-its-cost');
     }
     // A request past its base tree lives on the pool; draft it only if the pool, or what this
@@ -255,7 +258,6 @@ export class ElasticScheduler implements SpeculationPolicy {
         }
         r.tree.addChild(c.parent, c.rank, kind, paidBy);
         this.count(c.score);
-        plan.granted++;
         grantedHere++;
       }
       if (grantedHere === 0) this.stop(plan, r, tooCostly ? 'not-worth-its-cost' : 'no-budget');
@@ -274,19 +276,17 @@ export class ElasticScheduler implements SpeculationPolicy {
     const offers: { r: StepRequest; c: Candidate }[] = [];
     for (const r of ctx.requests) {
       const plan = this.plans[r.index];
-      if (plan.stop !== 'truncated' || plan.granted >= plan.nodeCap) continue;
+      if (plan.stop !== 'truncated') continue;
       for (const c of layerCandidates(r.tree, plan.truncationParents, this.rules.maxWidth, this.confidence)) offers.push({ r, c });
     }
     offers.sort((a, b) => b.c.score - a.c.score || a.r.index - b.r.index || a.c.parent - b.c.parent || a.c.rank - b.c.rank);
     for (const { r, c } of offers) {
       const plan = this.plans[r.index];
-      if (plan.granted >= plan.nodeCap) continue;
       // Offers come best first: once one does not pay for itself, none after it does.
       if (!this.paysForItself(c.score)) return;
       if (this.takeFromPool() === undefined) return;
       r.tree.addChild(c.parent, c.rank, 'width');
       this.count(c.score);
-      plan.granted++;
     }
   }
 
@@ -321,8 +321,8 @@ export class ElasticScheduler implements SpeculationPolicy {
 
   /** Nodes this request would take at `depth`: its base quota, else one node of extension. */
   private wanted(plan: PlanState, depth: number): number {
-    const n = depth < plan.quota.length ? plan.quota[depth] : 1;
-    return Math.max(0, Math.min(n, plan.nodeCap - plan.granted));
+    if (depth >= plan.depthCap) return 0;
+    return depth < plan.quota.length ? plan.quota[depth] : 1;
   }
 
   private gateAt(depth: number): number | undefined {

@@ -47,6 +47,16 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     expect(out.verifiedTokens).toBe(8);
   });
 
+  it('a request near its end drafts no layer it cannot emit, and spends its share on width instead', () => {
+    // A can emit 3 more tokens: layers 0 and 1 (two draft tokens and the bonus). Its share of 5
+    // (3 / 3 / 5 → [3, 1, 1]) fits in those two layers as [3, 2] instead of a deeper chain.
+    const policy = echo({ batch: 1, kmax: 6, shape: { depth: 3, topk: 3, tokens: 5 }, taus: {}, maxDepth: 6 });
+    const out = runTableStep(policy, 6, [{ ...confident('A'), remaining: 3 }]);
+    expect(out.draftedDepths[0]).toEqual([0, 1]);
+    expect(out.widths[0]).toEqual([3, 2]);
+    expect(policy.schedules()[0]).toMatchObject({ quota: [3, 2], stop: 'max-depth' });
+  });
+
   it('high load: a truncated request releases its share and confident requests deepen with it', () => {
     // Four requests, K_max 12: each share buys [1, 1] and nothing is left over. C and D fail
     // the root gate; their four tokens become two extra layers for A and for B.
@@ -265,7 +275,7 @@ describe('the cap holds for every policy on random tables', () => {
       }),
     );
 
-  it('Σ(1 + K_i) ≤ K_max, trees stay trees, nobody verifies past what it can emit', () => {
+  it('Σ(1 + K_i) ≤ K_max, trees stay trees, no layer deeper than a request can emit', () => {
     fc.assert(
       fc.property(caseArb, ({ c, kmaxExtra, tables }) => {
         const kmax = c.batch + kmaxExtra;
@@ -295,9 +305,11 @@ describe('the cap holds for every policy on random tables', () => {
         );
         expect(out.verifiedTokens).toBeLessThanOrEqual(kmax);
         for (const r of out.requests) {
-          expect(r.tree.verifiedCount).toBeLessThanOrEqual(Math.max(0, r.remaining - 1));
+          if (r.remaining <= 1) expect(r.tree.verifiedCount).toBe(0);
           for (let id = 1; id < r.tree.size; id++) {
             if (!r.tree.verified[id]) continue;
+            // Accepting a node at depth d emits d + 1 draft tokens and the bonus.
+            expect(r.tree.depth[id] + 2).toBeLessThanOrEqual(r.remaining);
             expect(r.tree.verified[r.tree.parent[id]]).toBe(true);
             expect(r.tree.depth[id]).toBeLessThan(c.depth + c.extraDepth);
             if (r.tree.paidBy[id] !== undefined) expect(r.tree.grant[id]).toBe('depth');
