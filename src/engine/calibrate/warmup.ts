@@ -84,7 +84,8 @@ export async function collectWarmupSamples(options: WarmupOptions): Promise<Warm
           accumulator.addRequestStep(r);
           requestSteps++;
         }
-        options.onStep?.(steps++);
+        options.onStep?.(steps);
+        steps++;
       },
     },
     options.workload,

@@ -37,7 +37,10 @@ describe('calibration warm-up on a real (random, perturbed) pair', () => {
       maxLength: pair.target.maxLength,
     });
     expect(samples.prompts).toBe(12);
+    // Several requests per step, at most the batch.
+    expect(samples.steps).toBeGreaterThan(0);
     expect(samples.requestSteps).toBeGreaterThan(samples.steps);
+    expect(samples.requestSteps).toBeLessThanOrEqual(4 * samples.steps);
     const counts = [0, 1, 2, 3].map((d) => samples.accumulator.samples(d));
     for (const c of counts) expect(c.accepted.length + c.rejected.length).toBeGreaterThan(0);
     const acceptedShare = counts.map((c) => c.accepted.length / (c.accepted.length + c.rejected.length));
