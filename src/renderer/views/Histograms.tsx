@@ -5,6 +5,7 @@ import type { ConfidenceSignal } from '../../shared/config.js';
 import { memo, useCallback, useRef, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, XAxis, YAxis } from 'recharts';
 import type { DepthHistogram } from '../../shared/events.js';
+import { stepConfidenceSignal } from '../../shared/trace-schema.js';
 import { histogramBins, isSweetSpot, pointerFromTau, sampleCount, tauFromPointer, tausInUse } from '../studio/histograms.js';
 import type { StudioState } from '../studio/store.js';
 import { formatNumber } from '../studio/tokens.js';
@@ -169,8 +170,9 @@ export function Histograms() {
   const depths = useThrottledStudio(selectDepths, CHART_INTERVAL_MS, sameNumbers);
   const engineTaus = useThrottledStudio(selectEngineTaus, 250, sameRecord);
   const knobTaus = useStudio((s) => s.taus);
-  // τ_d are only meaningful in the signal they were calibrated in: say which one this run reads.
-  const signal = useStudio((s) => s.latestStep?.confidence ?? null);
+  // τ_d are only meaningful in the signal they were calibrated in: say which one this run reads
+  // (a replayed version 1 trace names none: its steps are path-prob).
+  const signal = useStudio((s) => (s.latestStep ? stepConfidenceSignal(s.latestStep) : null));
   const store = useStudioStore();
   const send = useSend();
   const taus = { ...engineTaus, ...knobTaus };

@@ -410,6 +410,9 @@ describe('Histograms', () => {
   it('names the confidence signal the steps report, since τ only means something in it', () => {
     const { store } = renderWithStudio(<Histograms />);
     expect(screen.queryByTestId('confidence-signal')).toBeNull();
+    // A step without the field comes from a version 1 trace, written before signals: path-prob.
+    act(() => store.getState().ingest({ type: 'frame', steps: [sampleStep(0, [sampleRequest()])] }));
+    expect(screen.getByTestId('confidence-signal').textContent).toContain('path-prob');
     act(() => store.getState().ingest({ type: 'frame', steps: [{ ...sampleStep(0, [sampleRequest()]), confidence: 'path-margin' }] }));
     expect(screen.getByTestId('confidence-signal').textContent).toContain('path-margin');
     act(() => store.getState().ingest({ type: 'frame', steps: [{ ...sampleStep(1, [sampleRequest()]), confidence: 'path-prob' }] }));
