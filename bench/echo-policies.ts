@@ -27,10 +27,10 @@ import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
 import { loadPair, type ModelPair } from '../src/engine/pair.js';
 import { DddPolicy } from '../src/engine/policy/ddd.js';
 import { DensePolicy } from '../src/engine/policy/dense.js';
-import { EchoPolicy, type EchoOptions } from '../src/engine/policy/echo.js';
+import { EchoPolicy } from '../src/engine/policy/echo.js';
 import { FixedPolicy } from '../src/engine/policy/fixed.js';
 import { createPolicy } from '../src/engine/policy/index.js';
-import type { SpeculationPolicy } from '../src/engine/policy/types.js';
+import type { SpeculationPolicy, PolicyOptions } from '../src/engine/policy/types.js';
 import { slotRows, type WorkItem } from '../src/engine/runner.js';
 import { readPromptsFile } from '../src/engine/workload.js';
 import type { RunMetrics } from '../src/shared/events.js';
@@ -55,7 +55,7 @@ const tauRule = args['tau-rule'] as TauRule;
 if (!TAU_RULES.includes(tauRule)) throw new Error(`--tau-rule takes ${TAU_RULES.join(' or ')}, got "${tauRule}"`);
 const rounds = Number(args.rounds);
 
-const ECHO_FAMILY: Record<string, (o: EchoOptions) => SpeculationPolicy> = {
+const ECHO_FAMILY: Record<string, (o: PolicyOptions) => SpeculationPolicy> = {
   echo: (o) => new EchoPolicy(o),
   // echo pricing each token with this machine's measured T_ver fit (run --verify-cost).
   'echo+cost': (o) => new EchoPolicy({ ...o, verifyCost: { knee, gamma: fit.gamma, draftRow } }),
@@ -75,7 +75,7 @@ function signalOf(entry: string): ConfidenceSignal | undefined {
  * tokens), and for the gated policies a confidence signal, `echo@path-margin`, gating with τ_d
  * calibrated in that signal (without one: the calibration's kept signal, path-prob).
  */
-function makePolicy(entry: string, options: EchoOptions): SpeculationPolicy {
+function makePolicy(entry: string, options: PolicyOptions): SpeculationPolicy {
   const { name, ...fromEntry } = policyEntry(entry);
   const echo = ECHO_FAMILY[name];
   return echo ? echo({ ...options, ...fromEntry }) : createPolicy(name, { ...options, ...fromEntry });
@@ -194,7 +194,7 @@ for (const domain of domains) {
     // the same every round; the machine's load is not).
     const runs = await interleavedRounds(policies, rounds, (name) => {
       const gates = profiles.get(signalOf(name) ?? profile.confidence)!;
-      const options: EchoOptions = { batch, kmax, taus: gates.taus, denseTaus: gates.denseTaus, confidence: gates.confidence };
+      const options: PolicyOptions = { batch, kmax, taus: gates.taus, denseTaus: gates.denseTaus, confidence: gates.confidence };
       return measure(pair, makePolicy(name, options), batch, kmax, workload, clock);
     });
     const medianRound = (ms: Measured[]) => ms.slice().sort((a, b) => a.metrics.throughput - b.metrics.throughput)[Math.floor(ms.length / 2)];

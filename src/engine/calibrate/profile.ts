@@ -142,7 +142,7 @@ export async function saveProfile(path: string, profile: EchoProfile): Promise<v
   await writeFile(path, `${JSON.stringify(EchoProfileSchema.parse(profile), null, 2)}\n`);
 }
 
-/** The ECHO knobs a profile supplies, in RunConfig / EchoOptions terms. */
+/** The ECHO knobs a profile supplies, in RunConfig / PolicyOptions terms. */
 export function profileGates(profile: EchoProfile): {
   taus: Record<string, number>;
   denseTaus: Record<string, number>;

@@ -3,14 +3,15 @@
 // log Σ_{beam} exp(S) ≥ threshold, checked at every depth; a layer below the threshold is not
 // verified. No budget moves between requests and nothing is widened: what the base shares leave
 // of K_max only pays for depth past the base shape.
-import { echoBaseShape, echoLimits, type EchoOptions } from './echo';
+import { echoBaseShape, echoLimits } from './echo';
 import { ElasticScheduler } from './echo-scheduler';
+import type { PolicyOptions } from './types';
 
 /** log(0.25): stop once the beam's paths together are less likely than one in four. */
 export const DEFAULT_DDD_THRESHOLD = Math.log(0.25);
 
 export class DddPolicy extends ElasticScheduler {
-  constructor(options: EchoOptions) {
+  constructor(options: PolicyOptions) {
     const shape = echoBaseShape(options);
     const logThreshold = options.dddThreshold ?? DEFAULT_DDD_THRESHOLD;
     if (!(logThreshold <= 0)) throw new Error(`ddd threshold ${logThreshold} must be a log-probability (≤ 0)`);

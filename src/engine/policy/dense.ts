@@ -1,8 +1,9 @@
 // `dense`: ECHO with a gate at every depth (the paper's dense-gating ablation, §5.3). Depths the
 // profile has no τ for take the τ of the nearest gated depth above them (the root's if none).
 import type { Knobs } from '../../shared/config';
-import { echoBaseShape, echoLimits, fallbackTaus, gatedRules, tauMap, type EchoOptions } from './echo';
+import { echoBaseShape, echoLimits, fallbackTaus, gatedRules, tauMap } from './echo';
 import { ElasticScheduler } from './echo-scheduler';
+import type { PolicyOptions } from './types';
 
 export function denseTaus(known: ReadonlyMap<number, number>, maxDepth: number): Map<number, number> {
   if (known.size === 0) throw new Error('dense gating needs at least one τ');
@@ -16,7 +17,7 @@ export function denseTaus(known: ReadonlyMap<number, number>, maxDepth: number):
 }
 
 export class DensePolicy extends ElasticScheduler {
-  constructor(options: EchoOptions) {
+  constructor(options: PolicyOptions) {
     const shape = echoBaseShape(options);
     const limits = echoLimits(options, shape);
     const known = tauMap({ ...(options.taus ?? fallbackTaus(shape)), ...(options.denseTaus ?? {}) });

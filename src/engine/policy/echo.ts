@@ -3,27 +3,8 @@
 // profile (src/engine/calibrate); `dense`, `fixed` and `ddd` are ablations on the same scheduler.
 import type { Knobs, TreeShape } from '../../shared/config';
 import { HIGH_LOAD_SHAPE, LOW_LOAD_SHAPE } from './budget';
-import { ElasticScheduler, type ElasticRules, type VerifyCost } from './echo-scheduler';
+import { ElasticScheduler, type ElasticRules } from './echo-scheduler';
 import type { PolicyOptions } from './types';
-
-/** The ECHO knobs of RunConfig, on top of the common policy options. */
-export interface EchoOptions extends PolicyOptions {
-  /** τ_d at the sweet spots D_sig, keyed by depth. */
-  taus?: Readonly<Record<string, number>>;
-  /** `dense`: τ_d for every depth (a calibration profile has one per depth it saw). */
-  denseTaus?: Readonly<Record<string, number>>;
-  /** `fixed`: one τ at every gated depth. */
-  tau?: number;
-  maxDepth?: number;
-  maxWidth?: number;
-  /** `ddd`: stop deepening when log Σ_beam exp(S) falls below this. */
-  dddThreshold?: number;
-  /**
-   * echo / dense / fixed: price each granted token with this verification cost (a T_ver fit);
-   * without it they fill K_max.
-   */
-  verifyCost?: VerifyCost;
-}
 
 /**
  * Thresholds used when no profile and no τ_d are given: the root layer and the base shape's
@@ -42,7 +23,7 @@ export function echoBaseShape(options: PolicyOptions): TreeShape {
 /** Confident requests may go this many layers past the base depth unless told otherwise. */
 export const DEFAULT_EXTRA_DEPTH = 3;
 
-export function echoLimits(options: EchoOptions, shape: TreeShape): { maxDepth: number; maxWidth: number } {
+export function echoLimits(options: PolicyOptions, shape: TreeShape): { maxDepth: number; maxWidth: number } {
   const maxDepth = options.maxDepth ?? shape.depth + DEFAULT_EXTRA_DEPTH;
   if (maxDepth < shape.depth) {
     throw new Error(`max depth ${maxDepth} is below the base shape's depth ${shape.depth}`);
@@ -51,7 +32,7 @@ export function echoLimits(options: EchoOptions, shape: TreeShape): { maxDepth: 
 }
 
 /** The rules echo, dense and fixed take from their options alike: the verification price and the signal. */
-export function gatedRules(options: EchoOptions): Pick<ElasticRules, 'cost' | 'confidence'> {
+export function gatedRules(options: PolicyOptions): Pick<ElasticRules, 'cost' | 'confidence'> {
   return { ...(options.verifyCost ? { cost: options.verifyCost } : {}), ...(options.confidence ? { confidence: options.confidence } : {}) };
 }
 
@@ -67,7 +48,7 @@ export function tauMap(taus: Readonly<Record<string, number>>): Map<number, numb
 }
 
 export class EchoPolicy extends ElasticScheduler {
-  constructor(options: EchoOptions) {
+  constructor(options: PolicyOptions) {
     const shape = echoBaseShape(options);
     const limits = echoLimits(options, shape);
     super('echo', {

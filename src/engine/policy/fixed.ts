@@ -2,11 +2,12 @@
 // paper's fixed-threshold ablation, §5.3). Without an explicit τ it uses the mean of the τ_d, so
 // the two differ only in being depth-aware.
 import type { Knobs } from '../../shared/config';
-import { echoBaseShape, echoLimits, fallbackTaus, gatedRules, tauMap, type EchoOptions } from './echo';
+import { echoBaseShape, echoLimits, fallbackTaus, gatedRules, tauMap } from './echo';
 import { ElasticScheduler } from './echo-scheduler';
+import type { PolicyOptions } from './types';
 
 export class FixedPolicy extends ElasticScheduler {
-  constructor(options: EchoOptions) {
+  constructor(options: PolicyOptions) {
     const shape = echoBaseShape(options);
     const perDepth = tauMap(options.taus ?? fallbackTaus(shape));
     const values = [...perDepth.values()];

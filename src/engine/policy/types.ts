@@ -5,6 +5,7 @@
 import type { ConfidenceSignal, Knobs } from '../../shared/config';
 import type { BudgetTransfer, GateCheck } from '../../shared/events';
 import type { DraftTree } from '../tree';
+import type { VerifyCost } from './echo-scheduler';
 
 /** One request in flight, as a policy sees it during a step. */
 export interface StepRequest {
@@ -64,14 +65,22 @@ export interface PolicyOptions {
   kmax: number;
   chainLength?: number;
   shape?: { depth: number; topk: number; tokens: number };
-  /** ECHO knobs (RunConfig): τ_d by depth, one τ for `fixed`, depth and width limits, DDD threshold. */
+  // The ECHO knobs (RunConfig), read by echo, dense, fixed and ddd.
+  /** τ_d at the sweet spots D_sig, keyed by depth. */
   taus?: Readonly<Record<string, number>>;
-  /** `dense`: τ_d for every depth (from a calibration profile). */
+  /** `dense`: τ_d for every depth (a calibration profile has one per depth it saw). */
   denseTaus?: Readonly<Record<string, number>>;
+  /** `fixed`: one τ at every gated depth. */
   tau?: number;
   maxDepth?: number;
   maxWidth?: number;
+  /** `ddd`: stop deepening when log Σ_beam exp(S) falls below this. */
   dddThreshold?: number;
   /** echo / dense / fixed: what their gates and scheduler read as confidence (default `path-prob`). */
   confidence?: ConfidenceSignal;
+  /**
+   * echo / dense / fixed: price each granted token with this verification cost (a T_ver fit);
+   * without it they fill K_max.
+   */
+  verifyCost?: VerifyCost;
 }

@@ -3,17 +3,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DddPolicy } from '../../../src/engine/policy/ddd';
 import { DensePolicy } from '../../../src/engine/policy/dense';
-import { EchoPolicy, type EchoOptions } from '../../../src/engine/policy/echo';
+import { EchoPolicy } from '../../../src/engine/policy/echo';
 import { FixedPolicy } from '../../../src/engine/policy/fixed';
 import { createPolicy } from '../../../src/engine/policy/index';
-import type { SpeculationPolicy } from '../../../src/engine/policy/types';
+import type { SpeculationPolicy, PolicyOptions } from '../../../src/engine/policy/types';
 import { Runner, type RunSummary, type WorkItem } from '../../../src/engine/runner';
 import type { StepEvent } from '../../../src/shared/events';
 import { loadFixturePair, randomPrompts, type FixturePair } from '../fixtures/pair';
 
 const MAX_NEW = 20;
 
-const ECHO_POLICIES: Record<string, (o: EchoOptions) => SpeculationPolicy> = {
+const ECHO_POLICIES: Record<string, (o: PolicyOptions) => SpeculationPolicy> = {
   echo: (o) => new EchoPolicy(o),
   // The margin of a near-flat draft is about 0.5 per step: these τ split it roughly in half too.
   'echo path-margin': (o) => new EchoPolicy({ ...o, confidence: 'path-margin', taus: { '0': 0.52, '2': 0.14 } }),

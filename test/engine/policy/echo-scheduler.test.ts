@@ -2,12 +2,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DddPolicy } from '../../../src/engine/policy/ddd';
 import { DensePolicy } from '../../../src/engine/policy/dense';
-import { EchoPolicy, type EchoOptions } from '../../../src/engine/policy/echo';
+import { EchoPolicy } from '../../../src/engine/policy/echo';
 import { baseQuota, ElasticScheduler } from '../../../src/engine/policy/echo-scheduler';
 import { FixedPolicy } from '../../../src/engine/policy/fixed';
 import { confident, grantsOf, runTableStep, unsure, type TableRequest } from './echo-harness';
+import type { PolicyOptions } from '../../../src/engine/policy/types';
 
-function echo(options: Partial<EchoOptions> & { kmax: number; batch: number }): EchoPolicy {
+function echo(options: Partial<PolicyOptions> & { kmax: number; batch: number }): EchoPolicy {
   return new EchoPolicy(options);
 }
 
@@ -281,7 +282,7 @@ describe('the cap holds for every policy on random tables', () => {
         const kmax = c.batch + kmaxExtra;
         const shape = { depth: c.depth, topk: c.topk, tokens: c.tokens };
         const taus = Object.fromEntries(c.gated.map(([d, t]) => [String(d), t]));
-        const options: EchoOptions = {
+        const options: PolicyOptions = {
           batch: c.batch,
           kmax,
           shape,
