@@ -7,7 +7,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_DELTA, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../../engine/calibrate/calibration.js';
+import { DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../../engine/calibrate/calibration.js';
 import { saveProfile, type EchoProfile } from '../../engine/calibrate/profile.js';
 import { calibratePair, warmupKmax } from '../../engine/calibrate/warmup.js';
 import { loadPair } from '../../engine/pair.js';
@@ -123,6 +123,12 @@ export function formatProfile(profile: EchoProfile): string {
       ? 'τ rule budget: each τ_d truncates only the confidences accepted less often than the next layer (the acceptance rate in "weighed vs"), what a released token buys'
       : "τ rule separation: each τ_d maximises Youden's J (weighed against the depth's own acceptance rate)",
   );
+  const thin = profile.depths.filter((d) => d.auc === null && d.accepted + d.rejected > 0);
+  if (thin.length > 0) {
+    lines.push(
+      `too few ${thin.every((d) => d.rejected < d.accepted) ? 'rejected' : 'accepted or rejected'} samples for an AUC at depth ${thin.map((d) => d.depth).join(', ')} (at least ${DEFAULT_MIN_SAMPLES} of each): no τ there; more warm-up prompts (--requests) give them one`,
+    );
+  }
   const taus = Object.entries(profile.taus).map(([d, t]) => `d${d}:${t}`).join(' ');
   lines.push(`D_sig (AUC > ${profile.delta}, plus root and target depth above chance): ${taus}`);
   const signals = profile.signals ?? [];

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calibrationPrompts, executeCalibrate, formatProfile } from '../../../src/cli/commands/calibrate';
 import { resolveGates } from '../../../src/engine/calibrate/gates';
-import { loadProfile, saveProfile } from '../../../src/engine/calibrate/profile';
+import { calibrateDepths } from '../../../src/engine/calibrate/calibration';
+import { buildProfile, loadProfile, saveProfile } from '../../../src/engine/calibrate/profile';
 import { RunConfigSchema } from '../../../src/shared/config';
 import { loadFixturePair, randomPrompts, type FixturePair } from '../fixtures/pair';
 import { tempDir } from '../model/helpers';
@@ -57,6 +58,30 @@ describe('calibrate command and gate resolution', () => {
     const [d0, d1] = profile.depths;
     expect(d0.tau).not.toBeNull();
     expect(d0.alternative).toBeCloseTo(rate(d1), 12);
+  });
+
+  it('says which depths had too few samples for a τ, and how to get them one', () => {
+    // The root is almost always accepted: 12 accepted, 3 rejected, below the 8 of each needed.
+    const depths = calibrateDepths(
+      [
+        { depth: 0, accepted: new Array(12).fill(0).map((_, i) => 0.5 + i / 30), rejected: [0.1, 0.2, 0.3] },
+        { depth: 1, accepted: [0.6, 0.7, 0.8, 0.9, 0.65, 0.75, 0.85, 0.95], rejected: [0.1, 0.2, 0.3, 0.4, 0.15, 0.25, 0.35, 0.45] },
+      ],
+      { delta: 0.75, targetDepth: 1 },
+    );
+    const profile = buildProfile({
+      models: { draft: 'd', target: 't' },
+      domain: 'code',
+      delta: 0.75,
+      tauRule: 'budget',
+      confidence: 'path-prob',
+      targetDepth: 1,
+      samples: { prompts: 1, steps: 1, requestSteps: 1 },
+      depths,
+      histograms: depths.map(() => ({ edges: [], accepted: [], rejected: [] })),
+    });
+    expect(formatProfile(profile)).toMatch(/too few rejected samples for an AUC at depth 0 \(at least 8 of each\): no τ there; more warm-up prompts \(--requests\)/);
+    expect(formatProfile({ ...profile, depths: profile.depths.slice(1) })).not.toMatch(/too few/);
   });
 
   it('takes τ_d from --taus, then --profile, else calibrates on a warm-up and says so', async () => {
