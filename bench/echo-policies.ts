@@ -9,7 +9,7 @@
 //     --outfile=node_modules/.cache/bench/echo-policies.mjs && node node_modules/.cache/bench/echo-policies.mjs [options]
 //
 // Options [defaults]: --draft DIR --target DIR [the bundled demo pair], --domains [code,prose,math],
-// --batches [1,8,32,64], --policies [echo,echo@path-margin,static,eagle2,dense,fixed,ddd,ar; also echo+cost: echo priced with the measured T_ver fit; an entry may carry a base shape, echo:6x2x6, and a confidence signal, echo@path-margin (τ_d calibrated in that signal; without one, path-prob)], --requests N [max(8, batch)],
+// --batches [1,8,32,64], --policies [echo,echo@path-prob,static,eagle2,dense,fixed,ddd,ar; also echo+cost: echo priced with the measured T_ver fit; an entry may carry a base shape, echo:6x2x6, and a confidence signal, echo@path-margin (τ_d calibrated in that signal; without one, the signal calibration keeps: the better separating one, as `calibrate` does)], --requests N [max(8, batch)],
 // --max-new-tokens N [32], --threads N [2], --draft-precision int8|float32 [int8], --kmax N [from the knee: see kmaxFor], --hw SPEC for
 // the modelled clock [measured: the knee fit of this machine; or e.g. h100:70b],
 // --calibration-prompts N [24], --delta X [0.75], --tau-rule budget|separation [budget: see TauRule], --rounds N [1: policies interleaved N times, the
@@ -38,7 +38,7 @@ import { ConfidenceSignalSchema, type ConfidenceSignal } from '../src/shared/con
 
 const { values: args } = parseArgs({
   options: {
-    ...pairBenchOptions({ batches: '1,8,32,64', policies: 'echo,echo@path-margin,static,eagle2,dense,fixed,ddd,ar', maxNewTokens: '32', threads: '2' }),
+    ...pairBenchOptions({ batches: '1,8,32,64', policies: 'echo,echo@path-prob,static,eagle2,dense,fixed,ddd,ar', maxNewTokens: '32', threads: '2' }),
     knee: { type: 'string' },
     hw: { type: 'string', default: 'measured' },
     'calibration-prompts': { type: 'string', default: '24' },
@@ -73,7 +73,7 @@ function signalOf(entry: string): ConfidenceSignal | undefined {
 /**
  * A --policies entry: a name, optionally with a base shape, e.g. `echo:6x2x6` (depth x top-k x
  * tokens), and for the gated policies a confidence signal, `echo@path-margin`, gating with τ_d
- * calibrated in that signal (without one: the calibration's kept signal, path-prob).
+ * calibrated in that signal (without one: the signal the calibration keeps, the better separating one).
  */
 function makePolicy(entry: string, options: PolicyOptions): SpeculationPolicy {
   const { name, ...fromEntry } = policyEntry(entry);
@@ -166,7 +166,7 @@ for (const domain of domains) {
     domain,
   };
   const calibrations = await calibrateSignals(calibration);
-  const profile = calibrations.profile(calibrations.pick('path-prob'));
+  const profile = calibrations.profile(calibrations.pick('auto'));
   const calSeconds = (performance.now() - start) / 1000;
   const aucs = profile.depths.map((d) => (d.auc === null ? '-' : d.auc.toFixed(2))).join(' ');
   const signals = (profile.signals ?? []).map((s) => `${s.confidence} ${s.meanAuc?.toFixed(3) ?? '-'}`).join(', ');

@@ -93,7 +93,10 @@ export const RunConfigSchema = z
       .optional(),
     /** Path to a calibration profile JSON. */
     profile: z.string().optional(),
-    /** echo / dense / fixed: the confidence signal; default: the profile's, else `path-prob`. */
+    /**
+     * echo / dense / fixed: the confidence signal. Default: the profile's; without a profile, the
+     * warm-up's pick (the signal that separates best); with `taus` and no signal, `path-prob`.
+     */
     confidence: ConfidenceSignalSchema.optional(),
   })
   .superRefine((c, ctx) => {

@@ -30,7 +30,7 @@ export interface CalibrateFlags {
   maxNewTokens: number;
   threads?: number;
   draftPrecision?: WeightPrecision;
-  /** The signal the profile keeps (every signal is measured): default path-prob; auto = highest mean AUC. */
+  /** The signal the profile keeps (every signal is measured): default auto, the highest mean AUC. */
   confidence?: ConfidenceSignal | 'auto';
   out: string;
   json?: boolean;
@@ -99,7 +99,7 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
       tauRule: flags.tauRule ?? DEFAULT_TAU_RULE,
       models: { draft: draftDir, target: targetDir },
       domain: flags.prompts ?? flags.domain ?? 'unknown',
-      keep: flags.confidence ?? 'path-prob',
+      keep: flags.confidence ?? 'auto',
     });
     await saveProfile(flags.out, profile);
     return { profile, seconds: (performance.now() - start) / 1000, out: flags.out };
@@ -138,7 +138,7 @@ export function formatProfile(profile: EchoProfile): string {
   const better = signals.find((s) => s.meanAuc !== null && kept !== null && s.meanAuc > kept + 0.01);
   if (better) {
     lines.push(
-      `${better.confidence} separates accepted from rejected better on this pair; --confidence ${better.confidence} keeps it (compare both with run before relying on it: a better AUC need not gate better)`,
+      `${better.confidence} separates accepted from rejected better on this pair; --confidence ${better.confidence} (or auto) keeps it`,
     );
   }
   return lines.join('\n');
@@ -192,7 +192,7 @@ export function register(program: Command): void {
     .option('--max-new-tokens <n>', 'tokens generated per warm-up prompt', integer('--max-new-tokens', 1), 32)
     .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
     .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
-    .option('--confidence <signal>', "the signal the profile keeps; both are measured and their mean AUC printed: path-prob (default, the paper's), path-margin, or auto (the higher mean AUC)", keepFlag)
+    .option('--confidence <signal>', "the signal the profile keeps; both are measured and their mean AUC printed: auto (default: the higher mean AUC), path-prob (the paper's) or path-margin", keepFlag)
     .requiredOption('--out <file>', 'where to write the profile JSON')
     .option('--json', 'print the profile JSON instead of a table')
     .action(async (flags: CalibrateFlags) => {

@@ -66,13 +66,17 @@ export async function resolveGates(r: GateResolution): Promise<ResolvedGates | n
     minSamples: 4,
     models: r.models,
     domain: config.promptsFile ?? config.domain ?? 'unknown',
-    // Only the signal the run gates with: the warm-up is already a cost the user did not ask for.
-    signals: [config.confidence ?? 'path-prob'],
+    // A signal the run names is the only one measured; without one, each is (a second short
+    // warm-up) and the one that separates best on this pair is kept, as `calibrate` does.
+    ...(config.confidence ? { signals: [config.confidence], keep: config.confidence } : { keep: 'auto' as const }),
   });
   const gates = profileGates(profile);
   const list = Object.entries(gates.taus)
     .map(([d, t]) => `d${d}:${t}`)
     .join(' ');
-  r.log?.(`${config.policy}: warm-up calibration took ${((performance.now() - start) / 1000).toFixed(1)} s; ${profile.confidence} signal, sweet spots ${list}`);
+  const measured = (profile.signals ?? []).map((m) => `${m.confidence} ${m.meanAuc === null ? 'n/a' : m.meanAuc.toFixed(3)}`).join(', ');
+  r.log?.(
+    `${config.policy}: warm-up calibration took ${((performance.now() - start) / 1000).toFixed(1)} s; ${profile.confidence} signal (mean AUC ${measured}), sweet spots ${list}`,
+  );
   return { ...gates, source: 'warm-up', profile };
 }

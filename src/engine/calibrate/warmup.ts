@@ -120,7 +120,7 @@ export interface CalibrateRunOptions extends Omit<WarmupOptions, 'confidence'> {
   signals?: readonly ConfidenceSignal[];
   /**
    * The signal the profile keeps (its τ_d, histograms and AUCs): one of the measured, or `auto`
-   * for the one with the highest mean AUC. Default: the paper's `path-prob` when measured.
+   * (the default) for the one with the highest mean AUC, the paper's `path-prob` on a tie.
    */
   keep?: ConfidenceSignal | 'auto';
 }
@@ -192,16 +192,16 @@ export async function calibrateSignals(options: CalibrateRunOptions): Promise<Si
 
 /**
  * Warm-up, per-depth calibration, profile: the whole of `echo-studio calibrate` below the CLI.
- * Every measured signal's mean AUC goes into the profile, which keeps one (`keep`).
- * Separating better is not the same as gating better: on the demo pair path-margin has the higher
- * AUC in code, yet its Youden τ at the root truncates near-ties that the target still accepts
- * half the time, which costs echo at batch 1–8 (docs/echo.md). Hence no silent switch by default.
+ * Every measured signal's mean AUC goes into the profile, which keeps one (`keep`, default
+ * `auto`: the signal that separates accepted from rejected best on this pair). Separating better
+ * was not always gating better: under Youden's τ the margin's root gate truncated near-ties the
+ * target still accepted, and `path-prob` stayed the default until the budget τ rule removed that
+ * cost (docs/echo.md, "Confidence signals").
  */
 export async function calibratePair(options: CalibrateRunOptions): Promise<EchoProfile> {
   const signals = options.signals ?? ConfidenceSignalSchema.options;
-  // Undefined only for an empty list, which calibrateSignals refuses.
-  const keep = options.keep ?? (signals.includes('path-prob') ? 'path-prob' : signals[0]);
-  if (keep !== undefined && keep !== 'auto' && !signals.includes(keep)) throw new Error(`cannot keep ${keep}: it was not measured (measured: ${signals.join(', ')})`);
+  const keep = options.keep ?? 'auto';
+  if (keep !== 'auto' && !signals.includes(keep)) throw new Error(`cannot keep ${keep}: it was not measured (measured: ${signals.join(', ')})`);
   const calibrations = await calibrateSignals(options);
-  return calibrations.profile(calibrations.pick(keep ?? 'auto'));
+  return calibrations.profile(calibrations.pick(keep));
 }

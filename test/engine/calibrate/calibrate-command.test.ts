@@ -48,9 +48,10 @@ describe('calibrate command and gate resolution', () => {
     expect(profile.samples.prompts).toBe(8);
     expect(profile.depths).toHaveLength(3);
     expect(formatProfile(profile)).toMatch(/D_sig \(AUC > 0\.55/);
-    // Both signals measured, the paper's kept.
-    expect(profile.confidence).toBe('path-prob');
-    expect(formatProfile(profile)).toMatch(/confidence signal: path-prob \(mean AUC over depths: path-prob [\d.]+, path-margin [\d.]+\)/);
+    // Both signals measured, the better separating one kept.
+    const best = profile.signals!.reduce((a, b) => ((b.meanAuc ?? 0) > (a.meanAuc ?? 0) ? b : a));
+    expect(profile.confidence).toBe(best.confidence);
+    expect(formatProfile(profile)).toMatch(new RegExp(`confidence signal: ${best.confidence} \\(mean AUC over depths: path-prob [\\d.]+, path-margin [\\d.]+\\)`));
     // τ_d by the budget rule unless told: each depth weighed against the next layer's acceptance rate.
     expect(profile.tauRule).toBe('budget');
     expect(formatProfile(profile)).toMatch(/τ rule budget/);
@@ -98,8 +99,14 @@ describe('calibrate command and gate resolution', () => {
     expect(warm?.source).toBe('warm-up');
     expect(lines[0]).toMatch(/no --profile given: calibrating τ_d on a short warm-up/);
     expect(Object.keys(warm!.taus).length).toBeGreaterThan(0);
-    // The warm-up measures only the signal the run gates with: the paper's unless told.
-    expect(warm).toMatchObject({ confidence: 'path-prob', profile: { confidence: 'path-prob', signals: [{ confidence: 'path-prob' }] } });
+    // Without a signal the warm-up measures both and gates with the better separating one.
+    const best = warm!.profile!.signals!.reduce((a, b) => ((b.meanAuc ?? 0) > (a.meanAuc ?? 0) ? b : a));
+    expect(warm!.profile!.signals!.map((s) => s.confidence)).toEqual(['path-prob', 'path-margin']);
+    expect(warm).toMatchObject({ confidence: best.confidence, profile: { confidence: best.confidence } });
+    expect(lines[1]).toMatch(new RegExp(`${best.confidence} signal \\(mean AUC path-prob [\\d.]+, path-margin [\\d.]+\\)`));
+    // A signal the run names is the only one the warm-up measures.
+    const probWarm = await resolveGates({ ...base, config: config({ confidence: 'path-prob' }) });
+    expect(probWarm).toMatchObject({ confidence: 'path-prob', profile: { signals: [{ confidence: 'path-prob' }] } });
     const marginWarm = await resolveGates({ ...base, config: config({ confidence: 'path-margin' }) });
     expect(marginWarm).toMatchObject({ confidence: 'path-margin', profile: { signals: [{ confidence: 'path-margin' }] } });
 

@@ -80,14 +80,16 @@ describe('calibration warm-up on a real (random, perturbed) pair', () => {
     expect(Math.max(...prob)).toBeLessThan(0.5);
   });
 
-  it("measures every signal, keeps the paper's unless told, and keeps the higher mean AUC with auto", async () => {
+  it('measures every signal and keeps the one with the higher mean AUC unless told which', async () => {
     const options = calibrationOptions();
-    const byDefault = await calibratePair(options);
-    expect(byDefault.signals?.map((s) => s.confidence)).toEqual(['path-prob', 'path-margin']);
-    expect(byDefault.confidence).toBe('path-prob');
-    const auto = await calibratePair({ ...options, keep: 'auto' });
+    const auto = await calibratePair(options);
+    expect(auto.signals?.map((s) => s.confidence)).toEqual(['path-prob', 'path-margin']);
     const best = auto.signals!.reduce((a, b) => ((b.meanAuc ?? 0) > (a.meanAuc ?? 0) ? b : a));
     expect(auto.confidence).toBe(best.confidence);
+    const other = best.confidence === 'path-prob' ? 'path-margin' : 'path-prob';
+    const told = await calibratePair({ ...options, keep: other });
+    expect(told.confidence).toBe(other);
+    expect(told.signals).toEqual(auto.signals);
     // The kept profile's depths are that signal's calibration.
     const aucs = auto.depths.flatMap((d) => (d.auc === null ? [] : [d.auc]));
     expect(aucs.reduce((a, b) => a + b, 0) / aucs.length).toBeCloseTo(best.meanAuc!, 10);
