@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calibrationPrompts, executeCalibrate, formatProfile } from '../../../src/cli/commands/calibrate';
 import { resolveGates } from '../../../src/engine/calibrate/gates';
 import { calibrateDepths } from '../../../src/engine/calibrate/calibration';
-import { buildProfile, loadProfile, saveProfile } from '../../../src/engine/calibrate/profile';
+import { loadProfile, saveProfile } from '../../../src/engine/calibrate/profile';
+import { profileOf } from './profile-fixture';
 import { RunConfigSchema } from '../../../src/shared/config';
 import { loadFixturePair, randomPrompts, type FixturePair } from '../fixtures/pair';
 import { tempDir } from '../model/helpers';
@@ -70,17 +71,7 @@ describe('calibrate command and gate resolution', () => {
       ],
       { delta: 0.75, targetDepth: 1 },
     );
-    const profile = buildProfile({
-      models: { draft: 'd', target: 't' },
-      domain: 'code',
-      delta: 0.75,
-      tauRule: 'budget',
-      confidence: 'path-prob',
-      targetDepth: 1,
-      samples: { prompts: 1, steps: 1, requestSteps: 1 },
-      depths,
-      histograms: depths.map(() => ({ edges: [], accepted: [], rejected: [] })),
-    });
+    const profile = profileOf(depths);
     expect(formatProfile(profile)).toMatch(/too few rejected samples for an AUC at depth 0 \(at least 8 of each\): no τ there; more warm-up prompts \(--requests\)/);
     expect(formatProfile({ ...profile, depths: profile.depths.slice(1) })).not.toMatch(/too few/);
   });

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { alternativeRates, breakEvenThreshold, calibrateDepths, tausOf, youdenThreshold } from '../../../src/engine/calibrate/calibration';
-import { buildProfile, loadProfile, parseProfile, profileGates, saveProfile } from '../../../src/engine/calibrate/profile';
+import { loadProfile, parseProfile, profileGates, saveProfile } from '../../../src/engine/calibrate/profile';
+import { profileOf } from './profile-fixture';
 
 describe('per-depth AUC', () => {
   it('matches the textbook tortoise-and-hare race (U = 11 of 36 pairs)', () => {
@@ -151,11 +152,7 @@ describe('profile JSON', () => {
     ],
     { delta: 0.75, targetDepth: 2, minSamples: 3 },
   );
-  const profile = buildProfile({
-    models: { draft: 'draft-dir', target: 'target-dir' },
-    domain: 'code',
-    delta: 0.75,
-    tauRule: 'budget',
+  const profile = profileOf(depths, {
     confidence: 'path-margin',
     signals: [
       { confidence: 'path-prob', meanAuc: 0.61 },
@@ -163,7 +160,6 @@ describe('profile JSON', () => {
     ],
     targetDepth: 2,
     samples: { prompts: 4, steps: 10, requestSteps: 40 },
-    depths,
     histograms: depths.map(() => ({ edges: [0, 0.5, 1], accepted: [0, 3], rejected: [3, 0] })),
     createdAt: new Date('2026-01-01T00:00:00Z'),
   });
