@@ -13,7 +13,7 @@
 // --max-new-tokens N [32], --threads N [2], --draft-precision int8|float32 [int8], --kmax N [from the knee: see kmaxFor], --hw SPEC for
 // the modelled clock [measured: the knee fit of this machine; or e.g. h100:70b],
 // --calibration-prompts N [24], --delta X [0.75], --tau-rule budget|separation [budget: see TauRule], --rounds N [1: policies interleaved N times, the
-// median round reported], --knee N [measured; give one to reuse an earlier
+// median round reported], --offset N [0: the workload starts at the pool's N-th prompt], --knee N [measured; give one to reuse an earlier
 // measurement: the modelled clock then keeps T_ar = T_1 and sets γ = 1 / knee].
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -45,6 +45,7 @@ const { values: args } = parseArgs({
     delta: { type: 'string', default: '0.75' },
     'tau-rule': { type: 'string', default: DEFAULT_TAU_RULE },
     rounds: { type: 'string', default: '1' },
+    offset: { type: 'string', default: '0' },
   },
 });
 
@@ -54,6 +55,9 @@ const delta = Number(args.delta);
 const tauRule = args['tau-rule'] as TauRule;
 if (!TAU_RULES.includes(tauRule)) throw new Error(`--tau-rule takes ${TAU_RULES.join(' or ')}, got "${tauRule}"`);
 const rounds = Number(args.rounds);
+// Another slice of the prompts (rotating the run pool), to see how much a ratio moves with the workload.
+const offset = Number(args.offset);
+if (!(Number.isInteger(offset) && offset >= 0)) throw new Error(`--offset takes a whole number, got "${args.offset}"`);
 
 const ECHO_FAMILY: Record<string, (o: PolicyOptions) => SpeculationPolicy> = {
   echo: (o) => new EchoPolicy(o),
@@ -185,7 +189,7 @@ for (const domain of domains) {
     const kmax = kmaxFor(batch, knee);
     const count = args.requests ? Number(args.requests) : Math.max(8, batch);
     const pool = tokenized[domain].slice(0, Math.max(1, tokenized[domain].length - calibrationPrompts));
-    const workload = Array.from({ length: count }, (_, i) => ({ id: `${domain}-${i}`, promptTokens: pool[i % pool.length].promptTokens }));
+    const workload = Array.from({ length: count }, (_, i) => ({ id: `${domain}-${i}`, promptTokens: pool[(offset + i) % pool.length].promptTokens }));
     console.log(`\n${domain}, batch ${batch}, K_max ${kmax}, ${count} requests`);
     console.log(
       `${'policy'.padEnd(18)}${pad('tok/s', 9)}${pad('/static', 9)}${pad('modelled', 10)}${pad('/static', 9)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('moved', 7)}${pad('draft ms', 10)}${pad('verify ms', 11)}`,
