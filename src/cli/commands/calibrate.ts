@@ -9,7 +9,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../../engine/calibrate/calibration.js';
 import { saveProfile, type EchoProfile } from '../../engine/calibrate/profile.js';
-import { calibratePair, warmupKmax } from '../../engine/calibrate/warmup.js';
+import { calibratePair, CLEARLY_BETTER_AUC, warmupKmax } from '../../engine/calibrate/warmup.js';
 import { loadPair } from '../../engine/pair.js';
 import { slotRows } from '../../engine/runner.js';
 import { readPromptsFile, takeRequests, type PromptRecord } from '../../engine/workload.js';
@@ -135,7 +135,7 @@ export function formatProfile(profile: EchoProfile): string {
   const measured = signals.map((s) => `${s.confidence} ${s.meanAuc === null ? 'n/a' : s.meanAuc.toFixed(3)}`).join(', ');
   lines.push(`confidence signal: ${profile.confidence}${measured ? ` (mean AUC over depths: ${measured})` : ''}`);
   const kept = signals.find((s) => s.confidence === profile.confidence)?.meanAuc ?? null;
-  const better = signals.find((s) => s.meanAuc !== null && kept !== null && s.meanAuc > kept + 0.01);
+  const better = signals.find((s) => s.meanAuc !== null && kept !== null && s.meanAuc > kept + CLEARLY_BETTER_AUC);
   if (better) {
     lines.push(
       `${better.confidence} separates accepted from rejected better on this pair; --confidence ${better.confidence} (or auto) keeps it`,
@@ -192,7 +192,7 @@ export function register(program: Command): void {
     .option('--max-new-tokens <n>', 'tokens generated per warm-up prompt', integer('--max-new-tokens', 1), 32)
     .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
     .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
-    .option('--confidence <signal>', "the signal the profile keeps; both are measured and their mean AUC printed: auto (default: the higher mean AUC), path-prob (the paper's) or path-margin", keepFlag)
+    .option('--confidence <signal>', "the signal the profile keeps; both are measured and their mean AUC printed: auto (default: the higher mean AUC; the paper's path-prob unless another is more than 0.01 higher), path-prob or path-margin", keepFlag)
     .requiredOption('--out <file>', 'where to write the profile JSON')
     .option('--json', 'print the profile JSON instead of a table')
     .action(async (flags: CalibrateFlags) => {

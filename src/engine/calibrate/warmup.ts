@@ -120,7 +120,8 @@ export interface CalibrateRunOptions extends Omit<WarmupOptions, 'confidence'> {
   signals?: readonly ConfidenceSignal[];
   /**
    * The signal the profile keeps (its τ_d, histograms and AUCs): one of the measured, or `auto`
-   * (the default) for the one with the highest mean AUC, the paper's `path-prob` on a tie.
+   * (the default): the one with the highest mean AUC, unless that is within CLEARLY_BETTER_AUC of
+   * the paper's `path-prob` (autoSignal).
    */
   keep?: ConfidenceSignal | 'auto';
 }
@@ -131,9 +132,27 @@ export function meanAuc(depths: readonly DepthCalibration[]): number | null {
   return aucs.length === 0 ? null : aucs.reduce((a, b) => a + b, 0) / aucs.length;
 }
 
+/**
+ * How much higher another signal's mean AUC must be for `auto` to leave the paper's `path-prob`:
+ * a short warm-up's AUCs move by about this much from one prompt set to the next.
+ */
+export const CLEARLY_BETTER_AUC = 0.01;
+
+/**
+ * `auto`'s choice among measured signals: the highest mean AUC, except that the paper's
+ * `path-prob`, when measured, stays unless another beats it by more than CLEARLY_BETTER_AUC.
+ */
+export function autoSignal(measured: ReadonlyArray<{ confidence: ConfidenceSignal; meanAuc: number | null }>): ConfidenceSignal {
+  if (measured.length === 0) throw new Error('no measured signal to choose from');
+  const best = measured.reduce((a, b) => ((b.meanAuc ?? 0) > (a.meanAuc ?? 0) ? b : a));
+  const paper = measured.find((m) => m.confidence === 'path-prob');
+  if (paper && (best.meanAuc ?? 0) - (paper.meanAuc ?? 0) <= CLEARLY_BETTER_AUC) return paper.confidence;
+  return best.confidence;
+}
+
 /** Every measured signal's calibration, and the profile of any of them. */
 export interface SignalCalibrations {
-  /** The signal `keep` picks (`auto`: the highest mean AUC); throws, naming every AUC, when it has no sweet spot. */
+  /** The signal `keep` picks (`auto`: see autoSignal); throws, naming every AUC, when it has no sweet spot. */
   pick(keep: ConfidenceSignal | 'auto'): ConfidenceSignal;
   /** The profile of a measured signal with a sweet spot; it records every measured mean AUC. */
   profile(signal: ConfidenceSignal): EchoProfile;
@@ -165,7 +184,7 @@ export async function calibrateSignals(options: CalibrateRunOptions): Promise<Si
           .join('; ');
         throw new Error(`no depth separates accepted from rejected well enough (AUC ${aucs}); lower --delta or give more prompts`);
       }
-      return candidates.reduce((a, b) => ((b.meanAuc ?? 0) > (a.meanAuc ?? 0) ? b : a)).confidence;
+      return autoSignal(candidates);
     },
     profile(signal) {
       const m = usable(signal)[0];

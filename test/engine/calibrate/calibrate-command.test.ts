@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calibrationPrompts, executeCalibrate, formatProfile } from '../../../src/cli/commands/calibrate';
 import { resolveGates } from '../../../src/engine/calibrate/gates';
+import { autoSignal } from '../../../src/engine/calibrate/warmup';
 import { calibrateDepths } from '../../../src/engine/calibrate/calibration';
 import { loadProfile, saveProfile } from '../../../src/engine/calibrate/profile';
 import { profileOf } from './profile-fixture';
@@ -50,7 +51,7 @@ describe('calibrate command and gate resolution', () => {
     expect(profile.depths).toHaveLength(3);
     expect(formatProfile(profile)).toMatch(/D_sig \(AUC > 0\.55/);
     // Both signals measured, the better separating one kept.
-    const best = profile.signals!.reduce((a, b) => ((b.meanAuc ?? 0) > (a.meanAuc ?? 0) ? b : a));
+    const best = { confidence: autoSignal(profile.signals!) };
     expect(profile.confidence).toBe(best.confidence);
     expect(formatProfile(profile)).toMatch(new RegExp(`confidence signal: ${best.confidence} \\(mean AUC over depths: path-prob [\\d.]+, path-margin [\\d.]+\\)`));
     // τ_d by the budget rule unless told: each depth weighed against the next layer's acceptance rate.
@@ -91,7 +92,7 @@ describe('calibrate command and gate resolution', () => {
     expect(lines[0]).toMatch(/no --profile given: calibrating τ_d on a short warm-up/);
     expect(Object.keys(warm!.taus).length).toBeGreaterThan(0);
     // Without a signal the warm-up measures both and gates with the better separating one.
-    const best = warm!.profile!.signals!.reduce((a, b) => ((b.meanAuc ?? 0) > (a.meanAuc ?? 0) ? b : a));
+    const best = { confidence: autoSignal(warm!.profile!.signals!) };
     expect(warm!.profile!.signals!.map((s) => s.confidence)).toEqual(['path-prob', 'path-margin']);
     expect(warm).toMatchObject({ confidence: best.confidence, profile: { confidence: best.confidence } });
     expect(lines[1]).toMatch(new RegExp(`${best.confidence} signal \\(mean AUC path-prob [\\d.]+, path-margin [\\d.]+\\)`));

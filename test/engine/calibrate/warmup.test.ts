@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { calibratePair, calibrateSamples, collectWarmupSamples } from '../../../src/engine/calibrate/warmup';
+import { autoSignal, calibratePair, calibrateSamples, collectWarmupSamples } from '../../../src/engine/calibrate/warmup';
 import { loadFixturePair, randomPrompts, type FixturePair } from '../fixtures/pair';
 
 describe('calibration warm-up on a real (random, perturbed) pair', () => {
@@ -80,19 +80,33 @@ describe('calibration warm-up on a real (random, perturbed) pair', () => {
     expect(Math.max(...prob)).toBeLessThan(0.5);
   });
 
-  it('measures every signal and keeps the one with the higher mean AUC unless told which', async () => {
+  it("auto keeps the paper's signal unless another separates clearly better", () => {
+    const m = (prob: number | null, margin: number | null) => [
+      { confidence: 'path-prob' as const, meanAuc: prob },
+      { confidence: 'path-margin' as const, meanAuc: margin },
+    ];
+    expect(autoSignal(m(0.63, 0.67))).toBe('path-margin');
+    expect(autoSignal(m(0.63, 0.635))).toBe('path-prob');
+    expect(autoSignal(m(0.9, 0.86))).toBe('path-prob');
+    expect(autoSignal(m(null, 0.6))).toBe('path-margin');
+    expect(autoSignal([{ confidence: 'path-margin', meanAuc: 0.5 }])).toBe('path-margin');
+    expect(() => autoSignal([])).toThrow(/no measured signal/);
+  });
+
+  it('measures every signal and keeps what auto picks unless told which', async () => {
     const options = calibrationOptions();
     const auto = await calibratePair(options);
     expect(auto.signals?.map((s) => s.confidence)).toEqual(['path-prob', 'path-margin']);
-    const best = auto.signals!.reduce((a, b) => ((b.meanAuc ?? 0) > (a.meanAuc ?? 0) ? b : a));
-    expect(auto.confidence).toBe(best.confidence);
-    const other = best.confidence === 'path-prob' ? 'path-margin' : 'path-prob';
+    const best = autoSignal(auto.signals!);
+    expect(auto.confidence).toBe(best);
+    const other = best === 'path-prob' ? 'path-margin' : 'path-prob';
     const told = await calibratePair({ ...options, keep: other });
     expect(told.confidence).toBe(other);
     expect(told.signals).toEqual(auto.signals);
     // The kept profile's depths are that signal's calibration.
     const aucs = auto.depths.flatMap((d) => (d.auc === null ? [] : [d.auc]));
-    expect(aucs.reduce((a, b) => a + b, 0) / aucs.length).toBeCloseTo(best.meanAuc!, 10);
+    const kept = auto.signals!.find((x) => x.confidence === best)!;
+    expect(aucs.reduce((a, b) => a + b, 0) / aucs.length).toBeCloseTo(kept.meanAuc!, 10);
     const margin = await calibratePair({ ...options, signals: ['path-margin'] });
     expect(margin.confidence).toBe('path-margin');
     expect(margin.signals?.map((s) => s.confidence)).toEqual(['path-margin']);
