@@ -37,11 +37,6 @@ export function tverMs(model: TverModel, tokens: number): number {
 }
 
 /**
- * Fits the knee. The slope b comes from a least-squares line through the forwards at or past
- * twice the current knee estimate (at least the largest third of the sizes measured), refined
- * twice; the knee is the largest measured size when the curve never turns up.
- */
-/**
  * One drafted row's cost in units of the target's one-token forward: the draft's per-token slope
  * past its own knee, over the target's T_ar (the DRAFT_ROW of `run --verify-cost`).
  */
@@ -49,6 +44,11 @@ export function draftRowCost(target: KneeFit, draft: KneeFit): number {
   return (draft.gamma * draft.tArMs) / target.tArMs;
 }
 
+/**
+ * Fits the knee. The slope b comes from a least-squares line through the forwards at or past
+ * twice the current knee estimate (at least the largest third of the sizes measured), refined
+ * twice; the knee is the largest measured size when the curve never turns up.
+ */
 export function fitKnee(points: readonly TimedPoint[]): KneeFit {
   const pts = points.filter((p) => p.tokens > 0 && p.ms > 0).sort((x, y) => x.tokens - y.tokens);
   if (pts.length < 3) throw new Error(`a knee needs at least 3 measured token counts, got ${pts.length}`);
