@@ -319,9 +319,11 @@ export class ElasticScheduler implements SpeculationPolicy {
     this.expectedOutput += Math.exp(pathScore);
   }
 
-  /** Nodes this request would take at `depth`: its base quota, else one node of extension. */
+  /**
+   * Nodes this request would take at `depth`: its base quota, else one node of extension. Only
+   * asked below its depth cap (frontier stops it there first).
+   */
   private wanted(plan: PlanState, depth: number): number {
-    if (depth >= plan.depthCap) return 0;
     return depth < plan.quota.length ? plan.quota[depth] : 1;
   }
 
