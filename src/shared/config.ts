@@ -36,8 +36,8 @@ export function defaultDraftPrecision(provider: 'cpu' | 'cuda' | undefined): Wei
  * - `path-margin`: the same with each q renormalised over its parent's two best candidates, how
  *   clearly the draft preferred every step to its runner-up. A small draft spreads mass over a long
  *   tail, which lowers q unevenly across contexts; the margin ignores the tail.
- * Calibration measures both and says which separates accepted from rejected tokens better; it keeps
- * path-prob unless told otherwise.
+ * Calibration measures both and keeps the one that separates accepted from rejected tokens clearly
+ * better (path-prob unless the margin's mean AUC is more than 0.01 higher), unless told which.
  */
 export const ConfidenceSignalSchema = z.enum(['path-prob', 'path-margin']);
 export type ConfidenceSignal = z.infer<typeof ConfidenceSignalSchema>;
