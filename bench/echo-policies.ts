@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { interleavedRounds, pairBenchArgs, pairBenchOptions, policyEntry, runGreedy } from './pair-bench.js';
 import { DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../src/engine/calibrate/calibration.js';
+import { signalAucs } from '../src/engine/calibrate/profile.js';
 import { calibrateSignals } from '../src/engine/calibrate/warmup.js';
 import { clockFromSpec, tverClock, type ModelledClock } from '../src/engine/cost/clock.js';
 import { draftRowCost, fitKnee } from '../src/engine/cost/knee.js';
@@ -173,9 +174,8 @@ for (const domain of domains) {
   const profile = calibrations.profile(calibrations.pick('auto'));
   const calSeconds = (performance.now() - start) / 1000;
   const aucs = profile.depths.map((d) => (d.auc === null ? '-' : d.auc.toFixed(2))).join(' ');
-  const signals = (profile.signals ?? []).map((s) => `${s.confidence} ${s.meanAuc?.toFixed(3) ?? '-'}`).join(', ');
   console.log(
-    `${domain}: calibrated in ${calSeconds.toFixed(1)} s on ${calibrationSet.length} prompts (mean AUC ${signals}: ${profile.confidence} kept); AUC by depth ${aucs}; τ rule ${tauRule}`,
+    `${domain}: calibrated in ${calSeconds.toFixed(1)} s on ${calibrationSet.length} prompts (mean AUC ${signalAucs(profile)}: ${profile.confidence} kept); AUC by depth ${aucs}; τ rule ${tauRule}`,
   );
   // Entries naming the other signal gate with τ_d calibrated in it, from the same warm-ups.
   const profiles = new Map([[profile.confidence, profile]]);

@@ -8,7 +8,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../../engine/calibrate/calibration.js';
-import { saveProfile, type EchoProfile } from '../../engine/calibrate/profile.js';
+import { saveProfile, signalAucs, type EchoProfile } from '../../engine/calibrate/profile.js';
 import { calibratePair, CLEARLY_BETTER_AUC, warmupKmax } from '../../engine/calibrate/warmup.js';
 import { loadPair } from '../../engine/pair.js';
 import { slotRows } from '../../engine/runner.js';
@@ -30,7 +30,7 @@ export interface CalibrateFlags {
   maxNewTokens: number;
   threads?: number;
   draftPrecision?: WeightPrecision;
-  /** The signal the profile keeps (every signal is measured): default auto, the highest mean AUC. */
+  /** The signal the profile keeps (every signal is measured): default auto, the clearly better separating one (autoSignal). */
   confidence?: ConfidenceSignal | 'auto';
   out: string;
   json?: boolean;
@@ -83,9 +83,8 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
   const maxLength = slotRows(longest, flags.maxNewTokens, warmupKmax(flags.batch, flags.depth));
   const pair = await loadPair(draftDir, targetDir, { slots: flags.batch, maxLength, threads: flags.threads, draftPrecision: flags.draftPrecision, onMessage: log });
   try {
-    log?.(
-      `calibrating on ${workload.length} prompts, ${flags.maxNewTokens} tokens each, depths 0–${flags.depth - 1}, δ = ${flags.delta}, τ rule ${flags.tauRule ?? DEFAULT_TAU_RULE}`,
-    );
+    const tauRule = flags.tauRule ?? DEFAULT_TAU_RULE;
+    log?.(`calibrating on ${workload.length} prompts, ${flags.maxNewTokens} tokens each, depths 0–${flags.depth - 1}, δ = ${flags.delta}, τ rule ${tauRule}`);
     const profile = await calibratePair({
       target: pair.target,
       draft: pair.draft,
@@ -96,7 +95,7 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
       batch: flags.batch,
       maxNewTokens: flags.maxNewTokens,
       delta: flags.delta,
-      tauRule: flags.tauRule ?? DEFAULT_TAU_RULE,
+      tauRule,
       models: { draft: draftDir, target: targetDir },
       domain: flags.prompts ?? flags.domain ?? 'unknown',
       keep: flags.confidence ?? 'auto',
@@ -132,7 +131,7 @@ export function formatProfile(profile: EchoProfile): string {
   const taus = Object.entries(profile.taus).map(([d, t]) => `d${d}:${t}`).join(' ');
   lines.push(`D_sig (AUC > ${profile.delta}, plus root and target depth above chance): ${taus}`);
   const signals = profile.signals ?? [];
-  const measured = signals.map((s) => `${s.confidence} ${s.meanAuc === null ? 'n/a' : s.meanAuc.toFixed(3)}`).join(', ');
+  const measured = signalAucs(profile);
   lines.push(`confidence signal: ${profile.confidence}${measured ? ` (mean AUC over depths: ${measured})` : ''}`);
   const kept = signals.find((s) => s.confidence === profile.confidence)?.meanAuc ?? null;
   const better = signals.find((s) => s.meanAuc !== null && kept !== null && s.meanAuc > kept + CLEARLY_BETTER_AUC);

@@ -5,7 +5,7 @@ import { isGatedPolicy, type ConfidenceSignal, type RunConfig } from '../../shar
 import type { ModelSession } from '../model/types';
 import type { WorkItem } from '../runner';
 import { DEFAULT_DELTA } from './calibration';
-import { loadProfile, profileGates, type EchoProfile } from './profile';
+import { loadProfile, profileGates, signalAucs, type EchoProfile } from './profile';
 import { calibratePair } from './warmup';
 
 
@@ -74,9 +74,8 @@ export async function resolveGates(r: GateResolution): Promise<ResolvedGates | n
   const list = Object.entries(gates.taus)
     .map(([d, t]) => `d${d}:${t}`)
     .join(' ');
-  const measured = (profile.signals ?? []).map((m) => `${m.confidence} ${m.meanAuc === null ? 'n/a' : m.meanAuc.toFixed(3)}`).join(', ');
   r.log?.(
-    `${config.policy}: warm-up calibration took ${((performance.now() - start) / 1000).toFixed(1)} s; ${profile.confidence} signal (mean AUC ${measured}), sweet spots ${list}`,
+    `${config.policy}: warm-up calibration took ${((performance.now() - start) / 1000).toFixed(1)} s; ${profile.confidence} signal (mean AUC ${signalAucs(profile)}), sweet spots ${list}`,
   );
   return { ...gates, source: 'warm-up', profile };
 }

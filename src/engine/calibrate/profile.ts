@@ -111,6 +111,11 @@ export function buildProfile(inputs: ProfileInputs): EchoProfile {
   return EchoProfileSchema.parse(profile);
 }
 
+/** Each measured signal's mean AUC, for a log line: "path-prob 0.632, path-margin 0.670". */
+export function signalAucs(profile: Pick<EchoProfile, 'signals'>): string {
+  return (profile.signals ?? []).map((s) => `${s.confidence} ${s.meanAuc === null ? 'n/a' : s.meanAuc.toFixed(3)}`).join(', ');
+}
+
 /** Parses a profile; the error names the file and the first bad field. */
 export function parseProfile(json: unknown, source = 'profile'): EchoProfile {
   const result = EchoProfileSchema.safeParse(json);
