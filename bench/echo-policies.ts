@@ -12,14 +12,15 @@
 // --batches [1,8,32,64], --policies [echo,echo@path-prob,static,eagle2,dense,fixed,ddd,ar; also echo+cost: echo priced with the measured T_ver fit; an entry may carry a base shape, echo:6x2x6, and a confidence signal, echo@path-margin (τ_d calibrated in that signal; without one, the signal calibration keeps: the better separating one, as `calibrate` does)], --requests N [max(8, batch)],
 // --max-new-tokens N [32], --threads N [2], --draft-precision int8|float32 [int8], --kmax N [from the knee: see kmaxFor], --hw SPEC for
 // the modelled clock [measured: the knee fit of this machine; or e.g. h100:70b],
-// --calibration-prompts N [24], --delta X [0.75], --tau-rule budget|separation [budget: see TauRule], --rounds N [1: policies interleaved N times, the
+// --calibration-prompts N [24], --delta X [0.75], --tau-rule budget|separation [budget: see TauRule], --draft-cost X [0.05, the modelled clock's
+// draft forward: what the gated policies' draft price charges a layer; 0 drafts every layer the budget allows], --rounds N [1: policies interleaved N times, the
 // median round reported], --offset N [0: the workload starts at the pool's N-th prompt], --knee N [measured; give one to reuse an earlier
 // measurement: the modelled clock then keeps T_ar = T_1 and sets γ = 1 / knee].
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { interleavedRounds, pairBenchArgs, pairBenchOptions, policyEntry, runGreedy } from './pair-bench.js';
 import { DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../src/engine/calibrate/calibration.js';
-import { signalAucs } from '../src/engine/calibrate/profile.js';
+import { profileGates, signalAucs } from '../src/engine/calibrate/profile.js';
 import { calibrateSignals } from '../src/engine/calibrate/warmup.js';
 import { clockFromSpec, tverClock, type ModelledClock } from '../src/engine/cost/clock.js';
 import { draftRowCost, fitKnee } from '../src/engine/cost/knee.js';
@@ -28,7 +29,7 @@ import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
 import { loadPair, type ModelPair } from '../src/engine/pair.js';
 import { DddPolicy } from '../src/engine/policy/ddd.js';
 import { DensePolicy } from '../src/engine/policy/dense.js';
-import { EchoPolicy } from '../src/engine/policy/echo.js';
+import { DEFAULT_DRAFT_COST, EchoPolicy } from '../src/engine/policy/echo.js';
 import { FixedPolicy } from '../src/engine/policy/fixed.js';
 import { createPolicy } from '../src/engine/policy/index.js';
 import type { SpeculationPolicy, PolicyOptions } from '../src/engine/policy/types.js';
@@ -45,6 +46,7 @@ const { values: args } = parseArgs({
     'calibration-prompts': { type: 'string', default: '24' },
     delta: { type: 'string', default: '0.75' },
     'tau-rule': { type: 'string', default: DEFAULT_TAU_RULE },
+    'draft-cost': { type: 'string', default: String(DEFAULT_DRAFT_COST) },
     rounds: { type: 'string', default: '1' },
     offset: { type: 'string', default: '0' },
   },
@@ -56,6 +58,8 @@ const delta = Number(args.delta);
 const tauRule = args['tau-rule'] as TauRule;
 if (!TAU_RULES.includes(tauRule)) throw new Error(`--tau-rule takes ${TAU_RULES.join(' or ')}, got "${tauRule}"`);
 const rounds = Number(args.rounds);
+const draftCost = Number(args['draft-cost']);
+if (!(draftCost >= 0)) throw new Error(`--draft-cost takes a share of a target forward (≥ 0), got "${args['draft-cost']}"`);
 // Another slice of the prompts (rotating the run pool), to see how much a ratio moves with the workload.
 const offset = Number(args.offset);
 if (!(Number.isInteger(offset) && offset >= 0)) throw new Error(`--offset takes a whole number, got "${args.offset}"`);
@@ -149,7 +153,8 @@ console.log(`target forward: ${curve.map((p) => `${p.tokens}:${p.ms.toFixed(1)}m
 console.log(`draft: T_1 ${draftFit.tArMs.toFixed(2)} ms, one drafted row = ${draftRow.toPrecision(3)} of a target forward (echo+cost's draftRow)`);
 console.log(`knee ${knee} tokens (T_ar ${fit.tArMs.toFixed(2)} ms, γ ${fit.gamma.toPrecision(3)}); K_max per batch: ${batches.map((b) => `${b}→${kmaxFor(b, knee)}`).join(', ')}`);
 const clock = args.hw === 'measured' ? tverClock(fit, 0.05, 'measured T_ver fit') : clockFromSpec(args.hw);
-console.log(`modelled clock: ${clock.label}; max new tokens ${maxNewTokens}, onnxruntime threads ${threads}, greedy\n`);
+console.log(`modelled clock: ${clock.label}; max new tokens ${maxNewTokens}, onnxruntime threads ${threads}, greedy`);
+console.log(`draft price of echo / dense / fixed: ${draftCost > 0 ? `a layer's forward = ${draftCost} of a target forward, against the calibration's measured acceptance` : 'off (--draft-cost 0)'}\n`);
 
 const pad = (s: string | number, n: number) => String(s).padStart(n);
 for (const domain of domains) {
@@ -198,7 +203,7 @@ for (const domain of domains) {
     // the same every round; the machine's load is not).
     const runs = await interleavedRounds(policies, rounds, (name) => {
       const gates = profiles.get(signalOf(name) ?? profile.confidence)!;
-      const options: PolicyOptions = { batch, kmax, taus: gates.taus, denseTaus: gates.denseTaus, confidence: gates.confidence };
+      const options: PolicyOptions = { batch, kmax, ...profileGates(gates), draftCost };
       return measure(pair, makePolicy(name, options), batch, kmax, workload, clock);
     });
     const medianRound = (ms: Measured[]) => ms.slice().sort((a, b) => a.metrics.throughput - b.metrics.throughput)[Math.floor(ms.length / 2)];

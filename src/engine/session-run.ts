@@ -123,7 +123,7 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
     // The signal the τ_d were calibrated in is part of the run: the policy gates with it and the
     // trace header records it.
     const resolved: RunConfig = gates ? { ...config, confidence: gates.confidence } : config;
-    const policy = createPolicy(config.policy, { ...resolved, ...(gates ? { taus: gates.taus, denseTaus: gates.denseTaus } : {}) });
+    const policy = createPolicy(config.policy, { ...resolved, ...(gates ? { taus: gates.taus, denseTaus: gates.denseTaus, acceptance: gates.acceptance } : {}) });
     progress('load', 3, 3, 'ready');
     return { config: resolved, draftDir, targetDir, pair, workload, maxLength, gates, policy, release: () => pair.release() };
   } catch (err) {

@@ -91,6 +91,12 @@ export const RunConfigSchema = z
     verifyCost: z
       .object({ knee: z.number().int().min(0), gamma: z.number().min(0).max(100), draftRow: z.number().min(0).max(100).optional() })
       .optional(),
+    /**
+     * echo / dense / fixed: one draft forward's cost as a share of the target's one-token forward
+     * (profile-hw prints it). With a calibration's measured acceptance (a profile or the warm-up),
+     * a layer is drafted only when it can pay for its forward; 0 turns that off. Default 0.05.
+     */
+    draftCost: z.number().min(0).max(10).optional(),
     /** Path to a calibration profile JSON. */
     profile: z.string().optional(),
     /**

@@ -80,6 +80,7 @@ export function formatProfileHw(report: ProfileHwReport): string {
   lines.push(fit('target', report.target), fit('draft', report.draft));
   lines.push(`suggested K_max: ${report.suggestions.map((s) => `batch ${s.batch} → ${s.kmax}`).join(', ')}`);
   lines.push(`to price verified tokens with this fit: run --verify-cost ${verifyCostFlag(report.target, report.draft)}`);
+  lines.push(`to price draft forwards on this machine: run --draft-cost ${draftCostFlag(report.target, report.draft)}`);
   return lines.join('\n');
 }
 
@@ -89,6 +90,11 @@ export function formatProfileHw(report: ProfileHwReport): string {
  */
 export function verifyCostFlag(target: KneeFit, draft: KneeFit): string {
   return `${target.kmax}:${target.gamma.toPrecision(3)}:${draftRowCost(target, draft).toPrecision(3)}`;
+}
+
+/** One draft forward (at the smallest size measured) in units of the target's: `run --draft-cost`. */
+export function draftCostFlag(target: KneeFit, draft: KneeFit): string {
+  return (draft.tArMs / target.tArMs).toPrecision(3);
 }
 
 function integer(name: string, min: number) {

@@ -39,6 +39,7 @@ export interface RunFlags {
   maxWidth?: number;
   dddThreshold?: number;
   verifyCost?: VerifyCost;
+  draftCost?: number;
   profile?: string;
   confidence?: ConfidenceSignal;
   threads?: number;
@@ -86,6 +87,7 @@ const POLICY_FLAGS: ReadonlyArray<{ key: keyof RunFlags; flag: string; policies:
   { key: 'maxWidth', flag: '--max-width', policies: ELASTIC },
   { key: 'dddThreshold', flag: '--ddd-threshold', policies: ['ddd'] },
   { key: 'verifyCost', flag: '--verify-cost', policies: GATED_POLICIES },
+  { key: 'draftCost', flag: '--draft-cost', policies: GATED_POLICIES },
   { key: 'profile', flag: '--profile', policies: GATED_POLICIES },
   { key: 'confidence', flag: '--confidence', policies: GATED_POLICIES },
 ];
@@ -122,6 +124,7 @@ export function runConfigFromFlags(flags: RunFlags): RunConfig {
     maxWidth: flags.maxWidth,
     dddThreshold: flags.dddThreshold,
     verifyCost: flags.verifyCost,
+    draftCost: flags.draftCost,
     profile: flags.profile,
     confidence: flags.confidence,
   };
@@ -313,6 +316,7 @@ export function register(program: Command): void {
     .option('--max-width <n>', 'ECHO: most children per node under width expansion', integer('--max-width', 1))
     .option('--ddd-threshold <x>', 'ddd: stop deepening when log Σ_beam exp(S) is below this', number('--ddd-threshold'))
     .option('--verify-cost <knee:gamma[:draft]>', 'echo/dense/fixed: grant a token only if its expected acceptance pays for its verification time under this T_ver fit, and draft a layer only if a sure token would pay for its draft row too (profile-hw prints it); default: fill K_max', parseVerifyCost)
+    .option('--draft-cost <share>', "echo/dense/fixed: one draft forward's cost as a share of the target's one-token forward (profile-hw prints it); with a profile or warm-up, a layer is drafted only if its measured chance of acceptance pays for that; 0 = draft every layer the budget allows (default 0.05)", number('--draft-cost'))
     .option('--profile <file>', 'echo/dense/fixed: calibration profile JSON with τ_d (from `echo-studio calibrate`)')
     .option('--confidence <signal>', "echo/dense/fixed: what gates and priorities read: path-prob (the paper's draft path probability) or path-margin (each step renormalised over the parent's two best candidates); default: the profile's; without one, the warm-up's pick (the better separating signal); with --taus, path-prob", confidenceFlag)
     .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))

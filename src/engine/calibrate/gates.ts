@@ -4,6 +4,7 @@
 import { isGatedPolicy, type ConfidenceSignal, type RunConfig } from '../../shared/config';
 import type { ModelSession } from '../model/types';
 import type { WorkItem } from '../runner';
+import type { AcceptanceTable } from './acceptance';
 import { DEFAULT_DELTA } from './calibration';
 import { loadProfile, profileGates, signalAucs, type EchoProfile } from './profile';
 import { calibratePair } from './warmup';
@@ -17,6 +18,8 @@ export interface ResolvedGates {
   denseTaus: Record<string, number>;
   /** The signal the τ_d are in, which the policy must gate with. */
   confidence: ConfidenceSignal;
+  /** Measured acceptance by depth and confidence (for the draft price); none with --taus. */
+  acceptance?: AcceptanceTable;
   source: 'flags' | 'profile' | 'warm-up';
   profile?: EchoProfile;
 }

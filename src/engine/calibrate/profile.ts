@@ -4,6 +4,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfidenceSignalSchema, type ConfidenceSignal } from '../../shared/config';
+import { acceptanceTable, type AcceptanceTable } from './acceptance';
 import { TAU_RULES, tausOf, type DepthCalibration, type TauRule } from './calibration';
 
 /**
@@ -147,11 +148,12 @@ export async function saveProfile(path: string, profile: EchoProfile): Promise<v
   await writeFile(path, `${JSON.stringify(EchoProfileSchema.parse(profile), null, 2)}\n`);
 }
 
-/** The ECHO knobs a profile supplies, in RunConfig / PolicyOptions terms. */
+/** The ECHO knobs a profile supplies, in PolicyOptions terms. */
 export function profileGates(profile: EchoProfile): {
   taus: Record<string, number>;
   denseTaus: Record<string, number>;
   confidence: ConfidenceSignal;
+  acceptance: AcceptanceTable;
 } {
-  return { taus: { ...profile.taus }, denseTaus: { ...profile.denseTaus }, confidence: profile.confidence };
+  return { taus: { ...profile.taus }, denseTaus: { ...profile.denseTaus }, confidence: profile.confidence, acceptance: acceptanceTable(profile.depths) };
 }

@@ -20,9 +20,16 @@
 //
 // Under low load the pool is large, so a truncated request's release comes back to it as width;
 // under high load the shares fill K_max and a release is what lets confident requests deepen.
+//
+// draft price (optional) every layer costs one draft forward for the whole batch. Before drafting
+//              layer d the scheduler asks whether it can pay for that forward: each request still
+//              deepening can add at most the chance that its layer d − 1 is accepted, as the
+//              calibration measured it at that layer's confidence. If not, nobody drafts layer d
+//              and the requests widen layer d − 1 instead (priority 2), as a truncation would.
 import type { ConfidenceSignal, TreeShape } from '../../shared/config';
 import type { GateCheck, GrantKind } from '../../shared/events';
-import { nodeScore, stepScore } from '../draft/confidence';
+import { acceptanceAt, type AcceptanceTable } from '../calibrate/acceptance';
+import { layerConfidence, nodeScore, stepScore } from '../draft/confidence';
 import { ROOT, type DraftTree } from '../tree';
 import { draftAllowance, fairShares, scaleShape, usefulLayers } from './budget';
 import type { SpeculationPolicy, StepContext, StepRequest } from './types';
@@ -55,6 +62,15 @@ export interface ElasticRules {
   cost?: VerifyCost;
   /** What path scores, gates and priorities read (default `path-prob`). */
   confidence?: ConfidenceSignal;
+  /** Optional price of a draft forward: without it, every layer the budget allows is drafted. */
+  draftPrice?: DraftPrice;
+}
+
+export interface DraftPrice {
+  /** One draft forward (a layer, for the whole batch), as a share of the target's one-token forward. */
+  forward: number;
+  /** Measured acceptance by depth and layer confidence, in the rules' signal (the profile's). */
+  acceptance: AcceptanceTable;
 }
 
 export interface VerifyCost {
@@ -73,7 +89,10 @@ export interface RequestSchedule {
   /** Base nodes per depth that the share buys. */
   quota: number[];
   stop: StopReason | null;
-  /** Depth of the failed gate, -1 when not truncated. */
+  /**
+   * The layer the request widens instead of deepening: a failed gate's depth, or the last layer
+   * drafted when the next did not pay its draft forward; -1 when neither.
+   */
   truncatedAt: number;
 }
 
@@ -93,7 +112,7 @@ interface PlanState extends RequestSchedule {
   depthCap: number;
   /** Nodes expanded for the layer being drafted. */
   expanded: number[];
-  /** Nodes expanded for the layer at which the gate failed: width grows from their candidates. */
+  /** Nodes expanded for the layer it widens (see truncatedAt): width grows from their candidates. */
   truncationParents: number[];
 }
 
@@ -129,6 +148,8 @@ export class ElasticScheduler implements SpeculationPolicy {
   /** This step so far: tokens granted for verification (roots included) and their expected output. */
   private verifiedSoFar = 0;
   private expectedOutput = 0;
+  /** Draft forwards run so far this step, in target one-token forwards (with a draft price). */
+  private draftSpent = 0;
 
   constructor(
     readonly name: string,
@@ -160,6 +181,7 @@ export class ElasticScheduler implements SpeculationPolicy {
     this.pool = [];
     this.verifiedSoFar = ctx.requests.length;
     this.expectedOutput = ctx.requests.length; // each root emits at least its bonus token
+    this.draftSpent = this.rules.draftPrice?.forward ?? 0; // the root layer is always drafted
     let free = ctx.kmax - ctx.requests.length;
     this.plans = ctx.requests.map((r, i) => {
       const depthCap = Math.min(maxDepth, usefulLayers(r.remaining));
@@ -175,18 +197,21 @@ export class ElasticScheduler implements SpeculationPolicy {
     // When not even a node sure to be accepted would pay for drafting and verifying it, this
     // layer could only cost time: nobody drafts it.
     const worthDrafting = this.worthDrafting();
+    const paysItsForward = this.layerPaysItsForward(depth, ctx);
     for (const [i, plan] of this.plans.entries()) {
+      if (plan.stop === null) {
+        if (depth >= plan.depthCap) this.stop(plan, ctx.requests[i], 'max-depth');
+        else if (!worthDrafting) this.stop(plan, ctx.requests[i], 'not-worth-its-cost');
+        else if (!paysItsForward) this.widenInstead(plan, ctx.requests[i], depth - 1);
+      }
       plan.expanded = [];
-      if (plan.stop !== null) continue;
-      if (depth >= plan.depthCap) this.stop(plan, ctx.requests[i], 'max-depth');
-      else if (!worthDrafting) this.stop(plan, ctx.requests[i], 'not-worth-its-cost');
     }
     // A request past its base tree lives on the pool; draft it only if the pool, or what this
     // depth's gates may release into it, can pay for one more layer.
     const gated = this.gateAt(depth) !== undefined;
     let reachable = this.poolTokens();
     if (gated && this.rules.reallocate) for (const p of this.plans) if (p.stop === null) reachable += p.shareLeft;
-    return ctx.requests.map((r, i) => {
+    const frontiers = ctx.requests.map((r, i) => {
       const plan = this.plans[i];
       if (plan.stop !== null) return [];
       const need = this.wanted(plan, depth);
@@ -204,6 +229,8 @@ export class ElasticScheduler implements SpeculationPolicy {
       }
       return plan.expanded;
     });
+    if (depth > 0 && this.rules.draftPrice && frontiers.some((f) => f.length > 0)) this.draftSpent += this.rules.draftPrice.forward;
+    return frontiers;
   }
 
   grow(depth: number, ctx: StepContext): void {
@@ -222,9 +249,7 @@ export class ElasticScheduler implements SpeculationPolicy {
       if (gate) {
         (r.gates as GateCheck[]).push(gate);
         if (!gate.pass) {
-          plan.truncatedAt = depth;
-          plan.truncationParents = plan.expanded;
-          this.stop(plan, r, 'truncated');
+          this.widenInstead(plan, r, depth, 'truncated');
           continue;
         }
       }
@@ -271,12 +296,15 @@ export class ElasticScheduler implements SpeculationPolicy {
     }
   }
 
-  /** Priority 2: the pool widens truncated requests at their truncation depth, best path score first. */
+  /**
+   * Priority 2: the pool widens truncated requests (and those the draft price stopped) at the
+   * layer they stopped at, best path score first.
+   */
   private widen(ctx: StepContext): void {
     const offers: { r: StepRequest; c: Candidate }[] = [];
     for (const r of ctx.requests) {
       const plan = this.plans[r.index];
-      if (plan.stop !== 'truncated') continue;
+      if (plan.truncatedAt < 0) continue;
       for (const c of layerCandidates(r.tree, plan.truncationParents, this.rules.maxWidth, this.confidence)) offers.push({ r, c });
     }
     offers.sort((a, b) => b.c.score - a.c.score || a.r.index - b.r.index || a.c.parent - b.c.parent || a.c.rank - b.c.rank);
@@ -297,11 +325,40 @@ export class ElasticScheduler implements SpeculationPolicy {
    * (O + p) / O > (T(K + 1) + extra) / T(K), with T(K) = 1 + γ·max(0, K − knee).
    */
   private pays(p: number, extraCost = 0): boolean {
-    const cost = this.rules.cost;
-    if (!cost) return true;
-    const time = (k: number) => 1 + cost.gamma * Math.max(0, k - cost.knee);
+    if (!this.rules.cost) return true;
     const k = this.verifiedSoFar;
-    return (this.expectedOutput + p) / this.expectedOutput > (time(k + 1) + extraCost) / time(k);
+    return (this.expectedOutput + p) / this.expectedOutput > (this.stepTime(k + 1) + extraCost) / this.stepTime(k);
+  }
+
+  /** Step time so far with k tokens verified, in target one-token forwards: verification and draft forwards. */
+  private stepTime(k: number): number {
+    const cost = this.rules.cost;
+    return 1 + (cost ? cost.gamma * Math.max(0, k - cost.knee) : 0) + this.draftSpent;
+  }
+
+  /**
+   * Under a draft price: does drafting layer `depth` pay for its forward? A request can gain from
+   * it at most the chance that its layer depth − 1 is accepted (the measured rate at that layer's
+   * confidence), and only as many requests as there are tokens left can be granted a node there.
+   * The root layer is always drafted.
+   */
+  private layerPaysItsForward(depth: number, ctx: StepContext): boolean {
+    const price = this.rules.draftPrice;
+    if (!price || depth === 0) return true;
+    const chances: number[] = [];
+    let tokens = this.poolTokens();
+    for (const [i, plan] of this.plans.entries()) {
+      if (plan.stop !== null || depth >= plan.depthCap) continue;
+      tokens += plan.shareLeft;
+      chances.push(acceptanceAt(price.acceptance, depth - 1, layerConfidence(ctx.requests[i].tree, depth - 1, this.confidence)));
+    }
+    // Nothing to decide here: the budget (or the depth cap) stops them anyway.
+    if (chances.length === 0 || tokens === 0) return true;
+    chances.sort((a, b) => b - a);
+    let gain = 0;
+    for (const chance of chances.slice(0, tokens)) gain += chance;
+    const time = this.stepTime(this.verifiedSoFar);
+    return (this.expectedOutput + gain) / this.expectedOutput > (time + price.forward) / time;
   }
 
   /** A node of this path score pays for its verification. */
@@ -352,6 +409,13 @@ export class ElasticScheduler implements SpeculationPolicy {
     if (!budget) return undefined;
     budget.tokens--;
     return budget.from;
+  }
+
+  /** Stops deepening and marks layer `depth` for width (priority 2), from the parents expanded for it. */
+  private widenInstead(plan: PlanState, r: StepRequest, depth: number, reason: StopReason = 'not-worth-its-cost'): void {
+    plan.truncatedAt = depth;
+    plan.truncationParents = plan.expanded;
+    this.stop(plan, r, reason);
   }
 
   private stop(plan: PlanState, r: StepRequest, reason: StopReason): never[] {

@@ -2,6 +2,7 @@
 // and the unified elastic budget scheduler (echo-scheduler.ts). The τ_d come from a calibration
 // profile (src/engine/calibrate); `dense`, `fixed` and `ddd` are ablations on the same scheduler.
 import type { Knobs, TreeShape } from '../../shared/config';
+import { DEFAULT_DRAFT_FRACTION } from '../cost/clock';
 import { HIGH_LOAD_SHAPE, LOW_LOAD_SHAPE } from './budget';
 import { ElasticScheduler, type ElasticRules } from './echo-scheduler';
 import type { PolicyOptions } from './types';
@@ -31,9 +32,24 @@ export function echoLimits(options: PolicyOptions, shape: TreeShape): { maxDepth
   return { maxDepth, maxWidth: options.maxWidth ?? shape.topk };
 }
 
-/** The rules echo, dense and fixed take from their options alike: the verification price and the signal. */
-export function gatedRules(options: PolicyOptions): Pick<ElasticRules, 'cost' | 'confidence'> {
-  return { ...(options.verifyCost ? { cost: options.verifyCost } : {}), ...(options.confidence ? { confidence: options.confidence } : {}) };
+/**
+ * What one draft forward costs when nothing says otherwise, as a share of the target's one-token
+ * forward: the modelled clock's EAGLE-style head (one decoder layer and the LM head).
+ */
+export const DEFAULT_DRAFT_COST = DEFAULT_DRAFT_FRACTION;
+
+/**
+ * The rules echo, dense and fixed take from their options alike: the verification price, the
+ * signal, and the draft price (when a calibration's measured acceptance is at hand and the draft
+ * cost is not 0).
+ */
+export function gatedRules(options: PolicyOptions): Pick<ElasticRules, 'cost' | 'confidence' | 'draftPrice'> {
+  const forward = options.draftCost ?? DEFAULT_DRAFT_COST;
+  return {
+    ...(options.verifyCost ? { cost: options.verifyCost } : {}),
+    ...(options.confidence ? { confidence: options.confidence } : {}),
+    ...(options.acceptance && forward > 0 ? { draftPrice: { forward, acceptance: options.acceptance } } : {}),
+  };
 }
 
 export function tauMap(taus: Readonly<Record<string, number>>): Map<number, number> {

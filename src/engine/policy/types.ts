@@ -5,6 +5,7 @@
 import type { ConfidenceSignal, Knobs } from '../../shared/config';
 import type { BudgetTransfer, GateCheck } from '../../shared/events';
 import type { DraftTree } from '../tree';
+import type { AcceptanceTable } from '../calibrate/acceptance';
 import type { VerifyCost } from './echo-scheduler';
 
 /** One request in flight, as a policy sees it during a step. */
@@ -83,4 +84,11 @@ export interface PolicyOptions {
    * without it they fill K_max.
    */
   verifyCost?: VerifyCost;
+  /**
+   * echo / dense / fixed: measured acceptance by depth and layer confidence (a calibration
+   * profile's), in their signal. With it they draft a layer only if it can pay for its forward.
+   */
+  acceptance?: AcceptanceTable;
+  /** echo / dense / fixed: one draft forward's cost as a share of the target's one-token forward (default DEFAULT_DRAFT_COST; 0: layers are never priced). */
+  draftCost?: number;
 }

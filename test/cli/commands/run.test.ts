@@ -55,7 +55,9 @@ async function run(args: string[]): Promise<string> {
 const pairFlags = () => ['--draft', draftDir, '--target', targetDir];
 
 /** A profile file for the test pair gating only the root, at τ in the given signal. */
-async function writeGateProfile(name: string, confidence: 'path-prob' | 'path-margin', tau: number): Promise<string> {
+type Histogram = { edges: number[]; accepted: number[]; rejected: number[] };
+
+async function writeGateProfile(name: string, confidence: 'path-prob' | 'path-margin', tau: number, histogram: Histogram = { edges: [], accepted: [], rejected: [] }): Promise<string> {
   const path = join(tmp.path, name);
   await saveProfile(
     path,
@@ -68,7 +70,7 @@ async function writeGateProfile(name: string, confidence: 'path-prob' | 'path-ma
       targetDepth: 1,
       samples: { prompts: 1, steps: 1, requestSteps: 1 },
       depths: [{ depth: 0, accepted: 9, rejected: 9, auc: 0.8, threshold: { tau, alternative: 0.5, j: 0.5, truePositiveRate: 0.8, falsePositiveRate: 0.3 }, sweetSpot: true }],
-      histograms: [{ edges: [], accepted: [], rejected: [] }],
+      histograms: [histogram],
     }),
   );
   return path;
@@ -154,6 +156,23 @@ describe('echo-studio run', () => {
     await expect(run([...args, '--verify-cost', '15'])).rejects.toThrow(/--verify-cost takes KNEE:GAMMA/);
     await expect(run([...args, '--verify-cost', '15:0.06:-1'])).rejects.toThrow(/--verify-cost takes KNEE:GAMMA/);
     expect(JSON.parse(await run([...args, '--verify-cost', '64:0.5:0.01'])).verifiedTokensPerStep).toBeGreaterThan(2);
+  });
+
+  it("prices draft forwards with --draft-cost against the profile's measured acceptance: layers the root rarely repays are not drafted", async () => {
+    // The profile says a root layer is accepted 1 time in 21 at any confidence.
+    const profile = await writeGateProfile('rarely-profile.json', 'path-prob', 0.0001, { edges: [0, 0.5, 1], accepted: [1, 0], rejected: [20, 0] });
+    const trace = (name: string) => join(tmp.path, name);
+    const args = ['--policy', 'echo', '--profile', profile, '--batch', '2', '--kmax', '16', '--prompts', promptsFile, '--requests', '2', '--max-new-tokens', '5', ...pairFlags()];
+    await run([...args, '--draft-cost', '0', '--trace', trace('free.jsonl')]);
+    await run([...args, '--draft-cost', '0.5', '--trace', trace('priced.jsonl')]);
+    const deepest = async (file: string) => Math.max(...(await readTrace(trace(file))).steps.flatMap((s) => s.requests.flatMap((r) => r.nodes.map((n) => n.depth))));
+    expect(await deepest('free.jsonl')).toBeGreaterThan(0);
+    expect(await deepest('priced.jsonl')).toBe(0);
+    expect((await readTrace(trace('priced.jsonl'))).header.config.draftCost).toBe(0.5);
+    await expect(run([...args, '--draft-cost', 'cheap'])).rejects.toThrow(/--draft-cost/);
+    expect(ignoredFlagNotes({ batch: 1, kmax: 8, requests: 1, maxNewTokens: 2, temperature: 0, seed: 0, policy: 'static', draftCost: 0.1 })).toEqual([
+      'note: --draft-cost has no effect on static (it applies to echo, dense, fixed)',
+    ]);
   });
 
   it('reports a modelled clock next to wall time, larger for a bigger model on the same hardware', async () => {

@@ -17,6 +17,9 @@ const ECHO_POLICIES: Record<string, (o: PolicyOptions) => SpeculationPolicy> = {
   echo: (o) => new EchoPolicy(o),
   // The margin of a near-flat draft is about 0.5 per step: these τ split it roughly in half too.
   'echo path-margin': (o) => new EchoPolicy({ ...o, confidence: 'path-margin', taus: { '0': 0.52, '2': 0.14 } }),
+  // Layers past the second are rarely accepted by this table, so the draft price stops chains
+  // there and widens them instead.
+  'echo draft-priced': (o) => new EchoPolicy({ ...o, draftCost: 0.05, acceptance: Array.from({ length: 8 }, (_, d) => ({ edges: [0, 1e-4, 1], rates: d < 2 ? [0.2, 0.9] : [0.01, 0.3] })) }),
   dense: (o) => new DensePolicy(o),
   fixed: (o) => new FixedPolicy(o),
   ddd: (o) => new DddPolicy(o),

@@ -238,6 +238,42 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     expect(priced.verifiedTokens).toBe(24);
   });
 
+  describe('under a draft price', () => {
+    // Measured acceptance: a layer whose confidence is under 0.5 is accepted 5 % of the time, one
+    // above it 90 %, at every depth. A draft forward costs 5 % of a target forward.
+    const acceptance = Array.from({ length: 8 }, () => ({ edges: [0, 0.5, 1], rates: [0.05, 0.9] }));
+    const shape = { depth: 6, topk: 3, tokens: 7 };
+    // Layer 1 of W has path confidence 0.9 · 0.5 = 0.45: its layer 2 could add 5 % of a token.
+    const weak: TableRequest = { id: 'W', probs: [[0.9, 0.05, 0.03], [0.5, 0.3, 0.1], ...Array(10).fill([0.9, 0.05, 0.03])] };
+
+    it('a chain whose next layer cannot pay for its forward stops there and widens its last layer instead', () => {
+      // After layer 1, W expects 1 + 0.9 + 0.05 + 0.45 = 2.4 tokens in 1.1 forwards (target, root
+      // layer, layer 1). Layer 2 would add at most 0.05 tokens (+2 %) for 0.05 forwards (+4.5 %).
+      const policy = echo({ batch: 1, kmax: 8, shape, taus: {}, acceptance, draftCost: 0.05 });
+      const out = runTableStep(policy, 8, [weak]);
+      expect(out.draftedDepths[0]).toEqual([0, 1]);
+      // Its share (7) bought [2, 1, 1, 1, 1, 1]; the unspent 4 widen layer 1 with its parent's next two candidates.
+      expect(out.widths[0]).toEqual([2, 3]);
+      expect(grantsOf(out.requests[0], 'width')).toHaveLength(2);
+      expect(policy.schedules()[0]).toMatchObject({ stop: 'not-worth-its-cost', truncatedAt: 1 });
+      expect(out.ctx.requests[0].gates).toEqual([]);
+    });
+
+    it('a confident chain drafts on, and without measured acceptance or at draft cost 0 nothing is priced', () => {
+      const sure = runTableStep(echo({ batch: 1, kmax: 8, shape, taus: {}, acceptance, draftCost: 0.05 }), 8, [confident('C')]);
+      expect(sure.widths[0]).toEqual([2, 1, 1, 1, 1, 1]);
+      for (const options of [{}, { acceptance, draftCost: 0 }]) {
+        const free = runTableStep(echo({ batch: 1, kmax: 8, shape, taus: {}, ...options }), 8, [weak]);
+        expect(free.widths[0]).toEqual([2, 1, 1, 1, 1, 1]);
+      }
+    });
+
+    it('the forward is the whole batch\'s: a confident request pays for the layer and the weak one drafts it too', () => {
+      const out = runTableStep(echo({ batch: 2, kmax: 16, shape, taus: {}, acceptance, draftCost: 0.05 }), 16, [confident('C'), weak]);
+      expect(out.draftedDepths[1]).toEqual([0, 1, 2, 3, 4, 5]);
+    });
+  });
+
   it('rejects a max depth below the base depth', () => {
     expect(() => echo({ batch: 1, kmax: 10, shape: { depth: 4, topk: 2, tokens: 6 }, maxDepth: 2 })).toThrow(/below the base shape/);
   });
@@ -264,6 +300,9 @@ describe('the cap holds for every policy on random tables', () => {
       gated: fc.array(fc.tuple(fc.integer({ min: 0, max: 8 }), fc.double({ min: 0, max: 1, noNaN: true })), { maxLength: 4 }),
       kind: fc.constantFrom('echo', 'dense', 'fixed', 'ddd'),
       cost: fc.option(fc.record({ knee: fc.integer({ min: 0, max: 40 }), gamma: fc.double({ min: 0, max: 0.5, noNaN: true }) }), { nil: undefined }),
+      price: fc.option(fc.record({ forward: fc.double({ min: 0, max: 0.3, noNaN: true }), rates: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 9 }) }), {
+        nil: undefined,
+      }),
     })
     .chain((c) =>
       fc.record({
@@ -290,6 +329,7 @@ describe('the cap holds for every policy on random tables', () => {
           maxDepth: c.depth + c.extraDepth,
           maxWidth: c.maxWidth,
           ...(c.cost ? { verifyCost: c.cost } : {}),
+          ...(c.price ? { draftCost: c.price.forward, acceptance: c.price.rates.map((r) => ({ edges: [0, 0.5, 1], rates: [r / 2, r] })) } : {}),
         };
         const policy: ElasticScheduler =
           c.kind === 'echo'
