@@ -38,6 +38,9 @@ describe('measured forward curve', () => {
     expect(Number(flag![1])).toBe(report.target.kmax);
     expect(Number(flag![2])).toBeCloseTo(report.target.gamma, 2);
     expect(Number(flag![3])).toBeCloseTo((report.draft.gamma * report.draft.tArMs) / report.target.tArMs, 2);
+    // And the draft forward's share of the target's, for run --draft-cost.
+    const draftCost = /run --draft-cost ([0-9.e+-]+)/.exec(formatProfileHw(report));
+    expect(Number(draftCost![1])).toBeCloseTo(report.draft.tArMs / report.target.tArMs, 2);
     const profile = parseHardwareProfile(JSON.parse(JSON.stringify(report.profile)));
     expect(clockFromSpec('measured', profile.target).label).toMatch(/measured T_ver fit/);
     expect(() => parseHardwareProfile({ ...profile, target: [] }, 'hw.json')).toThrow(/^hw\.json: not a valid hardware profile: target/);
