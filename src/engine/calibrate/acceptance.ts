@@ -48,12 +48,40 @@ export function acceptanceCurve(histogram: Histogram): AcceptanceCurve | null {
   return { edges: [...edges], rates: nonDecreasing(rates, weights) };
 }
 
-/** Every depth's curve from a profile, indexed by depth. */
+/** Samples per bin that a depth's warm-up samples are cut into (at most MAX_BINS bins). */
+export const SAMPLES_PER_BIN = 20;
+export const MAX_BINS = 10;
+
+/**
+ * A depth's curve from its raw warm-up samples, in bins of equal sample counts: confidences bunch
+ * up (deep path probabilities all sit near 0), so the profile's even histogram bins would put
+ * nearly every sample in one bin. Null without samples.
+ */
+export function acceptanceFromSamples(accepted: ArrayLike<number>, rejected: ArrayLike<number>): AcceptanceCurve | null {
+  const all = [...Array.from(accepted), ...Array.from(rejected)].sort((a, b) => a - b);
+  if (all.length === 0) return null;
+  const bins = Math.max(1, Math.min(MAX_BINS, Math.floor(all.length / SAMPLES_PER_BIN)));
+  const edges = [0];
+  for (let b = 1; b < bins; b++) {
+    // No edge at or below the smallest sample: the bin below it would be empty.
+    const edge = all[Math.floor((b * all.length) / bins)];
+    if (edge > edges[edges.length - 1] && edge > all[0]) edges.push(edge);
+  }
+  edges.push(Math.max(1, all[all.length - 1]));
+  const count = (values: ArrayLike<number>) => {
+    const counts = new Array<number>(edges.length - 1).fill(0);
+    for (const c of Array.from(values)) counts[binOf(edges, c)]++;
+    return counts;
+  };
+  return acceptanceCurve({ edges, accepted: count(accepted), rejected: count(rejected) });
+}
+
+/** Every depth's curve from a profile, indexed by depth: its sample-binned curve, else one from its histogram. */
 export function acceptanceTable(depths: EchoProfile['depths']): AcceptanceTable {
   const table: (AcceptanceCurve | null)[] = [];
   for (const entry of depths) {
     while (table.length < entry.depth) table.push(null);
-    table[entry.depth] = acceptanceCurve(entry.histogram);
+    table[entry.depth] = entry.acceptance ?? acceptanceCurve(entry.histogram);
   }
   return table;
 }
@@ -68,10 +96,14 @@ export function acceptanceAt(table: AcceptanceTable, depth: number, confidence: 
   while (d >= 0 && !table[d]) d--;
   const curve = d >= 0 ? table[d] : null;
   if (!curve) return 1;
-  const { edges, rates } = curve;
+  return curve.rates[binOf(curve.edges, confidence)];
+}
+
+/** The bin [edges[b], edges[b + 1]) holding a value; values past either end go to the end bins. */
+function binOf(edges: readonly number[], value: number): number {
   let bin = 0;
-  while (bin < rates.length - 1 && confidence >= edges[bin + 1]) bin++;
-  return rates[bin];
+  while (bin < edges.length - 2 && value >= edges[bin + 1]) bin++;
+  return bin;
 }
 
 /** Weighted isotonic (non-decreasing) fit by pooling adjacent violators. */

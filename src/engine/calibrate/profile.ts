@@ -4,7 +4,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfidenceSignalSchema, type ConfidenceSignal } from '../../shared/config';
-import { acceptanceTable, type AcceptanceTable } from './acceptance';
+import { acceptanceTable, type AcceptanceCurve, type AcceptanceTable } from './acceptance';
 import { TAU_RULES, tausOf, type DepthCalibration, type TauRule } from './calibration';
 
 /**
@@ -25,6 +25,8 @@ const DepthEntrySchema = z.object({
   /** The acceptance rate τ was weighed against (see TauRule); absent in profiles from before the rule. */
   alternative: z.number().min(0).max(1).nullable().optional(),
   sweetSpot: z.boolean(),
+  /** Acceptance rate by confidence in bins of equal sample counts (the draft price's curve); absent in older profiles. */
+  acceptance: z.object({ edges: z.array(z.number()), rates: z.array(z.number().min(0).max(1)) }).nullable().optional(),
   histogram: z.object({
     edges: z.array(z.number()),
     accepted: z.array(z.number().int().min(0)),
@@ -79,6 +81,8 @@ export interface ProfileInputs {
   depths: readonly DepthCalibration[];
   /** Histogram per depth (same index as depths), from the metrics accumulator. */
   histograms: ReadonlyArray<{ edges: number[]; accepted: number[]; rejected: number[] }>;
+  /** Acceptance curve per depth (same index as depths), from the raw samples; none: read from the histograms. */
+  acceptance?: ReadonlyArray<AcceptanceCurve | null>;
   createdAt?: Date;
 }
 
@@ -104,6 +108,7 @@ export function buildProfile(inputs: ProfileInputs): EchoProfile {
       youdenJ: d.threshold ? d.threshold.j : null,
       alternative: d.threshold ? d.threshold.alternative : null,
       sweetSpot: d.sweetSpot,
+      ...(inputs.acceptance ? { acceptance: inputs.acceptance[i] ?? null } : {}),
       histogram: inputs.histograms[i] ?? { edges: [], accepted: [], rejected: [] },
     })),
     taus: tausOf(inputs.depths, 'sweet-spots'),

@@ -7,6 +7,7 @@ import { DepthHistogramAccumulator } from '../metrics/depth-histograms';
 import type { ModelSession } from '../model/types';
 import { ElasticScheduler } from '../policy/echo-scheduler';
 import { Runner, type WorkItem } from '../runner';
+import { acceptanceFromSamples } from './acceptance';
 import { calibrateDepths, DEFAULT_DELTA, DEFAULT_TAU_RULE, type DepthCalibration, type TauRule } from './calibration';
 import { buildProfile, type EchoProfile } from './profile';
 
@@ -203,6 +204,10 @@ export async function calibrateSignals(options: CalibrateRunOptions): Promise<Si
         histograms: m.depths.map((d) => {
           const h = histograms[d.depth];
           return h ? { edges: h.edges, accepted: h.accepted, rejected: h.rejected } : { edges: [], accepted: [], rejected: [] };
+        }),
+        acceptance: m.depths.map((d) => {
+          const { accepted, rejected } = m.samples.accumulator.samples(d.depth);
+          return acceptanceFromSamples(accepted, rejected);
         }),
       });
     },

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { acceptanceAt, acceptanceCurve, acceptanceTable, PRIOR_SAMPLES } from '../../../src/engine/calibrate/acceptance';
+import { acceptanceAt, acceptanceCurve, acceptanceFromSamples, acceptanceTable, PRIOR_SAMPLES, SAMPLES_PER_BIN } from '../../../src/engine/calibrate/acceptance';
 import { profileOf } from './profile-fixture';
 
 describe('measured acceptance by depth and confidence', () => {
   const edges = [0, 0.25, 0.5, 0.75, 1];
+  /** A profile depth entry with a sweet spot (a profile needs one); its histogram comes separately. */
+  const depth = (d: number) => ({ depth: d, accepted: 8, rejected: 8, auc: 0.8, threshold: { tau: 0.3, alternative: 0.5, j: 0.5, truePositiveRate: 0.75, falsePositiveRate: 0.25 }, sweetSpot: true });
 
   it('shrinks each bin towards the depth rate by its sample count', () => {
     // 48 samples, 16 accepted: the depth's rate is 1/3. Each bin's share moves towards it by
@@ -40,8 +42,39 @@ describe('measured acceptance by depth and confidence', () => {
     expect(acceptanceCurve({ edges: [], accepted: [], rejected: [] })).toBeNull();
   });
 
+  it('cuts raw samples into bins of equal counts, so confidences bunched near 0 still separate', () => {
+    // 60 samples all below 0.06: even tenths of [0, 1] would hold them in one bin. The 20 lowest
+    // are all rejected, the 20 highest all accepted.
+    const low = Array.from({ length: 20 }, (_, i) => 0.001 + i * 0.0001);
+    const mid = Array.from({ length: 20 }, (_, i) => 0.01 + i * 0.0001);
+    const high = Array.from({ length: 20 }, (_, i) => 0.05 + i * 0.0001);
+    const curve = acceptanceFromSamples([...high, ...mid.slice(0, 10)], [...low, ...mid.slice(10)])!;
+    expect(curve.edges).toHaveLength(60 / SAMPLES_PER_BIN + 1);
+    expect(curve.edges[0]).toBe(0);
+    expect(curve.edges[3]).toBe(1);
+    expect(curve.edges[1]).toBe(mid[0]);
+    expect(curve.edges[2]).toBe(high[0]);
+    const shrunk = (a: number) => (a + 0.5 * PRIOR_SAMPLES) / (20 + PRIOR_SAMPLES);
+    expect(curve.rates).toEqual([shrunk(0), shrunk(10), shrunk(20)].map((r) => expect.closeTo(r, 10)));
+    expect(acceptanceAt([curve], 0, 0.0015)).toBeCloseTo(shrunk(0), 10);
+    expect(acceptanceAt([curve], 0, 0.06)).toBeCloseTo(shrunk(20), 10);
+    // Ties never make an empty bin; too few samples make one bin; none make no curve.
+    const tied = acceptanceFromSamples(new Array(30).fill(0.2), new Array(30).fill(0.2))!;
+    expect(tied.edges).toEqual([0, 1]);
+    expect(acceptanceFromSamples([0.3], [0.1])!.rates).toHaveLength(1);
+    expect(acceptanceFromSamples([], [])).toBeNull();
+  });
+
+  it('reads a profile depth by its sample-binned curve when it has one, else by its histogram', () => {
+    const histogram = { edges, accepted: [0, 0, 4, 4], rejected: [4, 4, 0, 0] };
+    const own = { edges: [0, 0.01, 1], rates: [0.1, 0.7] };
+    const profile = profileOf([depth(0), depth(1)], { histograms: [histogram, histogram], acceptance: [own, null] });
+    const table = acceptanceTable(profile.depths);
+    expect(table[0]).toEqual(own);
+    expect(table[1]).toEqual(acceptanceCurve(histogram));
+  });
+
   it('builds a table from a profile, indexed by depth', () => {
-    const depth = (d: number) => ({ depth: d, accepted: 8, rejected: 8, auc: 0.8, threshold: { tau: 0.3, alternative: 0.5, j: 0.5, truePositiveRate: 0.75, falsePositiveRate: 0.25 }, sweetSpot: true });
     const profile = profileOf([depth(0), depth(2)], {
       histograms: [
         { edges, accepted: [0, 0, 0, 0], rejected: [0, 0, 0, 0] },

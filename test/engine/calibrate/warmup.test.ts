@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { autoSignal, calibratePair, calibrateSamples, collectWarmupSamples } from '../../../src/engine/calibrate/warmup';
 import { loadFixturePair, randomPrompts, type FixturePair } from '../fixtures/pair';
+import { MAX_BINS, SAMPLES_PER_BIN } from '../../../src/engine/calibrate/acceptance';
 
 describe('calibration warm-up on a real (random, perturbed) pair', () => {
   let pair: FixturePair;
@@ -124,6 +125,12 @@ describe('calibration warm-up on a real (random, perturbed) pair', () => {
     for (const d of profile.depths) {
       expect(d.histogram.accepted.reduce((a, b) => a + b, 0)).toBe(d.accepted);
       expect(d.histogram.rejected.reduce((a, b) => a + b, 0)).toBe(d.rejected);
+      // The draft price's curve: one rate per bin of about equal sample counts, never falling.
+      const curve = d.acceptance!;
+      expect(curve.rates).toHaveLength(curve.edges.length - 1);
+      expect(curve.rates.length).toBeGreaterThanOrEqual(1);
+      expect(curve.rates.length).toBeLessThanOrEqual(Math.max(1, Math.min(MAX_BINS, Math.floor((d.accepted + d.rejected) / SAMPLES_PER_BIN))));
+      for (let b = 1; b < curve.rates.length; b++) expect(curve.rates[b]).toBeGreaterThanOrEqual(curve.rates[b - 1]);
     }
   });
 });
