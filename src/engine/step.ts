@@ -232,6 +232,7 @@ function stepEvent(
       bonusToken: verdicts[i].bonus,
       emitted: emission.tokens,
     };
+    if (r.stop) step.stop = r.stop;
     if (engine.decode) step.emittedText = engine.decode(emission.tokens);
     if (emission.finished) step.finished = emission.finished;
     return step;

@@ -46,12 +46,28 @@ export interface GateCheck {
 
 export type FinishReason = 'eos' | 'length';
 
+/**
+ * Why an elastic policy (echo, dense, fixed, ddd) stopped deepening a request in a step: a failed
+ * gate, its max depth (or the last layer it could emit), no budget left, no candidates, or a price
+ * (`--verify-cost`, or the draft price: the next layer would not pay for its draft forward).
+ */
+export const DEEPENING_STOP_REASONS = ['truncated', 'max-depth', 'no-budget', 'no-candidates', 'not-worth-its-cost'] as const;
+export type DeepeningStopReason = (typeof DEEPENING_STOP_REASONS)[number];
+
+export interface DeepeningStop {
+  reason: DeepeningStopReason;
+  /** The first layer the request did not deepen into. */
+  depth: number;
+}
+
 export interface RequestStep {
   requestId: string;
   /** Every drafted node (verified or not); node 0 is the root. */
   nodes: TreeNode[];
   /** Gate checks made this step, in depth order. */
   gates: GateCheck[];
+  /** Why and where it stopped deepening (elastic policies only). */
+  stop?: DeepeningStop;
   /** Layer confidence per drafted depth (index = depth). */
   confidences: number[];
   /** Ids of the accepted draft nodes along the path, root excluded, in depth order. */

@@ -5,6 +5,7 @@
 
 import { z } from 'zod';
 import { ConfidenceSignalSchema, KnobsSchema, RunConfigSchema, WeightPrecisionSchema, type ConfidenceSignal } from './config.js';
+import { DEEPENING_STOP_REASONS } from './events.js';
 import type {
   BudgetSplit,
   BudgetTransfer,
@@ -130,6 +131,7 @@ export const RequestStepSchema = z.object({
   requestId: z.string().min(1),
   nodes: z.array(TreeNodeSchema).min(1),
   gates: z.array(GateCheckSchema),
+  stop: z.object({ reason: z.enum(DEEPENING_STOP_REASONS), depth: count() }).optional(),
   confidences: z.array(z.number()),
   accepted: z.array(count()),
   bonusToken: count(),

@@ -27,7 +27,7 @@
 //              calibration measured it at that layer's confidence. If not, nobody drafts layer d
 //              and the requests widen layer d − 1 instead (priority 2), as a truncation would.
 import type { ConfidenceSignal, TreeShape } from '../../shared/config';
-import type { GateCheck, GrantKind } from '../../shared/events';
+import type { DeepeningStopReason, GateCheck, GrantKind } from '../../shared/events';
 import { acceptanceAt, type AcceptanceTable } from '../calibrate/acceptance';
 import { layerConfidence, nodeScore, stepScore } from '../draft/confidence';
 import { ROOT, type DraftTree } from '../tree';
@@ -80,7 +80,7 @@ export interface VerifyCost {
   draftRow?: number;
 }
 
-export type StopReason = 'truncated' | 'max-depth' | 'no-budget' | 'no-candidates' | 'not-worth-its-cost';
+export type StopReason = DeepeningStopReason;
 
 /** Per request, what the scheduler decided this step (also readable by tests and the studio). */
 export interface RequestSchedule {
@@ -200,9 +200,9 @@ export class ElasticScheduler implements SpeculationPolicy {
     const paysItsForward = this.layerPaysItsForward(depth, ctx);
     for (const [i, plan] of this.plans.entries()) {
       if (plan.stop === null) {
-        if (depth >= plan.depthCap) this.stop(plan, ctx.requests[i], 'max-depth');
-        else if (!worthDrafting) this.stop(plan, ctx.requests[i], 'not-worth-its-cost');
-        else if (!paysItsForward) this.widenInstead(plan, ctx.requests[i], depth - 1);
+        if (depth >= plan.depthCap) this.stop(plan, ctx.requests[i], 'max-depth', depth);
+        else if (!worthDrafting) this.stop(plan, ctx.requests[i], 'not-worth-its-cost', depth);
+        else if (!paysItsForward) this.widenInstead(plan, ctx.requests[i], 'not-worth-its-cost', depth, depth - 1);
       }
       plan.expanded = [];
     }
@@ -216,7 +216,7 @@ export class ElasticScheduler implements SpeculationPolicy {
       if (plan.stop !== null) return [];
       const need = this.wanted(plan, depth);
       const pastBase = depth >= plan.quota.length;
-      if (need === 0 || (pastBase && plan.shareLeft === 0 && reachable === 0)) return this.stop(plan, r, 'no-budget');
+      if (need === 0 || (pastBase && plan.shareLeft === 0 && reachable === 0)) return this.stop(plan, r, 'no-budget', depth);
       if (depth === 0) {
         plan.expanded = [ROOT];
       } else {
@@ -225,7 +225,7 @@ export class ElasticScheduler implements SpeculationPolicy {
         const parents = grantedAt(r.tree, depth - 1, this.confidence);
         const beam = Math.min(parents.length, this.rules.shape.topk);
         plan.expanded = parents.slice(0, gated ? beam : Math.min(beam, need));
-        if (plan.expanded.length === 0) return this.stop(plan, r, 'no-candidates');
+        if (plan.expanded.length === 0) return this.stop(plan, r, 'no-candidates', depth);
       }
       return plan.expanded;
     });
@@ -241,7 +241,7 @@ export class ElasticScheduler implements SpeculationPolicy {
       const plan = this.plans[r.index];
       const candidates = layerCandidates(r.tree, plan.expanded, this.rules.shape.topk, this.confidence);
       if (candidates.length === 0) {
-        this.stop(plan, r, 'no-candidates');
+        this.stop(plan, r, 'no-candidates', depth);
         continue;
       }
       const confidence = Math.exp(candidates[0].score);
@@ -249,7 +249,7 @@ export class ElasticScheduler implements SpeculationPolicy {
       if (gate) {
         (r.gates as GateCheck[]).push(gate);
         if (!gate.pass) {
-          this.widenInstead(plan, r, depth, 'truncated');
+          this.widenInstead(plan, r, 'truncated', depth, depth);
           continue;
         }
       }
@@ -285,7 +285,7 @@ export class ElasticScheduler implements SpeculationPolicy {
         this.count(c.score);
         grantedHere++;
       }
-      if (grantedHere === 0) this.stop(plan, r, tooCostly ? 'not-worth-its-cost' : 'no-budget');
+      if (grantedHere === 0) this.stop(plan, r, tooCostly ? 'not-worth-its-cost' : 'no-budget', depth);
     }
   }
 
@@ -411,16 +411,21 @@ export class ElasticScheduler implements SpeculationPolicy {
     return budget.from;
   }
 
-  /** Stops deepening and marks layer `depth` for width (priority 2), from the parents expanded for it. */
-  private widenInstead(plan: PlanState, r: StepRequest, depth: number, reason: StopReason = 'not-worth-its-cost'): void {
-    plan.truncatedAt = depth;
+  /**
+   * Stops deepening at layer `depth` and marks layer `widenAt` for width (priority 2), from the
+   * parents expanded for it.
+   */
+  private widenInstead(plan: PlanState, r: StepRequest, reason: StopReason, depth: number, widenAt: number): void {
+    plan.truncatedAt = widenAt;
     plan.truncationParents = plan.expanded;
-    this.stop(plan, r, reason);
+    this.stop(plan, r, reason, depth);
   }
 
-  private stop(plan: PlanState, r: StepRequest, reason: StopReason): never[] {
+  /** Stops deepening the request: `depth` is the first layer it does not deepen into. */
+  private stop(plan: PlanState, r: StepRequest, reason: StopReason, depth: number): never[] {
     if (plan.stop === null) {
       plan.stop = reason;
+      r.stop = { reason, depth };
       if (plan.shareLeft > 0 && this.rules.reallocate) this.pool.push({ from: r.id, tokens: plan.shareLeft });
       plan.shareLeft = 0;
     }

@@ -3,7 +3,7 @@
 // drafting it asks which drafted nodes the target verifies. The engine then checks the global
 // cap Σ_i (1 + K_i) ≤ K_max and throws if a policy broke it. See docs/engine.md.
 import type { ConfidenceSignal, Knobs } from '../../shared/config';
-import type { BudgetTransfer, GateCheck } from '../../shared/events';
+import type { BudgetTransfer, DeepeningStop, GateCheck } from '../../shared/events';
 import type { DraftTree } from '../tree';
 import type { AcceptanceTable } from '../calibrate/acceptance';
 import type { VerifyCost } from './echo-scheduler';
@@ -18,6 +18,8 @@ export interface StepRequest {
   readonly confidences: number[];
   /** Gate checks the policy made this step, in depth order (ECHO). */
   readonly gates: GateCheck[];
+  /** Set by a policy that stops deepening the request (the elastic scheduler): why, and where. */
+  stop?: DeepeningStop;
   /** Tokens the request may still emit; more than `remaining − 1` accepted tokens is waste. */
   readonly remaining: number;
 }

@@ -22,6 +22,8 @@ export const CSV_COLUMNS = [
   'gates_passed',
   'gates_failed',
   'truncated_at_depth',
+  'stop_reason',
+  'stop_depth',
   'confidences',
   'confidence_signal',
 ] as const;
@@ -63,6 +65,8 @@ export function* csvRows(trace: TraceContents): Generator<string> {
         gates_passed: r.gates.length - failed.length,
         gates_failed: failed.length,
         truncated_at_depth: failed[0]?.depth,
+        stop_reason: r.stop?.reason,
+        stop_depth: r.stop?.depth,
         confidences: r.confidences.join(' '),
         confidence_signal: stepConfidenceSignal(s),
       };

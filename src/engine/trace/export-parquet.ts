@@ -77,6 +77,8 @@ export function exportParquet(trace: TraceContents, out: string): string[] {
     bonus_token: 'INT32',
     emitted_text: 'STRING',
     finished: 'STRING',
+    stop_reason: 'STRING',
+    stop_depth: 'INT32',
     confidences: 'JSON',
   });
   const nodes = new TableBuilder({
@@ -146,6 +148,8 @@ export function exportParquet(trace: TraceContents, out: string): string[] {
         bonus_token: r.bonusToken,
         emitted_text: r.emittedText ?? null,
         finished: r.finished ?? null,
+        stop_reason: r.stop?.reason ?? null,
+        stop_depth: r.stop?.depth ?? null,
         confidences: r.confidences,
       });
     }

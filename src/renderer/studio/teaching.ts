@@ -3,7 +3,7 @@
 import type { RequestStep, StepEvent } from '../../shared/events.js';
 import { formatNumber, tokenLabel, visibleText } from './tokens.js';
 
-export type DecisionKind = 'budget' | 'truncate' | 'pass' | 'depth' | 'width' | 'verify' | 'finish';
+export type DecisionKind = 'budget' | 'truncate' | 'pass' | 'priced' | 'depth' | 'width' | 'verify' | 'finish';
 
 export interface Decision {
   kind: DecisionKind;
@@ -47,6 +47,14 @@ function gateSentences(step: StepEvent, req: RequestStep): Decision[] {
       kind: 'truncate',
       requestId: req.requestId,
       text: `request ${req.requestId} truncated at depth ${gate.depth}: confidence ${c} ≤ τ ${tau}; ${where}.`,
+    });
+  }
+  // A cost stop has no gate check to explain it: say what the price decided.
+  if (req.stop?.reason === 'not-worth-its-cost') {
+    out.push({
+      kind: 'priced',
+      requestId: req.requestId,
+      text: `request ${req.requestId} stopped deepening before depth ${req.stop.depth}: that layer would add less than its cost (a draft forward, or verification past the knee).`,
     });
   }
   return out;

@@ -1,7 +1,7 @@
 // One request's draft tree in SVG: token text, path scores, the confidence of every layer and the
 // gate checks, then the request's generated text with each step's accepted tokens marked.
 import { useState } from 'react';
-import type { RequestStep, StepEvent } from '../../shared/events.js';
+import type { DeepeningStopReason, RequestStep, StepEvent } from '../../shared/events.js';
 import { grantMark, nodeStates } from '../studio/nodeStates.js';
 import type { TextSegment } from '../studio/requestText.js';
 import { viewedStep, type StudioState } from '../studio/store.js';
@@ -160,6 +160,14 @@ export function GeneratedText({ segments }: { segments: TextSegment[] }) {
   );
 }
 
+const STOP_LABELS: Record<DeepeningStopReason, string> = {
+  truncated: 'gate failed',
+  'max-depth': 'max depth',
+  'no-budget': 'no budget left',
+  'no-candidates': 'no candidates',
+  'not-worth-its-cost': 'not worth its cost',
+};
+
 export function RequestView() {
   const [showPruned, setShowPruned] = useState(false);
   const selectedId = useStudio((s) => s.selectedRequestId);
@@ -174,6 +182,7 @@ export function RequestView() {
         {step && request && (
           <span className="summary">
             step {step.step} · {request.accepted.length} accepted · {request.nodes.filter((n) => n.verified).length - 1} verified drafts
+            {request.stop ? ` · stopped deepening at depth ${request.stop.depth} (${STOP_LABELS[request.stop.reason]})` : ''}
             {request.finished ? ` · finished (${request.finished})` : ''}
           </span>
         )}

@@ -9,6 +9,7 @@ const KIND_LABEL: Record<DecisionKind, string> = {
   budget: 'budget',
   truncate: 'truncated',
   pass: 'gate passed',
+  priced: 'priced out',
   depth: 'deepened',
   width: 'widened',
   verify: 'verified',

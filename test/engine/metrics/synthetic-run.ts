@@ -118,6 +118,7 @@ export function syntheticRun(o: SyntheticRunOptions): StepEvent[] {
         requestId,
         nodes,
         gates: [{ depth: 0, confidence: confidences[0], tau: 0.2, pass: gatePass }],
+        stop: gatePass ? { reason: 'max-depth', depth: Math.max(...nodes.map((n) => n.depth)) + 1 } : { reason: 'truncated', depth: 0 },
         confidences,
         accepted,
         bonusToken,

@@ -62,6 +62,8 @@ describe('lossless greedy for echo, dense, fixed and ddd', () => {
   const workload = randomPrompts(16, 5);
   let reference: RunSummary;
   const kinds = { truncated: 0, passed: 0, depth: 0, width: 0 };
+  /** Why requests stopped deepening, as the step events report it, per policy. */
+  const stops = new Map<string, Set<string>>();
   beforeAll(async () => {
     pair = await loadFixturePair({ draft: 'perturbed', slots: 17 });
     reference = await run(pair, createPolicy('ar', { batch: 4, kmax: 4 }), 4, 4, workload);
@@ -83,6 +85,7 @@ describe('lossless greedy for echo, dense, fixed and ddd', () => {
       kinds.depth += e.budget.depth;
       kinds.width += e.budget.width;
       for (const r of e.requests) for (const g of r.gates) g.pass ? kinds.passed++ : kinds.truncated++;
+      for (const r of e.requests) if (r.stop) stops.set(name, (stops.get(name) ?? new Set()).add(r.stop.reason));
     });
     expect(maxVerified).toBeLessThanOrEqual(kmax);
     expect(result.results.map((r) => r.id)).toEqual(reference.results.map((r) => r.id));
@@ -102,5 +105,9 @@ describe('lossless greedy for echo, dense, fixed and ddd', () => {
     expect(kinds.truncated).toBeGreaterThan(0);
     expect(kinds.depth).toBeGreaterThan(0);
     expect(kinds.width).toBeGreaterThan(0);
+    // The draft price stopped chains (and the events say so); a failed gate shows as a truncation.
+    expect(stops.get('echo draft-priced')).toContain('not-worth-its-cost');
+    expect(stops.get('echo')).toContain('truncated');
+    expect(stops.get('echo')).not.toContain('not-worth-its-cost');
   });
 });

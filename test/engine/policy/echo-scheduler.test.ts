@@ -256,6 +256,8 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
       expect(out.widths[0]).toEqual([2, 3]);
       expect(grantsOf(out.requests[0], 'width')).toHaveLength(2);
       expect(policy.schedules()[0]).toMatchObject({ stop: 'not-worth-its-cost', truncatedAt: 1 });
+      // The step event says why and where: layer 2 was the first it did not deepen into.
+      expect(out.requests[0].stop).toEqual({ reason: 'not-worth-its-cost', depth: 2 });
       expect(out.ctx.requests[0].gates).toEqual([]);
     });
 

@@ -65,7 +65,10 @@ describe('CSV export', () => {
       expect(row[col('confidences')].split(' ').map(Number)).toEqual(r.confidences);
       const failed = r.gates.find((g) => !g.pass);
       expect(row[col('truncated_at_depth')]).toBe(failed ? String(failed.depth) : '');
+      expect(row[col('stop_reason')]).toBe(r.stop?.reason ?? '');
+      expect(row[col('stop_depth')]).toBe(r.stop ? String(r.stop.depth) : '');
     });
+    expect(rows.some((row) => row[col('stop_reason')] === 'max-depth')).toBe(true);
     // The synthetic text has quotes, commas and newlines: the check above read them back.
     expect(rows.some((row) => /["\n,]/.test(row[col('emitted_text')]))).toBe(true);
   });

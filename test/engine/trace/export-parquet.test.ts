@@ -5,7 +5,7 @@ import { computeRunMetrics } from '../../../src/engine/metrics/run-metrics.js';
 import { PARQUET_METADATA_KEYS, exportParquet } from '../../../src/engine/trace/export-parquet.js';
 import { readTrace } from '../../../src/engine/trace/read.js';
 import { TraceRecorder } from '../../../src/engine/trace/writer.js';
-import type { GrantKind, RequestStep, StepEvent, TreeNode } from '../../../src/shared/events.js';
+import type { DeepeningStopReason, GrantKind, RequestStep, StepEvent, TreeNode } from '../../../src/shared/events.js';
 import { syntheticRun } from '../metrics/synthetic-run.js';
 import { RUN_OPTIONS, tempDir, testHeader, testRun } from './fixtures.js';
 
@@ -67,6 +67,7 @@ function rebuildSteps(steps: Row[], requests: Row[], nodes: Row[], gates: Row[])
         requestId: r.request_id as string,
         nodes: treeNodes,
         gates: (gatesOf.get(key(r)) ?? []).map((g) => ({ depth: g.depth as number, confidence: g.confidence as number, tau: g.tau as number, pass: g.pass as boolean })),
+        ...(r.stop_reason !== null ? { stop: { reason: r.stop_reason as DeepeningStopReason, depth: r.stop_depth as number } } : {}),
         confidences: r.confidences as number[],
         accepted,
         bonusToken: r.bonus_token as number,

@@ -50,6 +50,18 @@ describe('teachStep', () => {
     expect(finished.at(-1)).toEqual({ kind: 'finish', requestId: '3', text: 'request 3 finished (end of sequence).' });
   });
 
+  it('explains a request the price stopped, and nothing for other stops', () => {
+    const priced = sampleRequest({ requestId: '5', stop: { reason: 'not-worth-its-cost', depth: 3 } });
+    const said = teachStep(sampleStep(2, [priced, sampleRequest({ requestId: '6', stop: { reason: 'max-depth', depth: 4 } })]));
+    expect(said.filter((d) => d.kind === 'priced')).toEqual([
+      {
+        kind: 'priced',
+        requestId: '5',
+        text: 'request 5 stopped deepening before depth 3: that layer would add less than its cost (a draft forward, or verification past the knee).',
+      },
+    ]);
+  });
+
   it('gives every sentence the request it is about', () => {
     expect(decisions.filter((d) => d.kind !== 'budget').every((d) => d.requestId !== undefined)).toBe(true);
   });
