@@ -11,6 +11,7 @@ import type { TraceHeader, TraceSummary } from '../shared/trace-schema.js';
 import { resolveGates, type ResolvedGates } from './calibrate/gates.js';
 import { RunMetricsAccumulator } from './metrics/run-metrics.js';
 import { loadPair, type ModelPair } from './pair.js';
+import { DEFAULT_DRAFT_COST } from './policy/echo.js';
 import { createPolicy, type SpeculationPolicy } from './policy/index.js';
 import { Runner, slotRows, type RunSummary, type WorkItem } from './runner.js';
 import { buildTraceHeader } from './trace/header.js';
@@ -121,8 +122,11 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
     });
     if (gates?.source === 'warm-up') progress('calibrate', 1, 1, 'warm-up calibration done');
     // The signal the τ_d were calibrated in is part of the run: the policy gates with it and the
-    // trace header records it.
-    const resolved: RunConfig = gates ? { ...config, confidence: gates.confidence } : config;
+    // trace header records it, as it records the draft cost layers were priced at (when the
+    // calibration's acceptance made a price possible), so a what-if re-score prices them alike.
+    const resolved: RunConfig = gates
+      ? { ...config, confidence: gates.confidence, ...(gates.acceptance ? { draftCost: config.draftCost ?? DEFAULT_DRAFT_COST } : {}) }
+      : config;
     const policy = createPolicy(config.policy, { ...resolved, ...(gates ? { taus: gates.taus, denseTaus: gates.denseTaus, acceptance: gates.acceptance } : {}) });
     progress('load', 3, 3, 'ready');
     return { config: resolved, draftDir, targetDir, pair, workload, maxLength, gates, policy, release: () => pair.release() };

@@ -109,6 +109,13 @@ function parseProbability(value: string): number {
   return x;
 }
 
+/** A cost as a share of a target forward: a number ≥ 0 (at most 10, as a run's --draft-cost). */
+function parseShare(value: string): number {
+  const x = Number(value);
+  if (value.trim() === '' || !(x >= 0 && x <= 10)) throw new InvalidArgumentError(`expected a share of a target forward in [0, 10], got "${value}"`);
+  return x;
+}
+
 /** "0=0.2,5=0.35" → { "0": 0.2, "5": 0.35 }. */
 export function parseTaus(value: string): Record<string, number> {
   const taus: Record<string, number> = {};
@@ -216,6 +223,7 @@ export function register(program: Command): void {
     .option('--max-depth <n>', 'deepest depth a confident request may reach', parseCount)
     .option('--max-width <n>', 'most children per node under width expansion', parseCount)
     .option('--chain-length <n>', 'chain length (chain)', parseCount)
+    .option('--draft-cost <share>', "echo/dense/fixed: price each draft layer at this share of a target forward (0: no price); default the run's", parseShare)
     .option('--json', 'print the report as JSON')
     .action(async (file: string, options: WhatIfSettings & { json?: boolean }) => {
       const { json, ...settings } = options;

@@ -158,7 +158,14 @@ export function profileGates(profile: EchoProfile): {
   taus: Record<string, number>;
   denseTaus: Record<string, number>;
   confidence: ConfidenceSignal;
-  acceptance: AcceptanceTable;
+  /** None when the profile holds no samples to measure acceptance by (no draft price then). */
+  acceptance?: AcceptanceTable;
 } {
-  return { taus: { ...profile.taus }, denseTaus: { ...profile.denseTaus }, confidence: profile.confidence, acceptance: acceptanceTable(profile.depths) };
+  const acceptance = acceptanceTable(profile.depths);
+  return {
+    taus: { ...profile.taus },
+    denseTaus: { ...profile.denseTaus },
+    confidence: profile.confidence,
+    ...(acceptance.some((curve) => curve !== null) ? { acceptance } : {}),
+  };
 }

@@ -31,6 +31,8 @@ export interface WhatIfSettings {
   shape?: TreeShape;
   chainLength?: number;
   dddThreshold?: number;
+  /** echo / dense / fixed: the draft price per layer (0: none); default the run's. */
+  draftCost?: number;
 }
 
 export interface WhatIfRequestStep {
@@ -235,7 +237,8 @@ export function rescoreTrace(trace: TraceContents, settings: WhatIfSettings = {}
   // A run whose τ_d came from a profile (a file or its warm-up) has none in its config: they, and
   // the signal they are in, are in the header's copy of that profile.
   const profile = trace.header.profile && config.taus === undefined ? parseProfile(trace.header.profile, 'the trace header') : undefined;
-  const options: PolicyOptions = { ...config, ...(profile ? profileGates(profile) : {}), ...settings };
+  // Traces from before the draft price have no draftCost: their layers were never priced.
+  const options: PolicyOptions = { ...config, ...(profile ? profileGates(profile) : {}), draftCost: config.draftCost ?? 0, ...settings };
   const policy = createPolicy(config.policy, options);
   const futures = requestFutures(trace.steps);
   // Knob changes the run recorded apply at their step, unless the what-if sets that knob; each

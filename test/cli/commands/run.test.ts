@@ -163,12 +163,24 @@ describe('echo-studio run', () => {
     const profile = await writeGateProfile('rarely-profile.json', 'path-prob', 0.0001, { edges: [0, 0.5, 1], accepted: [1, 0], rejected: [20, 0] });
     const trace = (name: string) => join(tmp.path, name);
     const args = ['--policy', 'echo', '--profile', profile, '--batch', '2', '--kmax', '16', '--prompts', promptsFile, '--requests', '2', '--max-new-tokens', '5', ...pairFlags()];
-    await run([...args, '--draft-cost', '0', '--trace', trace('free.jsonl')]);
+    await run([...args, '--draft-cost', '0', '--trace', trace('free.jsonl'), '--record-candidates']);
     await run([...args, '--draft-cost', '0.5', '--trace', trace('priced.jsonl')]);
+    await run([...args, '--trace', trace('default.jsonl'), '--record-candidates']);
     const deepest = async (file: string) => Math.max(...(await readTrace(trace(file))).steps.flatMap((s) => s.requests.flatMap((r) => r.nodes.map((n) => n.depth))));
     expect(await deepest('free.jsonl')).toBeGreaterThan(0);
     expect(await deepest('priced.jsonl')).toBe(0);
-    expect((await readTrace(trace('priced.jsonl'))).header.config.draftCost).toBe(0.5);
+    const priced = await readTrace(trace('priced.jsonl'));
+    expect(priced.header.config.draftCost).toBe(0.5);
+    expect(priced.steps.flatMap((s) => s.requests.map((r) => r.stop?.reason))).toContain('not-worth-its-cost');
+    // The header records the price the run used (the default here), and a what-if re-score of
+    // the run prices layers alike; one of the unpriced run under a prohibitive price drafts only roots.
+    const recorded = await readTrace(trace('default.jsonl'));
+    expect(recorded.header.config.draftCost).toBe(0.05);
+    expect(rescoreTrace(recorded, {}).steps.map((s) => s.verifiedTokens)).toEqual(recorded.steps.map((s) => s.verifiedTokens));
+    const free = await readTrace(trace('free.jsonl'));
+    const repriced = rescoreTrace(free, { draftCost: 0.5 });
+    expect(repriced.undecidedRequestSteps).toBe(0);
+    expect(Math.max(...repriced.steps.map((s) => s.verifiedTokens ?? 0))).toBeLessThan(Math.max(...free.steps.map((s) => s.verifiedTokens)));
     await expect(run([...args, '--draft-cost', 'cheap'])).rejects.toThrow(/--draft-cost/);
     expect(ignoredFlagNotes({ batch: 1, kmax: 8, requests: 1, maxNewTokens: 2, temperature: 0, seed: 0, policy: 'static', draftCost: 0.1 })).toEqual([
       'note: --draft-cost has no effect on static (it applies to echo, dense, fixed)',
