@@ -322,7 +322,8 @@ export class ElasticScheduler implements SpeculationPolicy {
    * Under a verification cost: does one more node, accepted with probability p, raise expected
    * output per unit of step time, also paying `extraCost` (in one-token forwards)? Below the knee
    * verifying a token costs nothing extra. Throughput O/T rises iff
-   * (O + p) / O > (T(K + 1) + extra) / T(K), with T(K) = 1 + γ·max(0, K − knee).
+   * (O + p) / O > (T(K + 1) + extra) / T(K), with T(K) = 1 + γ·max(0, K − knee) plus, under a
+   * draft price, the draft forwards run so far (stepTime).
    */
   private pays(p: number, extraCost = 0): boolean {
     if (!this.rules.cost) return true;
