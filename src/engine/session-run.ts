@@ -127,6 +127,11 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
     const resolved: RunConfig = gates
       ? { ...config, confidence: gates.confidence, ...(gates.acceptance ? { draftCost: config.draftCost ?? DEFAULT_DRAFT_COST } : {}) }
       : config;
+    if (resolved.draftCost) {
+      options.log?.(
+        `${config.policy}: drafts a layer only when its measured chance of acceptance repays a draft forward, priced at ${resolved.draftCost} of a target forward (--draft-cost; 0 turns this off)`,
+      );
+    }
     const policy = createPolicy(config.policy, { ...resolved, ...(gates ? { taus: gates.taus, denseTaus: gates.denseTaus, acceptance: gates.acceptance } : {}) });
     progress('load', 3, 3, 'ready');
     return { config: resolved, draftDir, targetDir, pair, workload, maxLength, gates, policy, release: () => pair.release() };

@@ -181,6 +181,17 @@ describe('echo-studio run', () => {
     const repriced = rescoreTrace(free, { draftCost: 0.5 });
     expect(repriced.undecidedRequestSteps).toBe(0);
     expect(Math.max(...repriced.steps.map((s) => s.verifiedTokens ?? 0))).toBeLessThan(Math.max(...free.steps.map((s) => s.verifiedTokens)));
+    // The run says the price is on, and at what cost; with --draft-cost 0 it says nothing.
+    const said = async (draftCost?: number) => {
+      const lines: string[] = [];
+      const config = runConfigFromFlags({
+        policy: 'echo', profile, batch: 2, kmax: 16, prompts: promptsFile, requests: 1, maxNewTokens: 2, temperature: 0, seed: 0, draft: draftDir, target: targetDir, draftCost,
+      });
+      await executeRun(config, { log: (line) => lines.push(line) });
+      return lines.filter((l) => /repays a draft forward/.test(l));
+    };
+    expect(await said()).toEqual(['echo: drafts a layer only when its measured chance of acceptance repays a draft forward, priced at 0.05 of a target forward (--draft-cost; 0 turns this off)']);
+    expect(await said(0)).toEqual([]);
     await expect(run([...args, '--draft-cost', 'cheap'])).rejects.toThrow(/--draft-cost/);
     expect(ignoredFlagNotes({ batch: 1, kmax: 8, requests: 1, maxNewTokens: 2, temperature: 0, seed: 0, policy: 'static', draftCost: 0.1 })).toEqual([
       'note: --draft-cost has no effect on static (it applies to echo, dense, fixed)',
