@@ -63,9 +63,9 @@ export function acceptanceFromSamples(accepted: ArrayLike<number>, rejected: Arr
   const bins = Math.max(1, Math.min(MAX_BINS, Math.floor(all.length / SAMPLES_PER_BIN)));
   const edges = [0];
   for (let b = 1; b < bins; b++) {
-    // No edge at or below the smallest sample: the bin below it would be empty.
+    // No edge at or below the smallest sample, nor at the largest: a bin past it would be empty.
     const edge = all[Math.floor((b * all.length) / bins)];
-    if (edge > edges[edges.length - 1] && edge > all[0]) edges.push(edge);
+    if (edge > edges[edges.length - 1] && edge > all[0] && edge < all[all.length - 1]) edges.push(edge);
   }
   edges.push(Math.max(1, all[all.length - 1]));
   const count = (values: ArrayLike<number>) => {

@@ -26,7 +26,13 @@ const DepthEntrySchema = z.object({
   alternative: z.number().min(0).max(1).nullable().optional(),
   sweetSpot: z.boolean(),
   /** Acceptance rate by confidence in bins of equal sample counts (the draft price's curve); absent in older profiles. */
-  acceptance: z.object({ edges: z.array(z.number()), rates: z.array(z.number().min(0).max(1)) }).nullable().optional(),
+  acceptance: z
+    .object({ edges: z.array(z.number()), rates: z.array(z.number().min(0).max(1)).min(1) })
+    .refine((c) => c.edges.length === c.rates.length + 1 && c.edges.every((e, i) => i === 0 || e > c.edges[i - 1]), {
+      message: 'needs one rate per bin between ascending edges',
+    })
+    .nullable()
+    .optional(),
   histogram: z.object({
     edges: z.array(z.number()),
     accepted: z.array(z.number().int().min(0)),

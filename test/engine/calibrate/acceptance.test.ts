@@ -61,6 +61,10 @@ describe('measured acceptance by depth and confidence', () => {
     // Ties never make an empty bin; too few samples make one bin; none make no curve.
     const tied = acceptanceFromSamples(new Array(30).fill(0.2), new Array(30).fill(0.2))!;
     expect(tied.edges).toEqual([0, 1]);
+    // Certain confidences (1, a single candidate's margin) never make an edge at 1 twice.
+    const certain = acceptanceFromSamples(new Array(40).fill(1), [...new Array(20).fill(0.3), ...new Array(20).fill(1)])!;
+    expect(certain.edges).toEqual([0, 1]);
+    for (let i = 1; i < curve.edges.length; i++) expect(curve.edges[i]).toBeGreaterThan(curve.edges[i - 1]);
     expect(acceptanceFromSamples([0.3], [0.1])!.rates).toHaveLength(1);
     expect(acceptanceFromSamples([], [])).toBeNull();
   });

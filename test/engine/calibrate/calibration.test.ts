@@ -189,6 +189,11 @@ describe('profile JSON', () => {
     expect(parseProfile(beforeRules, 'old.json').tauRule).toBe('separation');
     expect(() => parseProfile({ ...profile, version: 3 }, 'new.json')).toThrow(/^new\.json: not a valid ECHO profile: version/);
     expect(profileGates(profile).confidence).toBe('path-margin');
+    // An acceptance curve must have one rate per bin between ascending edges.
+    const curve = (acceptance: unknown) => ({ ...profile, depths: [{ ...profile.depths[0], acceptance }, ...profile.depths.slice(1)] });
+    expect(parseProfile(curve({ edges: [0, 0.5, 1], rates: [0.1, 0.6] }), 'p.json').depths[0].acceptance).toEqual({ edges: [0, 0.5, 1], rates: [0.1, 0.6] });
+    expect(() => parseProfile(curve({ edges: [0, 1], rates: [0.1, 0.6] }), 'p.json')).toThrow(/^p\.json: not a valid ECHO profile: depths\.0\.acceptance: needs one rate per bin/);
+    expect(() => parseProfile(curve({ edges: [0, 0.5, 0.5], rates: [0.1, 0.6] }), 'p.json')).toThrow(/needs one rate per bin between ascending edges/);
     writeFileSync(join(dir, 'bad.json'), '{ nope');
     await expect(loadProfile(join(dir, 'bad.json'))).rejects.toThrow(/bad\.json: not JSON/);
   });
