@@ -2,12 +2,12 @@
 // confidences labelled accepted or rejected; the profile it writes holds per-depth AUC,
 // histograms, the sweet spots (AUC_d > δ) and τ_d, with sample counts.
 //   echo-studio calibrate (--domain D | --prompts FILE) [--draft DIR --target DIR] [--delta δ]
-//     [--tau-rule budget|separation] [--depth 8] [--requests 24] [--batch 8] [--max-new-tokens 32]
+//     [--tau-rule budget|separation] [--significance 0.05] [--depth 8] [--requests 24] [--batch 8] [--max-new-tokens 32]
 //     --out profile.json
 import { InvalidArgumentError, type Command } from 'commander';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../../engine/calibrate/calibration.js';
+import { DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../../engine/calibrate/calibration.js';
 import { saveProfile, signalAucs, type EchoProfile } from '../../engine/calibrate/profile.js';
 import { calibratePair, CLEARLY_BETTER_AUC, warmupKmax } from '../../engine/calibrate/warmup.js';
 import { loadPair } from '../../engine/pair.js';
@@ -24,6 +24,7 @@ export interface CalibrateFlags {
   target?: string;
   delta: number;
   tauRule?: TauRule;
+  significance?: number;
   depth: number;
   requests: number;
   batch: number;
@@ -96,6 +97,7 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
       maxNewTokens: flags.maxNewTokens,
       delta: flags.delta,
       tauRule,
+      significance: flags.significance ?? DEFAULT_SIGNIFICANCE,
       models: { draft: draftDir, target: targetDir },
       domain: flags.prompts ?? flags.domain ?? 'unknown',
       keep: flags.confidence ?? 'auto',
@@ -122,6 +124,11 @@ export function formatProfile(profile: EchoProfile): string {
       ? 'τ rule budget: each τ_d truncates only the confidences accepted less often than the next layer (the acceptance rate in "weighed vs"), what a released token buys'
       : "τ rule separation: each τ_d maximises Youden's J (weighed against the depth's own acceptance rate)",
   );
+  if (profile.significance < 1) {
+    lines.push(
+      `a τ_d must truncate confidences accepted less often than that beyond chance (one-sided binomial test at ${profile.significance}); where none does, τ_d passes everything`,
+    );
+  }
   const thin = profile.depths.filter((d) => d.auc === null && d.accepted + d.rejected > 0);
   if (thin.length > 0) {
     lines.push(
@@ -150,6 +157,12 @@ function keepFlag(value: string): ConfidenceSignal | 'auto' {
   } catch {
     throw new InvalidArgumentError(`--confidence takes path-prob, path-margin or auto, got "${value}"`);
   }
+}
+
+function significanceFlag(value: string): number {
+  const p = Number(value);
+  if (value.trim() === '' || !(p > 0 && p <= 1)) throw new InvalidArgumentError(`--significance takes a level in (0, 1], got "${value}"`);
+  return p;
 }
 
 function tauRuleFlag(value: string): TauRule {
@@ -184,6 +197,11 @@ export function register(program: Command): void {
       '--tau-rule <rule>',
       "how τ_d is chosen: budget (default; truncate only confidences accepted less often than the next layer, what the released budget buys) or separation (the paper's: maximise Youden's J)",
       tauRuleFlag,
+    )
+    .option(
+      '--significance <p>',
+      `a τ_d counts only if its truncated warm-up samples are accepted less often than what their budget buys beyond chance, at this level (one-sided binomial test; default ${DEFAULT_SIGNIFICANCE}); 1 turns the test off`,
+      significanceFlag,
     )
     .option('--depth <n>', 'layers to calibrate (depths 0 … n−1; the last is the target depth)', integer('--depth', 1), 8)
     .option('--requests <n>', 'warm-up prompts', integer('--requests', 1), 24)

@@ -50,6 +50,8 @@ export interface CalibrationOptions {
   minSamples?: number;
   /** How τ_d is chosen (default DEFAULT_TAU_RULE). */
   tauRule?: TauRule;
+  /** A cut must truncate samples accepted significantly less often than its alternative, at this level (default DEFAULT_SIGNIFICANCE). */
+  significance?: number;
 }
 
 /**
@@ -73,6 +75,13 @@ export const TAU_RULES: readonly TauRule[] = ['separation', 'budget'];
 export const DEFAULT_TAU_RULE: TauRule = 'budget';
 
 export const DEFAULT_DELTA = 0.75;
+/**
+ * The level at which a τ's truncated warm-up samples must be accepted less often than what their
+ * budget buys (one-sided binomial test). The best of a few hundred cuts over ~200 samples always
+ * gains something on the warm-up it was fitted to; a gain that chance explains is noise, and a
+ * gate acting on it cut prose's root near-ties for nothing (docs/echo.md, "Choosing τ_d").
+ */
+export const DEFAULT_SIGNIFICANCE = 0.05;
 export const DEFAULT_MIN_SAMPLES = 8;
 
 /**
@@ -80,9 +89,11 @@ export const DEFAULT_MIN_SAMPLES = 8;
  * something accepted with probability `alternative`: truncating a sample gains `alternative` and
  * loses the sample's own acceptance, so τ maximises Σ_{c ≤ τ} (alternative − accepted). Cuts are
  * the midpoints between consecutive distinct values (and just below the smallest: truncate
- * nothing, gain 0). Ties go to the lowest τ: truncating less when two cuts gain the same.
+ * nothing, gain 0). Ties go to the lowest τ: truncating less when two cuts gain the same. With a
+ * `significance` below 1, only cuts whose truncated samples are accepted significantly less often
+ * than `alternative` (one-sided binomial test at that level) count; without one, τ truncates nothing.
  */
-export function breakEvenThreshold(accepted: ArrayLike<number>, rejected: ArrayLike<number>, alternative: number): ThresholdChoice | null {
+export function breakEvenThreshold(accepted: ArrayLike<number>, rejected: ArrayLike<number>, alternative: number, significance = 1): ThresholdChoice | null {
   const nAcc = accepted.length;
   const nRej = rejected.length;
   if (nAcc === 0 || nRej === 0) return null;
@@ -107,20 +118,35 @@ export function breakEvenThreshold(accepted: ArrayLike<number>, rejected: ArrayL
     }
     const next = i < pooled.length ? pooled[i].v : Math.min(1, v + (1 - v) / 2);
     const gain = alternative * (accBelow + rejBelow) - accBelow;
-    if (gain > best.gain + eps) best = { tau: (v + next) / 2, gain, accBelow, rejBelow };
+    if (gain > best.gain + eps && (significance >= 1 || binomialAtMost(accBelow, accBelow + rejBelow, alternative) <= significance)) {
+      best = { tau: (v + next) / 2, gain, accBelow, rejBelow };
+    }
   }
   const truePositiveRate = (nAcc - best.accBelow) / nAcc;
   const falsePositiveRate = (nRej - best.rejBelow) / nRej;
   return { tau: best.tau, alternative, j: truePositiveRate - falsePositiveRate, truePositiveRate, falsePositiveRate };
 }
 
+/** P(X ≤ k) for X ~ Binomial(n, p). */
+export function binomialAtMost(k: number, n: number, p: number): number {
+  if (k >= n || p <= 0) return 1;
+  if (p >= 1) return 0;
+  let term = Math.pow(1 - p, n); // P(X = 0)
+  let sum = term;
+  for (let i = 1; i <= k; i++) {
+    term *= ((n - i + 1) / i) * (p / (1 - p));
+    sum += term;
+  }
+  return Math.min(1, sum);
+}
+
 /**
  * The τ maximising Youden's J = TPR − FPR (the paper's "best separation"): the break-even τ
  * against the depth's own acceptance rate (see TauRule). Ties go to the lowest τ.
  */
-export function youdenThreshold(accepted: ArrayLike<number>, rejected: ArrayLike<number>): ThresholdChoice | null {
+export function youdenThreshold(accepted: ArrayLike<number>, rejected: ArrayLike<number>, significance = 1): ThresholdChoice | null {
   const n = accepted.length + rejected.length;
-  return n === 0 ? null : breakEvenThreshold(accepted, rejected, accepted.length / n);
+  return n === 0 ? null : breakEvenThreshold(accepted, rejected, accepted.length / n, significance);
 }
 
 /**
@@ -154,7 +180,7 @@ export function calibrateDepths(samples: readonly DepthSamples[], options: Calib
     const enough = accepted.length >= minSamples && rejected.length >= minSamples;
     const auc = enough ? mannWhitneyAuc(accepted, rejected) : null;
     const alternative = alternatives[i];
-    const threshold = enough && alternative !== null ? breakEvenThreshold(accepted, rejected, alternative) : null;
+    const threshold = enough && alternative !== null ? breakEvenThreshold(accepted, rejected, alternative, options.significance ?? DEFAULT_SIGNIFICANCE) : null;
     const anchor = depth === 0 || depth === targetDepth;
     const sweetSpot = auc !== null && threshold !== null && (auc > delta || (anchor && auc > 0.5));
     return { depth, accepted: accepted.length, rejected: rejected.length, auc, threshold, sweetSpot };

@@ -51,6 +51,8 @@ export const EchoProfileSchema = z
     delta: z.number().min(0.5).max(1),
     /** How τ_d were chosen; profiles from before the choice used Youden's J (`separation`). */
     tauRule: z.enum(TAU_RULES as [TauRule, ...TauRule[]]).default('separation'),
+    /** The level a τ's truncations had to be significant at; profiles from before the test: 1 (none). */
+    significance: z.number().gt(0).max(1).default(1),
     /** The signal the AUCs, histograms and τ_d are in; profiles from before signals were path-prob. */
     confidence: ConfidenceSignalSchema.default('path-prob'),
     /** Every signal the calibration measured, with its mean AUC over the depths: why this one. */
@@ -80,6 +82,7 @@ export interface ProfileInputs {
   domain: string;
   delta: number;
   tauRule: TauRule;
+  significance: number;
   confidence: ConfidenceSignal;
   signals?: EchoProfile['signals'];
   targetDepth: number;
@@ -101,6 +104,7 @@ export function buildProfile(inputs: ProfileInputs): EchoProfile {
     domain: inputs.domain,
     delta: inputs.delta,
     tauRule: inputs.tauRule,
+    significance: inputs.significance,
     confidence: inputs.confidence,
     ...(inputs.signals ? { signals: inputs.signals } : {}),
     targetDepth: inputs.targetDepth,

@@ -8,7 +8,7 @@ import type { ModelSession } from '../model/types';
 import { ElasticScheduler } from '../policy/echo-scheduler';
 import { Runner, type WorkItem } from '../runner';
 import { acceptanceFromSamples } from './acceptance';
-import { calibrateDepths, DEFAULT_DELTA, DEFAULT_TAU_RULE, type DepthCalibration, type TauRule } from './calibration';
+import { calibrateDepths, DEFAULT_DELTA, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, type DepthCalibration, type TauRule } from './calibration';
 import { buildProfile, type EchoProfile } from './profile';
 
 export interface WarmupOptions {
@@ -101,13 +101,15 @@ export interface SampleCalibrationOptions {
   delta?: number;
   minSamples?: number;
   tauRule?: TauRule;
+  /** A τ's truncations must be significantly worse than their alternative at this level (default DEFAULT_SIGNIFICANCE; 1: off). */
+  significance?: number;
 }
 
 /** Per-depth calibration of warm-up samples: AUC, τ_d, sweet spots. */
 export function calibrateSamples(samples: WarmupSamples, options: SampleCalibrationOptions): DepthCalibration[] {
-  const { depth, delta = DEFAULT_DELTA, minSamples, tauRule } = options;
+  const { depth, delta = DEFAULT_DELTA, minSamples, tauRule, significance } = options;
   const perDepth = Array.from({ length: depth }, (_, d) => ({ depth: d, ...samples.accumulator.samples(d) }));
-  return calibrateDepths(perDepth, { delta, targetDepth: depth - 1, minSamples, tauRule });
+  return calibrateDepths(perDepth, { delta, targetDepth: depth - 1, minSamples, tauRule, significance });
 }
 
 export interface CalibrateRunOptions extends Omit<WarmupOptions, 'confidence'> {
@@ -115,6 +117,8 @@ export interface CalibrateRunOptions extends Omit<WarmupOptions, 'confidence'> {
   minSamples?: number;
   /** How τ_d is chosen (default DEFAULT_TAU_RULE; `separation` is the paper's Youden J). */
   tauRule?: TauRule;
+  /** See SampleCalibrationOptions.significance. */
+  significance?: number;
   models: { draft: string; target: string };
   domain: string;
   /** Signals to measure (default: every signal), so the profile shows how well each separates. */
@@ -166,12 +170,13 @@ export interface SignalCalibrations {
 export async function calibrateSignals(options: CalibrateRunOptions): Promise<SignalCalibrations> {
   const delta = options.delta ?? DEFAULT_DELTA;
   const tauRule = options.tauRule ?? DEFAULT_TAU_RULE;
+  const significance = options.significance ?? DEFAULT_SIGNIFICANCE;
   const signals = options.signals ?? ConfidenceSignalSchema.options;
   if (signals.length === 0) throw new Error('calibration needs at least one confidence signal');
   const measured: { confidence: ConfidenceSignal; samples: WarmupSamples; depths: DepthCalibration[]; meanAuc: number | null }[] = [];
   for (const confidence of signals) {
     const samples = await collectWarmupSamples({ ...options, confidence });
-    const depths = calibrateSamples(samples, { depth: options.depth, delta, minSamples: options.minSamples, tauRule });
+    const depths = calibrateSamples(samples, { depth: options.depth, delta, minSamples: options.minSamples, tauRule, significance });
     measured.push({ confidence, samples, depths, meanAuc: meanAuc(depths) });
   }
   const usable = (keep: ConfidenceSignal | 'auto') =>
@@ -196,6 +201,7 @@ export async function calibrateSignals(options: CalibrateRunOptions): Promise<Si
         domain: options.domain,
         delta,
         tauRule,
+        significance,
         confidence: m.confidence,
         signals: measured.map((x) => ({ confidence: x.confidence, meanAuc: x.meanAuc })),
         targetDepth: options.depth - 1,

@@ -66,6 +66,7 @@ async function writeGateProfile(name: string, confidence: 'path-prob' | 'path-ma
       domain: 'test',
       delta: 0.75,
       tauRule: 'budget',
+      significance: 0.05,
       confidence,
       targetDepth: 1,
       samples: { prompts: 1, steps: 1, requestSteps: 1 },

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calibrationPrompts, executeCalibrate, formatProfile } from '../../../src/cli/commands/calibrate';
 import { resolveGates } from '../../../src/engine/calibrate/gates';
 import { autoSignal } from '../../../src/engine/calibrate/warmup';
-import { calibrateDepths } from '../../../src/engine/calibrate/calibration';
+import { calibrateDepths, DEFAULT_SIGNIFICANCE } from '../../../src/engine/calibrate/calibration';
 import { loadProfile, saveProfile } from '../../../src/engine/calibrate/profile';
 import { profileOf } from './profile-fixture';
 import { RunConfigSchema } from '../../../src/shared/config';
@@ -61,6 +61,10 @@ describe('calibrate command and gate resolution', () => {
     const [d0, d1] = profile.depths;
     expect(d0.tau).not.toBeNull();
     expect(d0.alternative).toBeCloseTo(rate(d1), 12);
+    // Cuts must be significant unless told otherwise, and the printout says so.
+    expect(profile.significance).toBe(DEFAULT_SIGNIFICANCE);
+    expect(formatProfile(profile)).toMatch(/one-sided binomial test at 0\.05/);
+    expect(formatProfile({ ...profile, significance: 1 })).not.toMatch(/binomial/);
   });
 
   it('says which depths had too few samples for a τ, and how to get them one', () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { alternativeRates, breakEvenThreshold, calibrateDepths, tausOf, youdenThreshold } from '../../../src/engine/calibrate/calibration';
+import { alternativeRates, binomialAtMost, breakEvenThreshold, calibrateDepths, tausOf, youdenThreshold } from '../../../src/engine/calibrate/calibration';
 import { loadProfile, parseProfile, profileGates, saveProfile } from '../../../src/engine/calibrate/profile';
 import { profileOf } from './profile-fixture';
 
@@ -101,12 +101,46 @@ describe('alternativeRates', () => {
     // Depth 0 mixes: accepted 0.3 … 0.9, rejected 0.1 … 0.4; depth 1 is accepted half the time.
     const depth0 = { depth: 0, accepted: [0.3, 0.35, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9], rejected: [0.1, 0.2, 0.32, 0.4] };
     const depth1 = { depth: 1, accepted: [0.5, 0.6, 0.7, 0.8], rejected: [0.1, 0.2, 0.3, 0.4] };
-    const options = { delta: 0.75, targetDepth: 1, minSamples: 4 };
+    // Twelve samples cannot make any cut significant: this test is about where the cut falls.
+    const options = { delta: 0.75, targetDepth: 1, minSamples: 4, significance: 1 };
     const [youden] = calibrateDepths([depth0, depth1], { ...options, tauRule: 'separation' });
     const [budget] = calibrateDepths([depth0, depth1], { ...options, tauRule: 'budget' });
     expect(youden.threshold!.tau).toBeCloseTo(0.45, 12);
     expect(budget.threshold!.tau).toBeCloseTo(0.25, 12);
     expect(budget.threshold!.alternative).toBe(0.5);
+  });
+});
+
+describe('significant cuts only', () => {
+  it('binomialAtMost is the binomial distribution function', () => {
+    expect(binomialAtMost(0, 4, 0.5)).toBeCloseTo(1 / 16, 12);
+    expect(binomialAtMost(2, 4, 0.5)).toBeCloseTo(11 / 16, 12);
+    expect(binomialAtMost(4, 4, 0.5)).toBe(1);
+    expect(binomialAtMost(5, 8, 0.732)).toBeCloseTo(0.3671, 3);
+    expect(binomialAtMost(0, 3, 0)).toBe(1);
+    expect(binomialAtMost(2, 3, 1)).toBe(0);
+  });
+
+  it('drops a cut that chance explains, keeps one that it does not', () => {
+    // Prose's root on the demo pair, in small: the next layer is accepted 73 % of the time, the
+    // near-ties at the bottom about half as often. The best cut takes the 6 lowest (3 accepted,
+    // gain 1.4 on these samples), but 3 of 6 at 73 % is what chance gives (P ≈ 0.16): with the
+    // test, τ truncates nothing.
+    const ties = { accepted: [0.5, 0.501, 0.502, 0.503, 0.504], rejected: [0.5005, 0.5015, 0.5025] };
+    const above = { accepted: Array.from({ length: 30 }, (_, i) => 0.6 + i * 0.01), rejected: Array.from({ length: 8 }, (_, i) => 0.605 + i * 0.03) };
+    const accepted = [...ties.accepted, ...above.accepted];
+    const rejected = [...ties.rejected, ...above.rejected];
+    expect(breakEvenThreshold(accepted, rejected, 0.732)!.tau).toBeCloseTo((0.5025 + 0.503) / 2, 12);
+    expect(binomialAtMost(3, 6, 0.732)).toBeGreaterThan(0.05);
+    const sure = breakEvenThreshold(accepted, rejected, 0.732, 0.05)!;
+    expect(sure.tau).toBeLessThan(0.5);
+    expect(sure).toMatchObject({ truePositiveRate: 1, falsePositiveRate: 1 });
+    // Twelve low confidences accepted once: 1 of 12 at 73 % is not chance (P < 1e-5), so it stays.
+    const low = { accepted: [0.05], rejected: Array.from({ length: 11 }, (_, i) => 0.01 + i * 0.01) };
+    const both = [[...low.accepted, ...above.accepted], [...low.rejected, ...above.rejected]] as const;
+    const kept = breakEvenThreshold(both[0], both[1], 0.732, 0.05)!;
+    expect(kept.tau).toBeGreaterThan(0.11);
+    expect(kept).toEqual(breakEvenThreshold(both[0], both[1], 0.732)!);
   });
 });
 
@@ -150,7 +184,7 @@ describe('profile JSON', () => {
       { depth: 0, accepted: [0.9, 0.8, 0.7], rejected: [0.1, 0.2, 0.3] },
       { depth: 1, accepted: [0.4, 0.3, 0.6], rejected: [0.5, 0.2, 0.35] },
     ],
-    { delta: 0.75, targetDepth: 2, minSamples: 3 },
+    { delta: 0.75, targetDepth: 2, minSamples: 3, significance: 1 },
   );
   const profile = profileOf(depths, {
     confidence: 'path-margin',
@@ -187,6 +221,9 @@ describe('profile JSON', () => {
     expect(profile.tauRule).toBe('budget');
     const { tauRule: ___, ...beforeRules } = profile;
     expect(parseProfile(beforeRules, 'old.json').tauRule).toBe('separation');
+    // Before cuts had to be significant, none was tested.
+    const { significance: ____, ...beforeTest } = profile;
+    expect(parseProfile(beforeTest, 'old.json').significance).toBe(1);
     expect(() => parseProfile({ ...profile, version: 3 }, 'new.json')).toThrow(/^new\.json: not a valid ECHO profile: version/);
     expect(profileGates(profile).confidence).toBe('path-margin');
     // An acceptance curve must have one rate per bin between ascending edges.
@@ -201,7 +238,7 @@ describe('profile JSON', () => {
 
 describe('τ precision', () => {
   it('keeps four significant digits, so the tiny τ of deep layers survive', () => {
-    const depths = calibrateDepths([{ depth: 5, accepted: [3e-5, 4e-5, 5e-5], rejected: [1e-6, 2e-6, 1.2e-5] }], { delta: 0.75, targetDepth: 5, minSamples: 3 });
+    const depths = calibrateDepths([{ depth: 5, accepted: [3e-5, 4e-5, 5e-5], rejected: [1e-6, 2e-6, 1.2e-5] }], { delta: 0.75, targetDepth: 5, minSamples: 3, significance: 1 });
     expect(tausOf(depths, 'all')['5']).toBeCloseTo(2.1e-5, 10);
   });
 });

@@ -9,6 +9,7 @@ export function profileOf(depths: readonly DepthCalibration[], overrides: Partia
     domain: 'code',
     delta: 0.75,
     tauRule: 'budget',
+    significance: 0.05,
     confidence: 'path-prob',
     targetDepth: Math.max(0, depths.length - 1),
     samples: { prompts: 1, steps: 1, requestSteps: 1 },
