@@ -109,11 +109,16 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
   }
 }
 
+/** A τ below every sample (TPR = FPR = 1, J = 0): the gate never truncates. */
+function passesAll(d: EchoProfile['depths'][number] | undefined): boolean {
+  return d !== undefined && d.tau !== null && d.youdenJ === 0;
+}
+
 export function formatProfile(profile: EchoProfile): string {
   const lines = ['depth  accepted  rejected    AUC       τ_d  weighed vs  sweet spot'];
   for (const d of profile.depths) {
     const auc = d.auc === null ? '  n/a' : d.auc.toFixed(3);
-    const tau = d.tau === null ? '  n/a' : d.tau.toPrecision(3);
+    const tau = d.tau === null ? '  n/a' : passesAll(d) ? 'none' : d.tau.toPrecision(3);
     const versus = d.alternative === null || d.alternative === undefined ? 'n/a' : d.alternative.toFixed(3);
     lines.push(
       `${String(d.depth).padStart(5)}  ${String(d.accepted).padStart(8)}  ${String(d.rejected).padStart(8)}  ${auc.padStart(6)}  ${tau.padStart(8)}  ${versus.padStart(10)}  ${d.sweetSpot ? 'yes' : ''}`,
@@ -135,7 +140,9 @@ export function formatProfile(profile: EchoProfile): string {
       `too few ${thin.every((d) => d.rejected < d.accepted) ? 'rejected' : 'accepted or rejected'} samples for an AUC at depth ${thin.map((d) => d.depth).join(', ')} (at least ${DEFAULT_MIN_SAMPLES} of each): no τ there; more warm-up prompts (--requests) give them one`,
     );
   }
-  const taus = Object.entries(profile.taus).map(([d, t]) => `d${d}:${t}`).join(' ');
+  const taus = Object.entries(profile.taus)
+    .map(([d, t]) => `d${d}:${t}${passesAll(profile.depths.find((e) => e.depth === Number(d))) ? ' (no cut beat chance: passes all)' : ''}`)
+    .join(' ');
   lines.push(`D_sig (AUC > ${profile.delta}, plus root and target depth above chance): ${taus}`);
   const signals = profile.signals ?? [];
   const measured = signalAucs(profile);

@@ -67,6 +67,17 @@ describe('calibrate command and gate resolution', () => {
     expect(formatProfile({ ...profile, significance: 1 })).not.toMatch(/binomial/);
   });
 
+  it('shows a sweet spot whose cuts all failed the test as passing everything', () => {
+    // Eight of each, interleaved: no cut truncates samples accepted less often than chance allows.
+    const accepted = [0.51, 0.53, 0.55, 0.57, 0.59, 0.61, 0.63, 0.65];
+    const rejected = [0.5, 0.52, 0.54, 0.56, 0.58, 0.6, 0.62, 0.64];
+    const depths = calibrateDepths([{ depth: 0, accepted, rejected }], { delta: 0.75, targetDepth: 0 });
+    expect(depths[0]).toMatchObject({ sweetSpot: true, threshold: { truePositiveRate: 1, falsePositiveRate: 1 } });
+    const text = formatProfile(profileOf(depths));
+    expect(text).toMatch(/^ +0 +8 +8 +0\.\d{3} +none +0\.500 +yes$/m);
+    expect(text).toMatch(/D_sig .*: d0:0\.25 \(no cut beat chance: passes all\)/);
+  });
+
   it('says which depths had too few samples for a τ, and how to get them one', () => {
     // The root is almost always accepted: 12 accepted, 3 rejected, below the 8 of each needed.
     const depths = calibrateDepths(
