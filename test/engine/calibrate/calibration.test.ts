@@ -124,7 +124,7 @@ describe('significant cuts only', () => {
   it('drops a cut that chance explains, keeps one that it does not', () => {
     // Prose's root on the demo pair, in small: the next layer is accepted 73 % of the time, the
     // near-ties at the bottom about half as often. The best cut takes the 6 lowest (3 accepted,
-    // gain 1.4 on these samples), but 3 of 6 at 73 % is what chance gives (P ≈ 0.16): with the
+    // gain 1.4 on these samples), but 3 of 6 at 73 % is what chance gives (P ≈ 0.20): with the
     // test, τ truncates nothing.
     const ties = { accepted: [0.5, 0.501, 0.502, 0.503, 0.504], rejected: [0.5005, 0.5015, 0.5025] };
     const above = { accepted: Array.from({ length: 30 }, (_, i) => 0.6 + i * 0.01), rejected: Array.from({ length: 8 }, (_, i) => 0.605 + i * 0.03) };
