@@ -13,13 +13,14 @@
 // --max-new-tokens N [32], --threads N [2], --draft-precision int8|float32 [int8], --kmax N [from the knee: see kmaxFor], --hw SPEC for
 // the modelled clock [measured: the knee fit of this machine; or e.g. h100:70b],
 // --calibration-prompts N [24], --delta X [0.75], --tau-rule budget|separation [budget: see TauRule], --draft-cost X [0.05, the modelled clock's
-// draft forward: what the gated policies' draft price charges a layer; 0 drafts every layer the budget allows], --rounds N [1: policies interleaved N times, the
+// draft forward: what the gated policies' draft price charges a layer; 0 drafts every layer the budget allows], --significance P [0.05: a τ_d's
+// truncations must beat chance at this level; 1 turns the test off], --rounds N [1: policies interleaved N times, the
 // median round reported], --offset N [0: the workload starts at the pool's N-th prompt], --knee N [measured; give one to reuse an earlier
 // measurement: the modelled clock then keeps T_ar = T_1 and sets γ = 1 / knee].
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { interleavedRounds, pairBenchArgs, pairBenchOptions, policyEntry, runGreedy } from './pair-bench.js';
-import { DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../src/engine/calibrate/calibration.js';
+import { DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../src/engine/calibrate/calibration.js';
 import { profileGates, signalAucs } from '../src/engine/calibrate/profile.js';
 import { calibrateSignals } from '../src/engine/calibrate/warmup.js';
 import { clockFromSpec, tverClock, type ModelledClock } from '../src/engine/cost/clock.js';
@@ -47,6 +48,7 @@ const { values: args } = parseArgs({
     delta: { type: 'string', default: '0.75' },
     'tau-rule': { type: 'string', default: DEFAULT_TAU_RULE },
     'draft-cost': { type: 'string', default: String(DEFAULT_DRAFT_COST) },
+    significance: { type: 'string', default: String(DEFAULT_SIGNIFICANCE) },
     rounds: { type: 'string', default: '1' },
     offset: { type: 'string', default: '0' },
   },
@@ -58,6 +60,8 @@ const delta = Number(args.delta);
 const tauRule = args['tau-rule'] as TauRule;
 if (!TAU_RULES.includes(tauRule)) throw new Error(`--tau-rule takes ${TAU_RULES.join(' or ')}, got "${tauRule}"`);
 const rounds = Number(args.rounds);
+const significance = Number(args.significance);
+if (!(significance > 0 && significance <= 1)) throw new Error(`--significance takes a level in (0, 1], got "${args.significance}"`);
 const draftCost = Number(args['draft-cost']);
 if (!(draftCost >= 0)) throw new Error(`--draft-cost takes a share of a target forward (≥ 0), got "${args['draft-cost']}"`);
 // Another slice of the prompts (rotating the run pool), to see how much a ratio moves with the workload.
@@ -172,6 +176,7 @@ for (const domain of domains) {
     maxNewTokens: 32,
     delta,
     tauRule,
+    significance,
     models: { draft: args.draft, target: args.target },
     domain,
   };
