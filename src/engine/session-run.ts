@@ -11,6 +11,7 @@ import type { TraceHeader, TraceSummary } from '../shared/trace-schema.js';
 import { resolveGates, type ResolvedGates } from './calibrate/gates.js';
 import { RunMetricsAccumulator } from './metrics/run-metrics.js';
 import { loadPair, type ModelPair } from './pair.js';
+import { measureForwardCurve } from './cost/measure.js';
 import { DEFAULT_DRAFT_COST } from './policy/echo.js';
 import { createPolicy, type SpeculationPolicy } from './policy/index.js';
 import { Runner, slotRows, type RunSummary, type WorkItem } from './runner.js';
@@ -66,6 +67,11 @@ export interface RunSetupOptions {
   /** The draft's weight precision (default: int8 on CPU, see loadPair). */
   draftPrecision?: WeightPrecision;
   log?: (line: string) => void;
+  /**
+   * echo / dense / fixed: price draft forwards at what one costs on this machine against a target
+   * forward, measured after loading, instead of config.draftCost (`run --draft-cost auto`).
+   */
+  measureDraftCost?: boolean;
   /** Setup phases as they happen: 'load' (tokenise, load both models), 'calibrate' (warm-up). */
   progress?: (task: 'load' | 'calibrate', done: number, total: number, message?: string) => void;
 }
@@ -124,9 +130,8 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
     // The signal the τ_d were calibrated in is part of the run: the policy gates with it and the
     // trace header records it, as it records the draft cost layers were priced at (when the
     // calibration's acceptance made a price possible), so a what-if re-score prices them alike.
-    const resolved: RunConfig = gates
-      ? { ...config, confidence: gates.confidence, ...(gates.acceptance ? { draftCost: config.draftCost ?? DEFAULT_DRAFT_COST } : {}) }
-      : config;
+    const draftCost = gates?.acceptance ? await runDraftCost(config, pair, options) : undefined;
+    const resolved: RunConfig = gates ? { ...config, confidence: gates.confidence, ...(draftCost !== undefined ? { draftCost } : {}) } : config;
     if (resolved.draftCost) {
       options.log?.(
         `${config.policy}: drafts a layer only when its measured chance of acceptance repays a draft forward, priced at ${resolved.draftCost} of a target forward (--draft-cost; 0 turns this off)`,
@@ -139,6 +144,21 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
     await pair.release();
     throw err;
   }
+}
+
+/**
+ * The draft price of a run that can price layers: measured on this machine when asked (the median
+ * of a few one-token forwards of each model on a slot with some context), else the config's, else
+ * the default.
+ */
+async function runDraftCost(config: RunConfig, pair: ModelPair, options: RunSetupOptions): Promise<number> {
+  if (!options.measureDraftCost) return config.draftCost ?? DEFAULT_DRAFT_COST;
+  const forward = { tokenCounts: [1], repeats: 9, slots: 1, context: 16 };
+  const [target] = await measureForwardCurve(pair.target, forward);
+  const [draft] = await measureForwardCurve(pair.draft, forward);
+  const share = Number((draft.ms / target.ms).toPrecision(3));
+  options.log?.(`${config.policy}: measured a draft forward at ${share} of a target forward (${draft.ms.toFixed(2)} ms against ${target.ms.toFixed(2)} ms): the draft price`);
+  return share;
 }
 
 /** A runner over the setup's pair and workload (`policy` defaults to the setup's own). */

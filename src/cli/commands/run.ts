@@ -39,7 +39,8 @@ export interface RunFlags {
   maxWidth?: number;
   dddThreshold?: number;
   verifyCost?: VerifyCost;
-  draftCost?: number;
+  /** A share of a target forward, or `auto`: measured on this machine after loading. */
+  draftCost?: number | 'auto';
   profile?: string;
   confidence?: ConfidenceSignal;
   threads?: number;
@@ -124,7 +125,7 @@ export function runConfigFromFlags(flags: RunFlags): RunConfig {
     maxWidth: flags.maxWidth,
     dddThreshold: flags.dddThreshold,
     verifyCost: flags.verifyCost,
-    draftCost: flags.draftCost,
+    draftCost: flags.draftCost === 'auto' ? undefined : flags.draftCost,
     profile: flags.profile,
     confidence: flags.confidence,
   };
@@ -149,6 +150,8 @@ export interface RunOptions {
   compareAr?: boolean;
   /** Also time every step on this modelled clock (acceptance still comes from the real models). */
   clock?: ModelledClock;
+  /** Price draft forwards at what one costs on this machine (`--draft-cost auto`). */
+  measureDraftCost?: boolean;
   log?: (line: string) => void;
 }
 
@@ -165,7 +168,13 @@ export function clockFromFlags(flags: Pick<RunFlags, 'clock' | 'hw' | 'hwProfile
 }
 
 export async function executeRun(config: RunConfig, options: RunOptions = {}): Promise<RunReport> {
-  const setup = await loadRunSetup(config, { threads: options.threads, provider: options.provider, draftPrecision: options.draftPrecision, log: options.log });
+  const setup = await loadRunSetup(config, {
+    threads: options.threads,
+    provider: options.provider,
+    draftPrecision: options.draftPrecision,
+    measureDraftCost: options.measureDraftCost,
+    log: options.log,
+  });
   const { draftDir, targetDir } = setup;
   try {
     if (options.recordCandidates && !options.trace) throw new Error('--record-candidates needs --trace FILE');
@@ -235,6 +244,13 @@ function integer(name: string, min: number) {
     if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}, got "${value}"`);
     return n;
   };
+}
+
+function draftCostFlag(value: string): number | 'auto' {
+  if (value === 'auto') return 'auto';
+  const share = Number(value);
+  if (value.trim() === '' || !(share >= 0 && share <= 10)) throw new InvalidArgumentError(`--draft-cost takes a share of a target forward in [0, 10] or auto, got "${value}"`);
+  return share;
 }
 
 function number(name: string) {
@@ -316,7 +332,7 @@ export function register(program: Command): void {
     .option('--max-width <n>', 'ECHO: most children per node under width expansion', integer('--max-width', 1))
     .option('--ddd-threshold <x>', 'ddd: stop deepening when log Σ_beam exp(S) is below this', number('--ddd-threshold'))
     .option('--verify-cost <knee:gamma[:draft]>', 'echo/dense/fixed: grant a token only if its expected acceptance pays for its verification time under this T_ver fit, and draft a layer only if a sure token would pay for its draft row too (profile-hw prints it); default: fill K_max', parseVerifyCost)
-    .option('--draft-cost <share>', "echo/dense/fixed: one draft forward's cost as a share of the target's one-token forward (profile-hw prints it); with a profile or warm-up, a layer is drafted only if its measured chance of acceptance pays for that; 0 = draft every layer the budget allows (default 0.05)", number('--draft-cost'))
+    .option('--draft-cost <share|auto>', "echo/dense/fixed: one draft forward's cost as a share of the target's one-token forward (profile-hw prints it), or auto: measured on this machine after loading; with a profile or warm-up, a layer is drafted only if its measured chance of acceptance pays for that; 0 = draft every layer the budget allows (default 0.05)", draftCostFlag)
     .option('--profile <file>', 'echo/dense/fixed: calibration profile JSON with τ_d (from `echo-studio calibrate`)')
     .option('--confidence <signal>', "echo/dense/fixed: what gates and priorities read: path-prob (the paper's draft path probability) or path-margin (each step renormalised over the parent's two best candidates); default: the profile's; without one, the warm-up's pick (the better separating signal); with --taus, path-prob", confidenceFlag)
     .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
@@ -335,7 +351,17 @@ export function register(program: Command): void {
       const clock = clockFromFlags(flags);
       const log = (line: string) => process.stderr.write(`${line}\n`);
       for (const note of ignoredFlagNotes(flags)) log(note);
-      const report = await executeRun(config, { threads: flags.threads, provider: flags.provider, draftPrecision: flags.draftPrecision, trace: flags.trace, recordCandidates: flags.recordCandidates, compareAr: flags.compareAr, clock, log });
+      const report = await executeRun(config, {
+        threads: flags.threads,
+        provider: flags.provider,
+        draftPrecision: flags.draftPrecision,
+        trace: flags.trace,
+        recordCandidates: flags.recordCandidates,
+        compareAr: flags.compareAr,
+        clock,
+        measureDraftCost: flags.draftCost === 'auto',
+        log,
+      });
       if (flags.out) {
         const records = resolvePrompts(config);
         const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');

@@ -193,6 +193,16 @@ describe('echo-studio run', () => {
     };
     expect(await said()).toEqual(['echo: drafts a layer only when its measured chance of acceptance repays a draft forward, priced at 0.05 of a target forward (--draft-cost; 0 turns this off)']);
     expect(await said(0)).toEqual([]);
+    // auto: the price is what a draft forward costs here against a target forward, measured after
+    // loading, said, and recorded as the number the run used.
+    await run([...args, '--draft-cost', 'auto', '--trace', trace('auto.jsonl')]);
+    const measured = (await readTrace(trace('auto.jsonl'))).header.config.draftCost!;
+    expect(measured).toBeGreaterThan(0);
+    expect(measured).toBeLessThan(10);
+    const lines: string[] = [];
+    const config = runConfigFromFlags({ policy: 'echo', profile, batch: 2, kmax: 16, prompts: promptsFile, requests: 1, maxNewTokens: 2, temperature: 0, seed: 0, draft: draftDir, target: targetDir });
+    await executeRun(config, { measureDraftCost: true, log: (line) => lines.push(line) });
+    expect(lines.some((l) => /^echo: measured a draft forward at [\d.e-]+ of a target forward \([\d.]+ ms against [\d.]+ ms\)/.test(l)), lines.join('\n')).toBe(true);
     await expect(run([...args, '--draft-cost', 'cheap'])).rejects.toThrow(/--draft-cost/);
     expect(ignoredFlagNotes({ batch: 1, kmax: 8, requests: 1, maxNewTokens: 2, temperature: 0, seed: 0, policy: 'static', draftCost: 0.1 })).toEqual([
       'note: --draft-cost has no effect on static (it applies to echo, dense, fixed)',
