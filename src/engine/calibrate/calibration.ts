@@ -131,13 +131,14 @@ export function breakEvenThreshold(accepted: ArrayLike<number>, rejected: ArrayL
 export function binomialAtMost(k: number, n: number, p: number): number {
   if (k >= n || p <= 0) return 1;
   if (p >= 1) return 0;
-  let term = Math.pow(1 - p, n); // P(X = 0)
-  let sum = term;
-  for (let i = 1; i <= k; i++) {
-    term *= ((n - i + 1) / i) * (p / (1 - p));
-    sum += term;
-  }
-  return Math.min(1, sum);
+  // In logs: (1 − p)^n underflows to 0 for a warm-up of a few hundred samples per depth.
+  const logRatio = Math.log(p) - Math.log1p(-p);
+  const logTerms = [n * Math.log1p(-p)]; // log P(X = 0)
+  for (let i = 1; i <= k; i++) logTerms.push(logTerms[i - 1] + Math.log((n - i + 1) / i) + logRatio);
+  const top = Math.max(...logTerms);
+  let sum = 0;
+  for (const logTerm of logTerms) sum += Math.exp(logTerm - top);
+  return Math.min(1, Math.exp(top) * sum);
 }
 
 /**
