@@ -43,6 +43,9 @@ export const ConfidenceSignalSchema = z.enum(['path-prob', 'path-margin']);
 export type ConfidenceSignal = z.infer<typeof ConfidenceSignalSchema>;
 
 /** A base tree shape: max depth, top-k children per node, verified draft tokens per request. */
+/** The most a draft forward may cost, in target one-token forwards (a bound on typos, not on hardware). */
+export const MAX_DRAFT_COST = 10;
+
 export const TreeShapeSchema = z.object({
   depth: z.number().int().min(1).max(64),
   topk: z.number().int().min(1).max(64),
@@ -96,7 +99,7 @@ export const RunConfigSchema = z
      * (profile-hw prints it). With a calibration's measured acceptance (a profile or the warm-up),
      * a layer is drafted only when it can pay for its forward; 0 turns that off. Default 0.05.
      */
-    draftCost: z.number().min(0).max(10).optional(),
+    draftCost: z.number().min(0).max(MAX_DRAFT_COST).optional(),
     /** Path to a calibration profile JSON. */
     profile: z.string().optional(),
     /**

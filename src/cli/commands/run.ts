@@ -13,7 +13,7 @@ import type { RequestResult } from '../../engine/runner.js';
 import { createRunner, loadRunSetup, resolvePrompts, runTraceHeader } from '../../engine/session-run.js';
 import { ExpansionRecorder } from '../../engine/trace/expansions.js';
 import { TraceRecorder } from '../../engine/trace/writer.js';
-import { ConfidenceSignalSchema, GATED_POLICIES, POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
+import { ConfidenceSignalSchema, GATED_POLICIES, MAX_DRAFT_COST, POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { RunMetrics } from '../../shared/events.js';
 
 // Resolving a RunConfig into loaded models and a runner is shared with the studio's engine host.
@@ -246,11 +246,17 @@ function integer(name: string, min: number) {
   };
 }
 
-function draftCostFlag(value: string): number | 'auto' {
-  if (value === 'auto') return 'auto';
+/** `--draft-cost` of run and trace what-if: a share of a target forward, within the config's bound. */
+export function parseDraftCost(value: string, also = ''): number {
   const share = Number(value);
-  if (value.trim() === '' || !(share >= 0 && share <= 10)) throw new InvalidArgumentError(`--draft-cost takes a share of a target forward in [0, 10] or auto, got "${value}"`);
+  if (value.trim() === '' || !(share >= 0 && share <= MAX_DRAFT_COST)) {
+    throw new InvalidArgumentError(`--draft-cost takes a share of a target forward in [0, ${MAX_DRAFT_COST}]${also}, got "${value}"`);
+  }
   return share;
+}
+
+function draftCostFlag(value: string): number | 'auto' {
+  return value === 'auto' ? 'auto' : parseDraftCost(value, ' or auto');
 }
 
 function number(name: string) {

@@ -11,6 +11,7 @@ import { readTraceStreaming } from '../../engine/trace/read.js';
 import { rescoreTrace, type WhatIfResult, type WhatIfSettings } from '../../engine/trace/what-if.js';
 import type { DepthHistogram, RunMetrics } from '../../shared/events.js';
 import type { TraceHeader } from '../../shared/trace-schema.js';
+import { parseDraftCost } from './run.js';
 import { DEFAULT_PORT, parsePort, serveStudio } from './serve.js';
 
 export const EXPORT_FORMATS = ['parquet', 'perfetto', 'csv'] as const;
@@ -106,13 +107,6 @@ function parseCount(value: string): number {
 function parseProbability(value: string): number {
   const x = Number(value);
   if (value.trim() === '' || !(x >= 0 && x <= 1)) throw new InvalidArgumentError(`expected a number in [0, 1], got "${value}"`);
-  return x;
-}
-
-/** A cost as a share of a target forward: a number ≥ 0 (at most 10, as a run's --draft-cost). */
-function parseShare(value: string): number {
-  const x = Number(value);
-  if (value.trim() === '' || !(x >= 0 && x <= 10)) throw new InvalidArgumentError(`expected a share of a target forward in [0, 10], got "${value}"`);
   return x;
 }
 
@@ -223,7 +217,7 @@ export function register(program: Command): void {
     .option('--max-depth <n>', 'deepest depth a confident request may reach', parseCount)
     .option('--max-width <n>', 'most children per node under width expansion', parseCount)
     .option('--chain-length <n>', 'chain length (chain)', parseCount)
-    .option('--draft-cost <share>', "echo/dense/fixed: price each draft layer at this share of a target forward (0: no price); default the run's", parseShare)
+    .option('--draft-cost <share>', "echo/dense/fixed: price each draft layer at this share of a target forward (0: no price); default the run's", (value: string) => parseDraftCost(value))
     .option('--json', 'print the report as JSON')
     .action(async (file: string, options: WhatIfSettings & { json?: boolean }) => {
       const { json, ...settings } = options;
