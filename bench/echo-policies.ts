@@ -23,7 +23,7 @@ import { interleavedRounds, pairBenchArgs, pairBenchOptions, policyEntry, runGre
 import { DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../src/engine/calibrate/calibration.js';
 import { profileGates, signalAucs } from '../src/engine/calibrate/profile.js';
 import { calibrateSignals } from '../src/engine/calibrate/warmup.js';
-import { clockFromSpec, tverClock, type ModelledClock } from '../src/engine/cost/clock.js';
+import { clockFromSpec, DEFAULT_DRAFT_FRACTION, tverClock, type ModelledClock } from '../src/engine/cost/clock.js';
 import { draftRowCost, fitKnee } from '../src/engine/cost/knee.js';
 import { measureForwardCurve } from '../src/engine/cost/measure.js';
 import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
@@ -156,7 +156,7 @@ const draftRow = draftRowCost(fit, draftFit);
 console.log(`target forward: ${curve.map((p) => `${p.tokens}:${p.ms.toFixed(1)}ms`).join(' ')}${args.knee ? ` (measured knee ${measuredFit.kmax}; --knee ${knee} used)` : ''}`);
 console.log(`draft: T_1 ${draftFit.tArMs.toFixed(2)} ms, one drafted row = ${draftRow.toPrecision(3)} of a target forward (echo+cost's draftRow)`);
 console.log(`knee ${knee} tokens (T_ar ${fit.tArMs.toFixed(2)} ms, γ ${fit.gamma.toPrecision(3)}); K_max per batch: ${batches.map((b) => `${b}→${kmaxFor(b, knee)}`).join(', ')}`);
-const clock = args.hw === 'measured' ? tverClock(fit, 0.05, 'measured T_ver fit') : clockFromSpec(args.hw);
+const clock = args.hw === 'measured' ? tverClock(fit, DEFAULT_DRAFT_FRACTION, 'measured T_ver fit') : clockFromSpec(args.hw);
 console.log(`modelled clock: ${clock.label}; max new tokens ${maxNewTokens}, onnxruntime threads ${threads}, greedy`);
 console.log(`draft price of echo / dense / fixed: ${draftCost > 0 ? `a layer's forward = ${draftCost} of a target forward, against the calibration's measured acceptance` : 'off (--draft-cost 0)'}\n`);
 

@@ -1,5 +1,6 @@
 // How often a layer is accepted at a given confidence, as the warm-up measured it: per depth, the
-// share of accepted layers in each confidence bin of the profile's histograms. The scheduler's
+// share of accepted layers in each confidence bin (bins of equal sample counts, stored in the
+// profile; older profiles: the bins of their histograms). The scheduler's
 // draft price reads it to judge whether a request's next layer could pay for its draft forward
 // (the draft's own probabilities are no such estimate: on the demo pair they under-state how
 // often deep tokens are accepted several times over).
