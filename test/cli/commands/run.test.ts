@@ -34,15 +34,22 @@ afterAll(() => {
   tmp.cleanup();
 });
 
+/** What the last run() wrote to stderr (its log lines). */
+let lastStderr = '';
+
 async function run(args: string[]): Promise<string> {
   const program = new Command('echo-studio').exitOverride();
   register(program);
   let out = '';
+  lastStderr = '';
   const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
     out += String(chunk);
     return true;
   });
-  const errSpy = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+  const errSpy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    lastStderr += String(chunk);
+    return true;
+  });
   try {
     await program.parseAsync(['node', 'echo-studio', 'run', ...args]);
   } finally {
@@ -199,6 +206,8 @@ describe('echo-studio run', () => {
     const measured = (await readTrace(trace('auto.jsonl'))).header.config.draftCost!;
     expect(measured).toBeGreaterThan(0);
     expect(measured).toBeLessThan(10);
+    expect(lastStderr).toContain(`echo: measured a draft forward at ${measured} of a target forward`);
+    expect(lastStderr).toContain(`priced at ${measured} of a target forward`);
     const lines: string[] = [];
     const config = runConfigFromFlags({ policy: 'echo', profile, batch: 2, kmax: 16, prompts: promptsFile, requests: 1, maxNewTokens: 2, temperature: 0, seed: 0, draft: draftDir, target: targetDir });
     await executeRun(config, { measureDraftCost: true, log: (line) => lines.push(line) });
