@@ -5,25 +5,25 @@
 //   gather_index [B, T] int32                         packed row of (request b, token t); padding → any row
 //   scatter_index [N] int32                           flat b*T+t of each packed row (gather back)
 //   past_index [B, L] int32                           rows slot*maxLen + j of each request's past
-//   attn_mask [B, 1, 1, T, L+T] float32               additive: 0 = visible, -1e30 = hidden
-//   past_key_i / past_value_i [slots*maxLen, kvH, hd] float32, the session's persistent KV buffers
+//   attn_mask [B, 1, T, L+T] float32                  additive: 0 = visible, -1e30 = hidden
+//   past_key_i / past_value_i [kvH, slots*maxLen, hd] float32, the session's persistent KV buffers (head-major)
 //   logits_rows [R1], topk_rows [R2], argmax_rows [R3] int32, topk_k [1] int64
 // outputs:
 //   logits [R1, V], topk_logprobs [R2, k], topk_ids [R2, k] int32, argmax [R3] int32,
-//   new_key_i / new_value_i [N, kvH, hd] (K after RoPE) for the session to store.
+//   new_key_i / new_value_i [kvH, N, hd] (K after RoPE) for the session to store.
 // Linear layers and the output head run on float32 weights, or for a draft model optionally on
 // 8-bit block-quantized ones (MatMulNBits): a one-token draft call is bound by reading its weights,
 // and a small draft's float32 head alone (4096 × 128) no longer fits a core's L2 cache. Never for
 // a target: its logits decide what a run outputs.
 // Linear layers and norms run on the N packed rows only; attention pads per request to T inside
-// the graph. GQA is computed without repeating K/V: q is laid out [B, kvH, G*T, hd] so each KV
+// the graph. GQA is computed without repeating K/V: q is laid out [kvH, B, hd, G*T] so each KV
 // head multiplies all its G query heads in one MatMul.
 import type { WeightPrecision } from '../../shared/config.js';
 import { ropeInverseFrequencies, type ModelConfig } from './config.js';
 import { AttributeType, DataType, type AttributeProtoJs, type NodeProtoJs, type ValueInfoProtoJs } from './onnx-proto.js';
 
 /** Bump when the graph layout changes, so cached graphs are rebuilt. */
-export const GRAPH_VERSION = 5;
+export const GRAPH_VERSION = 6;
 export const OPSET = 17;
 export const MASK_HIDDEN = -1e30;
 /** onnxruntime's contrib-op domain (MatMulNBits). */
@@ -162,7 +162,7 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     valueInfo('gather_index', DataType.INT32, ['B', 'T']),
     valueInfo('scatter_index', DataType.INT32, ['N']),
     valueInfo('past_index', DataType.INT32, ['B', 'L']),
-    valueInfo('attn_mask', DataType.FLOAT, ['B', 1, 1, 'T', 'LT']),
+    valueInfo('attn_mask', DataType.FLOAT, ['B', 1, 'T', 'LT']),
     valueInfo('logits_rows', DataType.INT32, ['R1']),
     valueInfo('topk_rows', DataType.INT32, ['R2']),
     valueInfo('argmax_rows', DataType.INT32, ['R3']),
@@ -266,27 +266,35 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
       qk = rmsNorm(qk, g.init(p + 'self_attn.qk_norm.weight', [nH + kvH, hd], headNorm), 2);
     }
     const [q, kRoped] = g.op('Split', [rope(qk), g.i64([nH, kvH])], { axis: 1 }, 2);
-    const k = g.one('Identity', [kRoped], {}, `new_key_${layer}`);
-    const v = g.one('Reshape', [vFlat, g.i64([-1, kvH, hd])], {}, `new_value_${layer}`);
+    const k = g.one('Reshape', [kRoped, g.i64([-1, kvH, hd])]); // [N, kvH, hd]
+    const v = g.one('Reshape', [vFlat, g.i64([-1, kvH, hd])]);
+    // The session stores them head-major, as its buffers are: one contiguous run per head and entry.
+    g.one('Transpose', [k], { perm: [1, 0, 2] }, `new_key_${layer}`); // [kvH, N, hd]
+    g.one('Transpose', [v], { perm: [1, 0, 2] }, `new_value_${layer}`);
 
-    // Per-request padded attention: past rows [B, L] from the persistent buffers + new rows [B, T].
-    const pastK = g.one('Gather', [`past_key_${layer}`, 'past_index'], { axis: 0 });
-    const pastV = g.one('Gather', [`past_value_${layer}`, 'past_index'], { axis: 0 });
-    const newK = g.one('Gather', [k, 'gather_index'], { axis: 0 });
-    const newV = g.one('Gather', [v, 'gather_index'], { axis: 0 });
-    const keys = g.one('Concat', [pastK, newK], { axis: 1 }); // [B, L+T, kvH, hd]
-    const values = g.one('Concat', [pastV, newV], { axis: 1 });
-    const keysT = g.one('Transpose', [keys], { perm: [0, 2, 3, 1] }); // [B, kvH, hd, L+T]
-    const valuesT = g.one('Transpose', [values], { perm: [0, 2, 1, 3] }); // [B, kvH, L+T, hd]
+    // Per-request padded attention over past rows [B, L] of the persistent buffers + new rows [B, T].
+    // The buffers are head-major, so gathering a request's past gives [kvH, B, L, hd], the layout
+    // the batched MatMuls read: K and V are never transposed (Kᵀ below is fused into its MatMul).
+    // With buffers laid out by row, the two transposes of K and V took a third of a batch-64
+    // forward; joining the past and new rows still copies them once.
+    const pastK = g.one('Gather', [`past_key_${layer}`, 'past_index'], { axis: 1 }); // [kvH, B, L, hd]
+    const pastV = g.one('Gather', [`past_value_${layer}`, 'past_index'], { axis: 1 });
+    const newK = g.one('Transpose', [g.one('Gather', [k, 'gather_index'], { axis: 0 })], { perm: [2, 0, 1, 3] }); // [kvH, B, T, hd]
+    const newV = g.one('Transpose', [g.one('Gather', [v, 'gather_index'], { axis: 0 })], { perm: [2, 0, 1, 3] });
 
     const qPad = g.one('Gather', [q, 'gather_index'], { axis: 0 }); // [B, T, nH, hd]
     const q5 = g.one('Reshape', [qPad, g.i64([0, 0, kvH, G, hd])]);
-    const qHeads = g.one('Reshape', [g.one('Transpose', [q5], { perm: [0, 2, 3, 1, 4] }), g.i64([0, 0, -1, hd])]); // [B, kvH, G*T, hd]
-    const scores = g.one('Reshape', [g.one('MatMul', [qHeads, keysT]), scoresSplitShape]); // [B, kvH, G, T, L+T]
-    const probs = g.one('Softmax', [g.one('Add', [scores, 'attn_mask'])], { axis: -1 });
-    const ctx = g.one('MatMul', [g.one('Reshape', [probs, scoresMergeShape]), valuesT]); // [B, kvH, G*T, hd]
+    const qHeads = g.one('Reshape', [g.one('Transpose', [q5], { perm: [2, 0, 3, 1, 4] }), g.i64([0, 0, -1, hd])]); // [kvH, B, G*T, hd]
+    const keys = g.one('Concat', [pastK, newK], { axis: 2 }); // [kvH, B, L+T, hd]
+    const values = g.one('Concat', [pastV, newV], { axis: 2 });
+    // Kᵀ as a Transpose of the last two axes right before its MatMul: onnxruntime fuses the pair
+    // into one FusedMatMul that reads K in place.
+    const keysT = g.one('Transpose', [keys], { perm: [0, 1, 3, 2] });
+    const scores = g.one('Reshape', [g.one('MatMul', [qHeads, keysT]), scoresSplitShape]); // [kvH, B, G, T, L+T]
+    const probs = g.one('Reshape', [g.one('Softmax', [g.one('Add', [scores, 'attn_mask'])], { axis: -1 }), scoresMergeShape]); // [kvH, B, G*T, L+T]
+    const ctx = g.one('MatMul', [probs, values]); // [kvH, B, G*T, hd]
     const ctx5 = g.one('Reshape', [ctx, g.i64([0, 0, G, -1, hd])]);
-    const ctxRows = g.one('Reshape', [g.one('Transpose', [ctx5], { perm: [0, 3, 1, 2, 4] }), g.i64([-1, qDim])]); // [B*T, qDim]
+    const ctxRows = g.one('Reshape', [g.one('Transpose', [ctx5], { perm: [1, 3, 0, 2, 4] }), g.i64([-1, qDim])]); // [B*T, qDim]
     const attn = g.one('Gather', [ctxRows, 'scatter_index'], { axis: 0 }); // [N, qDim]
 
     const oW = weights.get(p + 'self_attn.o_proj.weight', [H, qDim]);
@@ -311,10 +319,10 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     const downB = cfg.mlpBias ? w('mlp.down_proj.bias', [H]) : null;
     hidden = g.one('Add', [hidden, linear(act, p + 'mlp.down_proj.weight', downW, [H, I], downB)]);
 
-    inputs.push(valueInfo(`past_key_${layer}`, DataType.FLOAT, ['S', kvH, hd]));
-    inputs.push(valueInfo(`past_value_${layer}`, DataType.FLOAT, ['S', kvH, hd]));
-    outputs.push(valueInfo(`new_key_${layer}`, DataType.FLOAT, ['N', kvH, hd]));
-    outputs.push(valueInfo(`new_value_${layer}`, DataType.FLOAT, ['N', kvH, hd]));
+    inputs.push(valueInfo(`past_key_${layer}`, DataType.FLOAT, [kvH, 'S', hd]));
+    inputs.push(valueInfo(`past_value_${layer}`, DataType.FLOAT, [kvH, 'S', hd]));
+    outputs.push(valueInfo(`new_key_${layer}`, DataType.FLOAT, [kvH, 'N', hd]));
+    outputs.push(valueInfo(`new_value_${layer}`, DataType.FLOAT, [kvH, 'N', hd]));
   }
 
   const finalNorm = g.init('model.norm.weight', [H], weights.get('model.norm.weight', [H]));

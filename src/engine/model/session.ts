@@ -36,6 +36,10 @@ export class OrtModelSession implements ModelSession {
   readonly provider: 'cpu' | 'cuda';
   private readonly session: ort.InferenceSession;
   private readonly rowSize: number;
+  private readonly kvHeads: number;
+  private readonly headDim: number;
+  /** Floats between one KV head's rows and the next head's in a buffer. */
+  private readonly headStride: number;
   private readonly keys: Float32Array[] = [];
   private readonly values: Float32Array[] = [];
   private readonly keyTensors: ort.Tensor[] = [];
@@ -52,7 +56,12 @@ export class OrtModelSession implements ModelSession {
     this.maxLength = parts.maxLength;
     this.provider = parts.provider;
     this.rowSize = parts.info.numKvHeads * parts.info.headDim;
-    const dims = [parts.slots * parts.maxLength, parts.info.numKvHeads, parts.info.headDim];
+    // Head-major, [kvH, slots·maxLength, hd]: the graph gathers a request's past straight into the
+    // layout its attention MatMuls read (graph-builder.ts).
+    this.kvHeads = parts.info.numKvHeads;
+    this.headDim = parts.info.headDim;
+    this.headStride = parts.slots * parts.maxLength * parts.info.headDim;
+    const dims = [parts.info.numKvHeads, parts.slots * parts.maxLength, parts.info.headDim];
     for (let l = 0; l < parts.info.numLayers; l++) {
       const k = new Float32Array(parts.slots * parts.maxLength * this.rowSize);
       const v = new Float32Array(parts.slots * parts.maxLength * this.rowSize);
@@ -204,7 +213,7 @@ export class OrtModelSession implements ModelSession {
       gather_index: new ort.Tensor('int32', gatherIndex, [b, tMax]),
       scatter_index: new ort.Tensor('int32', scatterIndex, [n]),
       past_index: new ort.Tensor('int32', pastIndex, [b, pastLen]),
-      attn_mask: new ort.Tensor('float32', mask, [b, 1, 1, tMax, width]),
+      attn_mask: new ort.Tensor('float32', mask, [b, 1, tMax, width]),
       // onnxruntime runs every node whatever is fetched (checked in the tests), so heads that were
       // not asked for get zero rows and cost nothing. Except top-k: TopK on zero rows kills the
       // process in onnxruntime 1.30 (SIGFPE), so it gets one row with k = 1 (one lm_head row).
@@ -233,18 +242,20 @@ export class OrtModelSession implements ModelSession {
     }
     const runMs = performance.now() - t0;
 
-    // Store the new tokens' K/V in each slot's scratch rows, then record the nodes.
+    // Store the new tokens' K/V ([kvH, N, hd]) in each slot's scratch rows, then record the nodes.
     for (let l = 0; l < this.info.numLayers; l++) {
       const newK = out[`new_key_${l}`].data as Float32Array;
       const newV = out[`new_value_${l}`].data as Float32Array;
-      let packed = 0;
-      for (const e of entries) {
-        const s = this.slotStates[e.slot];
-        const base = (e.slot * this.maxLength + s.committed + s.parents.length) * this.rowSize;
-        const len = e.tokens.length * this.rowSize;
-        this.keys[l].set(newK.subarray(packed, packed + len), base);
-        this.values[l].set(newV.subarray(packed, packed + len), base);
-        packed += len;
+      for (let h = 0; h < this.kvHeads; h++) {
+        let packed = h * n * this.headDim;
+        for (const e of entries) {
+          const s = this.slotStates[e.slot];
+          const base = h * this.headStride + (e.slot * this.maxLength + s.committed + s.parents.length) * this.headDim;
+          const len = e.tokens.length * this.headDim;
+          this.keys[l].set(newK.subarray(packed, packed + len), base);
+          this.values[l].set(newV.subarray(packed, packed + len), base);
+          packed += len;
+        }
       }
     }
     for (let bi = 0; bi < b; bi++) {
@@ -283,11 +294,14 @@ export class OrtModelSession implements ModelSession {
     for (let j = 0; j < keepScratch.length; j++) {
       const idx = keepScratch[j];
       if (idx === j) continue;
-      const from = (slot * this.maxLength + s.committed + idx) * this.rowSize;
-      const to = (slot * this.maxLength + s.committed + j) * this.rowSize;
+      const from = (slot * this.maxLength + s.committed + idx) * this.headDim;
+      const to = (slot * this.maxLength + s.committed + j) * this.headDim;
       for (let l = 0; l < this.keys.length; l++) {
-        this.keys[l].copyWithin(to, from, from + this.rowSize);
-        this.values[l].copyWithin(to, from, from + this.rowSize);
+        for (let h = 0; h < this.kvHeads; h++) {
+          const head = h * this.headStride;
+          this.keys[l].copyWithin(head + to, head + from, head + from + this.headDim);
+          this.values[l].copyWithin(head + to, head + from, head + from + this.headDim);
+        }
       }
     }
     s.committed += keepScratch.length;

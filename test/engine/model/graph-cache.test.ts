@@ -57,7 +57,7 @@ test('onnxruntime runs unfetched heads too, so the session gives them zero rows'
     gather_index: i32([0], [1, 1]),
     scatter_index: i32([0]),
     past_index: i32([0], [1, 1]),
-    attn_mask: new ort.Tensor('float32', Float32Array.of(-1e30, 0), [1, 1, 1, 1, 2]),
+    attn_mask: new ort.Tensor('float32', Float32Array.of(-1e30, 0), [1, 1, 1, 2]),
     // Out-of-range rows in an unfetched head: onnxruntime still runs it and fails.
     logits_rows: i32([1000]),
     argmax_rows: i32([]),
@@ -65,8 +65,8 @@ test('onnxruntime runs unfetched heads too, so the session gives them zero rows'
     topk_k: new ort.Tensor('int64', BigInt64Array.of(3n), [1]),
   };
   for (let l = 0; l < layers; l++) {
-    feeds[`past_key_${l}`] = new ort.Tensor('float32', new Float32Array(kvH * hd), [1, kvH, hd]);
-    feeds[`past_value_${l}`] = new ort.Tensor('float32', new Float32Array(kvH * hd), [1, kvH, hd]);
+    feeds[`past_key_${l}`] = new ort.Tensor('float32', new Float32Array(kvH * hd), [kvH, 1, hd]);
+    feeds[`past_value_${l}`] = new ort.Tensor('float32', new Float32Array(kvH * hd), [kvH, 1, hd]);
   }
   await expect(session.run(feeds, ['topk_ids', 'new_key_0'])).rejects.toThrow(/out of data bounds/);
   // Zero rows are valid and give empty outputs.
