@@ -2,10 +2,11 @@
 //
 // One graph serves prefill, drafting and tree verification of a packed ragged batch:
 //   input_ids [N] int32, positions [N] int32         the packed new tokens (N = Σ entry lengths)
-//   gather_index [B, T] int32                         packed row of (request b, token t); padding → any row
+//   gather_index [B, T] int32                         packed row of query t of attention group b; padding → any row
+//   key_index [B, K] int32                            packed rows of group b's request's new tokens (its keys); padding → any row
 //   scatter_index [N] int32                           flat b*T+t of each packed row (gather back)
-//   past_index [B, L] int32                           rows slot*maxLen + j of each request's past
-//   attn_mask [B, 1, T, L+T] float32                  additive: 0 = visible, -1e30 = hidden
+//   past_index [B, L] int32                           rows slot*maxLen + j of group b's request's past
+//   attn_mask [B, 1, T, L+K] float32                  additive: 0 = visible, -1e30 = hidden
 //   past_key_i / past_value_i [kvH, slots*maxLen, hd] float32, the session's persistent KV buffers (head-major)
 //   logits_rows [R1], topk_rows [R2], argmax_rows [R3] int32, topk_k [1] int64
 // outputs:
@@ -15,15 +16,17 @@
 // 8-bit block-quantized ones (MatMulNBits): a one-token draft call is bound by reading its weights,
 // and a small draft's float32 head alone (4096 × 128) no longer fits a core's L2 cache. Never for
 // a target: its logits decide what a run outputs.
-// Linear layers and norms run on the N packed rows only; attention pads per request to T inside
-// the graph. GQA is computed without repeating K/V: q is laid out [kvH, B, hd, G*T] so each KV
-// head multiplies all its G query heads in one MatMul.
+// Linear layers and norms run on the N packed rows only; attention pads per group to T inside
+// the graph. A group is a request's new tokens, or a chunk of them (the session splits a deep
+// tree among short ones, so they are not all padded to its depth); every group of a request sees
+// the request's past and all its new tokens as keys. GQA is computed without repeating K/V: q is
+// laid out [kvH, B, G*T, hd] so each KV head multiplies all its G query heads in one MatMul.
 import type { WeightPrecision } from '../../shared/config.js';
 import { ropeInverseFrequencies, type ModelConfig } from './config.js';
 import { AttributeType, DataType, type AttributeProtoJs, type NodeProtoJs, type ValueInfoProtoJs } from './onnx-proto.js';
 
 /** Bump when the graph layout changes, so cached graphs are rebuilt. */
-export const GRAPH_VERSION = 6;
+export const GRAPH_VERSION = 7;
 export const OPSET = 17;
 export const MASK_HIDDEN = -1e30;
 /** onnxruntime's contrib-op domain (MatMulNBits). */
@@ -160,6 +163,7 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     valueInfo('input_ids', DataType.INT32, ['N']),
     valueInfo('positions', DataType.INT32, ['N']),
     valueInfo('gather_index', DataType.INT32, ['B', 'T']),
+    valueInfo('key_index', DataType.INT32, ['B', 'K']),
     valueInfo('scatter_index', DataType.INT32, ['N']),
     valueInfo('past_index', DataType.INT32, ['B', 'L']),
     valueInfo('attn_mask', DataType.FLOAT, ['B', 1, 'T', 'LT']),
@@ -222,7 +226,7 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
   };
   const rope = (x: string): string => g.one('Add', [g.one('Mul', [x, cos]), g.one('Mul', [swapHalves(x), signedSin])]);
 
-  // Shapes that depend on L+T (the attention width), taken from the mask.
+  // Shapes that depend on L+K (the attention width), taken from the mask.
   const lt = g.one('Shape', ['attn_mask'], { start: -1 });
   const scoresSplitShape = g.one('Concat', [g.i64([0, 0, G, -1]), lt], { axis: 0 });
   const scoresMergeShape = g.one('Concat', [g.i64([0, 0, -1]), lt], { axis: 0 });
@@ -272,26 +276,26 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     g.one('Transpose', [k], { perm: [1, 0, 2] }, `new_key_${layer}`); // [kvH, N, hd]
     g.one('Transpose', [v], { perm: [1, 0, 2] }, `new_value_${layer}`);
 
-    // Per-request padded attention over past rows [B, L] of the persistent buffers + new rows [B, T].
+    // Per-group padded attention over past rows [B, L] of the persistent buffers + new rows [B, K].
     // The buffers are head-major, so gathering a request's past gives [kvH, B, L, hd], the layout
     // the batched MatMuls read: K and V are never transposed (Kᵀ below is fused into its MatMul).
     // With buffers laid out by row, the two transposes of K and V took a third of a batch-64
     // forward; joining the past and new rows still copies them once.
     const pastK = g.one('Gather', [`past_key_${layer}`, 'past_index'], { axis: 1 }); // [kvH, B, L, hd]
     const pastV = g.one('Gather', [`past_value_${layer}`, 'past_index'], { axis: 1 });
-    const newK = g.one('Transpose', [g.one('Gather', [k, 'gather_index'], { axis: 0 })], { perm: [2, 0, 1, 3] }); // [kvH, B, T, hd]
-    const newV = g.one('Transpose', [g.one('Gather', [v, 'gather_index'], { axis: 0 })], { perm: [2, 0, 1, 3] });
+    const newK = g.one('Transpose', [g.one('Gather', [k, 'key_index'], { axis: 0 })], { perm: [2, 0, 1, 3] }); // [kvH, B, K, hd]
+    const newV = g.one('Transpose', [g.one('Gather', [v, 'key_index'], { axis: 0 })], { perm: [2, 0, 1, 3] });
 
     const qPad = g.one('Gather', [q, 'gather_index'], { axis: 0 }); // [B, T, nH, hd]
     const q5 = g.one('Reshape', [qPad, g.i64([0, 0, kvH, G, hd])]);
     const qHeads = g.one('Reshape', [g.one('Transpose', [q5], { perm: [2, 0, 3, 1, 4] }), g.i64([0, 0, -1, hd])]); // [kvH, B, G*T, hd]
-    const keys = g.one('Concat', [pastK, newK], { axis: 2 }); // [kvH, B, L+T, hd]
+    const keys = g.one('Concat', [pastK, newK], { axis: 2 }); // [kvH, B, L+K, hd]
     const values = g.one('Concat', [pastV, newV], { axis: 2 });
     // Kᵀ as a Transpose of the last two axes right before its MatMul: onnxruntime fuses the pair
     // into one FusedMatMul that reads K in place.
     const keysT = g.one('Transpose', [keys], { perm: [0, 1, 3, 2] });
-    const scores = g.one('Reshape', [g.one('MatMul', [qHeads, keysT]), scoresSplitShape]); // [kvH, B, G, T, L+T]
-    const probs = g.one('Reshape', [g.one('Softmax', [g.one('Add', [scores, 'attn_mask'])], { axis: -1 }), scoresMergeShape]); // [kvH, B, G*T, L+T]
+    const scores = g.one('Reshape', [g.one('MatMul', [qHeads, keysT]), scoresSplitShape]); // [kvH, B, G, T, L+K]
+    const probs = g.one('Reshape', [g.one('Softmax', [g.one('Add', [scores, 'attn_mask'])], { axis: -1 }), scoresMergeShape]); // [kvH, B, G*T, L+K]
     const ctx = g.one('MatMul', [probs, values]); // [kvH, B, G*T, hd]
     const ctx5 = g.one('Reshape', [ctx, g.i64([0, 0, G, -1, hd])]);
     const ctxRows = g.one('Reshape', [g.one('Transpose', [ctx5], { perm: [1, 3, 0, 2, 4] }), g.i64([-1, qDim])]); // [B*T, qDim]

@@ -1,11 +1,12 @@
 // ModelSession on onnxruntime-node: persistent per-slot KV buffers, tree masks, packed forwards.
 //
-// KV layout per layer: one Float32Array [slots * maxLength, kvHeads, headDim] for K and one for V,
+// KV layout per layer: one Float32Array [kvHeads, slots * maxLength, headDim] for K and one for V,
 // passed to every run() as inputs (onnxruntime wraps CPU input buffers without copying). Row
-// slot*maxLength + r holds position r of the slot's sequence: rows [0, committed) are the accepted
-// history, rows [committed, committed + scratch) the tree nodes forwarded since the last commit.
-// The graph returns only the new tokens' K/V; this class writes them into scratch rows, and a commit
-// moves the kept nodes' rows down to follow the committed ones: no step ever copies the past.
+// slot*maxLength + r of each head holds position r of the slot's sequence: rows [0, committed)
+// are the accepted history, rows [committed, committed + scratch) the tree nodes forwarded since
+// the last commit. The graph returns only the new tokens' K/V; this class writes them into
+// scratch rows, and a commit moves the kept nodes' rows down to follow the committed ones: no
+// step ever copies the past.
 import * as ort from 'onnxruntime-node';
 import { MASK_HIDDEN } from './graph-builder.js';
 import { ModelUsageError } from './errors.js';
@@ -25,6 +26,37 @@ export interface OrtSessionParts {
   slots: number;
   maxLength: number;
   provider: 'cpu' | 'cuda';
+}
+
+/**
+ * What one query group costs in attention beyond its query rows, in query rows: a group gathers
+ * and joins its request's whole past and new keys once, and every query row in it scores against
+ * all of them. Chosen by timing forwards of the demo target (batch 1–64, trees of 1–64 tokens,
+ * `docs/model-runtime.md`): 8 was as fast as or faster than 0.5, 1, 2 and 4 in every shape.
+ */
+export const GROUP_COST_IN_QUERY_ROWS = 8;
+
+/**
+ * Queries per attention group for a forward of entries of these lengths. Attention pads every
+ * group to the same number of queries, so one deep tree among 63 one-token entries padded all 64
+ * to its depth; splitting long entries into chunks of `chunk` queries (each chunk still sees the
+ * entry's past and all its new tokens) trades padded query rows for extra groups. Picks the chunk
+ * with the least Σ groups × (GROUP_COST + chunk): for one entry that is the whole entry.
+ */
+export function queryChunk(lengths: readonly number[]): number {
+  const longest = Math.max(...lengths);
+  let best = longest;
+  let bestCost = Infinity;
+  for (let chunk = longest; chunk >= 1; chunk--) {
+    let groups = 0;
+    for (const len of lengths) groups += Math.ceil(len / chunk);
+    const cost = groups * (GROUP_COST_IN_QUERY_ROWS + chunk);
+    if (cost < bestCost) {
+      best = chunk;
+      bestCost = cost;
+    }
+  }
+  return best;
 }
 
 export class OrtModelSession implements ModelSession {
@@ -160,47 +192,59 @@ export class OrtModelSession implements ModelSession {
       throw new ModelUsageError(`topk ${topk} must be an integer in [1, ${vocab}]`);
     }
 
-    const b = entries.length;
+    // Attention runs per query group: an entry's tokens in chunks of `chunk` queries, each chunk
+    // seeing the entry's past and all its new tokens as keys (see queryChunk).
+    const chunk = queryChunk(entries.map((e) => e.tokens.length));
+    const groups = entries.reduce((sum, e) => sum + Math.ceil(e.tokens.length / chunk), 0);
     const width = pastLen + tMax;
     const inputIds = new Int32Array(n);
     const positions = new Int32Array(n);
-    const gatherIndex = new Int32Array(b * tMax);
+    const gatherIndex = new Int32Array(groups * chunk);
+    const keyIndex = new Int32Array(groups * tMax);
     const scatterIndex = new Int32Array(n);
-    const pastIndex = new Int32Array(b * pastLen);
-    const mask = new Float32Array(b * tMax * width).fill(MASK_HIDDEN);
+    const pastIndex = new Int32Array(groups * pastLen);
+    const mask = new Float32Array(groups * chunk * width).fill(MASK_HIDDEN);
     // Scratch-node depth of every new token, appended to the slot after the run succeeds.
     const newDepths: number[][] = [];
 
     let row = 0;
-    for (let bi = 0; bi < b; bi++) {
-      const e = entries[bi];
+    let group = 0;
+    for (const e of entries) {
       const s = this.slotStates[e.slot];
       const prior = s.parents.length;
       const len = e.tokens.length;
       const depths: number[] = [];
       const parentOf = (idx: number): number => (idx < prior ? s.parents[idx] : e.parents[idx - prior]);
-      for (let j = 0; j < pastLen; j++) pastIndex[bi * pastLen + j] = e.slot * this.maxLength + j;
-      for (let t = 0; t < tMax; t++) {
-        const maskRow = (bi * tMax + t) * width;
-        if (t >= len) {
-          // Padding query: point it at a real row and let it see only itself, so softmax stays finite.
-          gatherIndex[bi * tMax + t] = row;
-          mask[maskRow + pastLen + t] = 0;
-          continue;
-        }
+      for (let t = 0; t < len; t++) {
         const packed = row + t;
-        gatherIndex[bi * tMax + t] = packed;
-        scatterIndex[packed] = bi * tMax + t;
         inputIds[packed] = e.tokens[t];
         const p = e.parents[t];
         const depth = p < 0 ? 0 : (p < prior ? s.depths[p] : depths[p - prior]) + 1;
         depths.push(depth);
         positions[packed] = s.committed + depth;
-        for (let c = 0; c < s.committed; c++) mask[maskRow + c] = 0;
-        mask[maskRow + pastLen + t] = 0;
-        for (let a = p; a >= 0; a = parentOf(a)) {
-          if (a < prior) mask[maskRow + s.committed + a] = 0;
-          else mask[maskRow + pastLen + (a - prior)] = 0;
+      }
+      for (let first = 0; first < len; first += chunk, group++) {
+        for (let j = 0; j < pastLen; j++) pastIndex[group * pastLen + j] = e.slot * this.maxLength + j;
+        // Key columns past the entry's tokens point at a real row; the mask hides them.
+        for (let t = 0; t < tMax; t++) keyIndex[group * tMax + t] = row + (t < len ? t : 0);
+        for (let c = 0; c < chunk; c++) {
+          const t = first + c;
+          const maskRow = (group * chunk + c) * width;
+          if (t >= len) {
+            // Padding query: point it at a real row and let it see one real key, so softmax stays finite.
+            gatherIndex[group * chunk + c] = row;
+            mask[maskRow + pastLen] = 0;
+            continue;
+          }
+          const packed = row + t;
+          gatherIndex[group * chunk + c] = packed;
+          scatterIndex[packed] = group * chunk + c;
+          for (let col = 0; col < s.committed; col++) mask[maskRow + col] = 0;
+          mask[maskRow + pastLen + t] = 0;
+          for (let a = e.parents[t]; a >= 0; a = parentOf(a)) {
+            if (a < prior) mask[maskRow + s.committed + a] = 0;
+            else mask[maskRow + pastLen + (a - prior)] = 0;
+          }
         }
       }
       newDepths.push(depths);
@@ -210,10 +254,11 @@ export class OrtModelSession implements ModelSession {
     const feeds: Record<string, ort.Tensor> = {
       input_ids: new ort.Tensor('int32', inputIds, [n]),
       positions: new ort.Tensor('int32', positions, [n]),
-      gather_index: new ort.Tensor('int32', gatherIndex, [b, tMax]),
+      gather_index: new ort.Tensor('int32', gatherIndex, [groups, chunk]),
+      key_index: new ort.Tensor('int32', keyIndex, [groups, tMax]),
       scatter_index: new ort.Tensor('int32', scatterIndex, [n]),
-      past_index: new ort.Tensor('int32', pastIndex, [b, pastLen]),
-      attn_mask: new ort.Tensor('float32', mask, [b, 1, tMax, width]),
+      past_index: new ort.Tensor('int32', pastIndex, [groups, pastLen]),
+      attn_mask: new ort.Tensor('float32', mask, [groups, 1, chunk, width]),
       // onnxruntime runs every node whatever is fetched (checked in the tests), so heads that were
       // not asked for get zero rows and cost nothing. Except top-k: TopK on zero rows kills the
       // process in onnxruntime 1.30 (SIGFPE), so it gets one row with k = 1 (one lm_head row).
@@ -258,7 +303,7 @@ export class OrtModelSession implements ModelSession {
         }
       }
     }
-    for (let bi = 0; bi < b; bi++) {
+    for (let bi = 0; bi < entries.length; bi++) {
       const e = entries[bi];
       const s = this.slotStates[e.slot];
       for (let t = 0; t < e.tokens.length; t++) s.parents.push(e.parents[t]);
@@ -266,7 +311,7 @@ export class OrtModelSession implements ModelSession {
     }
     for (const name of Object.keys(out)) if (name.startsWith('new_')) out[name].dispose();
 
-    const result: ForwardResult = { paddingWaste: (b * tMax - n) / (b * tMax), runMs, tokens: n };
+    const result: ForwardResult = { paddingWaste: (groups * chunk - n) / (groups * chunk), runMs, tokens: n };
     if (logitsRows.length) result.logits = out.logits.data as Float32Array;
     if (topkRows.length) {
       result.topkLogprobs = out.topk_logprobs.data as Float32Array;

@@ -1,10 +1,12 @@
 // The graph against an independent TypeScript forward pass, and the KV cache semantics:
 // (a) logits = reference, (b) one token at a time = one full forward, (c) a tree in one forward
-// gives every node its own prefix's logits, (d) a packed batch = each request alone,
+// gives every node its own prefix's logits, (d) a packed batch = each request alone, also when a
+// deep tree's queries are attended in chunks,
 // (e) KV compaction then decoding = decoding the kept path directly.
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { loadModel, type OrtModelSession } from '../../../src/engine/model/index.js';
+import { queryChunk } from '../../../src/engine/model/session.js';
 import { writeFixtureModel, type FixtureModel, type FixtureOptions } from './fixtures.js';
 import { argmax, logSoftmax, maxRowDiff, tempDir } from './helpers.js';
 import { referenceForward } from './reference.js';
@@ -147,6 +149,50 @@ describe('tree attention and KV slots (llama, GQA)', () => {
       alone.freeSlot(s);
     }
     await alone.release();
+    await session.release();
+  });
+
+  test('(d2) a deep tree among one-token entries is attended in query chunks and still gets its own logits', async () => {
+    const { fx, session } = await load({ architecture: 'llama' }, 13);
+    // Twelve one-token requests and one ten-node tree: the tree's queries split into chunks,
+    // a later chunk's nodes still see their ancestors in the earlier chunks, and a node of the
+    // tree that drafted earlier (scratch) stays visible to every chunk.
+    const pasts = Array.from({ length: 13 }, (_, b) => PROMPT.slice(0, 1 + (b % 7)));
+    const slots = pasts.map(() => session.allocSlot());
+    for (let b = 0; b < pasts.length; b++) {
+      await session.forward([{ slot: slots[b], tokens: pasts[b], parents: chain(0, pasts[b].length) }], {});
+      session.commit(slots[b], pasts[b].map((_, i) => i));
+    }
+    const deep = 12;
+    await session.forward([{ slot: slots[deep], tokens: [150], parents: [-1] }], {});
+    const tree = { tokens: [151, 152, 153, 154, 155, 156, 157, 158, 159, 160], parents: [0, 1, 1, 2, 4, 5, 3, 7, 6, 8] };
+    const news = slots.map((_, b) => (b === deep ? tree : { tokens: [120 + b], parents: [-1] }));
+    const lengths = news.map((e) => e.tokens.length);
+    const chunk = queryChunk(lengths);
+    expect(chunk).toBeLessThan(10);
+    const groups = lengths.reduce((sum, len) => sum + Math.ceil(len / chunk), 0);
+    const total = lengths.reduce((a, b) => a + b, 0);
+    const r = await session.forward(
+      news.map((e, b) => ({ slot: slots[b], ...e })),
+      { logitsRows: Array.from({ length: total }, (_, i) => i) },
+    );
+    expect(r.paddingWaste).toBeCloseTo((groups * chunk - total) / (groups * chunk), 10);
+    let row = 0;
+    for (let b = 0; b < news.length; b++) {
+      for (let t = 0; t < news[b].tokens.length; t++) {
+        const path: number[] = [];
+        if (b === deep) {
+          // Scratch index 0 is the earlier-drafted root 150; this forward's node t is scratch t + 1.
+          for (let n = t + 1; n > 0; n = tree.parents[n - 1]) path.unshift(tree.tokens[n - 1]);
+          path.unshift(150);
+        } else {
+          path.push(news[b].tokens[t]);
+        }
+        const ref = referenceForward(fx, [...pasts[b], ...path]);
+        expect(maxRowDiff(r.logits!, row + t, ref[ref.length - 1])).toBeLessThan(TOL);
+      }
+      row += news[b].tokens.length;
+    }
     await session.release();
   });
 

@@ -55,6 +55,7 @@ test('onnxruntime runs unfetched heads too, so the session gives them zero rows'
     input_ids: i32([5]),
     positions: i32([0]),
     gather_index: i32([0], [1, 1]),
+    key_index: i32([0], [1, 1]),
     scatter_index: i32([0]),
     past_index: i32([0], [1, 1]),
     attn_mask: new ort.Tensor('float32', Float32Array.of(-1e30, 0), [1, 1, 1, 2]),
