@@ -64,7 +64,7 @@ export interface ForwardResult {
   topkIds?: Int32Array;
   /** [argmaxRows.length] argmax token ids. */
   argmax?: Int32Array;
-  /** Fraction of attention rows in the forward that were padding (per-request padding). */
+  /** Fraction of attention query rows in the forward that were padding (each group padded to the longest). */
   paddingWaste: number;
   /** Milliseconds spent inside onnxruntime's run(). */
   runMs: number;
