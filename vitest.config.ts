@@ -7,5 +7,6 @@ export default defineConfig({
     hookTimeout: 180_000,
     // Model tests start onnxruntime sessions; two cores, so keep files few at once.
     maxWorkers: 2,
+    globalSetup: ['test/global-setup.ts'],
   },
 });
