@@ -3,7 +3,8 @@
 // first calibrates τ_d on prompts the runs do not use (timed: the target is under a minute), then
 // prints per batch one row per policy: wall-clock throughput and its ratio to static, the same
 // ratio under a modelled clock (real acceptance, modelled time: steadier than wall time on a
-// shared machine), MAT, draft utilisation, verified tokens per step, budget moved by ECHO.
+// shared machine), the same under this machine's measured forward curves (what drafting costs here,
+// without the wall clock's noise), MAT, draft utilisation, verified tokens per step, budget moved by ECHO.
 //
 //   npx esbuild bench/echo-policies.ts --bundle --platform=node --format=esm --packages=external \
 //     --outfile=node_modules/.cache/bench/echo-policies.mjs && node node_modules/.cache/bench/echo-policies.mjs [options]
@@ -23,7 +24,7 @@ import { interleavedRounds, pairBenchArgs, pairBenchOptions, policyEntry, runGre
 import { DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../src/engine/calibrate/calibration.js';
 import { profileGates, signalAucs } from '../src/engine/calibrate/profile.js';
 import { calibrateSignals } from '../src/engine/calibrate/warmup.js';
-import { clockFromSpec, DEFAULT_DRAFT_FRACTION, tverClock, type ModelledClock } from '../src/engine/cost/clock.js';
+import { clockFromSpec, curvesClock, DEFAULT_DRAFT_FRACTION, tverClock, type ModelledClock } from '../src/engine/cost/clock.js';
 import { draftRowCost, fitKnee } from '../src/engine/cost/knee.js';
 import { measureForwardCurve } from '../src/engine/cost/measure.js';
 import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
@@ -108,6 +109,8 @@ function kmaxFor(batch: number, knee: number): number {
 interface Measured {
   metrics: RunMetrics;
   modelledMs: number;
+  /** Every forward read off this machine's curves measured at this batch size (machineClocks). */
+  curvesMs: number;
   moved: number;
   /** Mean per step, wall: drafting (all draft forwards and gating) and verification (the target forward). */
   draftMs: number;
@@ -117,6 +120,7 @@ interface Measured {
 async function measure(pair: ModelPair, policy: SpeculationPolicy, batch: number, kmax: number, workload: WorkItem[], clock: ModelledClock): Promise<Measured> {
   const metrics = new RunMetricsAccumulator({ policy: policy.name });
   let modelledMs = 0;
+  let curvesMs = 0;
   let moved = 0;
   let draftMs = 0;
   let verifyMs = 0;
@@ -124,12 +128,13 @@ async function measure(pair: ModelPair, policy: SpeculationPolicy, batch: number
   const summary = await runGreedy(pair, policy, { batch, kmax, maxNewTokens }, workload, (e) => {
     metrics.addStep(e);
     modelledMs += clock.stepMs(e).totalMs;
+    curvesMs += machineClocks.get(batch)!.stepMs(e).totalMs;
     for (const t of e.transfers) moved += t.tokens;
     draftMs += e.timings.draftMs;
     verifyMs += e.timings.verifyMs;
     steps++;
   });
-  return { metrics: metrics.metrics(summary.wallMs), modelledMs, moved, draftMs: draftMs / steps, verifyMs: verifyMs / steps };
+  return { metrics: metrics.metrics(summary.wallMs), modelledMs, curvesMs, moved, draftMs: draftMs / steps, verifyMs: verifyMs / steps };
 }
 
 const maxBatch = Math.max(...batches);
@@ -158,6 +163,18 @@ console.log(`draft: T_1 ${draftFit.tArMs.toFixed(2)} ms, one drafted row = ${dra
 console.log(`knee ${knee} tokens (T_ar ${fit.tArMs.toFixed(2)} ms, γ ${fit.gamma.toPrecision(3)}); K_max per batch: ${batches.map((b) => `${b}→${kmaxFor(b, knee)}`).join(', ')}`);
 const clock = args.hw === 'measured' ? tverClock(fit, DEFAULT_DRAFT_FRACTION, 'measured T_ver fit') : clockFromSpec(args.hw);
 console.log(`modelled clock: ${clock.label}; max new tokens ${maxNewTokens}, onnxruntime threads ${threads}, greedy`);
+// This machine, without the wall clock's noise: per batch size, both models' forwards timed with
+// n rows spread over min(n, batch) requests of 64 committed rows (a root layer is one row per
+// request), and each step's forwards read off those curves.
+const machineClocks = new Map<number, ModelledClock>();
+for (const batch of batches) {
+  const spread = { slots: batch, context: 64, repeats: 5, tokenCounts: [1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256].filter((n) => n <= Math.max(32, 4 * batch)) };
+  const curves = { target: await measureForwardCurve(pair.target, spread), draft: await measureForwardCurve(pair.draft, spread) };
+  machineClocks.set(batch, curvesClock(curves, `measured curves over ${batch} requests`));
+  for (const which of ['target', 'draft'] as const) {
+    console.log(`${which} forward, rows over ${batch} request(s): ${curves[which].map((p) => `${p.tokens}:${p.ms.toFixed(2)}ms`).join(' ')}`);
+  }
+}
 console.log(`draft price of echo / dense / fixed: ${draftCost > 0 ? `a layer's forward = ${draftCost} of a target forward, against the calibration's measured acceptance` : 'off (--draft-cost 0)'}\n`);
 
 const pad = (s: string | number, n: number) => String(s).padStart(n);
@@ -202,7 +219,7 @@ for (const domain of domains) {
     const workload = Array.from({ length: count }, (_, i) => ({ id: `${domain}-${i}`, promptTokens: pool[(offset + i) % pool.length].promptTokens }));
     console.log(`\n${domain}, batch ${batch}, K_max ${kmax}, ${count} requests`);
     console.log(
-      `${'policy'.padEnd(18)}${pad('tok/s', 9)}${pad('/static', 9)}${pad('modelled', 10)}${pad('/static', 9)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('moved', 7)}${pad('draft ms', 10)}${pad('verify ms', 11)}`,
+      `${'policy'.padEnd(18)}${pad('tok/s', 9)}${pad('/static', 9)}${pad('modelled', 10)}${pad('/static', 9)}${pad('curves', 10)}${pad('/static', 9)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('moved', 7)}${pad('draft ms', 10)}${pad('verify ms', 11)}`,
     );
     // Each row reports its median-throughput round (greedy: acceptance and the modelled time are
     // the same every round; the machine's load is not).
@@ -217,10 +234,12 @@ for (const domain of domains) {
     for (const { name, m } of rows) {
       const modelledTps = m.metrics.generatedTokens / (m.modelledMs / 1000);
       const baseModelled = base ? base.metrics.generatedTokens / (base.modelledMs / 1000) : NaN;
+      const curveTps = m.metrics.generatedTokens / (m.curvesMs / 1000);
+      const baseCurve = base ? base.metrics.generatedTokens / (base.curvesMs / 1000) : NaN;
       const ratio = (x: number, y: number | undefined) => (y && Number.isFinite(y) ? `${(x / y).toFixed(3)}×` : '-');
       console.log(
         `${name.padEnd(18)}${pad(m.metrics.throughput.toFixed(1), 9)}${pad(ratio(m.metrics.throughput, base?.metrics.throughput), 9)}` +
-          `${pad(modelledTps.toFixed(1), 10)}${pad(ratio(modelledTps, baseModelled), 9)}${pad(m.metrics.meanAcceptedTokens.toFixed(2), 7)}` +
+          `${pad(modelledTps.toFixed(1), 10)}${pad(ratio(modelledTps, baseModelled), 9)}${pad(curveTps.toFixed(1), 10)}${pad(ratio(curveTps, baseCurve), 9)}${pad(m.metrics.meanAcceptedTokens.toFixed(2), 7)}` +
           `${pad(m.metrics.draftUtilisation.toFixed(2), 7)}${pad(m.metrics.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.metrics.steps, 7)}${pad(m.moved, 7)}${pad(m.draftMs.toFixed(2), 10)}${pad(m.verifyMs.toFixed(2), 11)}`,
       );
     }

@@ -47,6 +47,8 @@ interface StepState {
   ctx: StepContext;
   drafts: DraftSlot[];
   modelMs: number;
+  /** Rows of each draft forward, catch-up tokens included: what a modelled clock prices. */
+  draftRows: number[];
 }
 
 export async function speculativeStep(
@@ -107,7 +109,7 @@ function beginStep(batch: readonly InFlight[], step: number, kmax: number, polic
   }));
   const ctx: StepContext = { step, kmax, requests, transfers: [] };
   policy.begin(ctx);
-  return { ctx, drafts, modelMs: 0 };
+  return { ctx, drafts, modelMs: 0, draftRows: [] };
 }
 
 /** Depth by depth: the policy picks the frontier (gating there), the draft forwards it, the policy grows the layer. */
@@ -120,6 +122,7 @@ async function draftAndGate(engine: StepEngine, state: StepState): Promise<void>
     const stats = await draftLayer(draft, drafts, frontiers, depth, policy.candidatesPerNode);
     if (stats === null) return;
     state.modelMs += stats.runMs;
+    state.draftRows.push(stats.tokens);
     policy.grow(depth, ctx);
     recordLayerConfidences(ctx.requests, depth, policy.confidence);
   }
@@ -238,7 +241,7 @@ function stepEvent(
     return step;
   });
   budget.unused = meta.kmax - superTree.tokens;
-  return {
+  const event: StepEvent = {
     type: 'step',
     step: meta.stepIndex,
     t: 0,
@@ -251,4 +254,6 @@ function stepEvent(
     paddingWaste: meta.paddingWaste,
     confidence: engine.policy.confidence ?? 'path-prob',
   };
+  if (state.draftRows.length > 0) event.draftRows = state.draftRows;
+  return event;
 }

@@ -125,6 +125,12 @@ export interface StepEvent {
   transfers: BudgetTransfer[];
   /** Fraction of attention rows that were padding in the packed target forward. */
   paddingWaste: number;
+  /**
+   * Rows packed into each draft forward of the step, in depth order: the first holds every drafted
+   * request's catch-up tokens (accepted tokens the draft has not seen) besides its root. Absent in
+   * older traces and for policies that do not draft.
+   */
+  draftRows?: number[];
   /** The signal of every request's `confidences` and gate checks (absent in older traces: path-prob). */
   confidence?: ConfidenceSignal;
 }

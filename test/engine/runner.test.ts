@@ -108,6 +108,18 @@ describe('runner behaviour on a pair whose draft is the target itself', () => {
       }
     }
     expect(drafted).toBeGreaterThan(20);
+    // Draft forwards as modelled clocks price them. All accepted, a request's next root layer also
+    // forwards its chain's last token, which the draft never saw: two rows, or one on its first
+    // step (prefill saw the prompt). Each deeper layer forwards one node per chain that deep.
+    const seen = new Set<string>();
+    for (const e of steps) {
+      const rootRows = e.requests.reduce((sum, r) => sum + (seen.has(r.requestId) ? 2 : 1), 0);
+      for (const r of e.requests) seen.add(r.requestId);
+      const chains = e.requests.map((r) => r.nodes.length - 1);
+      expect(e.draftRows![0]).toBe(rootRows);
+      for (let d = 1; d < Math.max(...chains); d++) expect(e.draftRows![d]).toBe(chains.filter((c) => c > d).length);
+    }
+    expect(steps.some((e) => e.draftRows![0] === 2 * e.requests.length)).toBe(true);
   });
 
   it('stops a request at its first EOS token, keeping it, for every policy alike', async () => {

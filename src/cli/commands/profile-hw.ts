@@ -2,7 +2,8 @@
 // this machine, fit the paper's T_ver(K) ≈ T_ar (1 + γ [K − K_max]^+) to find the knee where cost
 // turns linear, and suggest K_max. The JSON it writes feeds `run --clock modelled --hw measured`.
 //   echo-studio profile-hw [--draft DIR --target DIR] [--max-tokens 512] [--repeats 5]
-//     [--slots 16] [--context 64] [--threads N] [--provider cpu|cuda] [--out hw.json] [--json]
+//     [--slots 16] [--context 64] [--threads N] [--provider cpu|cuda] [--draft-precision int8|float32]
+//     [--out hw.json] [--json]
 import { InvalidArgumentError, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -10,7 +11,9 @@ import { draftRowCost, suggestKmax, type KneeFit, type TimedPoint } from '../../
 import { DEFAULT_TOKEN_COUNTS, HardwareProfileSchema, measureForwardCurve, rowsNeeded, type HardwareProfile } from '../../engine/cost/measure.js';
 import { fitKnee } from '../../engine/cost/knee.js';
 import { loadModel } from '../../engine/model/loader.js';
+import { defaultDraftPrecision, type WeightPrecision } from '../../shared/config.js';
 import { pairDirs } from './calibrate.js';
+import { DRAFT_PRECISION_HELP, draftPrecisionFlag } from './run.js';
 
 export interface ProfileHwFlags {
   draft?: string;
@@ -21,6 +24,8 @@ export interface ProfileHwFlags {
   context: number;
   threads?: number;
   provider: 'cpu' | 'cuda';
+  /** The draft's weights; as runs load it unless told (int8 on CPU). */
+  draftPrecision?: WeightPrecision;
   out?: string;
   json?: boolean;
 }
@@ -39,10 +44,13 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
   if (tokenCounts.length < 3) throw new Error(`--max-tokens ${flags.maxTokens} leaves fewer than 3 token counts to measure`);
   const measure = { tokenCounts, repeats: flags.repeats, slots: flags.slots, context: flags.context };
   const curves: Record<'target' | 'draft', TimedPoint[]> = { target: [], draft: [] };
+  // The draft is timed with the weights runs give it: its curve prices their draft forwards.
+  const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
   for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
-    const session = await loadModel(dir, { slots: flags.slots, maxLength: rowsNeeded(measure), threads: flags.threads, provider: flags.provider, onMessage: log });
+    const precision = which === 'draft' ? draftPrecision : 'float32';
+    const session = await loadModel(dir, { slots: flags.slots, maxLength: rowsNeeded(measure), threads: flags.threads, provider: flags.provider, precision, onMessage: log });
     try {
-      log?.(`${which}: ${dir}`);
+      log?.(`${which}: ${dir} (${precision} weights)`);
       curves[which] = await measureForwardCurve(session, {
         ...measure,
         onPoint: (p) => log?.(`  ${String(p.tokens).padStart(4)} tokens  ${p.ms.toFixed(2).padStart(8)} ms`),
@@ -57,6 +65,7 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
     createdAt: new Date().toISOString(),
     host: { cpu: cpus()[0]?.model ?? 'unknown', threads: flags.threads ?? null, provider: flags.provider },
     models: { draft: draftDir, target: targetDir },
+    draftPrecision,
     slots: flags.slots,
     context: flags.context,
     target: curves.target,
@@ -122,7 +131,8 @@ export function register(program: Command): void {
     .option('--context <n>', 'committed context rows per request', integer('--context', 0), 64)
     .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
     .option('--provider <name>', 'cpu or cuda', provider, 'cpu')
-    .option('--out <file>', 'write the measured curves (for run --clock modelled --hw measured)')
+    .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
+    .option('--out <file>', 'write the measured curves (for run --clock modelled --hw measured --hw-profile FILE)')
     .option('--json', 'print the report as JSON')
     .action(async (flags: ProfileHwFlags) => {
       const log = flags.json ? undefined : (line: string) => process.stderr.write(`${line}\n`);

@@ -164,7 +164,7 @@ export function clockFromFlags(flags: Pick<RunFlags, 'clock' | 'hw' | 'hwProfile
   }
   if (clock !== 'modelled') throw new Error(`--clock takes wall or modelled, got "${clock}"`);
   if (flags.hw === undefined) throw new Error('--clock modelled needs --hw (e.g. h100:70b, or measured with --hw-profile FILE)');
-  return clockFromSpec(flags.hw, flags.hwProfile ? loadHardwareProfile(flags.hwProfile).target : undefined);
+  return clockFromSpec(flags.hw, flags.hwProfile ? loadHardwareProfile(flags.hwProfile) : undefined);
 }
 
 export async function executeRun(config: RunConfig, options: RunOptions = {}): Promise<RunReport> {

@@ -24,8 +24,12 @@ export interface ModelledClock {
  */
 export const DEFAULT_DRAFT_FRACTION = 0.05;
 
-/** Tokens in each draft forward of a step: per depth d, the distinct parents of depth-d nodes. */
+/**
+ * Rows in each draft forward of a step: as the engine recorded them (catch-up tokens included),
+ * or, in traces from before it did, per depth d the distinct parents of depth-d nodes.
+ */
 export function draftForwardSizes(event: StepEvent): number[] {
+  if (event.draftRows) return event.draftRows;
   const perDepth: Set<string>[] = [];
   for (const r of event.requests) {
     for (const node of r.nodes) {
@@ -36,14 +40,68 @@ export function draftForwardSizes(event: StepEvent): number[] {
   return Array.from(perDepth, (s) => s?.size ?? 0).filter((n) => n > 0);
 }
 
-/** The paper's T_ver formula; each draft forward costs draftFraction · T_ar. */
-export function tverClock(model: TverModel, draftFraction = DEFAULT_DRAFT_FRACTION, label = 'T_ver model'): ModelledClock {
+/**
+ * What a draft forward costs on a T_ver clock: a share of T_ar whatever its rows (an EAGLE-style
+ * head, the paper's setting), or the draft's measured curve (a separate draft model, whose forward
+ * grows with the requests in it: on a CPU a batch-64 root layer costs several one-request ones).
+ */
+export type DraftForwardPrice = number | readonly TimedPoint[];
+
+/**
+ * A forward's time read off a measured curve: linear between measured sizes, the smallest's
+ * below them, the last segment's slope past them. Made non-decreasing first: a forward never gets
+ * cheaper with more rows, but medians on a busy machine can dip.
+ */
+export function measuredCurve(points: readonly TimedPoint[]): (tokens: number) => number {
+  const pts = points.filter((p) => p.tokens > 0 && p.ms > 0).sort((a, b) => a.tokens - b.tokens);
+  if (pts.length === 0) throw new Error('a measured curve needs at least one point');
+  const tokens = pts.map((p) => p.tokens);
+  const ms: number[] = [];
+  for (const p of pts) ms.push(Math.max(p.ms, ms[ms.length - 1] ?? 0));
+  const last = pts.length - 1;
+  const tailSlope = last > 0 ? (ms[last] - ms[last - 1]) / (tokens[last] - tokens[last - 1]) : 0;
+  return (n) => {
+    if (n <= tokens[0]) return ms[0];
+    if (n >= tokens[last]) return ms[last] + tailSlope * (n - tokens[last]);
+    let i = 1;
+    while (tokens[i] < n) i++;
+    const f = (n - tokens[i - 1]) / (tokens[i] - tokens[i - 1]);
+    return ms[i - 1] + f * (ms[i] - ms[i - 1]);
+  };
+}
+
+/** The paper's T_ver formula for verification; draft forwards priced by `draft`. */
+export function tverClock(model: TverModel, draft: DraftForwardPrice = DEFAULT_DRAFT_FRACTION, label = 'T_ver model'): ModelledClock {
+  const draftForwardMs = typeof draft === 'number' ? () => draft * model.tArMs : measuredCurve(draft);
+  const draftLabel =
+    typeof draft === 'number'
+      ? `draft forward ${draft} × T_ar`
+      : `draft forward from its measured curve (${Math.min(...draft.map((p) => p.tokens))}–${Math.max(...draft.map((p) => p.tokens))} rows)`;
   return {
-    label: `${label} (T_ar ${model.tArMs.toFixed(2)} ms, γ ${model.gamma.toPrecision(3)}, knee ${model.kmax})`,
+    label: `${label} (T_ar ${model.tArMs.toFixed(2)} ms, γ ${model.gamma.toPrecision(3)}, knee ${model.kmax}; ${draftLabel})`,
     stepMs(event) {
       const verifyMs = tverMs(model, event.verifiedTokens);
-      const draftMs = draftForwardSizes(event).length * draftFraction * model.tArMs;
+      let draftMs = 0;
+      for (const rows of draftForwardSizes(event)) draftMs += draftForwardMs(rows);
       return { draftMs, verifyMs, totalMs: draftMs + verifyMs };
+    },
+  };
+}
+
+/**
+ * Both forwards read off measured curves, with no formula in between: what this machine would
+ * take, when the curves were measured with the requests spread as the run packs them.
+ */
+export function curvesClock(curves: MeasuredCurves, label = 'measured curves'): ModelledClock {
+  const targetMs = measuredCurve(curves.target);
+  const draftMs = measuredCurve(curves.draft);
+  return {
+    label,
+    stepMs(event) {
+      const verifyMs = targetMs(Math.max(1, event.verifiedTokens));
+      let draft = 0;
+      for (const rows of draftForwardSizes(event)) draft += draftMs(rows);
+      return { draftMs: draft, verifyMs, totalMs: draft + verifyMs };
     },
   };
 }
@@ -75,14 +133,21 @@ export function rooflineClock(
   };
 }
 
+/** The curves `profile-hw` measures (its JSON file holds both). */
+export interface MeasuredCurves {
+  target: readonly TimedPoint[];
+  draft: readonly TimedPoint[];
+}
+
 /**
  * `--hw` values: `HARDWARE:MODEL` (e.g. `h100:70b`), `HARDWARE` alone (an 8B model), or
- * `measured` with the measured curve of `profile-hw` (fitted to the paper's T_ver formula).
+ * `measured` with the curves of `profile-hw`: the target's fitted to the paper's T_ver formula,
+ * each draft forward read off the draft's own curve.
  */
-export function clockFromSpec(spec: string, measured?: readonly TimedPoint[]): ModelledClock {
+export function clockFromSpec(spec: string, measured?: MeasuredCurves): ModelledClock {
   if (spec === 'measured') {
     if (!measured) throw new Error('--hw measured needs a hardware profile from `echo-studio profile-hw` (--hw-profile FILE)');
-    return tverClock(fitKnee(measured), DEFAULT_DRAFT_FRACTION, 'measured T_ver fit');
+    return tverClock(fitKnee(measured.target), measured.draft, 'measured T_ver fit');
   }
   const [hwName, modelName = '8b', extra] = spec.split(':');
   if (extra !== undefined) throw new Error(`--hw "${spec}": expected HARDWARE or HARDWARE:MODEL, e.g. h100:70b`);

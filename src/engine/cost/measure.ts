@@ -81,6 +81,8 @@ export const HardwareProfileSchema = z.object({
   createdAt: z.string(),
   host: z.object({ cpu: z.string(), threads: z.number().int().min(0).nullable(), provider: z.string() }),
   models: z.object({ draft: z.string(), target: z.string() }),
+  /** The draft's weights when timed (profiles from before it was recorded: float32). */
+  draftPrecision: z.enum(['int8', 'float32']).default('float32'),
   slots: z.number().int().min(1),
   context: z.number().int().min(0),
   target: PointsSchema,

@@ -65,6 +65,7 @@ export function exportParquet(trace: TraceContents, out: string): string[] {
     budget_unused: 'INT32',
     transferred_tokens: 'INT32',
     padding_waste: 'DOUBLE',
+    draft_rows: 'JSON',
     confidence_signal: 'STRING',
   });
   const requests = new TableBuilder({
@@ -175,6 +176,7 @@ export function exportParquet(trace: TraceContents, out: string): string[] {
       budget_unused: s.budget.unused,
       transferred_tokens: s.transfers.reduce((sum, x) => sum + x.tokens, 0),
       padding_waste: s.paddingWaste,
+      draft_rows: s.draftRows ?? null,
       confidence_signal: stepConfidenceSignal(s),
     });
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clockFromSpec, draftForwardSizes, rooflineClock, tverClock } from '../../../src/engine/cost/clock';
+import { clockFromSpec, curvesClock, draftForwardSizes, measuredCurve, rooflineClock, tverClock } from '../../../src/engine/cost/clock';
 import { fitKnee, suggestKmax, tverMs } from '../../../src/engine/cost/knee';
 import { HARDWARE, MODEL_SIZES, rooflineForward, rooflineKnee, weightBytesRead } from '../../../src/engine/cost/roofline';
 import { Rng } from '../../../src/engine/rng';
@@ -87,6 +87,17 @@ describe('modelled clocks over a step event', () => {
     expect(draftForwardSizes(event)).toEqual([2, 1]);
   });
 
+  it('prices the draft forwards the engine recorded when it did, catch-up rows included', () => {
+    const recorded = { ...event, draftRows: [5, 1, 1] } as StepEvent;
+    expect(draftForwardSizes(recorded)).toEqual([5, 1, 1]);
+    const draft = [
+      { tokens: 1, ms: 1 },
+      { tokens: 5, ms: 3 },
+    ];
+    expect(tverClock({ tArMs: 10, gamma: 0.1, kmax: 5 }, draft).stepMs(recorded).draftMs).toBeCloseTo(3 + 1 + 1, 9);
+    expect(tverClock({ tArMs: 10, gamma: 0.1, kmax: 5 }, 0.05).stepMs(recorded).draftMs).toBeCloseTo(3 * 0.5, 9);
+  });
+
   it('T_ver clock: flat below the knee, linear past it', () => {
     const clock = tverClock({ tArMs: 10, gamma: 0.1, kmax: 5 }, 0.05);
     const s = clock.stepMs(event);
@@ -95,10 +106,74 @@ describe('modelled clocks over a step event', () => {
     expect(s.totalMs).toBeCloseTo(s.draftMs + s.verifyMs, 9);
   });
 
+  it('T_ver clock with a measured draft curve: each draft forward costs what the curve says for its rows', () => {
+    // A separate draft whose forward grows with its rows: 1 ms for one, 3 ms for two.
+    const clock = tverClock({ tArMs: 10, gamma: 0.1, kmax: 5 }, [
+      { tokens: 1, ms: 1 },
+      { tokens: 2, ms: 3 },
+      { tokens: 4, ms: 4 },
+    ]);
+    const s = clock.stepMs(event);
+    expect(s.verifyMs).toBeCloseTo(12, 9);
+    expect(s.draftMs).toBeCloseTo(3 + 1, 9); // forwards of 2 and 1 rows
+    expect(clock.label).toMatch(/draft forward from its measured curve \(1–4 rows\)/);
+    expect(tverClock({ tArMs: 10, gamma: 0.1, kmax: 5 }).label).toMatch(/draft forward 0\.05 × T_ar/);
+  });
+
+  it('measured clock: reads the draft curve of the hardware profile, not a share of the target', () => {
+    const target = TOKENS.map((tokens) => ({ tokens, ms: Math.max(4, 0.125 * tokens) }));
+    const draft = TOKENS.map((tokens) => ({ tokens, ms: 0.5 + 0.25 * tokens }));
+    const s = clockFromSpec('measured', { target, draft }).stepMs(event);
+    expect(s.verifyMs).toBeCloseTo(4, 9);
+    expect(s.draftMs).toBeCloseTo(0.5 + 0.25 * 2 + (0.5 + 0.25 * 1), 9);
+  });
+
+  it('curves clock: verification and each draft forward read off their own measured curves', () => {
+    const s = curvesClock({
+      target: [
+        { tokens: 1, ms: 2 },
+        { tokens: 8, ms: 9 },
+      ],
+      draft: [
+        { tokens: 1, ms: 0.5 },
+        { tokens: 2, ms: 0.75 },
+      ],
+    }).stepMs(event);
+    expect(s.verifyMs).toBeCloseTo(8, 9); // 7 tokens, between 1 and 8
+    expect(s.draftMs).toBeCloseTo(0.75 + 0.5, 9);
+  });
+
   it('roofline clock: a bigger model on the same hardware takes longer', () => {
     const small = rooflineClock(HARDWARE.h100, MODEL_SIZES['8b']).stepMs(event);
     const big = rooflineClock(HARDWARE.h100, MODEL_SIZES['70b']).stepMs(event);
     expect(big.verifyMs).toBeGreaterThan(small.verifyMs * 5);
     expect(clockFromSpec('a100:70b').label).toMatch(/A100.*70B/);
+  });
+});
+
+describe('measured curve', () => {
+  it('interpolates between sizes, holds the smallest below them and extends the last slope past them', () => {
+    const ms = measuredCurve([
+      { tokens: 16, ms: 4 },
+      { tokens: 1, ms: 1 },
+      { tokens: 4, ms: 2 },
+    ]);
+    expect(ms(1)).toBe(1);
+    expect(ms(0.5)).toBe(1);
+    expect(ms(2)).toBeCloseTo(1 + 1 / 3, 9);
+    expect(ms(10)).toBeCloseTo(3, 9);
+    expect(ms(28)).toBeCloseTo(6, 9); // slope 1/6 ms per row past 16
+  });
+
+  it('never gets cheaper with more rows, whatever a noisy median says', () => {
+    const ms = measuredCurve([
+      { tokens: 1, ms: 2 },
+      { tokens: 2, ms: 1.5 },
+      { tokens: 4, ms: 3 },
+    ]);
+    expect(ms(2)).toBe(2);
+    expect(ms(3)).toBeCloseTo(2.5, 9);
+    for (let n = 1; n < 8; n += 0.5) expect(ms(n + 0.5)).toBeGreaterThanOrEqual(ms(n));
+    expect(() => measuredCurve([])).toThrow(/at least one point/);
   });
 });

@@ -147,6 +147,10 @@ export function syntheticRun(o: SyntheticRunOptions): StepEvent[] {
       budget: { roots: requests.length, base: granted.base, depth: granted.depth, width: 0, unused: o.kmax - verifiedTokens },
       transfers: step % 3 === 0 && requests.length > 1 ? [{ from: requests[0].requestId, to: requests[1].requestId, tokens: 1 }] : [],
       paddingWaste: 0.1 * rand(),
+      // A draft forward per drafted layer: its expanded parents, the first with a catch-up row per request.
+      draftRows: Array.from({ length: 1 + Math.max(-1, ...requests.flatMap((r) => r.nodes.map((n) => n.depth))) }, (_, d) =>
+        requests.reduce((sum, r) => sum + new Set(r.nodes.filter((n) => n.depth === d).map((n) => n.parent)).size, d === 0 ? requests.length : 0),
+      ),
     });
   }
   return events;

@@ -48,6 +48,7 @@ function rebuildSteps(steps: Row[], requests: Row[], nodes: Row[], gates: Row[])
     budget: { roots: s.budget_roots as number, base: s.budget_base as number, depth: s.budget_depth as number, width: s.budget_width as number, unused: s.budget_unused as number },
     transfers: [],
     paddingWaste: s.padding_waste as number,
+    ...(s.draft_rows !== null ? { draftRows: s.draft_rows as number[] } : {}),
     requests: (requestsOf.get(s.step as number) ?? []).map((r): RequestStep => {
       const treeNodes = (nodesOf.get(key(r)) ?? []).map(
         (n): TreeNode => ({
