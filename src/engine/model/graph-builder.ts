@@ -5,9 +5,10 @@
 //   gather_index [B, T] int32                         packed row of query t of attention group b; padding → any row
 //   key_index [B, K] int32                            packed rows of group b's request's new tokens (its keys); padding → any row
 //   scatter_index [N] int32                           flat b*T+t of each packed row (gather back)
-//   past_index [B, L] int32                           rows slot*maxLen + j of group b's request's past
+//   past_index [B, L/P] int32                         blocks of P = PAST_BLOCK rows, slot*stride/P + j, of group b's request's past
 //   attn_mask [B, 1, T, L+K] float32                  additive: 0 = visible, -1e30 = hidden
-//   past_key_i / past_value_i [kvH, slots*maxLen, hd] float32, the session's persistent KV buffers (head-major)
+//   past_key_i / past_value_i [kvH, slots*stride, hd] float32, the session's persistent KV buffers (head-major;
+//                                                     stride = maxLen rounded up to a whole block)
 //   logits_rows [R1], topk_rows [R2], argmax_rows [R3] int32, topk_k [1] int64
 // outputs:
 //   logits [R1, V], topk_logprobs [R2, k], topk_ids [R2, k] int32, argmax [R3] int32,
@@ -26,9 +27,16 @@ import { ropeInverseFrequencies, type ModelConfig } from './config.js';
 import { AttributeType, DataType, type AttributeProtoJs, type NodeProtoJs, type ValueInfoProtoJs } from './onnx-proto.js';
 
 /** Bump when the graph layout changes, so cached graphs are rebuilt. */
-export const GRAPH_VERSION = 7;
+export const GRAPH_VERSION = 8;
 export const OPSET = 17;
 export const MASK_HIDDEN = -1e30;
+/**
+ * Past rows are gathered in blocks of this many: a Gather copies one block per index, and copying
+ * rows of one head (128 bytes on the demo pair) one by one cost more in per-index work than in
+ * bytes. The last block of a past is partly rows past its end, which the mask hides.
+ */
+export const PAST_BLOCK = 8;
+
 /** onnxruntime's contrib-op domain (MatMulNBits). */
 export const MS_DOMAIN = 'com.microsoft';
 
@@ -165,7 +173,7 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     valueInfo('gather_index', DataType.INT32, ['B', 'T']),
     valueInfo('key_index', DataType.INT32, ['B', 'K']),
     valueInfo('scatter_index', DataType.INT32, ['N']),
-    valueInfo('past_index', DataType.INT32, ['B', 'L']),
+    valueInfo('past_index', DataType.INT32, ['B', 'LB']),
     valueInfo('attn_mask', DataType.FLOAT, ['B', 1, 'T', 'LT']),
     valueInfo('logits_rows', DataType.INT32, ['R1']),
     valueInfo('topk_rows', DataType.INT32, ['R2']),
@@ -231,6 +239,9 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
   const scoresSplitShape = g.one('Concat', [g.i64([0, 0, G, -1]), lt], { axis: 0 });
   const scoresMergeShape = g.one('Concat', [g.i64([0, 0, -1]), lt], { axis: 0 });
 
+  const pastBlocks = g.i64([kvH, -1, PAST_BLOCK * hd]);
+  const pastRows = g.i64([0, 0, -1, hd]);
+
   let hidden = g.one('Gather', [embed, 'input_ids'], { axis: 0 });
 
   for (let layer = 0; layer < cfg.numLayers; layer++) {
@@ -281,8 +292,11 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     // the batched MatMuls read: K and V are never transposed (Kᵀ below is fused into its MatMul).
     // With buffers laid out by row, the two transposes of K and V took a third of a batch-64
     // forward; joining the past and new rows still copies them once.
-    const pastK = g.one('Gather', [`past_key_${layer}`, 'past_index'], { axis: 1 }); // [kvH, B, L, hd]
-    const pastV = g.one('Gather', [`past_value_${layer}`, 'past_index'], { axis: 1 });
+    // Gathered in blocks of PAST_BLOCK rows: [kvH, S/P, P·hd] → [kvH, B, L/P, P·hd] → [kvH, B, L, hd].
+    const gatherPast = (buffer: string): string =>
+      g.one('Reshape', [g.one('Gather', [g.one('Reshape', [buffer, pastBlocks]), 'past_index'], { axis: 1 }), pastRows]);
+    const pastK = gatherPast(`past_key_${layer}`); // [kvH, B, L, hd]
+    const pastV = gatherPast(`past_value_${layer}`);
     const newK = g.one('Transpose', [g.one('Gather', [k, 'key_index'], { axis: 0 })], { perm: [2, 0, 1, 3] }); // [kvH, B, K, hd]
     const newV = g.one('Transpose', [g.one('Gather', [v, 'key_index'], { axis: 0 })], { perm: [2, 0, 1, 3] });
 

@@ -1,14 +1,15 @@
 // ModelSession on onnxruntime-node: persistent per-slot KV buffers, tree masks, packed forwards.
 //
-// KV layout per layer: one Float32Array [kvHeads, slots * maxLength, headDim] for K and one for V,
-// passed to every run() as inputs (onnxruntime wraps CPU input buffers without copying). Row
-// slot*maxLength + r of each head holds position r of the slot's sequence: rows [0, committed)
+// KV layout per layer: one Float32Array [kvHeads, slots * stride, headDim] for K and one for V,
+// passed to every run() as inputs (onnxruntime wraps CPU input buffers without copying); stride is
+// maxLength rounded up to whole PAST_BLOCKs, the unit in which the graph gathers a past. Row
+// slot*stride + r of each head holds position r of the slot's sequence: rows [0, committed)
 // are the accepted history, rows [committed, committed + scratch) the tree nodes forwarded since
 // the last commit. The graph returns only the new tokens' K/V; this class writes them into
 // scratch rows, and a commit moves the kept nodes' rows down to follow the committed ones: no
 // step ever copies the past.
 import * as ort from 'onnxruntime-node';
-import { MASK_HIDDEN } from './graph-builder.js';
+import { MASK_HIDDEN, PAST_BLOCK } from './graph-builder.js';
 import { ModelUsageError } from './errors.js';
 import type { ForwardEntry, ForwardOutputs, ForwardResult, ModelInfo, ModelSession } from './types.js';
 
@@ -70,6 +71,8 @@ export class OrtModelSession implements ModelSession {
   private readonly rowSize: number;
   private readonly kvHeads: number;
   private readonly headDim: number;
+  /** Rows of a slot in the buffers: maxLength rounded up to whole past blocks. */
+  private readonly slotStride: number;
   /** Floats between one KV head's rows and the next head's in a buffer. */
   private readonly headStride: number;
   private readonly keys: Float32Array[] = [];
@@ -88,15 +91,16 @@ export class OrtModelSession implements ModelSession {
     this.maxLength = parts.maxLength;
     this.provider = parts.provider;
     this.rowSize = parts.info.numKvHeads * parts.info.headDim;
-    // Head-major, [kvH, slots·maxLength, hd]: the graph gathers a request's past straight into the
+    // Head-major, [kvH, slots·stride, hd]: the graph gathers a request's past straight into the
     // layout its attention MatMuls read (graph-builder.ts).
     this.kvHeads = parts.info.numKvHeads;
     this.headDim = parts.info.headDim;
-    this.headStride = parts.slots * parts.maxLength * parts.info.headDim;
-    const dims = [parts.info.numKvHeads, parts.slots * parts.maxLength, parts.info.headDim];
+    this.slotStride = Math.ceil(parts.maxLength / PAST_BLOCK) * PAST_BLOCK;
+    this.headStride = parts.slots * this.slotStride * parts.info.headDim;
+    const dims = [parts.info.numKvHeads, parts.slots * this.slotStride, parts.info.headDim];
     for (let l = 0; l < parts.info.numLayers; l++) {
-      const k = new Float32Array(parts.slots * parts.maxLength * this.rowSize);
-      const v = new Float32Array(parts.slots * parts.maxLength * this.rowSize);
+      const k = new Float32Array(parts.slots * this.slotStride * this.rowSize);
+      const v = new Float32Array(parts.slots * this.slotStride * this.rowSize);
       this.keys.push(k);
       this.values.push(v);
       this.keyTensors.push(new ort.Tensor('float32', k, dims));
@@ -107,7 +111,7 @@ export class OrtModelSession implements ModelSession {
 
   /** Bytes held by the KV buffers (fixed at load; they never grow). */
   get kvBufferBytes(): number {
-    return this.keys.length * 2 * this.capacity * this.maxLength * this.rowSize * 4;
+    return this.keys.length * 2 * this.capacity * this.slotStride * this.rowSize * 4;
   }
 
   allocSlot(): number {
@@ -196,13 +200,16 @@ export class OrtModelSession implements ModelSession {
     // seeing the entry's past and all its new tokens as keys (see queryChunk).
     const chunk = queryChunk(entries.map((e) => e.tokens.length));
     const groups = entries.reduce((sum, e) => sum + Math.ceil(e.tokens.length / chunk), 0);
+    // The past is gathered in whole blocks; columns past a request's rows stay hidden.
+    const pastBlocks = Math.ceil(pastLen / PAST_BLOCK);
+    pastLen = pastBlocks * PAST_BLOCK;
     const width = pastLen + tMax;
     const inputIds = new Int32Array(n);
     const positions = new Int32Array(n);
     const gatherIndex = new Int32Array(groups * chunk);
     const keyIndex = new Int32Array(groups * tMax);
     const scatterIndex = new Int32Array(n);
-    const pastIndex = new Int32Array(groups * pastLen);
+    const pastIndex = new Int32Array(groups * pastBlocks);
     const mask = new Float32Array(groups * chunk * width).fill(MASK_HIDDEN);
     // Scratch-node depth of every new token, appended to the slot after the run succeeds.
     const newDepths: number[][] = [];
@@ -224,7 +231,8 @@ export class OrtModelSession implements ModelSession {
         positions[packed] = s.committed + depth;
       }
       for (let first = 0; first < len; first += chunk, group++) {
-        for (let j = 0; j < pastLen; j++) pastIndex[group * pastLen + j] = e.slot * this.maxLength + j;
+        const firstBlock = (e.slot * this.slotStride) / PAST_BLOCK;
+        for (let j = 0; j < pastBlocks; j++) pastIndex[group * pastBlocks + j] = firstBlock + j;
         // Key columns past the entry's tokens point at a real row; the mask hides them.
         for (let t = 0; t < tMax; t++) keyIndex[group * tMax + t] = row + (t < len ? t : 0);
         for (let c = 0; c < chunk; c++) {
@@ -257,7 +265,7 @@ export class OrtModelSession implements ModelSession {
       gather_index: new ort.Tensor('int32', gatherIndex, [groups, chunk]),
       key_index: new ort.Tensor('int32', keyIndex, [groups, tMax]),
       scatter_index: new ort.Tensor('int32', scatterIndex, [n]),
-      past_index: new ort.Tensor('int32', pastIndex, [groups, pastLen]),
+      past_index: new ort.Tensor('int32', pastIndex, [groups, pastBlocks]),
       attn_mask: new ort.Tensor('float32', mask, [groups, 1, chunk, width]),
       // onnxruntime runs every node whatever is fetched (checked in the tests), so heads that were
       // not asked for get zero rows and cost nothing. Except top-k: TopK on zero rows kills the
@@ -295,7 +303,7 @@ export class OrtModelSession implements ModelSession {
         let packed = h * n * this.headDim;
         for (const e of entries) {
           const s = this.slotStates[e.slot];
-          const base = h * this.headStride + (e.slot * this.maxLength + s.committed + s.parents.length) * this.headDim;
+          const base = h * this.headStride + (e.slot * this.slotStride + s.committed + s.parents.length) * this.headDim;
           const len = e.tokens.length * this.headDim;
           this.keys[l].set(newK.subarray(packed, packed + len), base);
           this.values[l].set(newV.subarray(packed, packed + len), base);
@@ -339,8 +347,8 @@ export class OrtModelSession implements ModelSession {
     for (let j = 0; j < keepScratch.length; j++) {
       const idx = keepScratch[j];
       if (idx === j) continue;
-      const from = (slot * this.maxLength + s.committed + idx) * this.headDim;
-      const to = (slot * this.maxLength + s.committed + j) * this.headDim;
+      const from = (slot * this.slotStride + s.committed + idx) * this.headDim;
+      const to = (slot * this.slotStride + s.committed + j) * this.headDim;
       for (let l = 0; l < this.keys.length; l++) {
         for (let h = 0; h < this.kvHeads; h++) {
           const head = h * this.headStride;

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { loadModel, type OrtModelSession } from '../../../src/engine/model/index.js';
 import { queryChunk } from '../../../src/engine/model/session.js';
+import { PAST_BLOCK } from '../../../src/engine/model/graph-builder.js';
 import { writeFixtureModel, type FixtureModel, type FixtureOptions } from './fixtures.js';
 import { argmax, logSoftmax, maxRowDiff, tempDir } from './helpers.js';
 import { referenceForward } from './reference.js';
@@ -237,6 +238,12 @@ describe('tree attention and KV slots (llama, GQA)', () => {
     const r = await session.forward([{ slot: second, tokens: [5, 6], parents: [-1, 0] }], { logitsRows: [1] });
     const ref = referenceForward(fx, [5, 6]);
     expect(maxRowDiff(r.logits!, 0, ref[1])).toBeLessThan(TOL);
+    // Two committed rows: the past is gathered in whole blocks, the rest of whose rows still hold
+    // the previous request's keys. The mask must hide them.
+    expect(PROMPT.length).toBeGreaterThanOrEqual(PAST_BLOCK);
+    session.commit(second, [0, 1]);
+    const next = await session.forward([{ slot: second, tokens: [7], parents: [-1] }], { logitsRows: [0] });
+    expect(maxRowDiff(next.logits!, 0, referenceForward(fx, [5, 6, 7])[2])).toBeLessThan(TOL);
     await session.release();
   });
 

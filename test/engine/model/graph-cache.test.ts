@@ -8,6 +8,7 @@ import { afterAll, expect, test } from 'vitest';
 import { ensureGraph, GRAPH_VERSION, isGraphCached, loadModel, openModelFolder } from '../../../src/engine/model/index.js';
 import { listGraphCache, OTHER_LAYOUT_GRACE_MS, sidecarPath, STALE_LEFTOVER_MS } from '../../../src/engine/model/graph-cache.js';
 import { cudaUnavailableReason } from '../../../src/engine/model/loader.js';
+import { PAST_BLOCK } from '../../../src/engine/model/graph-builder.js';
 import { writeFixtureModel } from './fixtures.js';
 import { argmax, maxRowDiff, tempDir } from './helpers.js';
 import { referenceForward } from './reference.js';
@@ -58,7 +59,8 @@ test('onnxruntime runs unfetched heads too, so the session gives them zero rows'
     key_index: i32([0], [1, 1]),
     scatter_index: i32([0]),
     past_index: i32([0], [1, 1]),
-    attn_mask: new ort.Tensor('float32', Float32Array.of(-1e30, 0), [1, 1, 1, 2]),
+    // One block of past rows, all hidden, and the new token's own key.
+    attn_mask: new ort.Tensor('float32', Float32Array.from({ length: PAST_BLOCK + 1 }, (_, i) => (i < PAST_BLOCK ? -1e30 : 0)), [1, 1, 1, PAST_BLOCK + 1]),
     // Out-of-range rows in an unfetched head: onnxruntime still runs it and fails.
     logits_rows: i32([1000]),
     argmax_rows: i32([]),
@@ -66,8 +68,8 @@ test('onnxruntime runs unfetched heads too, so the session gives them zero rows'
     topk_k: new ort.Tensor('int64', BigInt64Array.of(3n), [1]),
   };
   for (let l = 0; l < layers; l++) {
-    feeds[`past_key_${l}`] = new ort.Tensor('float32', new Float32Array(kvH * hd), [kvH, 1, hd]);
-    feeds[`past_value_${l}`] = new ort.Tensor('float32', new Float32Array(kvH * hd), [kvH, 1, hd]);
+    feeds[`past_key_${l}`] = new ort.Tensor('float32', new Float32Array(kvH * PAST_BLOCK * hd), [kvH, PAST_BLOCK, hd]);
+    feeds[`past_value_${l}`] = new ort.Tensor('float32', new Float32Array(kvH * PAST_BLOCK * hd), [kvH, PAST_BLOCK, hd]);
   }
   await expect(session.run(feeds, ['topk_ids', 'new_key_0'])).rejects.toThrow(/out of data bounds/);
   // Zero rows are valid and give empty outputs.
