@@ -1,9 +1,10 @@
 // Teaching mode: one plain sentence per scheduler decision in a step, in the order the engine made
-// them (gates, depth extensions, width expansions, verification), then a summary of the budget.
+// them (gates, depth extensions, width expansions, verification), after a summary of the budget
+// and of the draft forwards that paid for the tree.
 import type { RequestStep, StepEvent } from '../../shared/events.js';
 import { formatNumber, tokenLabel, visibleText } from './tokens.js';
 
-export type DecisionKind = 'budget' | 'truncate' | 'pass' | 'priced' | 'depth' | 'width' | 'verify' | 'finish';
+export type DecisionKind = 'budget' | 'draft' | 'truncate' | 'pass' | 'priced' | 'depth' | 'width' | 'verify' | 'finish';
 
 export interface Decision {
   kind: DecisionKind;
@@ -128,6 +129,16 @@ export function teachStep(step: StepEvent): Decision[] {
         `${b.roots} roots, ${b.base} base, ${b.depth} depth extension, ${b.width} width expansion, ${b.unused} unused.`,
     },
   ];
+  const rows = step.draftRows;
+  if (rows !== undefined && rows.length > 0) {
+    const total = rows.reduce((a, b) => a + b, 0);
+    out.push({
+      kind: 'draft',
+      text:
+        `Drafting took ${plural(rows.length, 'draft forward')}, one per layer, of ${rows.join(', ')} rows (${total} in all); ` +
+        `the first also fed the draft the accepted tokens it had not seen yet.`,
+    });
+  }
   for (const req of step.requests) out.push(...gateSentences(step, req));
   for (const req of step.requests) out.push(...growthSentences(req));
   for (const req of step.requests) {

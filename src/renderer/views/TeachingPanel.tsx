@@ -7,6 +7,7 @@ import { useSend, useStudio, useThrottledStudio } from './StudioContext.js';
 
 const KIND_LABEL: Record<DecisionKind, string> = {
   budget: 'budget',
+  draft: 'drafted',
   truncate: 'truncated',
   pass: 'gate passed',
   priced: 'priced out',

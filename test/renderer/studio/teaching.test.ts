@@ -62,7 +62,16 @@ describe('teachStep', () => {
     ]);
   });
 
+  it('says how many draft forwards the step took and of how many rows, when the engine recorded them', () => {
+    expect(texts.some((t) => t.startsWith('Drafting'))).toBe(false);
+    const drafted = teachStep({ ...step, draftRows: [9, 3, 1] });
+    expect(drafted[1]).toEqual({
+      kind: 'draft',
+      text: 'Drafting took 3 draft forwards, one per layer, of 9, 3, 1 rows (13 in all); the first also fed the draft the accepted tokens it had not seen yet.',
+    });
+  });
+
   it('gives every sentence the request it is about', () => {
-    expect(decisions.filter((d) => d.kind !== 'budget').every((d) => d.requestId !== undefined)).toBe(true);
+    expect(decisions.filter((d) => d.kind !== 'budget' && d.kind !== 'draft').every((d) => d.requestId !== undefined)).toBe(true);
   });
 });
