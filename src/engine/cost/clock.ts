@@ -88,6 +88,12 @@ export function tverClock(model: TverModel, draft: DraftForwardPrice = DEFAULT_D
   };
 }
 
+/** The curves `profile-hw` measures (its JSON file holds both). */
+export interface MeasuredCurves {
+  target: readonly TimedPoint[];
+  draft: readonly TimedPoint[];
+}
+
 /**
  * Both forwards read off measured curves, with no formula in between: what this machine would
  * take, when the curves were measured with the requests spread as the run packs them.
@@ -131,12 +137,6 @@ export function rooflineClock(
       return { draftMs, verifyMs, totalMs: draftMs + verifyMs };
     },
   };
-}
-
-/** The curves `profile-hw` measures (its JSON file holds both). */
-export interface MeasuredCurves {
-  target: readonly TimedPoint[];
-  draft: readonly TimedPoint[];
 }
 
 /**
