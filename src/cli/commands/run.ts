@@ -5,7 +5,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { clockFromSpec, type ModelledClock } from '../../engine/cost/clock.js';
-import { loadHardwareProfile } from '../../engine/cost/measure.js';
+import { loadHardwareProfile, profileMismatches, type HardwareProfile } from '../../engine/cost/measure.js';
 import { RunMetricsAccumulator, withSpeedupVsAr } from '../../engine/metrics/run-metrics.js';
 import type { VerifyCost } from '../../engine/policy/echo-scheduler.js';
 import { createPolicy, type SpeculationPolicy } from '../../engine/policy/index.js';
@@ -13,7 +13,7 @@ import type { RequestResult } from '../../engine/runner.js';
 import { createRunner, loadRunSetup, resolvePrompts, runTraceHeader } from '../../engine/session-run.js';
 import { ExpansionRecorder } from '../../engine/trace/expansions.js';
 import { TraceRecorder } from '../../engine/trace/writer.js';
-import { ConfidenceSignalSchema, GATED_POLICIES, MAX_DRAFT_COST, POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
+import { ConfidenceSignalSchema, defaultDraftPrecision, GATED_POLICIES, MAX_DRAFT_COST, POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { RunMetrics } from '../../shared/events.js';
 
 // Resolving a RunConfig into loaded models and a runner is shared with the studio's engine host.
@@ -156,7 +156,7 @@ export interface RunOptions {
 }
 
 /** `--clock modelled --hw SPEC [--hw-profile FILE]` → a modelled clock; wall time alone otherwise. */
-export function clockFromFlags(flags: Pick<RunFlags, 'clock' | 'hw' | 'hwProfile'>): ModelledClock | undefined {
+export function clockFromFlags(flags: Pick<RunFlags, 'clock' | 'hw' | 'hwProfile'>, profile?: HardwareProfile): ModelledClock | undefined {
   const clock = flags.clock ?? 'wall';
   if (clock === 'wall') {
     if (flags.hw !== undefined) throw new Error('--hw needs --clock modelled');
@@ -164,7 +164,7 @@ export function clockFromFlags(flags: Pick<RunFlags, 'clock' | 'hw' | 'hwProfile
   }
   if (clock !== 'modelled') throw new Error(`--clock takes wall or modelled, got "${clock}"`);
   if (flags.hw === undefined) throw new Error('--clock modelled needs --hw (e.g. h100:70b, or measured with --hw-profile FILE)');
-  return clockFromSpec(flags.hw, flags.hwProfile ? loadHardwareProfile(flags.hwProfile) : undefined);
+  return clockFromSpec(flags.hw, profile ?? (flags.hwProfile ? loadHardwareProfile(flags.hwProfile) : undefined));
 }
 
 export async function executeRun(config: RunConfig, options: RunOptions = {}): Promise<RunReport> {
@@ -354,9 +354,14 @@ export function register(program: Command): void {
     .option('--json', 'print one JSON summary object instead of text')
     .action(async (flags: RunFlags) => {
       const config = runConfigFromFlags(flags);
-      const clock = clockFromFlags(flags);
+      const hwProfile = flags.hwProfile ? loadHardwareProfile(flags.hwProfile) : undefined;
+      const clock = clockFromFlags(flags, hwProfile);
       const log = (line: string) => process.stderr.write(`${line}\n`);
       for (const note of ignoredFlagNotes(flags)) log(note);
+      if (hwProfile && clock) {
+        const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
+        for (const note of profileMismatches(hwProfile, { batch: config.batch, draftPrecision })) log(note);
+      }
       const report = await executeRun(config, {
         threads: flags.threads,
         provider: flags.provider,

@@ -103,6 +103,27 @@ export function fitHardwareProfile(profile: HardwareProfile): { target: KneeFit;
   return { target: fitKnee(profile.target), draft: fitKnee(profile.draft) };
 }
 
+/**
+ * Where a hardware profile was measured unlike the run it is to price, one line each: rows spread
+ * over fewer requests than the run packs (a separate draft's root layer costs more over more
+ * requests, so it would be priced too low), or a draft timed with other weights.
+ */
+export function profileMismatches(profile: HardwareProfile, run: { batch: number; draftPrecision: 'int8' | 'float32' }): string[] {
+  const notes: string[] = [];
+  if (profile.slots < run.batch) {
+    notes.push(
+      `note: the hardware profile spread its rows over ${profile.slots} requests and this run packs up to ${run.batch}: ` +
+        `draft and target forwards over more requests cost more, so the modelled times are low (profile-hw --slots ${run.batch})`,
+    );
+  }
+  if (profile.draftPrecision !== run.draftPrecision) {
+    notes.push(
+      `note: the hardware profile timed the draft in ${profile.draftPrecision} and this run loads it in ${run.draftPrecision} (profile-hw --draft-precision ${run.draftPrecision})`,
+    );
+  }
+  return notes;
+}
+
 /** Reads a `profile-hw --out` file (for `run --clock modelled --hw measured --hw-profile FILE`). */
 export function loadHardwareProfile(path: string): HardwareProfile {
   let text: string;

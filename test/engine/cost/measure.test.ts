@@ -3,7 +3,7 @@ import { executeProfileHw, formatProfileHw } from '../../../src/cli/commands/pro
 import { clockFromSpec } from '../../../src/engine/cost/clock';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadHardwareProfile, measureForwardCurve, parseHardwareProfile, rowsNeeded } from '../../../src/engine/cost/measure';
+import { loadHardwareProfile, measureForwardCurve, parseHardwareProfile, profileMismatches, rowsNeeded } from '../../../src/engine/cost/measure';
 import { loadFixturePair, type FixturePair } from '../fixtures/pair';
 
 describe('measured forward curve', () => {
@@ -52,5 +52,11 @@ describe('measured forward curve', () => {
     writeFileSync(file, JSON.stringify(profile));
     expect(loadHardwareProfile(file)).toEqual(profile);
     expect(() => loadHardwareProfile(join(pair.targetDir, 'missing.json'))).toThrow(/cannot read hardware profile/);
+    // A run it would misprice is told so: more requests than the profile spread its rows over, another draft precision.
+    expect(profileMismatches(profile, { batch: 4, draftPrecision: 'int8' })).toEqual([]);
+    expect(profileMismatches(profile, { batch: 64, draftPrecision: 'float32' })).toEqual([
+      'note: the hardware profile spread its rows over 4 requests and this run packs up to 64: draft and target forwards over more requests cost more, so the modelled times are low (profile-hw --slots 64)',
+      'note: the hardware profile timed the draft in int8 and this run loads it in float32 (profile-hw --draft-precision float32)',
+    ]);
   });
 });
