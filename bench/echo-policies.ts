@@ -2,6 +2,7 @@
 // domain at several batch sizes, on one loaded pair, K_max from the measured knee. Per domain it
 // first calibrates τ_d on prompts the runs do not use (timed: the target is under a minute), then
 // prints per batch one row per policy: wall-clock throughput and its ratio to static, the same
+// wall ratio of decoding alone (prefill of admitted requests left out: no policy changes it), the same
 // ratio under a modelled clock (real acceptance, modelled time: steadier than wall time on a
 // shared machine), the same under this machine's measured forward curves (what drafting costs here,
 // without the wall clock's noise), MAT, draft utilisation, verified tokens per step, budget moved by ECHO.
@@ -219,7 +220,7 @@ for (const domain of domains) {
     const workload = Array.from({ length: count }, (_, i) => ({ id: `${domain}-${i}`, promptTokens: pool[(offset + i) % pool.length].promptTokens }));
     console.log(`\n${domain}, batch ${batch}, K_max ${kmax}, ${count} requests`);
     console.log(
-      `${'policy'.padEnd(18)}${pad('tok/s', 9)}${pad('/static', 9)}${pad('modelled', 10)}${pad('/static', 9)}${pad('curves', 10)}${pad('/static', 9)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('moved', 7)}${pad('draft ms', 10)}${pad('verify ms', 11)}`,
+      `${'policy'.padEnd(18)}${pad('tok/s', 9)}${pad('/static', 9)}${pad('decode/s', 9)}${pad('modelled', 10)}${pad('/static', 9)}${pad('curves', 10)}${pad('/static', 9)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('moved', 7)}${pad('draft ms', 10)}${pad('verify ms', 11)}`,
     );
     // Each row reports its median-throughput round (greedy: acceptance and the modelled time are
     // the same every round; the machine's load is not).
@@ -239,6 +240,7 @@ for (const domain of domains) {
       const ratio = (x: number, y: number | undefined) => (y && Number.isFinite(y) ? `${(x / y).toFixed(3)}×` : '-');
       console.log(
         `${name.padEnd(18)}${pad(m.metrics.throughput.toFixed(1), 9)}${pad(ratio(m.metrics.throughput, base?.metrics.throughput), 9)}` +
+          `${pad(ratio(m.metrics.decodeThroughput ?? NaN, base?.metrics.decodeThroughput), 9)}` +
           `${pad(modelledTps.toFixed(1), 10)}${pad(ratio(modelledTps, baseModelled), 9)}${pad(curveTps.toFixed(1), 10)}${pad(ratio(curveTps, baseCurve), 9)}${pad(m.metrics.meanAcceptedTokens.toFixed(2), 7)}` +
           `${pad(m.metrics.draftUtilisation.toFixed(2), 7)}${pad(m.metrics.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.metrics.steps, 7)}${pad(m.moved, 7)}${pad(m.draftMs.toFixed(2), 10)}${pad(m.verifyMs.toFixed(2), 11)}`,
       );

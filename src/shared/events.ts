@@ -154,6 +154,11 @@ export interface RunMetrics {
   wallMs: number;
   /** Generated tokens per second (wall clock). */
   throughput: number;
+  /**
+   * Generated tokens per second of decoding: over the steps' own time, prefill of admitted
+   * requests and time between steps left out (no policy can change them). Absent in older traces.
+   */
+  decodeThroughput?: number;
   /** Mean accepted draft tokens per request-step, bonus excluded. */
   meanAcceptedTokens: number;
   /** Mean tokens emitted per request-step: accepted + bonus. */

@@ -211,6 +211,7 @@ export const RunMetricsSchema = z.object({
   generatedTokens: count(),
   wallMs: z.number().min(0),
   throughput: z.number().min(0),
+  decodeThroughput: z.number().min(0).optional(),
   meanAcceptedTokens: z.number().min(0),
   meanAcceptanceLength: z.number().min(0),
   draftUtilisation: z.number().min(0),

@@ -397,7 +397,7 @@ export function register(program: Command): void {
       process.stdout.write(
         [
           `policy ${m.policy}: ${m.requests} requests, ${m.generatedTokens} tokens in ${fmt(m.wallMs / 1000)} s over ${m.steps} steps`,
-          `throughput ${fmt(m.throughput, 1)} tok/s · MAT ${fmt(m.meanAcceptedTokens)} (bonus excluded) · acceptance length ${fmt(m.meanAcceptanceLength)}`,
+          `throughput ${fmt(m.throughput, 1)} tok/s${m.decodeThroughput ? ` (decoding ${fmt(m.decodeThroughput, 1)} tok/s: prefill left out)` : ''} · MAT ${fmt(m.meanAcceptedTokens)} (bonus excluded) · acceptance length ${fmt(m.meanAcceptanceLength)}`,
           `draft utilisation ${fmt(m.draftUtilisation)} · verified tokens/step ${fmt(m.verifiedTokensPerStep, 1)} (K_max ${config.kmax}) · padding waste ${fmt(m.paddingWaste)}`,
           `time per output token p50 ${fmt(m.tpotP50Ms)} ms, p99 ${fmt(m.tpotP99Ms)} ms · engine overhead ${fmt(100 * report.engineOverhead, 1)}% of step time`,
           ...(m.speedupVsAr !== undefined ? [`wall-time speedup over ar on the same workload: ${fmt(m.speedupVsAr)}×`] : []),

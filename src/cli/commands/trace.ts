@@ -84,6 +84,7 @@ export function formatSummary(r: TraceSummaryReport): string {
     ['steps / requests', `${m.steps} / ${m.requests}`],
     ['generated tokens', `${m.generatedTokens} in ${fixed(m.wallMs / 1000)} s`],
     ['throughput', `${fixed(m.throughput, 1)} tok/s`],
+    ...(m.decodeThroughput !== undefined ? ([['decode throughput', `${fixed(m.decodeThroughput, 1)} tok/s (prefill left out)`]] as [string, string][]) : []),
     ...(m.speedupVsAr !== undefined ? ([['speedup vs ar', `${fixed(m.speedupVsAr, 2)}x`]] as [string, string][]) : []),
     ['mean accepted tokens', `${fixed(m.meanAcceptedTokens)} per request-step (bonus excluded)`],
     ['mean acceptance length', `${fixed(m.meanAcceptanceLength)} (accepted + bonus)`],

@@ -38,6 +38,8 @@ export class RunMetricsAccumulator {
   private stepCount = 0;
   private lastStepIndex = -1;
   private lastStepEndMs = 0;
+  /** Σ over steps of their time minus the prefill inside it. */
+  private decodeMs = 0;
   private requestSteps = 0;
   private acceptedTokens = 0;
   private emittedTokens = 0;
@@ -68,6 +70,7 @@ export class RunMetricsAccumulator {
     this.paddingWasteSum += event.paddingWaste;
     // Decode starts after the prefill of requests admitted just before this step (TTFT-like, excluded).
     const stepStartMs = event.t - event.timings.totalMs + (event.timings.prefillMs ?? 0);
+    this.decodeMs += event.timings.totalMs - (event.timings.prefillMs ?? 0);
 
     for (const request of event.requests) {
       this.requestSteps++;
@@ -115,6 +118,7 @@ export class RunMetricsAccumulator {
       generatedTokens: this.emittedTokens,
       wallMs,
       throughput: wallMs > 0 ? this.emittedTokens / (wallMs / 1000) : 0,
+      decodeThroughput: this.decodeMs > 0 ? this.emittedTokens / (this.decodeMs / 1000) : 0,
       meanAcceptedTokens: perRequestStep(this.acceptedTokens),
       meanAcceptanceLength: perRequestStep(this.emittedTokens),
       draftUtilisation: this.verifiedDraftTokens > 0 ? this.acceptedTokens / this.verifiedDraftTokens : 0,

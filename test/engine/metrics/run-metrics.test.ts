@@ -75,6 +75,7 @@ describe('RunMetricsAccumulator', () => {
     expect(m.generatedTokens).toBe(6); // 3 + 1 + 2
     expect(m.wallMs).toBe(20);
     expect(m.throughput).toBeCloseTo(300, 9); // 6 tokens / 0.020 s
+    expect(m.decodeThroughput).toBeCloseTo(6 / 0.017, 9); // the steps took 8 + 9 ms; 3 ms between them
     expect(m.meanAcceptedTokens).toBeCloseTo(1, 9); // (2 + 0 + 1) / 3 request-steps
     expect(m.meanAcceptanceLength).toBeCloseTo(2, 9); // 6 / 3
     expect(m.draftUtilisation).toBeCloseTo(0.6, 9); // 3 accepted / 5 verified draft nodes
@@ -103,6 +104,7 @@ describe('RunMetricsAccumulator', () => {
     // A: 3 → 20 ms for 5 tokens = 3.4; B: 3 → 10 ms for 1 token = 7.
     expect(m.tpotP50Ms).toBeCloseTo((3.4 + 7) / 2, 9);
     expect(m.throughput).toBeCloseTo(300, 9); // wall time still counts the prefill
+    expect(m.decodeThroughput).toBeCloseTo(6 / 0.016, 9); // decoding does not
   });
 
   it('labels confidences by whether the accepted path reached the depth', () => {
