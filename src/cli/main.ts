@@ -8,11 +8,13 @@ import { register as registerRun } from './commands/run.js';
 import { register as registerTrace } from './commands/trace.js';
 import { register as registerCalibrate } from './commands/calibrate.js';
 import { register as registerProfileHw } from './commands/profile-hw.js';
+import { register as registerSweep } from './commands/sweep.js';
 
 const COMMANDS: Array<(program: Command) => void> = [
   registerServe,
   registerModel,
   registerRun,
+  registerSweep,
   registerCalibrate,
   registerProfileHw,
   registerTrace,

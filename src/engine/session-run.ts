@@ -161,10 +161,13 @@ async function runDraftCost(config: RunConfig, pair: ModelPair, options: RunSetu
   return share;
 }
 
-/** A runner over the setup's pair and workload (`policy` defaults to the setup's own). */
+/**
+ * A runner over the setup's pair and workload (`policy`, `batch` and `kmax` default to the setup's
+ * own; a sweep runs smaller batches on a pair loaded for its largest).
+ */
 export function createRunner(
   setup: RunSetup,
-  options: { policy?: SpeculationPolicy; onStep?: (event: StepEvent) => void; decodeText?: boolean } = {},
+  options: { policy?: SpeculationPolicy; batch?: number; kmax?: number; onStep?: (event: StepEvent) => void; decodeText?: boolean } = {},
 ): Runner {
   const { config, pair } = setup;
   return new Runner(
@@ -172,8 +175,8 @@ export function createRunner(
       target: pair.target,
       draft: pair.draft,
       policy: options.policy ?? setup.policy,
-      batch: config.batch,
-      kmax: config.kmax,
+      batch: options.batch ?? config.batch,
+      kmax: options.kmax ?? config.kmax,
       maxNewTokens: config.maxNewTokens,
       temperature: config.temperature,
       seed: config.seed,

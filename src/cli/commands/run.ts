@@ -238,7 +238,7 @@ function writeOutputs(file: string, report: RunReport, prompts: Map<string, stri
   writeFileSync(file, lines.join('\n') + '\n');
 }
 
-function integer(name: string, min: number) {
+export function integer(name: string, min: number) {
   return (value: string): number => {
     const n = Number(value);
     if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}, got "${value}"`);
@@ -255,7 +255,7 @@ export function parseDraftCost(value: string, also = ''): number {
   return share;
 }
 
-function draftCostFlag(value: string): number | 'auto' {
+export function draftCostFlag(value: string): number | 'auto' {
   return value === 'auto' ? 'auto' : parseDraftCost(value, ' or auto');
 }
 
@@ -315,21 +315,35 @@ function parseTaus(value: string): Record<string, number> {
   return taus;
 }
 
-export function register(program: Command): void {
-  program
-    .command('run')
-    .description('run the speculative engine on a workload and report throughput, MAT and utilisation')
-    .requiredOption('--policy <name>', `speculation policy (${POLICY_NAMES.join(', ')})`)
-    .option('--batch <n>', 'requests in flight at once', integer('--batch', 1), 1)
-    .option('--kmax <n>', 'verification budget: Σ(1+K_i) ≤ K_max tokens per step', integer('--kmax', 1), 64)
+/** The workload and model folder options of run and sweep. */
+export function withWorkloadOptions(command: Command, requests: number): Command {
+  return command
     .option('--domain <name>', 'bundled prompt set (code, prose, math); default code')
     .option('--prompts <file>', 'prompts JSONL file: {"id","prompt"[,"domain","arrivalMs"]} per line')
-    .option('--requests <n>', 'requests to run', integer('--requests', 1), 8)
+    .option('--requests <n>', 'requests to run', integer('--requests', 1), requests)
     .option('--max-new-tokens <n>', 'tokens to generate per request at most', integer('--max-new-tokens', 1), 64)
     .option('--temperature <x>', '0 = greedy; > 0 = lossless tree sampling', number('--temperature'), 0)
     .option('--seed <n>', 'sampling seed', integer('--seed', 0), 0)
     .option('--draft <dir>', 'draft model folder (Hugging Face); default: the bundled demo pair')
-    .option('--target <dir>', 'target model folder (Hugging Face)')
+    .option('--target <dir>', 'target model folder (Hugging Face)');
+}
+
+/** The onnxruntime options of run and sweep. */
+export function withRuntimeOptions(command: Command): Command {
+  return command
+    .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
+    .option('--provider <name>', 'onnxruntime execution provider: cpu (default) or cuda (falls back to cpu, saying why)', provider)
+    .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag);
+}
+
+export function register(program: Command): void {
+  const command = program
+    .command('run')
+    .description('run the speculative engine on a workload and report throughput, MAT and utilisation')
+    .requiredOption('--policy <name>', `speculation policy (${POLICY_NAMES.join(', ')})`)
+    .option('--batch <n>', 'requests in flight at once', integer('--batch', 1), 1)
+    .option('--kmax <n>', 'verification budget: Σ(1+K_i) ≤ K_max tokens per step', integer('--kmax', 1), 64);
+  withRuntimeOptions(withWorkloadOptions(command, 8))
     .option('--chain-length <n>', 'chain: draft tokens per step (default 5)', integer('--chain-length', 1))
     .option('--shape <d,k,t>', 'tree policies: base depth, top-k, draft tokens per request (default 8,10,60)', parseShape)
     .option('--taus <list>', 'ECHO: τ_d at the sweet spots, e.g. 0:0.2,5:0.35', parseTaus)
@@ -341,9 +355,6 @@ export function register(program: Command): void {
     .option('--draft-cost <share|auto>', "echo/dense/fixed: one draft forward's cost as a share of the target's one-token forward (profile-hw prints it), or auto: measured on this machine after loading; with a profile or warm-up, a layer is drafted only if its measured chance of acceptance pays for that; 0 = draft every layer the budget allows (default 0.05)", draftCostFlag)
     .option('--profile <file>', 'echo/dense/fixed: calibration profile JSON with τ_d (from `echo-studio calibrate`)')
     .option('--confidence <signal>', "echo/dense/fixed: what gates and priorities read: path-prob (the paper's draft path probability) or path-margin (each step renormalised over the parent's two best candidates); default: the profile's; without one, the warm-up's pick (the better separating signal); with --taus, path-prob", confidenceFlag)
-    .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
-    .option('--provider <name>', 'onnxruntime execution provider: cpu (default) or cuda (falls back to cpu, saying why)', provider)
-    .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
     .option('--out <file>', 'write one JSONL line per request: id, prompt, tokens, text')
     .option('--trace <file>', 'write the JSONL trace (header, one line per step, summary)')
     .option('--record-candidates', 'with --trace: also record each draft expansion’s top-k, so `trace what-if` can re-score the run (larger file)')

@@ -2,14 +2,13 @@
 // trace, and each bad input as one clear error.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Command } from 'commander';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeRun, ignoredFlagNotes, register, runConfigFromFlags } from '../../../src/cli/commands/run.js';
-import { buildProfile, saveProfile } from '../../../src/engine/calibrate/profile.js';
 import { rescoreTrace } from '../../../src/engine/trace/what-if.js';
 import { readTrace } from '../../../src/engine/trace/read.js';
 import { writeFixtureModel, writeSwappedVocabModel } from '../../engine/model/fixtures.js';
 import { tempDir } from '../../engine/model/helpers.js';
+import { runCli, saveRootGateProfile, type Histogram } from '../helpers.js';
 
 const tmp = tempDir('echo-run-cli-');
 const savedCache = process.env.ECHO_STUDIO_CACHE;
@@ -38,51 +37,19 @@ afterAll(() => {
 let lastStderr = '';
 
 async function run(args: string[]): Promise<string> {
-  const program = new Command('echo-studio').exitOverride();
-  register(program);
-  let out = '';
-  lastStderr = '';
-  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out += String(chunk);
-    return true;
+  const { stdout, stderr } = await runCli(register, ['run', ...args]).catch((err: unknown) => {
+    lastStderr = '';
+    throw err;
   });
-  const errSpy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    lastStderr += String(chunk);
-    return true;
-  });
-  try {
-    await program.parseAsync(['node', 'echo-studio', 'run', ...args]);
-  } finally {
-    spy.mockRestore();
-    errSpy.mockRestore();
-  }
-  return out;
+  lastStderr = stderr;
+  return stdout;
 }
 
 const pairFlags = () => ['--draft', draftDir, '--target', targetDir];
 
 /** A profile file for the test pair gating only the root, at τ in the given signal. */
-type Histogram = { edges: number[]; accepted: number[]; rejected: number[] };
-
-async function writeGateProfile(name: string, confidence: 'path-prob' | 'path-margin', tau: number, histogram: Histogram = { edges: [], accepted: [], rejected: [] }): Promise<string> {
-  const path = join(tmp.path, name);
-  await saveProfile(
-    path,
-    buildProfile({
-      models: { draft: draftDir, target: targetDir },
-      domain: 'test',
-      delta: 0.75,
-      tauRule: 'budget',
-      significance: 0.05,
-      confidence,
-      targetDepth: 1,
-      samples: { prompts: 1, steps: 1, requestSteps: 1 },
-      depths: [{ depth: 0, accepted: 9, rejected: 9, auc: 0.8, threshold: { tau, alternative: 0.5, j: 0.5, truePositiveRate: 0.8, falsePositiveRate: 0.3 }, sweetSpot: true }],
-      histograms: [histogram],
-    }),
-  );
-  return path;
-}
+const writeGateProfile = (name: string, confidence: 'path-prob' | 'path-margin', tau: number, histogram?: Histogram): Promise<string> =>
+  saveRootGateProfile(join(tmp.path, name), { draft: draftDir, target: targetDir }, confidence, tau, histogram);
 
 describe('echo-studio run', () => {
   it('prints one JSON summary, writes one output line per request and a trace', async () => {

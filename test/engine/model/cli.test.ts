@@ -1,13 +1,14 @@
 // `model info`, `model check` and `model cache` through commander, as the CLI runs them.
 import { existsSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Command, CommanderError } from 'commander';
-import { afterAll, beforeAll, expect, test, vi } from 'vitest';
+import { CommanderError } from 'commander';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { register } from '../../../src/cli/commands/model.js';
 import { ensureGraph, GRAPH_VERSION, ModelLoadError, openModelFolder } from '../../../src/engine/model/index.js';
 import { writeFixtureModel, type FixtureModel } from './fixtures.js';
 import { argmax, tempDir } from './helpers.js';
 import { referenceForward } from './reference.js';
+import { runCli } from '../../cli/helpers.js';
 
 const tmp = tempDir();
 let fx: FixtureModel;
@@ -21,23 +22,7 @@ afterAll(() => {
   tmp.cleanup();
 });
 
-async function run(args: string[]): Promise<string> {
-  const program = new Command('echo-studio').exitOverride();
-  register(program);
-  let out = '';
-  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out += String(chunk);
-    return true;
-  });
-  const errSpy = vi.spyOn(process.stderr, 'write').mockImplementation(() => true); // commander's usage errors
-  try {
-    await program.parseAsync(['node', 'echo-studio', ...args]);
-  } finally {
-    spy.mockRestore();
-    errSpy.mockRestore();
-  }
-  return out;
-}
+const run = async (args: string[]): Promise<string> => (await runCli(register, args)).stdout;
 
 test('model info reports architecture, parameters, dtype, vocabulary and cache status', async () => {
   const before = JSON.parse(await run(['model', 'info', fx.dir, '--json']));

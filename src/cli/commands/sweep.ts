@@ -1,0 +1,158 @@
+// `echo-studio sweep`: several policies side by side on one loaded pair, per batch size, policies
+// interleaved round by round, with each one's ratio to a baseline and a check that greedy runs
+// emitted the same tokens under every policy.
+//   echo-studio sweep --policies ar,static,eagle2,echo --batches 1,8,32 [--kmax 16,64,256]
+//     [--domain code | --prompts FILE] [--requests 16] [--max-new-tokens 64] [--rounds 3]
+//     [--baseline static] [--json] [--csv FILE]
+import { InvalidArgumentError, type Command } from 'commander';
+import { writeFileSync } from 'node:fs';
+import { loadRunSetup } from '../../engine/session-run.js';
+import { checkSweep, runSweep, type SweepRow } from '../../engine/sweep.js';
+import { GATED_POLICIES, POLICY_NAMES } from '../../shared/config.js';
+import { confidenceFlag, draftCostFlag, integer, runConfigFromFlags, withRuntimeOptions, withWorkloadOptions, type RunFlags } from './run.js';
+
+/** The workload, model, gate and runtime flags are run's; the rest say what to sweep. */
+export interface SweepFlags
+  extends Pick<
+    RunFlags,
+    'domain' | 'prompts' | 'requests' | 'maxNewTokens' | 'temperature' | 'seed' | 'draft' | 'target' | 'profile' | 'confidence' | 'draftCost' | 'threads' | 'provider' | 'draftPrecision' | 'json'
+  > {
+  policies: string[];
+  batches: number[];
+  /** One K_max for every batch size, or one per batch size; default max(16, 8 × batch). */
+  kmax?: number[];
+  baseline?: string;
+  rounds: number;
+  csv?: string;
+}
+
+/** A sweep row with its ratios to the baseline policy at the same batch size. */
+export interface SweepReportRow extends SweepRow {
+  /** Throughput ÷ the baseline's (wall clock). */
+  vsBaseline: number;
+  /** Decode throughput ÷ the baseline's (prefill left out). */
+  decodeVsBaseline: number;
+}
+
+export interface SweepReport {
+  baseline: string;
+  rows: SweepReportRow[];
+}
+
+/** K_max per batch size from the flag: one value for all, one per batch, or max(16, 8 × batch). */
+export function kmaxOf(flags: Pick<SweepFlags, 'batches' | 'kmax'>): (batch: number) => number {
+  const { batches, kmax } = flags;
+  if (kmax === undefined) return (batch) => Math.max(16, 8 * batch);
+  if (kmax.length === 1) return () => kmax[0];
+  if (kmax.length !== batches.length) throw new Error(`--kmax lists ${kmax.length} values for ${batches.length} batch sizes: give one, or one per batch`);
+  return (batch) => kmax[batches.indexOf(batch)];
+}
+
+export async function executeSweep(flags: SweepFlags, log?: (line: string) => void): Promise<SweepReport> {
+  for (const name of flags.policies) {
+    if (!(POLICY_NAMES as readonly string[]).includes(name)) throw new Error(`unknown policy "${name}" (choose from ${POLICY_NAMES.join(', ')})`);
+  }
+  const baseline = flags.baseline ?? (flags.policies.includes('static') ? 'static' : flags.policies[0]);
+  if (!flags.policies.includes(baseline)) throw new Error(`--baseline ${baseline} is not among --policies ${flags.policies.join(',')}`);
+  const kmax = kmaxOf(flags);
+  checkSweep({ policies: flags.policies, batches: flags.batches, kmax, rounds: flags.rounds });
+  // Load once for the largest batch and budget; a gated policy in the list resolves the τ_d (from
+  // --profile, or a warm-up) that every gated policy then shares.
+  const gated = flags.policies.find((p) => (GATED_POLICIES as readonly string[]).includes(p));
+  const config = runConfigFromFlags({
+    ...flags,
+    policy: gated ?? flags.policies[0],
+    batch: Math.max(...flags.batches),
+    kmax: Math.max(...flags.batches.map(kmax)),
+  });
+  const setup = await loadRunSetup(config, {
+    threads: flags.threads,
+    provider: flags.provider,
+    draftPrecision: flags.draftPrecision,
+    measureDraftCost: flags.draftCost === 'auto',
+    log,
+  });
+  try {
+    const rows = await runSweep(setup, { policies: flags.policies, batches: flags.batches, kmax, rounds: flags.rounds, log });
+    return { baseline, rows: withRatios(rows, baseline) };
+  } finally {
+    await setup.release();
+  }
+}
+
+function withRatios(rows: SweepRow[], baseline: string): SweepReportRow[] {
+  return rows.map((row) => {
+    const base = rows.find((r) => r.batch === row.batch && r.policy === baseline)!.metrics;
+    const ratio = (x: number | undefined, y: number | undefined) => (x !== undefined && y ? x / y : NaN);
+    return { ...row, vsBaseline: ratio(row.metrics.throughput, base.throughput), decodeVsBaseline: ratio(row.metrics.decodeThroughput, base.decodeThroughput) };
+  });
+}
+
+export function formatSweep(report: SweepReport): string {
+  const lines: string[] = [];
+  const pad = (s: string | number, n: number) => String(s).padStart(n);
+  for (const batch of [...new Set(report.rows.map((r) => r.batch))]) {
+    const rows = report.rows.filter((r) => r.batch === batch);
+    lines.push(`batch ${batch}, K_max ${rows[0].kmax}, ${rows[0].metrics.requests} requests`);
+    lines.push(`${'policy'.padEnd(10)}${pad('tok/s', 9)}${pad(`÷ ${report.baseline}`, 12)}${pad('decode ÷', 10)}${pad('MAT', 7)}${pad('util', 7)}${pad('verified/step', 15)}${pad('steps', 7)}`);
+    for (const r of rows) {
+      const m = r.metrics;
+      lines.push(
+        `${r.policy.padEnd(10)}${pad(m.throughput.toFixed(1), 9)}${pad(r.vsBaseline.toFixed(3), 12)}${pad(r.decodeVsBaseline.toFixed(3), 10)}` +
+          `${pad(m.meanAcceptedTokens.toFixed(2), 7)}${pad(m.draftUtilisation.toFixed(2), 7)}${pad(m.verifiedTokensPerStep.toFixed(1), 15)}${pad(m.steps, 7)}`,
+      );
+    }
+    const differing = rows.filter((r) => r.sameTokens === false).map((r) => r.policy);
+    if (rows[0].sameTokens === null) lines.push('sampled (temperature > 0): outputs differ by design; each is lossless in distribution');
+    else if (differing.length === 0) lines.push(`every policy emitted the same tokens as ${rows[0].policy} (lossless)`);
+    else lines.push(`NOT LOSSLESS: ${differing.join(', ')} emitted other tokens than ${rows[0].policy}`);
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+const CSV_COLUMNS = ['batch', 'kmax', 'policy', 'throughput', 'vs_baseline', 'decode_throughput', 'decode_vs_baseline', 'mat', 'utilisation', 'verified_per_step', 'steps', 'generated_tokens', 'wall_ms', 'same_tokens'];
+
+export function sweepCsv(report: SweepReport): string {
+  const lines = [CSV_COLUMNS.join(',')];
+  for (const r of report.rows) {
+    const m = r.metrics;
+    lines.push(
+      [r.batch, r.kmax, r.policy, m.throughput, r.vsBaseline, m.decodeThroughput ?? '', r.decodeVsBaseline, m.meanAcceptedTokens, m.draftUtilisation, m.verifiedTokensPerStep, m.steps, m.generatedTokens, m.wallMs, r.sameTokens ?? '']
+        .map(String)
+        .join(','),
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function list<T>(name: string, parse: (part: string) => T) {
+  return (value: string): T[] => {
+    const parts = value.split(',').map((p) => p.trim());
+    if (parts.some((p) => p === '')) throw new InvalidArgumentError(`${name} takes a comma-separated list, got "${value}"`);
+    return parts.map(parse);
+  };
+}
+
+export function register(program: Command): void {
+  const command = program
+    .command('sweep')
+    .description('run several policies side by side on one loaded pair, per batch size, and compare them to a baseline')
+    .option('--policies <list>', `policies to compare (${POLICY_NAMES.join(', ')})`, list('--policies', (p) => p), ['ar', 'static', 'eagle2', 'echo'])
+    .option('--batches <list>', 'batch sizes', list('--batches', integer('--batches', 1)), [1, 8])
+    .option('--kmax <list>', 'K_max: one value for every batch size, or one per batch size (default max(16, 8 × batch))', list('--kmax', integer('--kmax', 1)))
+    .option('--baseline <policy>', 'the policy ratios are taken against (default static if listed, else the first)')
+    .option('--rounds <n>', 'interleaved repetitions; each row is its median round', integer('--rounds', 1), 1);
+  withRuntimeOptions(withWorkloadOptions(command, 16))
+    .option('--profile <file>', 'echo/dense/fixed: calibration profile JSON (from `echo-studio calibrate`); default: a short warm-up')
+    .option('--confidence <signal>', 'echo/dense/fixed: path-prob or path-margin (default: the profile’s, or the warm-up’s pick)', confidenceFlag)
+    .option('--draft-cost <share|auto>', 'echo/dense/fixed: a draft forward’s price as a share of a target forward, or auto (see run --help)', draftCostFlag)
+    .option('--json', 'print the rows as one JSON object')
+    .option('--csv <file>', 'also write the rows as CSV')
+    .action(async (flags: SweepFlags) => {
+      const log = (line: string) => process.stderr.write(`${line}\n`);
+      const report = await executeSweep(flags, log);
+      if (flags.csv) writeFileSync(flags.csv, sweepCsv(report));
+      process.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : `${formatSweep(report)}\n`);
+    });
+}

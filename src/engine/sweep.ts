@@ -1,0 +1,85 @@
+// Several policies side by side on one loaded pair: for each batch size, every policy runs the
+// same workload, the policies interleaved round by round so that a machine's drifting load falls
+// on all of them alike, and each reports its median round. Greedy runs must emit the same tokens
+// whatever the policy (lossless), and the sweep checks that they did.
+import { RunMetricsAccumulator } from './metrics/run-metrics.js';
+import { createPolicy } from './policy/index.js';
+import { createRunner, type RunSetup } from './session-run.js';
+import type { RunMetrics } from '../shared/events.js';
+
+export interface SweepOptions {
+  policies: readonly string[];
+  batches: readonly number[];
+  /** K_max of each batch size. */
+  kmax: (batch: number) => number;
+  /** Interleaved repetitions; each row reports its policy's median round by throughput. */
+  rounds: number;
+  /** One line per finished run, for progress. */
+  log?: (line: string) => void;
+}
+
+export interface SweepRow {
+  batch: number;
+  kmax: number;
+  policy: string;
+  metrics: RunMetrics;
+  /**
+   * Greedy runs: whether every request's tokens equal those of the first policy in the list at
+   * this batch size. Null when sampling (a sampled run is lossless in distribution, not in tokens).
+   */
+  sameTokens: boolean | null;
+}
+
+/** Checks what a sweep would refuse before any model is loaded; the first problem as one line. */
+export function checkSweep(options: Pick<SweepOptions, 'policies' | 'batches' | 'kmax' | 'rounds'>): void {
+  if (options.policies.length === 0) throw new Error('a sweep needs at least one policy');
+  if (new Set(options.policies).size !== options.policies.length) throw new Error(`a policy is listed twice: ${options.policies.join(', ')}`);
+  if (options.batches.length === 0) throw new Error('a sweep needs at least one batch size');
+  for (const batch of options.batches) {
+    if (!Number.isInteger(batch) || batch < 1) throw new Error(`batch sizes are whole numbers ≥ 1, got ${batch}`);
+    const kmax = options.kmax(batch);
+    if (!Number.isInteger(kmax) || kmax < batch) throw new Error(`K_max ${kmax} is below batch ${batch}: every request verifies at least its root`);
+  }
+  if (!Number.isInteger(options.rounds) || options.rounds < 1) throw new Error(`rounds must be a whole number ≥ 1, got ${options.rounds}`);
+}
+
+/**
+ * Runs the sweep on a setup loaded for the largest batch and K_max (slots and KV rows), whose
+ * resolved gates, if any, every gated policy shares.
+ */
+export async function runSweep(setup: RunSetup, options: SweepOptions): Promise<SweepRow[]> {
+  checkSweep(options);
+  const { config, gates } = setup;
+  const rows: SweepRow[] = [];
+  for (const batch of options.batches) {
+    const kmax = options.kmax(batch);
+    const runs = new Map<string, { metrics: RunMetrics; tokens: number[][] }[]>();
+    for (let round = 0; round < options.rounds; round++) {
+      for (const name of options.policies) {
+        const policy = createPolicy(name, {
+          ...config,
+          batch,
+          kmax,
+          ...(gates ? { taus: gates.taus, denseTaus: gates.denseTaus, acceptance: gates.acceptance, confidence: gates.confidence } : {}),
+        });
+        const metrics = new RunMetricsAccumulator({ policy: name });
+        const summary = await createRunner(setup, { policy, batch, kmax, onStep: (e) => metrics.addStep(e) }).run();
+        const result = { metrics: metrics.metrics(summary.wallMs), tokens: summary.results.map((r) => r.tokens) };
+        runs.set(name, [...(runs.get(name) ?? []), result]);
+        options.log?.(`batch ${batch}, K_max ${kmax}, round ${round + 1}/${options.rounds}: ${name} ${result.metrics.throughput.toFixed(1)} tok/s`);
+      }
+    }
+    const reference = runs.get(options.policies[0])![0].tokens;
+    for (const name of options.policies) {
+      const rounds = runs.get(name)!;
+      const median = rounds.slice().sort((a, b) => a.metrics.throughput - b.metrics.throughput)[Math.floor(rounds.length / 2)];
+      const sameTokens = config.temperature > 0 ? null : rounds.every((r) => sameOutputs(r.tokens, reference));
+      rows.push({ batch, kmax, policy: name, metrics: median.metrics, sameTokens });
+    }
+  }
+  return rows;
+}
+
+function sameOutputs(a: readonly number[][], b: readonly number[][]): boolean {
+  return a.length === b.length && a.every((tokens, i) => tokens.length === b[i].length && tokens.every((t, j) => t === b[i][j]));
+}

@@ -1,0 +1,86 @@
+// `echo-studio sweep` through commander on a tiny random pair: rows per batch and policy, ratios to
+// the baseline, the lossless check, CSV, and each bad input as one clear error.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatSweep, kmaxOf, register, type SweepReport } from '../../../src/cli/commands/sweep.js';
+import { writeFixtureModel } from '../../engine/model/fixtures.js';
+import { tempDir } from '../../engine/model/helpers.js';
+import { runCli, saveRootGateProfile } from '../helpers.js';
+
+const tmp = tempDir('echo-sweep-cli-');
+const savedCache = process.env.ECHO_STUDIO_CACHE;
+let pairFlags: string[];
+let promptsFile: string;
+let profileFile: string;
+
+beforeAll(async () => {
+  process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
+  const targetDir = join(tmp.path, 'target');
+  const draftDir = join(tmp.path, 'draft');
+  writeFixtureModel(targetDir, { seed: 3, hiddenSize: 32 });
+  writeFixtureModel(draftDir, { seed: 4, hiddenSize: 32, numLayers: 1 });
+  pairFlags = ['--draft', draftDir, '--target', targetDir];
+  promptsFile = join(tmp.path, 'prompts.jsonl');
+  writeFileSync(promptsFile, ['{"id":"a","prompt":"def add(x, y):"}', '{"id":"b","prompt":"Once upon a time"}', '{"id":"c","prompt":"x = 1"}'].join('\n'));
+  // The random pair separates nothing, so a warm-up would find no sweet spot: gate the root by profile.
+  profileFile = await saveRootGateProfile(join(tmp.path, 'profile.json'), { draft: draftDir, target: targetDir }, 'path-prob', 0.3);
+});
+afterAll(() => {
+  process.env.ECHO_STUDIO_CACHE = savedCache;
+  tmp.cleanup();
+});
+
+const sweep = async (args: string[]): Promise<string> => (await runCli(register, ['sweep', ...args])).stdout;
+
+describe('echo-studio sweep', () => {
+  it('runs every policy at every batch size on one pair, against the baseline, and checks the outputs agree', async () => {
+    const csv = join(tmp.path, 'sweep.csv');
+    const common = ['--prompts', promptsFile, '--requests', '5', '--max-new-tokens', '6', '--profile', profileFile, ...pairFlags];
+    const report = JSON.parse(await sweep(['--policies', 'ar,static,echo', '--batches', '1,3', '--kmax', '8,12', ...common, '--json', '--csv', csv])) as SweepReport;
+    expect(report.baseline).toBe('static');
+    expect(report.rows.map((r) => [r.batch, r.kmax, r.policy])).toEqual([
+      [1, 8, 'ar'],
+      [1, 8, 'static'],
+      [1, 8, 'echo'],
+      [3, 12, 'ar'],
+      [3, 12, 'static'],
+      [3, 12, 'echo'],
+    ]);
+    for (const r of report.rows) {
+      expect(r.metrics.requests).toBe(5);
+      expect(r.metrics.verifiedTokensPerStep).toBeLessThanOrEqual(r.kmax);
+      expect(r.sameTokens).toBe(true);
+      if (r.policy === 'static') expect([r.vsBaseline, r.decodeVsBaseline]).toEqual([1, 1]);
+      else expect(r.vsBaseline).toBeCloseTo(r.metrics.throughput / report.rows.find((b) => b.batch === r.batch && b.policy === 'static')!.metrics.throughput, 9);
+    }
+    // Greedy speculation emits ar's tokens, so every policy generated as many.
+    expect(new Set(report.rows.map((r) => r.metrics.generatedTokens)).size).toBe(1);
+    const lines = readFileSync(csv, 'utf8').trim().split('\n');
+    expect(lines[0]).toMatch(/^batch,kmax,policy,throughput,vs_baseline,/);
+    expect(lines).toHaveLength(7);
+    expect(formatSweep(report)).toMatch(/batch 3, K_max 12, 5 requests[\s\S]*every policy emitted the same tokens as ar \(lossless\)/);
+  });
+
+  it('says so when a policy emitted other tokens, and that sampled runs are not compared token by token', () => {
+    const metrics = { policy: 'x', steps: 1, requests: 1, generatedTokens: 1, wallMs: 1, throughput: 1, decodeThroughput: 1, meanAcceptedTokens: 0, meanAcceptanceLength: 1, draftUtilisation: 0, verifiedTokensPerStep: 1, acceptancePerPosition: [], paddingWaste: 0, tpotP50Ms: 1, tpotP99Ms: 1 };
+    const row = (policy: string, sameTokens: boolean | null) => ({ batch: 1, kmax: 4, policy, metrics, sameTokens, vsBaseline: 1, decodeVsBaseline: 1 });
+    expect(formatSweep({ baseline: 'ar', rows: [row('ar', true), row('chain', false)] })).toMatch(/NOT LOSSLESS: chain emitted other tokens than ar/);
+    expect(formatSweep({ baseline: 'ar', rows: [row('ar', null), row('chain', null)] })).toMatch(/sampled \(temperature > 0\)/);
+  });
+
+  it('takes K_max once for every batch size, once per batch size, or max(16, 8 × batch)', () => {
+    expect([1, 8].map(kmaxOf({ batches: [1, 8] }))).toEqual([16, 64]);
+    expect([1, 8].map(kmaxOf({ batches: [1, 8], kmax: [40] }))).toEqual([40, 40]);
+    expect([1, 8].map(kmaxOf({ batches: [1, 8], kmax: [10, 30] }))).toEqual([10, 30]);
+    expect(() => kmaxOf({ batches: [1, 8], kmax: [10, 30, 50] })).toThrow(/--kmax lists 3 values for 2 batch sizes/);
+  });
+
+  it('refuses what it cannot run before loading anything, in one line', async () => {
+    await expect(sweep(['--policies', 'ar,nope', ...pairFlags])).rejects.toThrow(/unknown policy "nope"/);
+    await expect(sweep(['--policies', 'ar,chain', '--baseline', 'static', ...pairFlags])).rejects.toThrow(/--baseline static is not among --policies ar,chain/);
+    await expect(sweep(['--policies', 'ar,ar', ...pairFlags])).rejects.toThrow(/listed twice/);
+    await expect(sweep(['--policies', 'ar', '--batches', '4', '--kmax', '3', ...pairFlags])).rejects.toThrow(/K_max 3 is below batch 4/);
+    await expect(sweep(['--batches', '1,,2', ...pairFlags])).rejects.toThrow(/comma-separated list/);
+  });
+});
