@@ -6,6 +6,8 @@
 //     [--baseline static] [--json] [--csv FILE]
 import { InvalidArgumentError, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
+import { fitKnee } from '../../engine/cost/knee.js';
+import { loadHardwareProfile } from '../../engine/cost/measure.js';
 import { loadRunSetup } from '../../engine/session-run.js';
 import { checkSweep, runSweep, type SweepRow } from '../../engine/sweep.js';
 import { GATED_POLICIES, POLICY_NAMES } from '../../shared/config.js';
@@ -21,6 +23,8 @@ export interface SweepFlags
   batches: number[];
   /** One K_max for every batch size, or one per batch size; default max(16, 8 × batch). */
   kmax?: number[];
+  /** A `profile-hw --out` file: K_max from its knee when --kmax is not given. */
+  hwProfile?: string;
   baseline?: string;
   rounds: number;
   csv?: string;
@@ -39,10 +43,14 @@ export interface SweepReport {
   rows: SweepReportRow[];
 }
 
-/** K_max per batch size from the flag: one value for all, one per batch, or max(16, 8 × batch). */
-export function kmaxOf(flags: Pick<SweepFlags, 'batches' | 'kmax'>): (batch: number) => number {
+/**
+ * K_max per batch size from the flag: one value for all, one per batch; else from a measured knee
+ * (the knee while the batch is below it, then batch + knee: every root plus a knee's worth of draft
+ * tokens, as the ECHO bench does); else max(16, 8 × batch).
+ */
+export function kmaxOf(flags: Pick<SweepFlags, 'batches' | 'kmax'>, knee?: number): (batch: number) => number {
   const { batches, kmax } = flags;
-  if (kmax === undefined) return (batch) => Math.max(16, 8 * batch);
+  if (kmax === undefined) return knee === undefined ? (batch) => Math.max(16, 8 * batch) : (batch) => (batch < knee ? knee : batch + knee);
   if (kmax.length === 1) return () => kmax[0];
   if (kmax.length !== batches.length) throw new Error(`--kmax lists ${kmax.length} values for ${batches.length} batch sizes: give one, or one per batch`);
   return (batch) => kmax[batches.indexOf(batch)];
@@ -54,7 +62,9 @@ export async function executeSweep(flags: SweepFlags, log?: (line: string) => vo
   }
   const baseline = flags.baseline ?? (flags.policies.includes('static') ? 'static' : flags.policies[0]);
   if (!flags.policies.includes(baseline)) throw new Error(`--baseline ${baseline} is not among --policies ${flags.policies.join(',')}`);
-  const kmax = kmaxOf(flags);
+  const knee = flags.hwProfile === undefined ? undefined : fitKnee(loadHardwareProfile(flags.hwProfile).target).kmax;
+  if (knee !== undefined) log?.(`K_max from the hardware profile's knee, ${knee} tokens${flags.kmax ? ' (--kmax given: not used)' : ''}`);
+  const kmax = kmaxOf(flags, knee);
   checkSweep({ policies: flags.policies, batches: flags.batches, kmax, rounds: flags.rounds });
   // Load once for the largest batch and budget; a gated policy in the list resolves the τ_d (from
   // --profile, or a warm-up) that every gated policy then shares.
@@ -140,7 +150,8 @@ export function register(program: Command): void {
     .description('run several policies side by side on one loaded pair, per batch size, and compare them to a baseline')
     .option('--policies <list>', `policies to compare (${POLICY_NAMES.join(', ')})`, list('--policies', (p) => p), ['ar', 'static', 'eagle2', 'echo'])
     .option('--batches <list>', 'batch sizes', list('--batches', integer('--batches', 1)), [1, 8])
-    .option('--kmax <list>', 'K_max: one value for every batch size, or one per batch size (default max(16, 8 × batch))', list('--kmax', integer('--kmax', 1)))
+    .option('--kmax <list>', 'K_max: one value for every batch size, or one per batch size (default: from --hw-profile, else max(16, 8 × batch))', list('--kmax', integer('--kmax', 1)))
+    .option('--hw-profile <file>', 'without --kmax: K_max from this machine’s knee in a `profile-hw --out` file (the knee, or batch + knee once the batch passes it)')
     .option('--baseline <policy>', 'the policy ratios are taken against (default static if listed, else the first)')
     .option('--rounds <n>', 'interleaved repetitions; each row is its median round', integer('--rounds', 1), 1);
   withRuntimeOptions(withWorkloadOptions(command, 16))

@@ -69,7 +69,24 @@ describe('echo-studio sweep', () => {
     expect(formatSweep({ baseline: 'ar', rows: [row('ar', null), row('chain', null)] })).toMatch(/sampled \(temperature > 0\)/);
   });
 
+  it('takes K_max from a hardware profile\'s knee when none is given', async () => {
+    const hw = join(tmp.path, 'hw.json');
+    const curve = (scale: number) => [1, 2, 4, 8, 16, 32, 64].map((tokens) => ({ tokens, ms: scale * Math.max(4, tokens) })); // knee 4
+    const host = { cpu: 'test', threads: 1, provider: 'cpu' };
+    writeFileSync(hw, JSON.stringify({ kind: 'echo-hw-profile', version: 1, createdAt: '2026-01-01T00:00:00Z', host, models: { draft: 'd', target: 't' }, slots: 8, context: 8, target: curve(1), draft: curve(0.1) }));
+    const args = ['--policies', 'ar,chain', '--batches', '1,5', '--prompts', promptsFile, '--requests', '5', '--max-new-tokens', '4', ...pairFlags, '--json'];
+    const report = JSON.parse(await sweep([...args, '--hw-profile', hw])) as SweepReport;
+    expect(report.rows.map((r) => [r.batch, r.kmax])).toEqual([
+      [1, 4],
+      [1, 4],
+      [5, 9],
+      [5, 9],
+    ]);
+    expect((JSON.parse(await sweep([...args, '--hw-profile', hw, '--kmax', '6'])) as SweepReport).rows.map((r) => r.kmax)).toEqual([6, 6, 6, 6]);
+  });
+
   it('takes K_max once for every batch size, once per batch size, or max(16, 8 × batch)', () => {
+    expect([1, 8, 32].map(kmaxOf({ batches: [1, 8, 32] }, 15))).toEqual([15, 15, 47]);
     expect([1, 8].map(kmaxOf({ batches: [1, 8] }))).toEqual([16, 64]);
     expect([1, 8].map(kmaxOf({ batches: [1, 8], kmax: [40] }))).toEqual([40, 40]);
     expect([1, 8].map(kmaxOf({ batches: [1, 8], kmax: [10, 30] }))).toEqual([10, 30]);
