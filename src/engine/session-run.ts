@@ -8,7 +8,7 @@ import { findPackageRoot, packageVersion } from '../host/paths.js';
 import type { Knobs, RunConfig, WeightPrecision } from '../shared/config.js';
 import type { RunMetrics, StepEvent } from '../shared/events.js';
 import type { TraceHeader, TraceSummary } from '../shared/trace-schema.js';
-import { resolveGates, type ResolvedGates } from './calibrate/gates.js';
+import { AUTO_WARMUP, needsWarmup, resolveGates, type ResolvedGates } from './calibrate/gates.js';
 import { RunMetricsAccumulator } from './metrics/run-metrics.js';
 import { loadPair, type ModelPair } from './pair.js';
 import { measureForwardCurve } from './cost/measure.js';
@@ -42,8 +42,13 @@ export function resolveModelDirs(config: RunConfig, root = packageRoot()): { dra
   return { draftDir, targetDir };
 }
 
-/** The prompts a config names: a file, or a bundled domain's prompt set. */
+/** The prompts a config names: `requests` of them from a file or a bundled domain's prompt set (repeating it when short). */
 export function resolvePrompts(config: RunConfig, root = packageRoot()): PromptRecord[] {
+  return takeRequests(promptSource(config, root), config.requests);
+}
+
+/** Every prompt of the file or bundled domain a config names, once each. */
+export function promptSource(config: RunConfig, root = packageRoot()): PromptRecord[] {
   let records: PromptRecord[];
   if (config.promptsFile !== undefined) records = readPromptsFile(config.promptsFile);
   else {
@@ -55,7 +60,7 @@ export function resolvePrompts(config: RunConfig, root = packageRoot()): PromptR
     }
     records = readPromptsFile(file);
   }
-  return takeRequests(records, config.requests);
+  return records;
 }
 
 export interface RunSetupOptions {
@@ -102,7 +107,14 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
   const { ModelTokenizer } = await import('./model/tokenizer.js');
   const tokenizer = ModelTokenizer.load(targetDir);
   const workload = records.map((r) => ({ id: r.id, promptTokens: tokenizer.encode(r.prompt), arrivalMs: r.arrivalMs }));
-  const longest = Math.max(...workload.map((w) => w.promptTokens.length));
+  // A gated policy without τ_d calibrates on a warm-up over the first prompts of the same source
+  // (as many as `calibrate` takes, not just the run's few), so the KV slots must fit those too.
+  const warmupWorkload = needsWarmup(config)
+    ? promptSource(config)
+        .slice(0, AUTO_WARMUP.prompts)
+        .map((r, i) => ({ id: `warmup-${i}`, promptTokens: tokenizer.encode(r.prompt) }))
+    : [];
+  const longest = Math.max(...workload.map((w) => w.promptTokens.length), ...warmupWorkload.map((w) => w.promptTokens.length));
   const maxLength = slotRows(longest, config.maxNewTokens, config.kmax);
   progress('load', 1, 3, 'building or reusing the ONNX graphs and starting onnxruntime');
   const onMessage = (line: string) => {
@@ -118,6 +130,7 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
       target: pair.target,
       draft: pair.draft,
       workload,
+      warmupWorkload,
       eosTokenIds: pair.target.info.eosTokenIds,
       maxLength,
       models: { draft: draftDir, target: targetDir },

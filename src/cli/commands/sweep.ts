@@ -155,7 +155,7 @@ export function register(program: Command): void {
     .option('--baseline <policy>', 'the policy ratios are taken against (default static if listed, else the first)')
     .option('--rounds <n>', 'interleaved repetitions; each row is its median round', integer('--rounds', 1), 1);
   withRuntimeOptions(withWorkloadOptions(command, 16))
-    .option('--profile <file>', 'echo/dense/fixed: calibration profile JSON (from `echo-studio calibrate`); default: a short warm-up')
+    .option('--profile <file>', 'echo/dense/fixed: calibration profile JSON (from `echo-studio calibrate`); default: a warm-up on the first 24 prompts')
     .option('--confidence <signal>', 'echo/dense/fixed: path-prob or path-margin (default: the profile’s, or the warm-up’s pick)', confidenceFlag)
     .option('--draft-cost <share|auto>', 'echo/dense/fixed: a draft forward’s price as a share of a target forward, or auto (see run --help)', draftCostFlag)
     .option('--json', 'print the rows as one JSON object')

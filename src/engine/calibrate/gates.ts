@@ -1,6 +1,6 @@
 // Where a run of `echo`, `dense` or `fixed` gets its τ_d: explicit --taus win, then a profile
-// file, else a short warm-up calibration on the run's own first prompts (said out loud, since it
-// costs time and its thresholds come from few samples).
+// file, else a warm-up calibration on the first prompts of the run's prompt source, as many as
+// `calibrate` takes by default (said out loud, since it costs time and runs on the run's prompts).
 import { isGatedPolicy, type ConfidenceSignal, type RunConfig } from '../../shared/config';
 import type { ModelSession } from '../model/types';
 import type { WorkItem } from '../runner';
@@ -10,8 +10,17 @@ import { loadProfile, profileGates, signalAucs, type EchoProfile } from './profi
 import { calibratePair } from './warmup';
 
 
-/** Warm-up size used when a gated run has no profile. */
-export const AUTO_WARMUP = { prompts: 8, maxNewTokens: 24, depth: 8, batch: 4 } as const;
+/**
+ * Warm-up size used when a gated run has no profile: `calibrate`'s defaults. Eight prompts of 24
+ * tokens (the size before) often kept the wrong signal and noise-fitted τ_d: `echo` at batch 1
+ * on code ran at 0.84–0.86 × `static`, against 0.98–1.01 with a 24-prompt profile.
+ */
+export const AUTO_WARMUP = { prompts: 24, maxNewTokens: 32, depth: 8, batch: 8 } as const;
+
+/** A gated policy with neither --taus nor a profile: it calibrates on a warm-up first. */
+export function needsWarmup(config: RunConfig): boolean {
+  return isGatedPolicy(config.policy) && config.taus === undefined && config.profile === undefined;
+}
 
 export interface ResolvedGates {
   taus: Record<string, number>;
@@ -29,6 +38,8 @@ export interface GateResolution {
   target: ModelSession;
   draft: ModelSession;
   workload: readonly WorkItem[];
+  /** The prompts a warm-up calibrates on (default: the run's workload); the first AUTO_WARMUP.prompts are used. */
+  warmupWorkload?: readonly WorkItem[];
   eosTokenIds: readonly number[];
   maxLength?: number;
   models: { draft: string; target: string };
@@ -49,12 +60,13 @@ export async function resolveGates(r: GateResolution): Promise<ResolvedGates | n
     }
     return { ...profileGates(profile), source: 'profile', profile };
   }
-  const workload = r.workload.slice(0, AUTO_WARMUP.prompts).map((w, i) => ({ id: `warmup-${i}`, promptTokens: w.promptTokens }));
+  const source = r.warmupWorkload && r.warmupWorkload.length > 0 ? r.warmupWorkload : r.workload;
+  const workload = source.slice(0, AUTO_WARMUP.prompts).map((w, i) => ({ id: `warmup-${i}`, promptTokens: w.promptTokens }));
   // No longer than the run itself, so the KV rows the pair was loaded with suffice.
   const maxNewTokens = Math.min(AUTO_WARMUP.maxNewTokens, config.maxNewTokens);
   const start = performance.now();
   r.log?.(
-    `${config.policy}: no --profile given: calibrating τ_d on a short warm-up (${workload.length} prompts, ${maxNewTokens} tokens each) first; run \`echo-studio calibrate\` once and pass --profile to skip this`,
+    `${config.policy}: no --profile given: calibrating τ_d on a warm-up (the first ${workload.length} prompts, ${maxNewTokens} tokens each) first; run \`echo-studio calibrate\` once and pass --profile to skip this`,
   );
   const profile = await calibratePair({
     target: r.target,
@@ -66,7 +78,6 @@ export async function resolveGates(r: GateResolution): Promise<ResolvedGates | n
     batch: Math.min(AUTO_WARMUP.batch, r.target.capacity, r.draft.capacity),
     maxNewTokens,
     delta: DEFAULT_DELTA,
-    minSamples: 4,
     models: r.models,
     domain: config.promptsFile ?? config.domain ?? 'unknown',
     // A signal the run names is the only one measured; without one, each is (a second short

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calibrationPrompts, executeCalibrate, formatProfile } from '../../../src/cli/commands/calibrate';
-import { resolveGates } from '../../../src/engine/calibrate/gates';
+import { needsWarmup, resolveGates } from '../../../src/engine/calibrate/gates';
 import { autoSignal } from '../../../src/engine/calibrate/warmup';
 import { calibrateDepths, DEFAULT_SIGNIFICANCE } from '../../../src/engine/calibrate/calibration';
 import { loadProfile, saveProfile } from '../../../src/engine/calibrate/profile';
@@ -104,7 +104,7 @@ describe('calibrate command and gate resolution', () => {
     const lines: string[] = [];
     const warm = await resolveGates({ ...base, config: config({}), log: (l) => lines.push(l) });
     expect(warm?.source).toBe('warm-up');
-    expect(lines[0]).toMatch(/no --profile given: calibrating τ_d on a short warm-up/);
+    expect(lines[0]).toMatch(/no --profile given: calibrating τ_d on a warm-up \(the first 8 prompts, 16 tokens each\)/);
     expect(Object.keys(warm!.taus).length).toBeGreaterThan(0);
     // Without a signal the warm-up measures both and gates with the better separating one.
     const best = { confidence: autoSignal(warm!.profile!.signals!) };
@@ -116,6 +116,12 @@ describe('calibrate command and gate resolution', () => {
     expect(probWarm).toMatchObject({ confidence: 'path-prob', profile: { signals: [{ confidence: 'path-prob' }] } });
     const marginWarm = await resolveGates({ ...base, config: config({ confidence: 'path-margin' }) });
     expect(marginWarm).toMatchObject({ confidence: 'path-margin', profile: { signals: [{ confidence: 'path-margin' }] } });
+
+    // A run's few requests need not limit its warm-up: it takes the prompts it is given for that.
+    const wider: string[] = [];
+    await resolveGates({ ...base, warmupWorkload: randomPrompts(30, 5), config: config({}), log: (l) => wider.push(l) });
+    expect(wider[0]).toMatch(/on a warm-up \(the first 24 prompts, 16 tokens each\)/);
+    expect([needsWarmup(config({})), needsWarmup(config({ taus: { '0': 0.3 } })), needsWarmup(config({ profile: 'p.json' })), needsWarmup(config({ policy: 'static' }))]).toEqual([true, false, false, false]);
 
     const file = join(tmp.path, 'p.json');
     await saveProfile(file, warm!.profile!);
