@@ -4,7 +4,7 @@
 //   echo-studio sweep --policies ar,static,eagle2,echo --batches 1,8,32 [--kmax 16,64,256]
 //     [--domain code | --prompts FILE] [--requests 16] [--max-new-tokens 64] [--rounds 3]
 //     [--baseline static] [--json] [--csv FILE]
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { fitKnee } from '../../engine/cost/knee.js';
 import { loadHardwareProfile } from '../../engine/cost/measure.js';
@@ -148,8 +148,10 @@ export function register(program: Command): void {
   const command = program
     .command('sweep')
     .description('run several policies side by side on one loaded pair, per batch size, and compare them to a baseline')
-    .option('--policies <list>', `policies to compare (${POLICY_NAMES.join(', ')})`, list('--policies', (p) => p), ['ar', 'static', 'eagle2', 'echo'])
-    .option('--batches <list>', 'batch sizes', list('--batches', integer('--batches', 1)), [1, 8])
+    .addOption(
+      new Option('--policies <list>', `policies to compare (${POLICY_NAMES.join(', ')})`).argParser(list('--policies', (p) => p)).default(['ar', 'static', 'eagle2', 'echo'], 'ar,static,eagle2,echo'),
+    )
+    .addOption(new Option('--batches <list>', 'batch sizes').argParser(list('--batches', integer('--batches', 1))).default([1, 8], '1,8'))
     .option('--kmax <list>', 'K_max: one value for every batch size, or one per batch size (default: from --hw-profile, else max(16, 8 × batch))', list('--kmax', integer('--kmax', 1)))
     .option('--hw-profile <file>', 'without --kmax: K_max from this machine’s knee in a `profile-hw --out` file (the knee, or batch + knee once the batch passes it)')
     .option('--baseline <policy>', 'the policy ratios are taken against (default static if listed, else the first)')
