@@ -13,7 +13,7 @@ import { RunMetricsAccumulator } from './metrics/run-metrics.js';
 import { loadPair, type ModelPair } from './pair.js';
 import { measureForwardCurve } from './cost/measure.js';
 import { DEFAULT_DRAFT_COST } from './policy/echo.js';
-import { createPolicy, type SpeculationPolicy } from './policy/index.js';
+import { createPolicy, type PolicyOptions, type SpeculationPolicy } from './policy/index.js';
 import { Runner, slotRows, type RunSummary, type WorkItem } from './runner.js';
 import { buildTraceHeader } from './trace/header.js';
 import { TraceRecorder } from './trace/writer.js';
@@ -99,7 +99,8 @@ export interface RunSetup {
 /** Resolves folders and prompts, loads the pair sized for them, resolves τ_d, builds the policy. */
 export async function loadRunSetup(config: RunConfig, options: RunSetupOptions = {}): Promise<RunSetup> {
   const { draftDir, targetDir } = options.models ?? resolveModelDirs(config);
-  const records = resolvePrompts(config);
+  const source = promptSource(config);
+  const records = takeRequests(source, config.requests);
   createPolicy(config.policy, { ...config }); // an unknown or misconfigured policy fails before any model loads
   const progress = options.progress ?? (() => {});
   progress('load', 0, 3, 'reading the tokenizer');
@@ -110,9 +111,7 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
   // A gated policy without τ_d calibrates on a warm-up over the first prompts of the same source
   // (as many as `calibrate` takes, not just the run's few), so the KV slots must fit those too.
   const warmupWorkload = needsWarmup(config)
-    ? promptSource(config)
-        .slice(0, AUTO_WARMUP.prompts)
-        .map((r, i) => ({ id: `warmup-${i}`, promptTokens: tokenizer.encode(r.prompt) }))
+    ? source.slice(0, AUTO_WARMUP.prompts).map((r, i) => ({ id: `warmup-${i}`, promptTokens: tokenizer.encode(r.prompt) }))
     : [];
   const longest = Math.max(...workload.map((w) => w.promptTokens.length), ...warmupWorkload.map((w) => w.promptTokens.length));
   const maxLength = slotRows(longest, config.maxNewTokens, config.kmax);
@@ -150,13 +149,18 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
         `${config.policy}: drafts a layer only when its measured chance of acceptance repays a draft forward, priced at ${resolved.draftCost} of a target forward (--draft-cost; 0 turns this off)`,
       );
     }
-    const policy = createPolicy(config.policy, { ...resolved, ...(gates ? { taus: gates.taus, denseTaus: gates.denseTaus, acceptance: gates.acceptance } : {}) });
+    const policy = createPolicy(config.policy, policyOptions(resolved, gates));
     progress('load', 3, 3, 'ready');
     return { config: resolved, draftDir, targetDir, pair, workload, maxLength, gates, policy, release: () => pair.release() };
   } catch (err) {
     await pair.release();
     throw err;
   }
+}
+
+/** A policy's options from a resolved run config and its gates (τ_d, dense τ_d, measured acceptance). */
+export function policyOptions(config: RunConfig, gates: ResolvedGates | null): PolicyOptions {
+  return { ...config, ...(gates ? { taus: gates.taus, denseTaus: gates.denseTaus, acceptance: gates.acceptance } : {}) };
 }
 
 /**

@@ -4,7 +4,7 @@
 // whatever the policy (lossless), and the sweep checks that they did.
 import { RunMetricsAccumulator } from './metrics/run-metrics.js';
 import { createPolicy } from './policy/index.js';
-import { createRunner, type RunSetup } from './session-run.js';
+import { createRunner, policyOptions, type RunSetup } from './session-run.js';
 import type { RunMetrics } from '../shared/events.js';
 
 export interface SweepOptions {
@@ -53,19 +53,14 @@ export async function runSweep(setup: RunSetup, options: SweepOptions): Promise<
   const rows: SweepRow[] = [];
   for (const batch of options.batches) {
     const kmax = options.kmax(batch);
-    const runs = new Map<string, { metrics: RunMetrics; tokens: number[][] }[]>();
+    const runs = new Map(options.policies.map((name) => [name, [] as { metrics: RunMetrics; tokens: number[][] }[]]));
     for (let round = 0; round < options.rounds; round++) {
       for (const name of options.policies) {
-        const policy = createPolicy(name, {
-          ...config,
-          batch,
-          kmax,
-          ...(gates ? { taus: gates.taus, denseTaus: gates.denseTaus, acceptance: gates.acceptance, confidence: gates.confidence } : {}),
-        });
+        const policy = createPolicy(name, { ...policyOptions(config, gates), batch, kmax });
         const metrics = new RunMetricsAccumulator({ policy: name });
         const summary = await createRunner(setup, { policy, batch, kmax, onStep: (e) => metrics.addStep(e) }).run();
         const result = { metrics: metrics.metrics(summary.wallMs), tokens: summary.results.map((r) => r.tokens) };
-        runs.set(name, [...(runs.get(name) ?? []), result]);
+        runs.get(name)!.push(result);
         options.log?.(`batch ${batch}, K_max ${kmax}, round ${round + 1}/${options.rounds}: ${name} ${result.metrics.throughput.toFixed(1)} tok/s`);
       }
     }

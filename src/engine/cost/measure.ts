@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { ModelSession } from '../model/types';
+import { WeightPrecisionSchema, type WeightPrecision } from '../../shared/config';
 import { fitKnee, type KneeFit, type TimedPoint } from './knee';
 
 export const DEFAULT_TOKEN_COUNTS = [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512];
@@ -82,7 +83,7 @@ export const HardwareProfileSchema = z.object({
   host: z.object({ cpu: z.string(), threads: z.number().int().min(0).nullable(), provider: z.string() }),
   models: z.object({ draft: z.string(), target: z.string() }),
   /** The draft's weights when timed (profiles from before it was recorded: float32). */
-  draftPrecision: z.enum(['int8', 'float32']).default('float32'),
+  draftPrecision: WeightPrecisionSchema.default('float32'),
   slots: z.number().int().min(1),
   context: z.number().int().min(0),
   target: PointsSchema,
@@ -108,7 +109,7 @@ export function fitHardwareProfile(profile: HardwareProfile): { target: KneeFit;
  * over fewer requests than the run packs (a separate draft's root layer costs more over more
  * requests, so it would be priced too low), or a draft timed with other weights.
  */
-export function profileMismatches(profile: HardwareProfile, run: { batch: number; draftPrecision: 'int8' | 'float32' }): string[] {
+export function profileMismatches(profile: HardwareProfile, run: { batch: number; draftPrecision: WeightPrecision }): string[] {
   const notes: string[] = [];
   if (profile.slots < run.batch) {
     notes.push(

@@ -69,8 +69,9 @@ export class RunMetricsAccumulator {
     this.verifiedTokens += event.verifiedTokens;
     this.paddingWasteSum += event.paddingWaste;
     // Decode starts after the prefill of requests admitted just before this step (TTFT-like, excluded).
-    const stepStartMs = event.t - event.timings.totalMs + (event.timings.prefillMs ?? 0);
-    this.decodeMs += event.timings.totalMs - (event.timings.prefillMs ?? 0);
+    const prefillMs = event.timings.prefillMs ?? 0;
+    const stepStartMs = event.t - event.timings.totalMs + prefillMs;
+    this.decodeMs += event.timings.totalMs - prefillMs;
 
     for (const request of event.requests) {
       this.requestSteps++;

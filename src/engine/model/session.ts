@@ -230,8 +230,8 @@ export class OrtModelSession implements ModelSession {
         depths.push(depth);
         positions[packed] = s.committed + depth;
       }
+      const firstBlock = (e.slot * this.slotStride) / PAST_BLOCK;
       for (let first = 0; first < len; first += chunk, group++) {
-        const firstBlock = (e.slot * this.slotStride) / PAST_BLOCK;
         for (let j = 0; j < pastBlocks; j++) pastIndex[group * pastBlocks + j] = firstBlock + j;
         // Key columns past the entry's tokens point at a real row; the mask hides them.
         for (let t = 0; t < tMax; t++) keyIndex[group * tMax + t] = row + (t < len ? t : 0);
