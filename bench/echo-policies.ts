@@ -16,8 +16,8 @@
 // the modelled clock [measured: the knee fit of this machine; or e.g. h100:70b],
 // --calibration-prompts N [24], --delta X [0.75], --tau-rule budget|separation [budget: see TauRule], --draft-cost X [0.05, the modelled clock's
 // draft forward: what the gated policies' draft price charges a layer; 0 drafts every layer the budget allows], --significance P [0.05: a τ_d's
-// truncations must beat chance at this level; 1 turns the test off], --rounds N [1: policies interleaved N times, the
-// median round reported], --offset N [0: the workload starts at the pool's N-th prompt], --knee N [measured; give one to reuse an earlier
+// truncations must beat chance at this level; 1 turns the test off], --rounds N [1: policies interleaved N times, their
+// order rotated each round; tok/s is the median round, a wall ratio the median of the rounds' ratios, with their range], --offset N [0: the workload starts at the pool's N-th prompt], --knee N [measured; give one to reuse an earlier
 // measurement: the modelled clock then keeps T_ar = T_1 and sets γ = 1 / knee].
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -28,6 +28,7 @@ import { calibrateSignals } from '../src/engine/calibrate/warmup.js';
 import { clockFromSpec, curvesClock, DEFAULT_DRAFT_FRACTION, tverClock, type ModelledClock } from '../src/engine/cost/clock.js';
 import { draftRowCost, fitKnee } from '../src/engine/cost/knee.js';
 import { measureForwardCurve } from '../src/engine/cost/measure.js';
+import { pairedRatio, type PairedRatio } from '../src/engine/metrics/paired-rounds.js';
 import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
 import { loadPair, type ModelPair } from '../src/engine/pair.js';
 import { DddPolicy } from '../src/engine/policy/ddd.js';
@@ -220,7 +221,7 @@ for (const domain of domains) {
     const workload = Array.from({ length: count }, (_, i) => ({ id: `${domain}-${i}`, promptTokens: pool[(offset + i) % pool.length].promptTokens }));
     console.log(`\n${domain}, batch ${batch}, K_max ${kmax}, ${count} requests`);
     console.log(
-      `${'policy'.padEnd(18)}${pad('tok/s', 9)}${pad('/static', 9)}${pad('decode/s', 9)}${pad('modelled', 10)}${pad('/static', 9)}${pad('curves', 10)}${pad('/static', 9)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('moved', 7)}${pad('draft ms', 10)}${pad('verify ms', 11)}`,
+      `${'policy'.padEnd(18)}${pad('tok/s', 9)}${pad('/static', 9)}${rounds > 1 ? pad('range', 13) : ''}${pad('decode/s', 9)}${pad('modelled', 10)}${pad('/static', 9)}${pad('curves', 10)}${pad('/static', 9)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('moved', 7)}${pad('draft ms', 10)}${pad('verify ms', 11)}`,
     );
     // Each row reports its median-throughput round (greedy: acceptance and the modelled time are
     // the same every round; the machine's load is not).
@@ -232,15 +233,23 @@ for (const domain of domains) {
     const medianRound = (ms: Measured[]) => ms.slice().sort((a, b) => a.metrics.throughput - b.metrics.throughput)[Math.floor(ms.length / 2)];
     const rows = policies.map((name) => ({ name, m: medianRound(runs.get(name)!) }));
     const base = rows.find((r) => r.name === 'static')?.m;
+    // Wall ratios are paired within rounds (the median of the rounds' ratios, and their range).
+    const staticRuns = runs.get('static');
+    const wallRatio = (name: string, of: (m: RunMetrics) => number) =>
+      staticRuns ? pairedRatio(runs.get(name)!.map((r) => of(r.metrics)), staticRuns.map((r) => of(r.metrics))) : undefined;
     for (const { name, m } of rows) {
+      const wall = wallRatio(name, (x) => x.throughput);
+      const decode = wallRatio(name, (x) => x.decodeThroughput ?? NaN);
+      const times = (r: PairedRatio | undefined) => (r && Number.isFinite(r.median) ? `${r.median.toFixed(3)}×` : '-');
+      const range = wall && rounds > 1 ? pad(`${wall.min.toFixed(2)}–${wall.max.toFixed(2)}`, 13) : '';
       const modelledTps = m.metrics.generatedTokens / (m.modelledMs / 1000);
       const baseModelled = base ? base.metrics.generatedTokens / (base.modelledMs / 1000) : NaN;
       const curveTps = m.metrics.generatedTokens / (m.curvesMs / 1000);
       const baseCurve = base ? base.metrics.generatedTokens / (base.curvesMs / 1000) : NaN;
       const ratio = (x: number, y: number | undefined) => (y && Number.isFinite(y) ? `${(x / y).toFixed(3)}×` : '-');
       console.log(
-        `${name.padEnd(18)}${pad(m.metrics.throughput.toFixed(1), 9)}${pad(ratio(m.metrics.throughput, base?.metrics.throughput), 9)}` +
-          `${pad(ratio(m.metrics.decodeThroughput ?? NaN, base?.metrics.decodeThroughput), 9)}` +
+        `${name.padEnd(18)}${pad(m.metrics.throughput.toFixed(1), 9)}${pad(times(wall), 9)}${range}` +
+          `${pad(times(decode), 9)}` +
           `${pad(modelledTps.toFixed(1), 10)}${pad(ratio(modelledTps, baseModelled), 9)}${pad(curveTps.toFixed(1), 10)}${pad(ratio(curveTps, baseCurve), 9)}${pad(m.metrics.meanAcceptedTokens.toFixed(2), 7)}` +
           `${pad(m.metrics.draftUtilisation.toFixed(2), 7)}${pad(m.metrics.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.metrics.steps, 7)}${pad(m.moved, 7)}${pad(m.draftMs.toFixed(2), 10)}${pad(m.verifyMs.toFixed(2), 11)}`,
       );

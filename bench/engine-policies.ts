@@ -16,6 +16,7 @@
 // --memory-requests N [0 = skip the long run].
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { pairedRatio } from '../src/engine/metrics/paired-rounds.js';
 import { interleavedRounds, pairBenchArgs, pairBenchOptions, policyEntry, precisionArg, runGreedy } from './pair-bench.js';
 import type { WeightPrecision } from '../src/shared/config.js';
 import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
@@ -118,13 +119,14 @@ for (const domain of domains) {
     const runs = await interleavedRounds(policies, rounds, (policy) => measure(pairs, policy, batch, kmax, workload));
     const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     const arRuns = runs.get('ar');
-    const arThroughput = arRuns ? median(arRuns.map((r) => r.metrics.throughput)) : 0;
     for (const policy of policies) {
       const measured = runs.get(policy)!;
       const m = measured[0].metrics; // greedy: acceptance is the same every round
       const throughput = median(measured.map((r) => r.metrics.throughput));
       const engineShare = median(measured.map((r) => r.engineShare));
-      const speedup = arThroughput > 0 ? (throughput / arThroughput).toFixed(2) + '×' : '-';
+      // Paired within rounds: the median of the rounds' ratios to ar.
+      const tps = (rs: Measured[]) => rs.map((r) => r.metrics.throughput);
+      const speedup = arRuns ? pairedRatio(tps(measured), tps(arRuns)).median.toFixed(2) + '×' : '-';
       console.log(
         `${policy.padEnd(20)}${pad(throughput.toFixed(1), 9)}${pad(speedup, 8)}${pad(m.meanAcceptedTokens.toFixed(2), 7)}` +
           `${pad(m.draftUtilisation.toFixed(2), 7)}${pad(m.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.steps, 7)}${pad((100 * engineShare).toFixed(1), 10)}` +

@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { WeightPrecisionSchema, type TreeShape, type WeightPrecision } from '../src/shared/config.js';
+import { roundOrder } from '../src/engine/metrics/paired-rounds.js';
 import type { ModelPair } from '../src/engine/pair.js';
 import type { SpeculationPolicy } from '../src/engine/policy/types.js';
 import { Runner, type RunSummary, type WorkItem } from '../src/engine/runner.js';
@@ -84,13 +85,14 @@ export function policyEntry(entry: string): { name: string; shape?: TreeShape; c
 }
 
 /**
- * Every policy measured once per round, the policies interleaved: the machine's load drifts, and
- * interleaving exposes every policy to the same drift. Per policy, its rounds in order.
+ * Every policy measured once per round, the policies interleaved (their order rotated each round):
+ * the machine's load drifts, and interleaving exposes every policy to the same drift. Per policy,
+ * its rounds in order, so that ratios can be paired within rounds (pairedRatio).
  */
 export async function interleavedRounds<M>(policies: readonly string[], rounds: number, measure: (policy: string) => Promise<M>): Promise<Map<string, M[]>> {
   const runs = new Map<string, M[]>(policies.map((p) => [p, []]));
   for (let round = 0; round < rounds; round++) {
-    for (const policy of policies) runs.get(policy)!.push(await measure(policy));
+    for (const policy of roundOrder(policies, round)) runs.get(policy)!.push(await measure(policy));
   }
   return runs;
 }

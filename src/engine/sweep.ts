@@ -1,7 +1,9 @@
 // Several policies side by side on one loaded pair: for each batch size, every policy runs the
-// same workload, the policies interleaved round by round so that a machine's drifting load falls
-// on all of them alike, and each reports its median round. Greedy runs must emit the same tokens
-// whatever the policy (lossless), and the sweep checks that they did.
+// same workload, the policies interleaved round by round (their order rotated each round) so that
+// a machine's drifting load falls on all of them alike, and each reports its median round and its
+// throughput in every round, for ratios paired within rounds. Greedy runs must emit the same
+// tokens whatever the policy (lossless), and the sweep checks that they did.
+import { roundOrder } from './metrics/paired-rounds.js';
 import { RunMetricsAccumulator } from './metrics/run-metrics.js';
 import { createPolicy } from './policy/index.js';
 import { createRunner, policyOptions, type RunSetup } from './session-run.js';
@@ -22,7 +24,11 @@ export interface SweepRow {
   batch: number;
   kmax: number;
   policy: string;
+  /** The median round by throughput. */
   metrics: RunMetrics;
+  /** Throughput and decode throughput in each round, in round order (for ratios paired within rounds). */
+  roundThroughputs: number[];
+  roundDecodeThroughputs: number[];
   /**
    * Greedy runs: whether every request's tokens equal those of the first policy in the list at
    * this batch size. Null when sampling (a sampled run is lossless in distribution, not in tokens).
@@ -55,7 +61,7 @@ export async function runSweep(setup: RunSetup, options: SweepOptions): Promise<
     const kmax = options.kmax(batch);
     const runs = new Map(options.policies.map((name) => [name, [] as { metrics: RunMetrics; tokens: number[][] }[]]));
     for (let round = 0; round < options.rounds; round++) {
-      for (const name of options.policies) {
+      for (const name of roundOrder(options.policies, round)) {
         const policy = createPolicy(name, { ...policyOptions(config, gates), batch, kmax });
         const metrics = new RunMetricsAccumulator({ policy: name });
         const summary = await createRunner(setup, { policy, batch, kmax, onStep: (e) => metrics.addStep(e) }).run();
@@ -69,7 +75,15 @@ export async function runSweep(setup: RunSetup, options: SweepOptions): Promise<
       const rounds = runs.get(name)!;
       const median = rounds.slice().sort((a, b) => a.metrics.throughput - b.metrics.throughput)[Math.floor(rounds.length / 2)];
       const sameTokens = config.temperature > 0 ? null : rounds.every((r) => sameOutputs(r.tokens, reference));
-      rows.push({ batch, kmax, policy: name, metrics: median.metrics, sameTokens });
+      rows.push({
+        batch,
+        kmax,
+        policy: name,
+        metrics: median.metrics,
+        roundThroughputs: rounds.map((r) => r.metrics.throughput),
+        roundDecodeThroughputs: rounds.map((r) => r.metrics.decodeThroughput ?? NaN),
+        sameTokens,
+      });
     }
   }
   return rows;

@@ -7,6 +7,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { fitKnee } from '../../engine/cost/knee.js';
+import { formatPairedRatio, pairedRatio, type PairedRatio } from '../../engine/metrics/paired-rounds.js';
 import { loadHardwareProfile } from '../../engine/cost/measure.js';
 import { loadRunSetup } from '../../engine/session-run.js';
 import { checkSweep, runSweep, type SweepRow } from '../../engine/sweep.js';
@@ -30,12 +31,15 @@ export interface SweepFlags
   csv?: string;
 }
 
-/** A sweep row with its ratios to the baseline policy at the same batch size. */
+/**
+ * A sweep row with its ratios to the baseline policy at the same batch size, each the median over
+ * rounds of the ratio within a round (paired: both runs close in time), with its range.
+ */
 export interface SweepReportRow extends SweepRow {
   /** Throughput ÷ the baseline's (wall clock). */
-  vsBaseline: number;
+  vsBaseline: PairedRatio;
   /** Decode throughput ÷ the baseline's (prefill left out). */
-  decodeVsBaseline: number;
+  decodeVsBaseline: PairedRatio;
 }
 
 export interface SweepReport {
@@ -92,9 +96,12 @@ export async function executeSweep(flags: SweepFlags, log?: (line: string) => vo
 
 function withRatios(rows: SweepRow[], baseline: string): SweepReportRow[] {
   return rows.map((row) => {
-    const base = rows.find((r) => r.batch === row.batch && r.policy === baseline)!.metrics;
-    const ratio = (x: number | undefined, y: number | undefined) => (x !== undefined && y ? x / y : NaN);
-    return { ...row, vsBaseline: ratio(row.metrics.throughput, base.throughput), decodeVsBaseline: ratio(row.metrics.decodeThroughput, base.decodeThroughput) };
+    const base = rows.find((r) => r.batch === row.batch && r.policy === baseline)!;
+    return {
+      ...row,
+      vsBaseline: pairedRatio(row.roundThroughputs, base.roundThroughputs),
+      decodeVsBaseline: pairedRatio(row.roundDecodeThroughputs, base.roundDecodeThroughputs),
+    };
   });
 }
 
@@ -103,12 +110,15 @@ export function formatSweep(report: SweepReport): string {
   const pad = (s: string | number, n: number) => String(s).padStart(n);
   for (const batch of [...new Set(report.rows.map((r) => r.batch))]) {
     const rows = report.rows.filter((r) => r.batch === batch);
-    lines.push(`batch ${batch}, K_max ${rows[0].kmax}, ${rows[0].metrics.requests} requests`);
-    lines.push(`${'policy'.padEnd(10)}${pad('tok/s', 9)}${pad(`÷ ${report.baseline}`, 12)}${pad('decode ÷', 10)}${pad('MAT', 7)}${pad('util', 7)}${pad('verified/step', 15)}${pad('steps', 7)}`);
+    lines.push(`batch ${batch}, K_max ${rows[0].kmax}, ${rows[0].metrics.requests} requests${rows[0].vsBaseline.rounds > 1 ? `, ${rows[0].vsBaseline.rounds} rounds (tok/s: the median round; ratios: the median of the rounds' ratios, and their range)` : ''}`);
+    const rounds = rows[0].vsBaseline.rounds;
+    // With several rounds a ratio reads "median (min–max)" over the rounds' paired ratios.
+    const width = rounds > 1 ? 23 : 10;
+    lines.push(`${'policy'.padEnd(10)}${pad('tok/s', 9)}${pad(`÷ ${report.baseline}`, width + 2)}${pad('decode ÷', width)}${pad('MAT', 7)}${pad('util', 7)}${pad('verified/step', 15)}${pad('steps', 7)}`);
     for (const r of rows) {
       const m = r.metrics;
       lines.push(
-        `${r.policy.padEnd(10)}${pad(m.throughput.toFixed(1), 9)}${pad(r.vsBaseline.toFixed(3), 12)}${pad(r.decodeVsBaseline.toFixed(3), 10)}` +
+        `${r.policy.padEnd(10)}${pad(m.throughput.toFixed(1), 9)}${pad(formatPairedRatio(r.vsBaseline), width + 2)}${pad(formatPairedRatio(r.decodeVsBaseline), width)}` +
           `${pad(m.meanAcceptedTokens.toFixed(2), 7)}${pad(m.draftUtilisation.toFixed(2), 7)}${pad(m.verifiedTokensPerStep.toFixed(1), 15)}${pad(m.steps, 7)}`,
       );
     }
@@ -121,14 +131,14 @@ export function formatSweep(report: SweepReport): string {
   return lines.join('\n');
 }
 
-const CSV_COLUMNS = ['batch', 'kmax', 'policy', 'throughput', 'vs_baseline', 'decode_throughput', 'decode_vs_baseline', 'mat', 'utilisation', 'verified_per_step', 'steps', 'generated_tokens', 'wall_ms', 'same_tokens'];
+const CSV_COLUMNS = ['batch', 'kmax', 'policy', 'throughput', 'vs_baseline', 'vs_baseline_min', 'vs_baseline_max', 'decode_throughput', 'decode_vs_baseline', 'mat', 'utilisation', 'verified_per_step', 'steps', 'generated_tokens', 'wall_ms', 'same_tokens'];
 
 export function sweepCsv(report: SweepReport): string {
   const lines = [CSV_COLUMNS.join(',')];
   for (const r of report.rows) {
     const m = r.metrics;
     lines.push(
-      [r.batch, r.kmax, r.policy, m.throughput, r.vsBaseline, m.decodeThroughput ?? '', r.decodeVsBaseline, m.meanAcceptedTokens, m.draftUtilisation, m.verifiedTokensPerStep, m.steps, m.generatedTokens, m.wallMs, r.sameTokens ?? '']
+      [r.batch, r.kmax, r.policy, m.throughput, r.vsBaseline.median, r.vsBaseline.min, r.vsBaseline.max, m.decodeThroughput ?? '', r.decodeVsBaseline.median, m.meanAcceptedTokens, m.draftUtilisation, m.verifiedTokensPerStep, m.steps, m.generatedTokens, m.wallMs, r.sameTokens ?? '']
         .map(String)
         .join(','),
     );
@@ -155,7 +165,7 @@ export function register(program: Command): void {
     .option('--kmax <list>', 'K_max: one value for every batch size, or one per batch size (default: from --hw-profile, else max(16, 8 × batch))', list('--kmax', integer('--kmax', 1)))
     .option('--hw-profile <file>', 'without --kmax: K_max from this machine’s knee in a `profile-hw --out` file (the knee, or batch + knee once the batch passes it)')
     .option('--baseline <policy>', 'the policy ratios are taken against (default static if listed, else the first)')
-    .option('--rounds <n>', 'interleaved repetitions; each row is its median round', integer('--rounds', 1), 1);
+    .option('--rounds <n>', 'interleaved repetitions, policies rotated each round; tok/s is the median round, a ratio the median of the rounds\' ratios', integer('--rounds', 1), 1);
   withRuntimeOptions(withWorkloadOptions(command, 16))
     .option('--profile <file>', 'echo/dense/fixed: calibration profile JSON (from `echo-studio calibrate`); default: a warm-up on the first 24 prompts')
     .option('--confidence <signal>', 'echo/dense/fixed: path-prob or path-margin (default: the profile’s, or the warm-up’s pick)', confidenceFlag)

@@ -9,3 +9,4 @@ export {
   type RequestMetrics,
   type RunMetricsOptions,
 } from './run-metrics.js';
+export { formatPairedRatio, pairedRatio, roundOrder, type PairedRatio } from './paired-rounds.js';

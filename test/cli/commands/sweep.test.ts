@@ -37,7 +37,10 @@ describe('echo-studio sweep', () => {
   it('runs every policy at every batch size on one pair, against the baseline, and checks the outputs agree', async () => {
     const csv = join(tmp.path, 'sweep.csv');
     const common = ['--prompts', promptsFile, '--requests', '5', '--max-new-tokens', '6', '--profile', profileFile, ...pairFlags];
-    const report = JSON.parse(await sweep(['--policies', 'ar,static,echo', '--batches', '1,3', '--kmax', '8,12', ...common, '--json', '--csv', csv])) as SweepReport;
+    const { stdout, stderr } = await runCli(register, ['sweep', '--policies', 'ar,static,echo', '--batches', '1,3', '--kmax', '8,12', '--rounds', '2', ...common, '--json', '--csv', csv]);
+    const report = JSON.parse(stdout) as SweepReport;
+    // The order rotates each round, so no policy always runs first.
+    expect([...stderr.matchAll(/batch 1, K_max 8, round (\d)\/2: (\w+)/g)].map((m) => `${m[1]}:${m[2]}`)).toEqual(['1:ar', '1:static', '1:echo', '2:static', '2:echo', '2:ar']);
     expect(report.baseline).toBe('static');
     expect(report.rows.map((r) => [r.batch, r.kmax, r.policy])).toEqual([
       [1, 8, 'ar'],
@@ -51,20 +54,28 @@ describe('echo-studio sweep', () => {
       expect(r.metrics.requests).toBe(5);
       expect(r.metrics.verifiedTokensPerStep).toBeLessThanOrEqual(r.kmax);
       expect(r.sameTokens).toBe(true);
-      if (r.policy === 'static') expect([r.vsBaseline, r.decodeVsBaseline]).toEqual([1, 1]);
-      else expect(r.vsBaseline).toBeCloseTo(r.metrics.throughput / report.rows.find((b) => b.batch === r.batch && b.policy === 'static')!.metrics.throughput, 9);
+      expect(r.roundThroughputs).toHaveLength(2);
+      expect(r.roundThroughputs).toContain(r.metrics.throughput);
+      // Each ratio is paired within a round: with two rounds, the mean of the two rounds' ratios.
+      const base = report.rows.find((b) => b.batch === r.batch && b.policy === 'static')!;
+      const ratios = r.roundThroughputs.map((t, i) => t / base.roundThroughputs[i]);
+      expect(r.vsBaseline.median).toBeCloseTo((ratios[0] + ratios[1]) / 2, 9);
+      expect([r.vsBaseline.min, r.vsBaseline.max]).toEqual([Math.min(...ratios), Math.max(...ratios)]);
+      if (r.policy === 'static') expect([r.vsBaseline.median, r.decodeVsBaseline.median]).toEqual([1, 1]);
     }
     // Greedy speculation emits ar's tokens, so every policy generated as many.
     expect(new Set(report.rows.map((r) => r.metrics.generatedTokens)).size).toBe(1);
     const lines = readFileSync(csv, 'utf8').trim().split('\n');
-    expect(lines[0]).toMatch(/^batch,kmax,policy,throughput,vs_baseline,/);
+    expect(lines[0]).toMatch(/^batch,kmax,policy,throughput,vs_baseline,vs_baseline_min,vs_baseline_max,/);
     expect(lines).toHaveLength(7);
-    expect(formatSweep(report)).toMatch(/batch 3, K_max 12, 5 requests[\s\S]*every policy emitted the same tokens as ar \(lossless\)/);
+    expect(formatSweep(report)).toMatch(/batch 3, K_max 12, 5 requests, 2 rounds[\s\S]*every policy emitted the same tokens as ar \(lossless\)/);
+    expect(formatSweep(report)).toMatch(/static +[\d.]+ +1\.000 \(1\.000–1\.000\)/);
   });
 
   it('says so when a policy emitted other tokens, and that sampled runs are not compared token by token', () => {
     const metrics = { policy: 'x', steps: 1, requests: 1, generatedTokens: 1, wallMs: 1, throughput: 1, decodeThroughput: 1, meanAcceptedTokens: 0, meanAcceptanceLength: 1, draftUtilisation: 0, verifiedTokensPerStep: 1, acceptancePerPosition: [], paddingWaste: 0, tpotP50Ms: 1, tpotP99Ms: 1 };
-    const row = (policy: string, sameTokens: boolean | null) => ({ batch: 1, kmax: 4, policy, metrics, sameTokens, vsBaseline: 1, decodeVsBaseline: 1 });
+    const one = { median: 1, min: 1, max: 1, rounds: 1 };
+    const row = (policy: string, sameTokens: boolean | null) => ({ batch: 1, kmax: 4, policy, metrics, roundThroughputs: [1], roundDecodeThroughputs: [1], sameTokens, vsBaseline: one, decodeVsBaseline: one });
     expect(formatSweep({ baseline: 'ar', rows: [row('ar', true), row('chain', false)] })).toMatch(/NOT LOSSLESS: chain emitted other tokens than ar/);
     expect(formatSweep({ baseline: 'ar', rows: [row('ar', null), row('chain', null)] })).toMatch(/sampled \(temperature > 0\)/);
   });
