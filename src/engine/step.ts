@@ -47,8 +47,9 @@ interface StepState {
   ctx: StepContext;
   drafts: DraftSlot[];
   modelMs: number;
-  /** Rows of each draft forward, catch-up tokens included: what a modelled clock prices. */
+  /** Rows of each draft forward, catch-up tokens included, and the requests they belong to: what a modelled clock prices. */
   draftRows: number[];
+  draftRequests: number[];
 }
 
 export async function speculativeStep(
@@ -109,7 +110,7 @@ function beginStep(batch: readonly InFlight[], step: number, kmax: number, polic
   }));
   const ctx: StepContext = { step, kmax, requests, transfers: [] };
   policy.begin(ctx);
-  return { ctx, drafts, modelMs: 0, draftRows: [] };
+  return { ctx, drafts, modelMs: 0, draftRows: [], draftRequests: [] };
 }
 
 /** Depth by depth: the policy picks the frontier (gating there), the draft forwards it, the policy grows the layer. */
@@ -123,6 +124,7 @@ async function draftAndGate(engine: StepEngine, state: StepState): Promise<void>
     if (stats === null) return;
     state.modelMs += stats.runMs;
     state.draftRows.push(stats.tokens);
+    state.draftRequests.push(stats.requests);
     policy.grow(depth, ctx);
     recordLayerConfidences(ctx.requests, depth, policy.confidence);
   }
@@ -254,6 +256,9 @@ function stepEvent(
     paddingWaste: meta.paddingWaste,
     confidence: engine.policy.confidence ?? 'path-prob',
   };
-  if (state.draftRows.length > 0) event.draftRows = state.draftRows;
+  if (state.draftRows.length > 0) {
+    event.draftRows = state.draftRows;
+    event.draftRequests = state.draftRequests;
+  }
   return event;
 }

@@ -131,6 +131,12 @@ export interface StepEvent {
    * older traces and for policies that do not draft.
    */
   draftRows?: number[];
+  /**
+   * Requests with rows in each draft forward, as `draftRows`: a separate draft's forward costs more
+   * over 64 requests than over 14 for as many rows (attention reads each request's past). Absent
+   * in older traces.
+   */
+  draftRequests?: number[];
   /** The signal of every request's `confidences` and gate checks (absent in older traces: path-prob). */
   confidence?: ConfidenceSignal;
 }

@@ -173,6 +173,7 @@ export const StepLineSchema = z.object({
   transfers: z.array(z.object({ from: z.string(), to: z.string(), tokens: count() })),
   paddingWaste: z.number().min(0).max(1),
   draftRows: z.array(count()).optional(),
+  draftRequests: z.array(count()).optional(),
   confidence: ConfidenceSignalSchema.optional(),
 });
 export type TraceStep = z.infer<typeof StepLineSchema>;

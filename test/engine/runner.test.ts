@@ -117,7 +117,11 @@ describe('runner behaviour on a pair whose draft is the target itself', () => {
       for (const r of e.requests) seen.add(r.requestId);
       const chains = e.requests.map((r) => r.nodes.length - 1);
       expect(e.draftRows![0]).toBe(rootRows);
-      for (let d = 1; d < Math.max(...chains); d++) expect(e.draftRows![d]).toBe(chains.filter((c) => c > d).length);
+      expect(e.draftRequests![0]).toBe(e.requests.length);
+      for (let d = 1; d < Math.max(...chains); d++) {
+        expect(e.draftRows![d]).toBe(chains.filter((c) => c > d).length);
+        expect(e.draftRequests![d]).toBe(chains.filter((c) => c > d).length);
+      }
     }
     expect(steps.some((e) => e.draftRows![0] === 2 * e.requests.length)).toBe(true);
   });

@@ -41,11 +41,27 @@ export function draftForwardSizes(event: StepEvent): number[] {
 }
 
 /**
+ * Each draft forward of a step: its rows, and the requests they belong to when the engine
+ * recorded them (else null).
+ */
+export function draftForwards(event: StepEvent): { rows: number; requests: number | null }[] {
+  const sizes = draftForwardSizes(event);
+  const requests = event.draftRequests && event.draftRequests.length === sizes.length ? event.draftRequests : null;
+  return sizes.map((rows, i) => ({ rows, requests: requests ? requests[i] : null }));
+}
+
+/**
  * What a draft forward costs on a T_ver clock: a share of T_ar whatever its rows (an EAGLE-style
  * head, the paper's setting), or the draft's measured curve (a separate draft model, whose forward
  * grows with the requests in it: on a CPU a batch-64 root layer costs several one-request ones).
  */
-export type DraftForwardPrice = number | readonly TimedPoint[];
+export type DraftForwardPrice = number | readonly TimedPoint[] | SpreadCurve;
+
+/** A curve measured with n rows spread over min(n, spread) requests (what `profile-hw --slots` measures). */
+export interface SpreadCurve {
+  points: readonly TimedPoint[];
+  spread: number;
+}
 
 /**
  * A forward's time read off a measured curve: linear between measured sizes, the smallest's
@@ -70,19 +86,53 @@ export function measuredCurve(points: readonly TimedPoint[]): (tokens: number) =
   };
 }
 
+/**
+ * A forward of `rows` rows over `requests` requests, read off a curve measured with n rows spread
+ * over min(n, spread) requests (one row per request up to `spread`, then more rows per request).
+ * The curve's first part is what `requests` requests of one row each cost; each row beyond them
+ * adds the curve's cost per row with the requests held at `spread`. So a forward of 64 rows over
+ * 14 requests costs what 14 requests cost plus 50 rows, not what 64 requests cost: a separate
+ * draft's forward grows with the requests in it, because attention reads each one's past.
+ * Without a request count (older traces) it is read as the curve was measured, at `rows`.
+ */
+export function spreadCurve(points: readonly TimedPoint[], spread: number): (rows: number, requests: number | null) => number {
+  const curve = measuredCurve(points);
+  const beyond = points.filter((p) => p.tokens > spread).map((p) => p.tokens);
+  // Cost per row with the requests held at `spread`: from the spread to the largest size measured.
+  const largest = Math.max(spread, ...beyond);
+  const perRow = largest > spread ? (curve(largest) - curve(spread)) / (largest - spread) : null;
+  return (rows, requests) => {
+    if (requests === null || perRow === null) return curve(rows);
+    const held = Math.max(1, Math.min(requests, rows, spread));
+    return curve(held) + perRow * (rows - held);
+  };
+}
+
 /** The paper's T_ver formula for verification; draft forwards priced by `draft`. */
 export function tverClock(model: TverModel, draft: DraftForwardPrice = DEFAULT_DRAFT_FRACTION, label = 'T_ver model'): ModelledClock {
-  const draftForwardMs = typeof draft === 'number' ? () => draft * model.tArMs : measuredCurve(draft);
-  const draftLabel =
-    typeof draft === 'number'
-      ? `draft forward ${draft} × T_ar`
-      : `draft forward from its measured curve (${Math.min(...draft.map((p) => p.tokens))}–${Math.max(...draft.map((p) => p.tokens))} rows)`;
+  let draftForwardMs: (rows: number, requests: number | null) => number;
+  let draftLabel: string;
+  if (typeof draft === 'number') {
+    draftForwardMs = () => draft * model.tArMs;
+    draftLabel = `draft forward ${draft} × T_ar`;
+  } else {
+    const points = 'spread' in draft ? draft.points : draft;
+    const rows = `${Math.min(...points.map((p) => p.tokens))}–${Math.max(...points.map((p) => p.tokens))} rows`;
+    if ('spread' in draft) {
+      draftForwardMs = spreadCurve(draft.points, draft.spread);
+      draftLabel = `draft forward from its measured curve (${rows} over up to ${draft.spread} requests)`;
+    } else {
+      const curve = measuredCurve(draft);
+      draftForwardMs = (n) => curve(n);
+      draftLabel = `draft forward from its measured curve (${rows})`;
+    }
+  }
   return {
     label: `${label} (T_ar ${model.tArMs.toFixed(2)} ms, γ ${model.gamma.toPrecision(3)}, knee ${model.kmax}; ${draftLabel})`,
     stepMs(event) {
       const verifyMs = tverMs(model, event.verifiedTokens);
       let draftMs = 0;
-      for (const rows of draftForwardSizes(event)) draftMs += draftForwardMs(rows);
+      for (const f of draftForwards(event)) draftMs += draftForwardMs(f.rows, f.requests);
       return { draftMs, verifyMs, totalMs: draftMs + verifyMs };
     },
   };
@@ -92,21 +142,38 @@ export function tverClock(model: TverModel, draft: DraftForwardPrice = DEFAULT_D
 export interface MeasuredCurves {
   target: readonly TimedPoint[];
   draft: readonly TimedPoint[];
+  /** The requests rows were spread over (`profile-hw --slots`): n rows over min(n, slots) requests. */
+  slots?: number;
 }
 
 /**
  * Both forwards read off measured curves, with no formula in between: what this machine would
  * take, when the curves were measured with the requests spread as the run packs them.
  */
-export function curvesClock(curves: MeasuredCurves, label = 'measured curves'): ModelledClock {
-  const targetMs = measuredCurve(curves.target);
-  const draftMs = measuredCurve(curves.draft);
+export function curvesClock(curves: MeasuredCurves, label = 'measured curves', spread?: number): ModelledClock {
+  if (spread === undefined) {
+    const targetMs = measuredCurve(curves.target);
+    const draftMs = measuredCurve(curves.draft);
+    return {
+      label,
+      stepMs(event) {
+        const verifyMs = targetMs(Math.max(1, event.verifiedTokens));
+        let draft = 0;
+        for (const rows of draftForwardSizes(event)) draft += draftMs(rows);
+        return { draftMs: draft, verifyMs, totalMs: draft + verifyMs };
+      },
+    };
+  }
+  // Measured with rows spread over up to `spread` requests: every forward priced by its rows and
+  // its requests (the verification holds every request of the step).
+  const targetMs = spreadCurve(curves.target, spread);
+  const draftMs = spreadCurve(curves.draft, spread);
   return {
     label,
     stepMs(event) {
-      const verifyMs = targetMs(Math.max(1, event.verifiedTokens));
+      const verifyMs = targetMs(Math.max(1, event.verifiedTokens), event.requests.length);
       let draft = 0;
-      for (const rows of draftForwardSizes(event)) draft += draftMs(rows);
+      for (const f of draftForwards(event)) draft += draftMs(f.rows, f.requests);
       return { draftMs: draft, verifyMs, totalMs: draft + verifyMs };
     },
   };
@@ -147,7 +214,8 @@ export function rooflineClock(
 export function clockFromSpec(spec: string, measured?: MeasuredCurves): ModelledClock {
   if (spec === 'measured') {
     if (!measured) throw new Error('--hw measured needs a hardware profile from `echo-studio profile-hw` (--hw-profile FILE)');
-    return tverClock(fitKnee(measured.target), measured.draft, 'measured T_ver fit');
+    const draft = measured.slots === undefined ? measured.draft : { points: measured.draft, spread: measured.slots };
+    return tverClock(fitKnee(measured.target), draft, 'measured T_ver fit');
   }
   const [hwName, modelName = '8b', extra] = spec.split(':');
   if (extra !== undefined) throw new Error(`--hw "${spec}": expected HARDWARE or HARDWARE:MODEL, e.g. h100:70b`);

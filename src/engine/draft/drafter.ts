@@ -20,6 +20,8 @@ export interface DraftSlot {
 export interface DraftForwardStats {
   runMs: number;
   tokens: number;
+  /** Requests with rows in the forward. */
+  requests: number;
   paddingWaste: number;
 }
 
@@ -100,5 +102,5 @@ export async function draftLayer(
       logprobs.subarray(k * topk, (k + 1) * topk),
     );
   }
-  return { runMs: result.runMs, tokens: result.tokens, paddingWaste: result.paddingWaste };
+  return { runMs: result.runMs, tokens: result.tokens, requests: entries.length, paddingWaste: result.paddingWaste };
 }

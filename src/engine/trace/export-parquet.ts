@@ -66,6 +66,7 @@ export function exportParquet(trace: TraceContents, out: string): string[] {
     transferred_tokens: 'INT32',
     padding_waste: 'DOUBLE',
     draft_rows: 'JSON',
+    draft_requests: 'JSON',
     confidence_signal: 'STRING',
   });
   const requests = new TableBuilder({
@@ -177,6 +178,7 @@ export function exportParquet(trace: TraceContents, out: string): string[] {
       transferred_tokens: s.transfers.reduce((sum, x) => sum + x.tokens, 0),
       padding_waste: s.paddingWaste,
       draft_rows: s.draftRows ?? null,
+      draft_requests: s.draftRequests ?? null,
       confidence_signal: stepConfidenceSignal(s),
     });
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clockFromSpec, curvesClock, draftForwardSizes, measuredCurve, rooflineClock, tverClock } from '../../../src/engine/cost/clock';
+import { clockFromSpec, curvesClock, draftForwardSizes, measuredCurve, rooflineClock, spreadCurve, tverClock } from '../../../src/engine/cost/clock';
 import { fitKnee, suggestKmax, tverMs } from '../../../src/engine/cost/knee';
 import { HARDWARE, MODEL_SIZES, rooflineForward, rooflineKnee, weightBytesRead } from '../../../src/engine/cost/roofline';
 import { Rng } from '../../../src/engine/rng';
@@ -141,6 +141,45 @@ describe('modelled clocks over a step event', () => {
     }).stepMs(event);
     expect(s.verifyMs).toBeCloseTo(8, 9); // 7 tokens, between 1 and 8
     expect(s.draftMs).toBeCloseTo(0.75 + 0.5, 9);
+  });
+
+  // Measured over up to 4 requests: 1 ms per request of one row, then 0.25 ms per extra row.
+  const spreadPoints = [
+    { tokens: 1, ms: 1 },
+    { tokens: 2, ms: 2 },
+    { tokens: 4, ms: 4 },
+    { tokens: 8, ms: 5 },
+    { tokens: 16, ms: 7 },
+  ];
+
+  it('spread curve: a forward costs its requests, one row each, plus its extra rows at the cost per row with requests held', () => {
+    const ms = spreadCurve(spreadPoints, 4);
+    // 8 rows over 2 requests: 2 requests (2 ms) and 6 more rows (1.5 ms), not 8 rows over 4 requests (5 ms).
+    expect(ms(8, 2)).toBeCloseTo(3.5, 9);
+    expect(ms(8, null)).toBeCloseTo(5, 9); // no request count: read as measured
+    expect(ms(10, 10)).toBeCloseTo(5.5, 9); // more requests than measured: held at 4, as the curve was
+    expect(ms(3, 5)).toBeCloseTo(3, 9); // never more requests than rows
+    expect(ms(1, 1)).toBe(1);
+  });
+
+  it('curves clock over a spread: verification over the step\'s requests, each draft forward over its own', () => {
+    const recorded = { ...event, draftRows: [5, 1], draftRequests: [2, 1] } as StepEvent;
+    const clock = curvesClock({ target: spreadPoints, draft: spreadPoints }, 'spread', 4);
+    const s = clock.stepMs(recorded);
+    expect(s.verifyMs).toBeCloseTo(2 + 0.25 * 5, 9); // 7 tokens over the step's 2 requests
+    expect(s.draftMs).toBeCloseTo(2 + 0.25 * 3 + 1, 9);
+    // Without the spread, rows alone: 7 and 5 rows read as measured.
+    const flat = curvesClock({ target: spreadPoints, draft: spreadPoints }).stepMs(recorded);
+    expect(flat.verifyMs).toBeCloseTo(4.75, 9);
+    expect(flat.draftMs).toBeCloseTo(4.25 + 1, 9);
+  });
+
+  it('measured clock: a profile that says how many requests it spread over prices draft forwards by them', () => {
+    const recorded = { ...event, draftRows: [8, 1], draftRequests: [2, 1] } as StepEvent;
+    const target = TOKENS.map((tokens) => ({ tokens, ms: Math.max(4, 0.125 * tokens) }));
+    const clock = clockFromSpec('measured', { target, draft: spreadPoints, slots: 4 });
+    expect(clock.stepMs(recorded).draftMs).toBeCloseTo(3.5 + 1, 9);
+    expect(clock.label).toMatch(/over up to 4 requests/);
   });
 
   it('roofline clock: a bigger model on the same hardware takes longer', () => {

@@ -46,7 +46,8 @@ describe('measured forward curve', () => {
     expect(profile.draftPrecision).toBe('int8');
     const { draftPrecision: _, ...older } = profile;
     expect(parseHardwareProfile(older).draftPrecision).toBe('float32');
-    expect(clockFromSpec('measured', profile).label).toMatch(/measured T_ver fit.*draft forward from its measured curve \(1–32 rows\)/);
+    // Its draft forwards are priced by their rows and their requests, as the profile spread them.
+    expect(clockFromSpec('measured', profile).label).toMatch(new RegExp(`measured T_ver fit.*draft forward from its measured curve \\(1–32 rows over up to ${profile.slots} requests\\)`));
     expect(() => parseHardwareProfile({ ...profile, target: [] }, 'hw.json')).toThrow(/^hw\.json: not a valid hardware profile: target/);
     const file = join(pair.targetDir, '..', 'hw.json');
     writeFileSync(file, JSON.stringify(profile));

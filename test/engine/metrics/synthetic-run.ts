@@ -151,6 +151,9 @@ export function syntheticRun(o: SyntheticRunOptions): StepEvent[] {
       draftRows: Array.from({ length: 1 + Math.max(-1, ...requests.flatMap((r) => r.nodes.map((n) => n.depth))) }, (_, d) =>
         requests.reduce((sum, r) => sum + new Set(r.nodes.filter((n) => n.depth === d).map((n) => n.parent)).size, d === 0 ? requests.length : 0),
       ),
+      draftRequests: Array.from({ length: 1 + Math.max(-1, ...requests.flatMap((r) => r.nodes.map((n) => n.depth))) }, (_, d) =>
+        d === 0 ? requests.length : requests.filter((r) => r.nodes.some((n) => n.depth === d)).length,
+      ),
     });
   }
   return events;

@@ -49,6 +49,7 @@ function rebuildSteps(steps: Row[], requests: Row[], nodes: Row[], gates: Row[])
     transfers: [],
     paddingWaste: s.padding_waste as number,
     ...(s.draft_rows !== null ? { draftRows: s.draft_rows as number[] } : {}),
+    ...(s.draft_requests !== null ? { draftRequests: s.draft_requests as number[] } : {}),
     requests: (requestsOf.get(s.step as number) ?? []).map((r): RequestStep => {
       const treeNodes = (nodesOf.get(key(r)) ?? []).map(
         (n): TreeNode => ({
