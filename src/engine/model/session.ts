@@ -239,9 +239,11 @@ export class OrtModelSession implements ModelSession {
           const t = first + c;
           const maskRow = (group * chunk + c) * width;
           if (t >= len) {
-            // Padding query: point it at a real row and let it see one real key, so softmax stays finite.
+            // Padding query: point it at a real row and let it see every key. Its output is never
+            // gathered back; hiding all but one key would fill its softmax row with denormals
+            // (exp of the masked scores), which onnxruntime's CPU kernels handle slowly.
             gatherIndex[group * chunk + c] = row;
-            mask[maskRow + pastLen] = 0;
+            mask.fill(0, maskRow, maskRow + width);
             continue;
           }
           const packed = row + t;
