@@ -152,6 +152,13 @@ export interface DepthHistogram {
   auc: number | null;
 }
 
+export interface StepTimeSplit {
+  draftMs: number;
+  verifyMs: number;
+  prefillMs: number;
+  otherMs: number;
+}
+
 export interface RunMetrics {
   policy: string;
   steps: number;
@@ -165,6 +172,12 @@ export interface RunMetrics {
    * requests and time between steps left out (no policy can change them). Absent in older traces.
    */
   decodeThroughput?: number;
+  /**
+   * Where a step's wall time went, mean per step: drafting (every draft forward and the policy's
+   * gating), verification (the target forward), prefill of requests admitted before it, and the
+   * rest (packing, committing, the engine's bookkeeping). Absent in older traces.
+   */
+  stepTime?: StepTimeSplit;
   /** Mean accepted draft tokens per request-step, bonus excluded. */
   meanAcceptedTokens: number;
   /** Mean tokens emitted per request-step: accepted + bonus. */

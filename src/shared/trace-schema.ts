@@ -213,6 +213,7 @@ export const RunMetricsSchema = z.object({
   wallMs: z.number().min(0),
   throughput: z.number().min(0),
   decodeThroughput: z.number().min(0).optional(),
+  stepTime: z.object({ draftMs: z.number(), verifyMs: z.number(), prefillMs: z.number(), otherMs: z.number() }).optional(),
   meanAcceptedTokens: z.number().min(0),
   meanAcceptanceLength: z.number().min(0),
   draftUtilisation: z.number().min(0),

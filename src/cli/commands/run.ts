@@ -6,7 +6,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { clockFromSpec, type ModelledClock } from '../../engine/cost/clock.js';
 import { loadHardwareProfile, profileMismatches, type HardwareProfile } from '../../engine/cost/measure.js';
-import { RunMetricsAccumulator, withSpeedupVsAr } from '../../engine/metrics/run-metrics.js';
+import { formatStepTime, RunMetricsAccumulator, withSpeedupVsAr } from '../../engine/metrics/run-metrics.js';
 import type { VerifyCost } from '../../engine/policy/echo-scheduler.js';
 import { createPolicy, type SpeculationPolicy } from '../../engine/policy/index.js';
 import type { RequestResult } from '../../engine/runner.js';
@@ -411,6 +411,7 @@ export function register(program: Command): void {
           `throughput ${fmt(m.throughput, 1)} tok/s${m.decodeThroughput ? ` (decoding ${fmt(m.decodeThroughput, 1)} tok/s: prefill left out)` : ''} · MAT ${fmt(m.meanAcceptedTokens)} (bonus excluded) · acceptance length ${fmt(m.meanAcceptanceLength)}`,
           `draft utilisation ${fmt(m.draftUtilisation)} · verified tokens/step ${fmt(m.verifiedTokensPerStep, 1)} (K_max ${config.kmax}) · padding waste ${fmt(m.paddingWaste)}`,
           `time per output token p50 ${fmt(m.tpotP50Ms)} ms, p99 ${fmt(m.tpotP99Ms)} ms · engine overhead ${fmt(100 * report.engineOverhead, 1)}% of step time`,
+          ...(m.stepTime ? [`per step: ${formatStepTime(m.stepTime)}`] : []),
           ...(m.speedupVsAr !== undefined ? [`wall-time speedup over ar on the same workload: ${fmt(m.speedupVsAr)}×`] : []),
           ...(report.modelled
             ? [

@@ -108,20 +108,26 @@ function withRatios(rows: SweepRow[], baseline: string): SweepReportRow[] {
 export function formatSweep(report: SweepReport): string {
   const lines: string[] = [];
   const pad = (s: string | number, n: number) => String(s).padStart(n);
+  const perStep = (ms: number | undefined) => (ms === undefined ? '-' : ms.toFixed(2));
   for (const batch of [...new Set(report.rows.map((r) => r.batch))]) {
     const rows = report.rows.filter((r) => r.batch === batch);
     lines.push(`batch ${batch}, K_max ${rows[0].kmax}, ${rows[0].metrics.requests} requests${rows[0].vsBaseline.rounds > 1 ? `, ${rows[0].vsBaseline.rounds} rounds (tok/s: the median round; ratios: the median of the rounds' ratios, and their range)` : ''}`);
     const rounds = rows[0].vsBaseline.rounds;
     // With several rounds a ratio reads "median (min–max)" over the rounds' paired ratios.
     const width = rounds > 1 ? 23 : 10;
-    lines.push(`${'policy'.padEnd(10)}${pad('tok/s', 9)}${pad(`÷ ${report.baseline}`, width + 2)}${pad('decode ÷', width)}${pad('MAT', 7)}${pad('util', 7)}${pad('verified/step', 15)}${pad('steps', 7)}`);
+    lines.push(
+      `${'policy'.padEnd(10)}${pad('tok/s', 9)}${pad(`÷ ${report.baseline}`, width + 2)}${pad('decode ÷', width)}${pad('MAT', 7)}${pad('util', 7)}${pad('verified/step', 15)}${pad('steps', 7)}` +
+        `${pad('draft ms', 10)}${pad('verify ms', 11)}${pad('prefill ms', 12)}`,
+    );
     for (const r of rows) {
       const m = r.metrics;
       lines.push(
         `${r.policy.padEnd(10)}${pad(m.throughput.toFixed(1), 9)}${pad(formatPairedRatio(r.vsBaseline), width + 2)}${pad(formatPairedRatio(r.decodeVsBaseline), width)}` +
-          `${pad(m.meanAcceptedTokens.toFixed(2), 7)}${pad(m.draftUtilisation.toFixed(2), 7)}${pad(m.verifiedTokensPerStep.toFixed(1), 15)}${pad(m.steps, 7)}`,
+          `${pad(m.meanAcceptedTokens.toFixed(2), 7)}${pad(m.draftUtilisation.toFixed(2), 7)}${pad(m.verifiedTokensPerStep.toFixed(1), 15)}${pad(m.steps, 7)}` +
+          `${pad(perStep(m.stepTime?.draftMs), 10)}${pad(perStep(m.stepTime?.verifyMs), 11)}${pad(perStep(m.stepTime?.prefillMs), 12)}`,
       );
     }
+    lines.push('(draft, verify, prefill ms: wall time per step, the median round)');
     const differing = rows.filter((r) => r.sameTokens === false).map((r) => r.policy);
     if (rows[0].sameTokens === null) lines.push('sampled (temperature > 0): outputs differ by design; each is lossless in distribution');
     else if (differing.length === 0) lines.push(`every policy emitted the same tokens as ${rows[0].policy} (lossless)`);
@@ -131,14 +137,14 @@ export function formatSweep(report: SweepReport): string {
   return lines.join('\n');
 }
 
-const CSV_COLUMNS = ['batch', 'kmax', 'policy', 'throughput', 'vs_baseline', 'vs_baseline_min', 'vs_baseline_max', 'decode_throughput', 'decode_vs_baseline', 'mat', 'utilisation', 'verified_per_step', 'steps', 'generated_tokens', 'wall_ms', 'same_tokens'];
+const CSV_COLUMNS = ['batch', 'kmax', 'policy', 'throughput', 'vs_baseline', 'vs_baseline_min', 'vs_baseline_max', 'decode_throughput', 'decode_vs_baseline', 'mat', 'utilisation', 'verified_per_step', 'steps', 'generated_tokens', 'wall_ms', 'same_tokens', 'draft_ms_per_step', 'verify_ms_per_step', 'prefill_ms_per_step', 'other_ms_per_step'];
 
 export function sweepCsv(report: SweepReport): string {
   const lines = [CSV_COLUMNS.join(',')];
   for (const r of report.rows) {
     const m = r.metrics;
     lines.push(
-      [r.batch, r.kmax, r.policy, m.throughput, r.vsBaseline.median, r.vsBaseline.min, r.vsBaseline.max, m.decodeThroughput ?? '', r.decodeVsBaseline.median, m.meanAcceptedTokens, m.draftUtilisation, m.verifiedTokensPerStep, m.steps, m.generatedTokens, m.wallMs, r.sameTokens ?? '']
+      [r.batch, r.kmax, r.policy, m.throughput, r.vsBaseline.median, r.vsBaseline.min, r.vsBaseline.max, m.decodeThroughput ?? '', r.decodeVsBaseline.median, m.meanAcceptedTokens, m.draftUtilisation, m.verifiedTokensPerStep, m.steps, m.generatedTokens, m.wallMs, r.sameTokens ?? '', m.stepTime?.draftMs ?? '', m.stepTime?.verifyMs ?? '', m.stepTime?.prefillMs ?? '', m.stepTime?.otherMs ?? '']
         .map(String)
         .join(','),
     );

@@ -2,7 +2,7 @@
 // `echo-studio trace export IN --format parquet|perfetto|csv --out PATH`: the trace for other tools.
 // `echo-studio trace what-if IN [--kmax N] [--taus 0=0.2,5=0.35] …`: re-score a greedy run.
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { computeRunMetrics, type RequestMetrics } from '../../engine/metrics/run-metrics.js';
+import { computeRunMetrics, formatStepTime, type RequestMetrics } from '../../engine/metrics/run-metrics.js';
 import { exportCsv } from '../../engine/trace/export-csv.js';
 import { exportParquet } from '../../engine/trace/export-parquet.js';
 import { exportPerfetto } from '../../engine/trace/export-perfetto.js';
@@ -93,6 +93,7 @@ export function formatSummary(r: TraceSummaryReport): string {
     ['acceptance per position', m.acceptancePerPosition.map((x) => fixed(x, 2)).join(' ') || '-'],
     ['padding waste', fixed(m.paddingWaste)],
     ['TPOT p50 / p99', `${fixed(m.tpotP50Ms, 2)} / ${fixed(m.tpotP99Ms, 2)} ms`],
+    ...(m.stepTime ? ([['time per step', formatStepTime(m.stepTime)]] as [string, string][]) : []),
     ['confidence AUC by depth', r.histograms.map((h) => `d${h.depth} ${h.auc === null ? '-' : fixed(h.auc, 2)}`).join('  ') || '-'],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));

@@ -4,6 +4,7 @@ export { DEFAULT_HISTOGRAM_BINS, DepthHistogramAccumulator, type DepthHistogramO
 export {
   RunMetricsAccumulator,
   computeRunMetrics,
+  formatStepTime,
   speedupVsAr,
   withSpeedupVsAr,
   type RequestMetrics,

@@ -1,7 +1,7 @@
 // Run metrics, accumulated step by step from StepEvents alone, so the live run and a trace file
 // read back later give the same numbers. Definitions: docs/trace-format.md, "Metrics".
 
-import type { DepthHistogram, FinishReason, RunMetrics, StepEvent } from '../../shared/events.js';
+import type { DepthHistogram, FinishReason, RunMetrics, StepEvent, StepTimeSplit } from '../../shared/events.js';
 import { DepthHistogramAccumulator, type DepthHistogramOptions } from './depth-histograms.js';
 import { percentile } from './percentile.js';
 
@@ -40,6 +40,8 @@ export class RunMetricsAccumulator {
   private lastStepEndMs = 0;
   /** Σ over steps of their time minus the prefill inside it. */
   private decodeMs = 0;
+  /** Σ over steps of their time, and of its parts. */
+  private readonly time = { totalMs: 0, draftMs: 0, verifyMs: 0, prefillMs: 0 };
   private requestSteps = 0;
   private acceptedTokens = 0;
   private emittedTokens = 0;
@@ -72,6 +74,10 @@ export class RunMetricsAccumulator {
     const prefillMs = event.timings.prefillMs ?? 0;
     const stepStartMs = event.t - event.timings.totalMs + prefillMs;
     this.decodeMs += event.timings.totalMs - prefillMs;
+    this.time.totalMs += event.timings.totalMs;
+    this.time.draftMs += event.timings.draftMs;
+    this.time.verifyMs += event.timings.verifyMs;
+    this.time.prefillMs += prefillMs;
 
     for (const request of event.requests) {
       this.requestSteps++;
@@ -120,6 +126,7 @@ export class RunMetricsAccumulator {
       wallMs,
       throughput: wallMs > 0 ? this.emittedTokens / (wallMs / 1000) : 0,
       decodeThroughput: this.decodeMs > 0 ? this.emittedTokens / (this.decodeMs / 1000) : 0,
+      stepTime: this.stepTime(),
       meanAcceptedTokens: perRequestStep(this.acceptedTokens),
       meanAcceptanceLength: perRequestStep(this.emittedTokens),
       draftUtilisation: this.verifiedDraftTokens > 0 ? this.acceptedTokens / this.verifiedDraftTokens : 0,
@@ -129,6 +136,12 @@ export class RunMetricsAccumulator {
       tpotP50Ms: percentile(tpots, 50),
       tpotP99Ms: percentile(tpots, 99),
     };
+  }
+
+  private stepTime(): StepTimeSplit {
+    const n = Math.max(1, this.stepCount);
+    const { totalMs, draftMs, verifyMs, prefillMs } = this.time;
+    return { draftMs: draftMs / n, verifyMs: verifyMs / n, prefillMs: prefillMs / n, otherMs: (totalMs - draftMs - verifyMs - prefillMs) / n };
   }
 
   /** Per request, in order of first appearance. */
@@ -152,6 +165,12 @@ export class RunMetricsAccumulator {
   confidenceSamples(depth: number): { accepted: Float64Array; rejected: Float64Array } {
     return this.depthHistograms.samples(depth);
   }
+}
+
+/** "drafting 4.25 ms · verification 16.80 ms · prefill 9.31 ms · the rest 0.62 ms" (mean per step). */
+export function formatStepTime(s: StepTimeSplit): string {
+  const ms = (x: number) => `${x.toFixed(2)} ms`;
+  return `drafting ${ms(s.draftMs)} · verification ${ms(s.verifyMs)} · prefill ${ms(s.prefillMs)} · the rest ${ms(s.otherMs)}`;
 }
 
 /** Metrics and histograms of a whole recorded run in one call. */

@@ -54,6 +54,11 @@ describe('echo-studio sweep', () => {
       expect(r.metrics.requests).toBe(5);
       expect(r.metrics.verifiedTokensPerStep).toBeLessThanOrEqual(r.kmax);
       expect(r.sameTokens).toBe(true);
+      // Where a step's time went: its parts add up to the decode time per step, plus the prefill.
+      const t = r.metrics.stepTime!;
+      for (const part of [t.draftMs, t.verifyMs, t.prefillMs]) expect(part).toBeGreaterThanOrEqual(0);
+      expect(t.draftMs + t.verifyMs + t.otherMs).toBeCloseTo((1000 * r.metrics.generatedTokens) / r.metrics.decodeThroughput! / r.metrics.steps, 6);
+      if (r.policy === 'ar') expect(t.draftMs).toBeLessThan(t.verifyMs);
       expect(r.roundThroughputs).toHaveLength(2);
       expect(r.roundThroughputs).toContain(r.metrics.throughput);
       // Each ratio is paired within a round: with two rounds, the mean of the two rounds' ratios.
@@ -70,6 +75,8 @@ describe('echo-studio sweep', () => {
     expect(lines).toHaveLength(7);
     expect(formatSweep(report)).toMatch(/batch 3, K_max 12, 5 requests, 2 rounds[\s\S]*every policy emitted the same tokens as ar \(lossless\)/);
     expect(formatSweep(report)).toMatch(/static +[\d.]+ +1\.000 \(1\.000–1\.000\)/);
+    expect(formatSweep(report)).toMatch(/draft ms +verify ms +prefill ms/);
+    expect(lines[0]).toMatch(/,draft_ms_per_step,verify_ms_per_step,prefill_ms_per_step,other_ms_per_step$/);
   });
 
   it('says so when a policy emitted other tokens, and that sampled runs are not compared token by token', () => {

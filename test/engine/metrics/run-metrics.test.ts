@@ -76,6 +76,8 @@ describe('RunMetricsAccumulator', () => {
     expect(m.wallMs).toBe(20);
     expect(m.throughput).toBeCloseTo(300, 9); // 6 tokens / 0.020 s
     expect(m.decodeThroughput).toBeCloseTo(6 / 0.017, 9); // the steps took 8 + 9 ms; 3 ms between them
+    // Per step: drafting 1 ms, verification (8 − 3 + 9 − 3) / 2, no prefill, packing and committing 2.
+    expect(m.stepTime).toEqual({ draftMs: 1, verifyMs: 5.5, prefillMs: 0, otherMs: 2 });
     expect(m.meanAcceptedTokens).toBeCloseTo(1, 9); // (2 + 0 + 1) / 3 request-steps
     expect(m.meanAcceptanceLength).toBeCloseTo(2, 9); // 6 / 3
     expect(m.draftUtilisation).toBeCloseTo(0.6, 9); // 3 accepted / 5 verified draft nodes
@@ -105,6 +107,8 @@ describe('RunMetricsAccumulator', () => {
     expect(m.tpotP50Ms).toBeCloseTo((3.4 + 7) / 2, 9);
     expect(m.throughput).toBeCloseTo(300, 9); // wall time still counts the prefill
     expect(m.decodeThroughput).toBeCloseTo(6 / 0.016, 9); // decoding does not
+    expect(m.stepTime!.prefillMs).toBe(0.5);
+    expect(m.stepTime!.otherMs).toBe(1.5); // the prefill is inside the step's total, not left over
   });
 
   it('labels confidences by whether the accepted path reached the depth', () => {

@@ -46,6 +46,7 @@ describe('echo-studio trace summary', () => {
     expect(text).toMatch(/ended: finished/);
     expect(text).toMatch(new RegExp(`throughput\\s+${recorded.throughput.toFixed(1)} tok/s`));
     expect(text).toMatch(/mean accepted tokens\s+\d+\.\d{3} per request-step \(bonus excluded\)/);
+    expect(text).toMatch(/time per step\s+drafting [\d.]+ ms · verification [\d.]+ ms · prefill [\d.]+ ms · the rest [\d.]+ ms/);
   });
 
   it('summarises a cut file up to the cut and warns with the line', async () => {
