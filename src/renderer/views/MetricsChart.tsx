@@ -113,6 +113,15 @@ export function MetricsChart() {
           <dd>
             {formatNumber(metrics.tpotP50Ms, 1)} / {formatNumber(metrics.tpotP99Ms, 1)} ms
           </dd>
+          {metrics.stepTime && (
+            <>
+              <dt>per step</dt>
+              <dd data-testid="step-time" title="mean wall time per step: drafting, verification, prefill of admitted requests, the rest">
+                draft {formatNumber(metrics.stepTime.draftMs, 1)} · verify {formatNumber(metrics.stepTime.verifyMs, 1)} · prefill{' '}
+                {formatNumber(metrics.stepTime.prefillMs, 1)} ms
+              </dd>
+            </>
+          )}
           {metrics.speedupVsAr !== undefined && (
             <>
               <dt>speedup vs ar</dt>

@@ -455,6 +455,18 @@ describe('MetricsChart', () => {
   });
 });
 
+describe('MetricsChart summary', () => {
+  it("says where a step's time went when the metrics carry it", async () => {
+    const { store } = renderWithStudio(<MetricsChart />);
+    const metrics = { policy: 'echo', steps: 2, requests: 1, generatedTokens: 4, wallMs: 40, throughput: 100, meanAcceptedTokens: 1, meanAcceptanceLength: 2, draftUtilisation: 0.5, verifiedTokensPerStep: 3, acceptancePerPosition: [0.5], paddingWaste: 0, tpotP50Ms: 10, tpotP99Ms: 10 };
+    act(() => store.getState().ingest({ ...frameOf(sampleStep(0, [sampleRequest()])), metrics }));
+    expect(screen.queryByTestId('step-time')).toBeNull();
+    act(() => store.getState().ingest({ ...frameOf(sampleStep(1, [sampleRequest()])), metrics: { ...metrics, stepTime: { draftMs: 4.25, verifyMs: 16.8, prefillMs: 9.31, otherMs: 0.5 } } }));
+    // The summary re-renders at most once a second.
+    await waitFor(() => expect(screen.getByTestId('step-time').textContent).toBe('draft 4.3 · verify 16.8 · prefill 9.3 ms'), { timeout: 3000 });
+  });
+});
+
 describe('GateGrid', () => {
   it('summarises truncations per gated depth over the recent steps', async () => {
     const restore = fakeLayout(400, 260);
