@@ -93,16 +93,16 @@ export function measuredCurve(points: readonly TimedPoint[]): (tokens: number) =
  * adds the curve's cost per row with the requests held at `spread`. So a forward of 64 rows over
  * 14 requests costs what 14 requests cost plus 50 rows, not what 64 requests cost: a separate
  * draft's forward grows with the requests in it, because attention reads each one's past.
- * Without a request count (older traces) it is read as the curve was measured, at `rows`.
+ * Without a request count (older traces), or a spread, it is read as the curve was measured, at
+ * `rows`.
  */
-export function spreadCurve(points: readonly TimedPoint[], spread: number): (rows: number, requests: number | null) => number {
+export function spreadCurve(points: readonly TimedPoint[], spread?: number): (rows: number, requests: number | null) => number {
   const curve = measuredCurve(points);
-  const beyond = points.filter((p) => p.tokens > spread).map((p) => p.tokens);
   // Cost per row with the requests held at `spread`: from the spread to the largest size measured.
-  const largest = Math.max(spread, ...beyond);
-  const perRow = largest > spread ? (curve(largest) - curve(spread)) / (largest - spread) : null;
+  const largest = Math.max(...points.map((p) => p.tokens));
+  const perRow = spread !== undefined && largest > spread ? (curve(largest) - curve(spread)) / (largest - spread) : null;
   return (rows, requests) => {
-    if (requests === null || perRow === null) return curve(rows);
+    if (requests === null || perRow === null || spread === undefined) return curve(rows);
     const held = Math.max(1, Math.min(requests, rows, spread));
     return curve(held) + perRow * (rows - held);
   };
@@ -116,16 +116,10 @@ export function tverClock(model: TverModel, draft: DraftForwardPrice = DEFAULT_D
     draftForwardMs = () => draft * model.tArMs;
     draftLabel = `draft forward ${draft} × T_ar`;
   } else {
-    const points = 'spread' in draft ? draft.points : draft;
+    const { points, spread } = 'spread' in draft ? draft : { points: draft, spread: undefined };
+    draftForwardMs = spreadCurve(points, spread);
     const rows = `${Math.min(...points.map((p) => p.tokens))}–${Math.max(...points.map((p) => p.tokens))} rows`;
-    if ('spread' in draft) {
-      draftForwardMs = spreadCurve(draft.points, draft.spread);
-      draftLabel = `draft forward from its measured curve (${rows} over up to ${draft.spread} requests)`;
-    } else {
-      const curve = measuredCurve(draft);
-      draftForwardMs = (n) => curve(n);
-      draftLabel = `draft forward from its measured curve (${rows})`;
-    }
+    draftLabel = `draft forward from its measured curve (${rows}${spread === undefined ? '' : ` over up to ${spread} requests`})`;
   }
   return {
     label: `${label} (T_ar ${model.tArMs.toFixed(2)} ms, γ ${model.gamma.toPrecision(3)}, knee ${model.kmax}; ${draftLabel})`,
@@ -151,21 +145,8 @@ export interface MeasuredCurves {
  * take, when the curves were measured with the requests spread as the run packs them.
  */
 export function curvesClock(curves: MeasuredCurves, label = 'measured curves', spread?: number): ModelledClock {
-  if (spread === undefined) {
-    const targetMs = measuredCurve(curves.target);
-    const draftMs = measuredCurve(curves.draft);
-    return {
-      label,
-      stepMs(event) {
-        const verifyMs = targetMs(Math.max(1, event.verifiedTokens));
-        let draft = 0;
-        for (const rows of draftForwardSizes(event)) draft += draftMs(rows);
-        return { draftMs: draft, verifyMs, totalMs: draft + verifyMs };
-      },
-    };
-  }
   // Measured with rows spread over up to `spread` requests: every forward priced by its rows and
-  // its requests (the verification holds every request of the step).
+  // its requests (the verification holds every request of the step); without it, by its rows.
   const targetMs = spreadCurve(curves.target, spread);
   const draftMs = spreadCurve(curves.draft, spread);
   return {
