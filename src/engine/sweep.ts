@@ -3,11 +3,12 @@
 // a machine's drifting load falls on all of them alike, and each reports its median round and its
 // throughput in every round, for ratios paired within rounds. Greedy runs must emit the same
 // tokens whatever the policy (lossless), and the sweep checks that they did.
+import type { ModelledClock } from './cost/clock.js';
 import { roundOrder } from './metrics/paired-rounds.js';
 import { RunMetricsAccumulator } from './metrics/run-metrics.js';
 import { createPolicy } from './policy/index.js';
 import { createRunner, policyOptions, type RunSetup } from './session-run.js';
-import type { RunMetrics } from '../shared/events.js';
+import type { RunMetrics, StepEvent } from '../shared/events.js';
 
 export interface SweepOptions {
   policies: readonly string[];
@@ -16,6 +17,8 @@ export interface SweepOptions {
   kmax: (batch: number) => number;
   /** Interleaved repetitions; each row reports its policy's median round by throughput. */
   rounds: number;
+  /** Also time every step on this modelled clock (deterministic for greedy runs: no machine noise). */
+  clock?: ModelledClock;
   /** One line per finished run, for progress. */
   log?: (line: string) => void;
 }
@@ -29,6 +32,8 @@ export interface SweepRow {
   /** Throughput and decode throughput in each round, in round order (for ratios paired within rounds). */
   roundThroughputs: number[];
   roundDecodeThroughputs: number[];
+  /** With a modelled clock: generated tokens per modelled second, in the median round. */
+  modelledThroughput?: number;
   /**
    * Greedy runs: whether every request's tokens equal those of the first policy in the list at
    * this batch size. Null when sampling (a sampled run is lossless in distribution, not in tokens).
@@ -59,13 +64,18 @@ export async function runSweep(setup: RunSetup, options: SweepOptions): Promise<
   const rows: SweepRow[] = [];
   for (const batch of options.batches) {
     const kmax = options.kmax(batch);
-    const runs = new Map(options.policies.map((name) => [name, [] as { metrics: RunMetrics; tokens: number[][] }[]]));
+    const runs = new Map(options.policies.map((name) => [name, [] as { metrics: RunMetrics; tokens: number[][]; modelledMs: number }[]]));
     for (let round = 0; round < options.rounds; round++) {
       for (const name of roundOrder(options.policies, round)) {
         const policy = createPolicy(name, { ...policyOptions(config, gates), batch, kmax });
         const metrics = new RunMetricsAccumulator({ policy: name });
-        const summary = await createRunner(setup, { policy, batch, kmax, onStep: (e) => metrics.addStep(e) }).run();
-        const result = { metrics: metrics.metrics(summary.wallMs), tokens: summary.results.map((r) => r.tokens) };
+        let modelledMs = 0;
+        const onStep = (e: StepEvent) => {
+          metrics.addStep(e);
+          if (options.clock) modelledMs += options.clock.stepMs(e).totalMs;
+        };
+        const summary = await createRunner(setup, { policy, batch, kmax, onStep }).run();
+        const result = { metrics: metrics.metrics(summary.wallMs), tokens: summary.results.map((r) => r.tokens), modelledMs };
         runs.get(name)!.push(result);
         options.log?.(`batch ${batch}, K_max ${kmax}, round ${round + 1}/${options.rounds}: ${name} ${result.metrics.throughput.toFixed(1)} tok/s`);
       }
@@ -82,6 +92,7 @@ export async function runSweep(setup: RunSetup, options: SweepOptions): Promise<
         metrics: median.metrics,
         roundThroughputs: rounds.map((r) => r.metrics.throughput),
         roundDecodeThroughputs: rounds.map((r) => r.metrics.decodeThroughput ?? NaN),
+        ...(options.clock ? { modelledThroughput: median.modelledMs > 0 ? median.metrics.generatedTokens / (median.modelledMs / 1000) : 0 } : {}),
         sameTokens,
       });
     }

@@ -163,7 +163,7 @@ export function clockFromFlags(flags: Pick<RunFlags, 'clock' | 'hw' | 'hwProfile
     return undefined;
   }
   if (clock !== 'modelled') throw new Error(`--clock takes wall or modelled, got "${clock}"`);
-  if (flags.hw === undefined) throw new Error('--clock modelled needs --hw (e.g. h100:70b, or measured with --hw-profile FILE)');
+  if (flags.hw === undefined) throw new Error('--clock modelled needs --hw (e.g. h100:70b, or measured or curves with --hw-profile FILE)');
   return clockFromSpec(flags.hw, profile ?? (flags.hwProfile ? loadHardwareProfile(flags.hwProfile) : undefined));
 }
 
@@ -360,8 +360,8 @@ export function register(program: Command): void {
     .option('--record-candidates', 'with --trace: also record each draft expansion’s top-k, so `trace what-if` can re-score the run (larger file)')
     .option('--compare-ar', 'also run the workload under ar and report the wall-time speedup')
     .option('--clock <kind>', 'wall (default), or modelled: also report time on the hardware named by --hw')
-    .option('--hw <spec>', 'modelled clock: HARDWARE[:MODEL] roofline (e.g. h100:70b, a100:8b, h200:235b-a22b) or measured')
-    .option('--hw-profile <file>', 'with --hw measured: a profile from `echo-studio profile-hw --out`')
+    .option('--hw <spec>', 'modelled clock: HARDWARE[:MODEL] roofline (e.g. h100:70b, a100:8b, h200:235b-a22b), measured (the paper\'s T_ver formula fitted to this machine) or curves (this machine\'s measured curves, no formula)')
+    .option('--hw-profile <file>', 'with --hw measured or curves: a profile from `echo-studio profile-hw --out`')
     .option('--json', 'print one JSON summary object instead of text')
     .action(async (flags: RunFlags) => {
       const config = runConfigFromFlags(flags);

@@ -6,6 +6,7 @@
 //     [--baseline static] [--json] [--csv FILE]
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
+import { clockFromSpec } from '../../engine/cost/clock.js';
 import { fitKnee } from '../../engine/cost/knee.js';
 import { formatPairedRatio, pairedRatio, type PairedRatio } from '../../engine/metrics/paired-rounds.js';
 import { loadHardwareProfile } from '../../engine/cost/measure.js';
@@ -24,8 +25,10 @@ export interface SweepFlags
   batches: number[];
   /** One K_max for every batch size, or one per batch size; default max(16, 8 × batch). */
   kmax?: number[];
-  /** A `profile-hw --out` file: K_max from its knee when --kmax is not given. */
+  /** A `profile-hw --out` file: K_max from its knee when --kmax is not given; the curves of `--hw measured` or `curves`. */
   hwProfile?: string;
+  /** Also time every run on this modelled clock (`run --hw`). */
+  hw?: string;
   baseline?: string;
   rounds: number;
   csv?: string;
@@ -40,10 +43,14 @@ export interface SweepReportRow extends SweepRow {
   vsBaseline: PairedRatio;
   /** Decode throughput ÷ the baseline's (prefill left out). */
   decodeVsBaseline: PairedRatio;
+  /** With --hw: modelled throughput ÷ the baseline's (no machine noise in a greedy run). */
+  modelledVsBaseline?: number;
 }
 
 export interface SweepReport {
   baseline: string;
+  /** With --hw: what the modelled clock models. */
+  clock?: string;
   rows: SweepReportRow[];
 }
 
@@ -66,7 +73,9 @@ export async function executeSweep(flags: SweepFlags, log?: (line: string) => vo
   }
   const baseline = flags.baseline ?? (flags.policies.includes('static') ? 'static' : flags.policies[0]);
   if (!flags.policies.includes(baseline)) throw new Error(`--baseline ${baseline} is not among --policies ${flags.policies.join(',')}`);
-  const knee = flags.hwProfile === undefined ? undefined : fitKnee(loadHardwareProfile(flags.hwProfile).target).kmax;
+  const hwProfile = flags.hwProfile === undefined ? undefined : loadHardwareProfile(flags.hwProfile);
+  const knee = hwProfile === undefined ? undefined : fitKnee(hwProfile.target).kmax;
+  const clock = flags.hw === undefined ? undefined : clockFromSpec(flags.hw, hwProfile);
   if (knee !== undefined) log?.(`K_max from the hardware profile's knee, ${knee} tokens${flags.kmax ? ' (--kmax given: not used)' : ''}`);
   const kmax = kmaxOf(flags, knee);
   checkSweep({ policies: flags.policies, batches: flags.batches, kmax, rounds: flags.rounds });
@@ -87,8 +96,8 @@ export async function executeSweep(flags: SweepFlags, log?: (line: string) => vo
     log,
   });
   try {
-    const rows = await runSweep(setup, { policies: flags.policies, batches: flags.batches, kmax, rounds: flags.rounds, log });
-    return { baseline, rows: withRatios(rows, baseline) };
+    const rows = await runSweep(setup, { policies: flags.policies, batches: flags.batches, kmax, rounds: flags.rounds, clock, log });
+    return { baseline, ...(clock ? { clock: clock.label } : {}), rows: withRatios(rows, baseline) };
   } finally {
     await setup.release();
   }
@@ -101,6 +110,7 @@ function withRatios(rows: SweepRow[], baseline: string): SweepReportRow[] {
       ...row,
       vsBaseline: pairedRatio(row.roundThroughputs, base.roundThroughputs),
       decodeVsBaseline: pairedRatio(row.roundDecodeThroughputs, base.roundDecodeThroughputs),
+      ...(row.modelledThroughput !== undefined && base.modelledThroughput ? { modelledVsBaseline: row.modelledThroughput / base.modelledThroughput } : {}),
     };
   });
 }
@@ -115,19 +125,21 @@ export function formatSweep(report: SweepReport): string {
     const rounds = rows[0].vsBaseline.rounds;
     // With several rounds a ratio reads "median (min–max)" over the rounds' paired ratios.
     const width = rounds > 1 ? 23 : 10;
+    const modelled = report.clock !== undefined;
     lines.push(
-      `${'policy'.padEnd(10)}${pad('tok/s', 9)}${pad(`÷ ${report.baseline}`, width + 2)}${pad('decode ÷', width)}${pad('MAT', 7)}${pad('util', 7)}${pad('verified/step', 15)}${pad('steps', 7)}` +
-        `${pad('draft ms', 10)}${pad('verify ms', 11)}${pad('prefill ms', 12)}`,
+      `${'policy'.padEnd(10)}${pad('tok/s', 9)}${pad(`÷ ${report.baseline}`, width + 2)}${pad('decode ÷', width)}${modelled ? pad('modelled ÷', 12) : ''}` +
+        `${pad('MAT', 7)}${pad('util', 7)}${pad('verified/step', 15)}${pad('steps', 7)}${pad('draft ms', 10)}${pad('verify ms', 11)}${pad('prefill ms', 12)}`,
     );
     for (const r of rows) {
       const m = r.metrics;
       lines.push(
         `${r.policy.padEnd(10)}${pad(m.throughput.toFixed(1), 9)}${pad(formatPairedRatio(r.vsBaseline), width + 2)}${pad(formatPairedRatio(r.decodeVsBaseline), width)}` +
+          `${modelled ? pad(r.modelledVsBaseline?.toFixed(3) ?? '-', 12) : ''}` +
           `${pad(m.meanAcceptedTokens.toFixed(2), 7)}${pad(m.draftUtilisation.toFixed(2), 7)}${pad(m.verifiedTokensPerStep.toFixed(1), 15)}${pad(m.steps, 7)}` +
           `${pad(perStep(m.stepTime?.draftMs), 10)}${pad(perStep(m.stepTime?.verifyMs), 11)}${pad(perStep(m.stepTime?.prefillMs), 12)}`,
       );
     }
-    lines.push('(draft, verify, prefill ms: wall time per step, the median round)');
+    lines.push(`(draft, verify, prefill ms: wall time per step, the median round${modelled ? `; modelled: ${report.clock}` : ''})`);
     const differing = rows.filter((r) => r.sameTokens === false).map((r) => r.policy);
     if (rows[0].sameTokens === null) lines.push('sampled (temperature > 0): outputs differ by design; each is lossless in distribution');
     else if (differing.length === 0) lines.push(`every policy emitted the same tokens as ${rows[0].policy} (lossless)`);
@@ -137,14 +149,14 @@ export function formatSweep(report: SweepReport): string {
   return lines.join('\n');
 }
 
-const CSV_COLUMNS = ['batch', 'kmax', 'policy', 'throughput', 'vs_baseline', 'vs_baseline_min', 'vs_baseline_max', 'decode_throughput', 'decode_vs_baseline', 'mat', 'utilisation', 'verified_per_step', 'steps', 'generated_tokens', 'wall_ms', 'same_tokens', 'draft_ms_per_step', 'verify_ms_per_step', 'prefill_ms_per_step', 'other_ms_per_step'];
+const CSV_COLUMNS = ['batch', 'kmax', 'policy', 'throughput', 'vs_baseline', 'vs_baseline_min', 'vs_baseline_max', 'decode_throughput', 'decode_vs_baseline', 'mat', 'utilisation', 'verified_per_step', 'steps', 'generated_tokens', 'wall_ms', 'same_tokens', 'draft_ms_per_step', 'verify_ms_per_step', 'prefill_ms_per_step', 'other_ms_per_step', 'modelled_throughput', 'modelled_vs_baseline'];
 
 export function sweepCsv(report: SweepReport): string {
   const lines = [CSV_COLUMNS.join(',')];
   for (const r of report.rows) {
     const m = r.metrics;
     lines.push(
-      [r.batch, r.kmax, r.policy, m.throughput, r.vsBaseline.median, r.vsBaseline.min, r.vsBaseline.max, m.decodeThroughput ?? '', r.decodeVsBaseline.median, m.meanAcceptedTokens, m.draftUtilisation, m.verifiedTokensPerStep, m.steps, m.generatedTokens, m.wallMs, r.sameTokens ?? '', m.stepTime?.draftMs ?? '', m.stepTime?.verifyMs ?? '', m.stepTime?.prefillMs ?? '', m.stepTime?.otherMs ?? '']
+      [r.batch, r.kmax, r.policy, m.throughput, r.vsBaseline.median, r.vsBaseline.min, r.vsBaseline.max, m.decodeThroughput ?? '', r.decodeVsBaseline.median, m.meanAcceptedTokens, m.draftUtilisation, m.verifiedTokensPerStep, m.steps, m.generatedTokens, m.wallMs, r.sameTokens ?? '', m.stepTime?.draftMs ?? '', m.stepTime?.verifyMs ?? '', m.stepTime?.prefillMs ?? '', m.stepTime?.otherMs ?? '', r.modelledThroughput ?? '', r.modelledVsBaseline ?? '']
         .map(String)
         .join(','),
     );
@@ -169,7 +181,8 @@ export function register(program: Command): void {
     )
     .addOption(new Option('--batches <list>', 'batch sizes').argParser(list('--batches', integer('--batches', 1))).default([1, 8], '1,8'))
     .option('--kmax <list>', 'K_max: one value for every batch size, or one per batch size (default: from --hw-profile, else max(16, 8 × batch))', list('--kmax', integer('--kmax', 1)))
-    .option('--hw-profile <file>', 'without --kmax: K_max from this machine’s knee in a `profile-hw --out` file (the knee, or batch + knee once the batch passes it)')
+    .option('--hw-profile <file>', 'a `profile-hw --out` file: without --kmax, K_max from this machine’s knee (the knee, or batch + knee once the batch passes it); the curves of --hw measured or curves')
+    .option('--hw <spec>', 'also time every run on a modelled clock, as run --clock modelled --hw: HARDWARE[:MODEL], measured or curves (with --hw-profile); its ratios carry no machine noise and, like the decode ratio, leave prefill out')
     .option('--baseline <policy>', 'the policy ratios are taken against (default static if listed, else the first)')
     .option('--rounds <n>', 'interleaved repetitions, policies rotated each round; tok/s is the median round, a ratio the median of the rounds\' ratios', integer('--rounds', 1), 1);
   withRuntimeOptions(withWorkloadOptions(command, 16))

@@ -188,11 +188,17 @@ export function rooflineClock(
 }
 
 /**
- * `--hw` values: `HARDWARE:MODEL` (e.g. `h100:70b`), `HARDWARE` alone (an 8B model), or
- * `measured` with the curves of `profile-hw`: the target's fitted to the paper's T_ver formula,
- * each draft forward read off the draft's own curve.
+ * `--hw` values: `HARDWARE:MODEL` (e.g. `h100:70b`), `HARDWARE` alone (an 8B model), `measured`
+ * with the curves of `profile-hw`: the target's fitted to the paper's T_ver formula, each draft
+ * forward read off the draft's own curve; or `curves`: both forwards read off the profile's
+ * curves, by their rows and their requests, no formula (this machine without its wall clock's noise).
  */
 export function clockFromSpec(spec: string, measured?: MeasuredCurves): ModelledClock {
+  if (spec === 'curves') {
+    if (!measured) throw new Error('--hw curves needs a hardware profile from `echo-studio profile-hw` (--hw-profile FILE)');
+    const spread = measured.slots === undefined ? '' : ` over up to ${measured.slots} requests`;
+    return curvesClock(measured, `measured curves (target and draft${spread})`, measured.slots);
+  }
   if (spec === 'measured') {
     if (!measured) throw new Error('--hw measured needs a hardware profile from `echo-studio profile-hw` (--hw-profile FILE)');
     const draft = measured.slots === undefined ? measured.draft : { points: measured.draft, spread: measured.slots };

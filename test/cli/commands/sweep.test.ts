@@ -76,7 +76,7 @@ describe('echo-studio sweep', () => {
     expect(formatSweep(report)).toMatch(/batch 3, K_max 12, 5 requests, 2 rounds[\s\S]*every policy emitted the same tokens as ar \(lossless\)/);
     expect(formatSweep(report)).toMatch(/static +[\d.]+ +1\.000 \(1\.000–1\.000\)/);
     expect(formatSweep(report)).toMatch(/draft ms +verify ms +prefill ms/);
-    expect(lines[0]).toMatch(/,draft_ms_per_step,verify_ms_per_step,prefill_ms_per_step,other_ms_per_step$/);
+    expect(lines[0]).toMatch(/,draft_ms_per_step,verify_ms_per_step,prefill_ms_per_step,other_ms_per_step,modelled_throughput,modelled_vs_baseline$/);
   });
 
   it('says so when a policy emitted other tokens, and that sampled runs are not compared token by token', () => {
@@ -101,6 +101,18 @@ describe('echo-studio sweep', () => {
       [5, 9],
     ]);
     expect((JSON.parse(await sweep([...args, '--hw-profile', hw, '--kmax', '6'])) as SweepReport).rows.map((r) => r.kmax)).toEqual([6, 6, 6, 6]);
+    // The same profile's curves as a modelled clock: ratios without the machine's noise, the same
+    // in every sweep of a greedy workload.
+    const modelled = JSON.parse(await sweep([...args, '--hw-profile', hw, '--hw', 'curves'])) as SweepReport;
+    expect(modelled.clock).toMatch(/measured curves \(target and draft over up to 8 requests\)/);
+    for (const r of modelled.rows) {
+      expect(r.modelledThroughput).toBeGreaterThan(0);
+      if (r.policy === 'ar') expect(r.modelledVsBaseline).toBe(1);
+    }
+    const again = JSON.parse(await sweep([...args, '--hw-profile', hw, '--hw', 'curves'])) as SweepReport;
+    expect(again.rows.map((r) => r.modelledThroughput)).toEqual(modelled.rows.map((r) => r.modelledThroughput));
+    expect(formatSweep(modelled)).toMatch(/modelled ÷[\s\S]*modelled: measured curves/);
+    expect(JSON.parse(await sweep(args)).clock).toBeUndefined();
   });
 
   it('takes K_max once for every batch size, once per batch size, or max(16, 8 × batch)', () => {
@@ -117,5 +129,7 @@ describe('echo-studio sweep', () => {
     await expect(sweep(['--policies', 'ar,ar', ...pairFlags])).rejects.toThrow(/listed twice/);
     await expect(sweep(['--policies', 'ar', '--batches', '4', '--kmax', '3', ...pairFlags])).rejects.toThrow(/K_max 3 is below batch 4/);
     await expect(sweep(['--batches', '1,,2', ...pairFlags])).rejects.toThrow(/comma-separated list/);
+    await expect(sweep(['--policies', 'ar', '--hw', 'curves', ...pairFlags])).rejects.toThrow(/--hw curves needs a hardware profile/);
+    await expect(sweep(['--policies', 'ar', '--hw', 'tpu', ...pairFlags])).rejects.toThrow(/unknown hardware "tpu"/);
   });
 });

@@ -182,6 +182,14 @@ describe('modelled clocks over a step event', () => {
     expect(clock.label).toMatch(/over up to 4 requests/);
   });
 
+  it('curves clock from a profile: both forwards off its curves, by rows and requests', () => {
+    const recorded = { ...event, draftRows: [8, 1], draftRequests: [2, 1] } as StepEvent;
+    const s = clockFromSpec('curves', { target: spreadPoints, draft: spreadPoints, slots: 4 }).stepMs(recorded);
+    expect(s.verifyMs).toBeCloseTo(2 + 0.25 * 5, 9);
+    expect(s.draftMs).toBeCloseTo(3.5 + 1, 9);
+    expect(() => clockFromSpec('curves')).toThrow(/--hw curves needs a hardware profile/);
+  });
+
   it('roofline clock: a bigger model on the same hardware takes longer', () => {
     const small = rooflineClock(HARDWARE.h100, MODEL_SIZES['8b']).stepMs(event);
     const big = rooflineClock(HARDWARE.h100, MODEL_SIZES['70b']).stepMs(event);
