@@ -26,7 +26,7 @@ import { DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from 
 import { profileGates, signalAucs } from '../src/engine/calibrate/profile.js';
 import { calibrateSignals } from '../src/engine/calibrate/warmup.js';
 import { clockFromSpec, curvesClock, DEFAULT_DRAFT_FRACTION, tverClock, type ModelledClock } from '../src/engine/cost/clock.js';
-import { draftRowCost, fitKnee } from '../src/engine/cost/knee.js';
+import { draftRowCost, fitKnee, suggestKmax } from '../src/engine/cost/knee.js';
 import { measureForwardCurve } from '../src/engine/cost/measure.js';
 import { pairedRatio, type PairedRatio } from '../src/engine/metrics/paired-rounds.js';
 import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
@@ -97,15 +97,10 @@ function makePolicy(entry: string, options: PolicyOptions): SpeculationPolicy {
   return echo ? echo({ ...options, ...fromEntry }) : createPolicy(name, { ...options, ...fromEntry });
 }
 
-/**
- * K_max from the knee: verifying up to `knee` tokens costs about one forward, so at small batch
- * the knee is the budget; once the roots alone pass the knee, every request keeps its root and
- * the batch gets a knee's worth of draft tokens on top (K_max = batch alone would leave nothing
- * to speculate with).
- */
+/** K_max from the knee (suggestKmax: the knee, then batch + knee once the roots pass it), unless --kmax. */
 function kmaxFor(batch: number, knee: number): number {
   if (args.kmax) return Math.max(batch, Number(args.kmax));
-  return batch < knee ? knee : batch + knee;
+  return suggestKmax({ kmax: knee }, batch);
 }
 
 interface Measured {

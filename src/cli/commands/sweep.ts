@@ -7,7 +7,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { clockFromSpec } from '../../engine/cost/clock.js';
-import { fitKnee } from '../../engine/cost/knee.js';
+import { fitKnee, suggestKmax } from '../../engine/cost/knee.js';
 import { formatPairedRatio, pairedRatio, type PairedRatio } from '../../engine/metrics/paired-rounds.js';
 import { loadHardwareProfile } from '../../engine/cost/measure.js';
 import { loadRunSetup } from '../../engine/session-run.js';
@@ -61,7 +61,7 @@ export interface SweepReport {
  */
 export function kmaxOf(flags: Pick<SweepFlags, 'batches' | 'kmax'>, knee?: number): (batch: number) => number {
   const { batches, kmax } = flags;
-  if (kmax === undefined) return knee === undefined ? (batch) => Math.max(16, 8 * batch) : (batch) => (batch < knee ? knee : batch + knee);
+  if (kmax === undefined) return knee === undefined ? (batch) => Math.max(16, 8 * batch) : (batch) => suggestKmax({ kmax: knee }, batch);
   if (kmax.length === 1) return () => kmax[0];
   if (kmax.length !== batches.length) throw new Error(`--kmax lists ${kmax.length} values for ${batches.length} batch sizes: give one, or one per batch`);
   return (batch) => kmax[batches.indexOf(batch)];

@@ -89,9 +89,13 @@ function lineSlope(pts: readonly TimedPoint[]): number {
 }
 
 /**
- * K_max to suggest for a batch: the knee, but never below the batch (every request verifies its
- * root) — past the knee each extra token costs γ·T_ar, which speculation has to earn back.
+ * K_max for a batch from the knee: verifying up to the knee's tokens costs about one forward, so
+ * while the batch is below it the knee is the budget; once the roots alone pass it, every request
+ * keeps its root and the batch gets a knee's worth of draft tokens on top (K_max = batch alone
+ * would leave nothing to speculate with). What `profile-hw` suggests, `sweep --hw-profile` and
+ * the ECHO bench use.
  */
-export function suggestKmax(fit: TverModel, batch: number): number {
-  return Math.max(batch, Math.round(fit.kmax));
+export function suggestKmax(fit: Pick<TverModel, 'kmax'>, batch: number): number {
+  const knee = Math.max(1, Math.round(fit.kmax));
+  return batch < knee ? knee : batch + knee;
 }

@@ -38,11 +38,11 @@ describe('knee fit', () => {
     expect(fit.kmax).toBeLessThanOrEqual(16);
   });
 
-  it('puts the knee at the end of a curve that never turns up, and never suggests K_max below the batch', () => {
+  it('puts the knee at the end of a curve that never turns up; K_max is the knee, then batch + knee', () => {
     const fit = fitKnee(TOKENS.map((tokens) => ({ tokens, ms: 3 })));
     expect(fit.gamma).toBe(0);
     expect(fit.kmax).toBe(512);
-    expect(suggestKmax({ tArMs: 1, gamma: 0.1, kmax: 16 }, 64)).toBe(64);
+    expect([1, 8, 15, 16, 64].map((batch) => suggestKmax({ kmax: 16 }, batch))).toEqual([16, 16, 16, 32, 80]);
     expect(() => fitKnee([{ tokens: 1, ms: 1 }])).toThrow(/at least 3/);
   });
 });
