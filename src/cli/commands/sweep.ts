@@ -115,31 +115,42 @@ function withRatios(rows: SweepRow[], baseline: string): SweepReportRow[] {
   });
 }
 
+interface Column {
+  header: string;
+  width: number;
+  cell: (row: SweepReportRow) => string;
+}
+
+/** The table's columns: a ratio over several rounds reads "median (min–max)", hence wider. */
+function sweepColumns(report: SweepReport, rounds: number): Column[] {
+  const ratioWidth = rounds > 1 ? 23 : 10;
+  const ms = (x: number | undefined) => (x === undefined ? '-' : x.toFixed(2));
+  return [
+    { header: 'tok/s', width: 9, cell: (r) => r.metrics.throughput.toFixed(1) },
+    { header: `÷ ${report.baseline}`, width: ratioWidth + 2, cell: (r) => formatPairedRatio(r.vsBaseline) },
+    { header: 'decode ÷', width: ratioWidth, cell: (r) => formatPairedRatio(r.decodeVsBaseline) },
+    ...(report.clock !== undefined ? [{ header: 'modelled ÷', width: 12, cell: (r: SweepReportRow) => r.modelledVsBaseline?.toFixed(3) ?? '-' }] : []),
+    { header: 'MAT', width: 7, cell: (r) => r.metrics.meanAcceptedTokens.toFixed(2) },
+    { header: 'util', width: 7, cell: (r) => r.metrics.draftUtilisation.toFixed(2) },
+    { header: 'verified/step', width: 15, cell: (r) => r.metrics.verifiedTokensPerStep.toFixed(1) },
+    { header: 'steps', width: 7, cell: (r) => String(r.metrics.steps) },
+    { header: 'draft ms', width: 10, cell: (r) => ms(r.metrics.stepTime?.draftMs) },
+    { header: 'verify ms', width: 11, cell: (r) => ms(r.metrics.stepTime?.verifyMs) },
+    { header: 'prefill ms', width: 12, cell: (r) => ms(r.metrics.stepTime?.prefillMs) },
+  ];
+}
+
 export function formatSweep(report: SweepReport): string {
   const lines: string[] = [];
-  const pad = (s: string | number, n: number) => String(s).padStart(n);
-  const perStep = (ms: number | undefined) => (ms === undefined ? '-' : ms.toFixed(2));
   for (const batch of [...new Set(report.rows.map((r) => r.batch))]) {
     const rows = report.rows.filter((r) => r.batch === batch);
-    lines.push(`batch ${batch}, K_max ${rows[0].kmax}, ${rows[0].metrics.requests} requests${rows[0].vsBaseline.rounds > 1 ? `, ${rows[0].vsBaseline.rounds} rounds (tok/s: the median round; ratios: the median of the rounds' ratios, and their range)` : ''}`);
     const rounds = rows[0].vsBaseline.rounds;
-    // With several rounds a ratio reads "median (min–max)" over the rounds' paired ratios.
-    const width = rounds > 1 ? 23 : 10;
-    const modelled = report.clock !== undefined;
-    lines.push(
-      `${'policy'.padEnd(10)}${pad('tok/s', 9)}${pad(`÷ ${report.baseline}`, width + 2)}${pad('decode ÷', width)}${modelled ? pad('modelled ÷', 12) : ''}` +
-        `${pad('MAT', 7)}${pad('util', 7)}${pad('verified/step', 15)}${pad('steps', 7)}${pad('draft ms', 10)}${pad('verify ms', 11)}${pad('prefill ms', 12)}`,
-    );
-    for (const r of rows) {
-      const m = r.metrics;
-      lines.push(
-        `${r.policy.padEnd(10)}${pad(m.throughput.toFixed(1), 9)}${pad(formatPairedRatio(r.vsBaseline), width + 2)}${pad(formatPairedRatio(r.decodeVsBaseline), width)}` +
-          `${modelled ? pad(r.modelledVsBaseline?.toFixed(3) ?? '-', 12) : ''}` +
-          `${pad(m.meanAcceptedTokens.toFixed(2), 7)}${pad(m.draftUtilisation.toFixed(2), 7)}${pad(m.verifiedTokensPerStep.toFixed(1), 15)}${pad(m.steps, 7)}` +
-          `${pad(perStep(m.stepTime?.draftMs), 10)}${pad(perStep(m.stepTime?.verifyMs), 11)}${pad(perStep(m.stepTime?.prefillMs), 12)}`,
-      );
-    }
-    lines.push(`(draft, verify, prefill ms: wall time per step, the median round${modelled ? `; modelled: ${report.clock}` : ''})`);
+    const about = rounds > 1 ? `, ${rounds} rounds (tok/s: the median round; ratios: the median of the rounds' ratios, and their range)` : '';
+    lines.push(`batch ${batch}, K_max ${rows[0].kmax}, ${rows[0].metrics.requests} requests${about}`);
+    const columns = sweepColumns(report, rounds);
+    lines.push('policy'.padEnd(10) + columns.map((c) => c.header.padStart(c.width)).join(''));
+    for (const r of rows) lines.push(r.policy.padEnd(10) + columns.map((c) => c.cell(r).padStart(c.width)).join(''));
+    lines.push(`(draft, verify, prefill ms: wall time per step, the median round${report.clock !== undefined ? `; modelled: ${report.clock}` : ''})`);
     const differing = rows.filter((r) => r.sameTokens === false).map((r) => r.policy);
     if (rows[0].sameTokens === null) lines.push('sampled (temperature > 0): outputs differ by design; each is lossless in distribution');
     else if (differing.length === 0) lines.push(`every policy emitted the same tokens as ${rows[0].policy} (lossless)`);
