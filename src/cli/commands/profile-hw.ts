@@ -34,7 +34,7 @@ export interface ProfileHwReport {
   profile: HardwareProfile;
   target: KneeFit;
   draft: KneeFit;
-  /** Suggested K_max per batch size: the target's knee, never below the batch. */
+  /** Suggested K_max per batch size (suggestKmax): the target's knee, then batch + knee once the batch passes it. */
   suggestions: { batch: number; kmax: number }[];
 }
 
