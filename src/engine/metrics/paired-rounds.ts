@@ -2,6 +2,7 @@
 // a ratio is taken within each round, between runs that ran minutes apart at most, and the
 // rounds' ratios are summarised by their median and range. A ratio of two medians taken over
 // all rounds would pair a policy's best round with another's worst whenever the drift is slow.
+import { percentile } from './percentile.js';
 
 /**
  * The order policies run in, in a given round: rotated by one each round, so that no policy is
@@ -26,10 +27,8 @@ export interface PairedRatio {
 export function pairedRatio(x: readonly number[], y: readonly number[]): PairedRatio {
   if (x.length !== y.length) throw new Error(`paired ratio: ${x.length} rounds against ${y.length}`);
   if (x.length === 0) throw new Error('paired ratio: no rounds');
-  const ratios = x.map((v, i) => v / y[i]).sort((a, b) => a - b);
-  const mid = ratios.length >> 1;
-  const median = ratios.length % 2 === 1 ? ratios[mid] : (ratios[mid - 1] + ratios[mid]) / 2;
-  return { median, min: ratios[0], max: ratios[ratios.length - 1], rounds: ratios.length };
+  const ratios = x.map((v, i) => v / y[i]);
+  return { median: percentile(ratios, 50), min: Math.min(...ratios), max: Math.max(...ratios), rounds: ratios.length };
 }
 
 /** "1.043" for one round, "1.043 (0.991–1.072)" for several. */
