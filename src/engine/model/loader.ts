@@ -22,7 +22,7 @@ import {
 import { indexWeights, readTensorF32, weightIdentity, type WeightIndex } from './safetensors.js';
 import { OrtModelSession } from './session.js';
 import { ModelTokenizer } from './tokenizer.js';
-import type { ModelInfo } from './types.js';
+import type { AttentionWindow, ModelInfo } from './types.js';
 
 export interface LoadOptions {
   /** onnxruntime intra-op threads (default 2). */
@@ -42,6 +42,12 @@ export interface LoadOptions {
    * faster on CPU, and a draft's proposals never change what a lossless run outputs).
    */
   precision?: WeightPrecision;
+  /**
+   * What a query sees of the committed past (attention sinks and a recent window), in place of the
+   * model's own: for a draft, whose proposals never change what a lossless run outputs. Default:
+   * the model's sliding window (Mistral), else the whole past.
+   */
+  window?: AttentionWindow | null;
   /** Receives one-line notes (CUDA fallback, graph built vs reused). */
   onMessage?: (line: string) => void;
 }
@@ -226,11 +232,20 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   if (!Number.isInteger(threads) || threads < 1) throw new ModelLoadError(dir, `threads must be a positive integer, got ${threads}`);
   if (!Number.isInteger(slots) || slots < 1) throw new ModelLoadError(dir, `slots must be a positive integer, got ${slots}`);
   if (!Number.isInteger(maxLength) || maxLength < 1) throw new ModelLoadError(dir, `maxLength must be a positive integer, got ${maxLength}`);
-  if (folder.config.slidingWindow !== null && maxLength > folder.config.slidingWindow) {
+  // Mistral windows every layer alike, which the session's mask does; Qwen2's use_sliding_window
+  // windows only some layers (max_window_layers), which it does not. A window no sequence outgrows
+  // changes nothing.
+  const sliding = folder.config.slidingWindow;
+  if (sliding !== null && folder.config.architecture !== 'mistral' && maxLength > sliding) {
     throw new ModelLoadError(
       `${dir}/config.json`,
-      `sliding_window ${folder.config.slidingWindow} is shorter than maxLength ${maxLength}; sliding-window attention is not implemented, load with maxLength <= ${folder.config.slidingWindow}`,
+      `sliding_window ${sliding} is shorter than maxLength ${maxLength}; ${folder.config.architecture}'s per-layer sliding windows are not implemented, load with maxLength <= ${sliding}`,
     );
+  }
+  const ownWindow = sliding !== null && folder.config.architecture === 'mistral' && maxLength > sliding ? { sink: 0, recent: sliding } : null;
+  const window = options.window !== undefined ? options.window : ownWindow;
+  if (window !== null && !(Number.isInteger(window.sink) && window.sink >= 0 && Number.isInteger(window.recent) && window.recent >= 1)) {
+    throw new ModelLoadError(dir, `attention window: sink must be an integer ≥ 0 and recent an integer ≥ 1, got ${window.sink} and ${window.recent}`);
   }
   const note = options.onMessage ?? (() => {});
   const { path, built, pruned, cacheProblems } = ensureGraph(folder, options.externalDataThreshold);
@@ -257,7 +272,7 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
     provider = 'cpu';
     session = await ort.InferenceSession.create(path, { ...sessionOptions, executionProviders: ['cpu'] });
   }
-  return new OrtModelSession({ info: folder.info, session, slots, maxLength, provider });
+  return new OrtModelSession({ info: folder.info, session, slots, maxLength, provider, window });
 }
 
 export { graphFileBytes } from './graph-cache.js';

@@ -11,7 +11,7 @@
 import * as ort from 'onnxruntime-node';
 import { MASK_HIDDEN, PAST_BLOCK } from './graph-builder.js';
 import { ModelUsageError } from './errors.js';
-import type { ForwardEntry, ForwardOutputs, ForwardResult, ModelInfo, ModelSession } from './types.js';
+import type { AttentionWindow, ForwardEntry, ForwardOutputs, ForwardResult, ModelInfo, ModelSession } from './types.js';
 
 interface SlotState {
   inUse: boolean;
@@ -27,6 +27,30 @@ export interface OrtSessionParts {
   slots: number;
   maxLength: number;
   provider: 'cpu' | 'cuda';
+  /** Null or absent: every query sees the whole past. */
+  window?: AttentionWindow | null;
+}
+
+/**
+ * The past blocks a request's groups gather: its first `sinkBlocks`, then, `gapBlocks` further on,
+ * the rest up to its last row. Without a window, or when the window reaches back to the sinks,
+ * every block and no gap.
+ */
+interface PastPlan {
+  blocks: number;
+  sinkBlocks: number;
+  gapBlocks: number;
+}
+
+export function pastPlan(committed: number, scratch: number, window: AttentionWindow | null): PastPlan {
+  const all = Math.ceil((committed + scratch) / PAST_BLOCK);
+  if (window !== null) {
+    const sinkBlocks = Math.ceil(window.sink / PAST_BLOCK);
+    // The oldest committed row a query of this forward (position ≥ committed) can still see.
+    const recentBlock = Math.floor(Math.max(0, committed - window.recent + 1) / PAST_BLOCK);
+    if (recentBlock > sinkBlocks) return { blocks: sinkBlocks + all - recentBlock, sinkBlocks, gapBlocks: recentBlock - sinkBlocks };
+  }
+  return { blocks: all, sinkBlocks: all, gapBlocks: 0 };
 }
 
 /**
@@ -67,6 +91,8 @@ export class OrtModelSession implements ModelSession {
   readonly maxLength: number;
   /** The execution provider actually in use. */
   readonly provider: 'cpu' | 'cuda';
+  /** What a query sees of the committed past; null = all of it. */
+  readonly window: AttentionWindow | null;
   private readonly session: ort.InferenceSession;
   private readonly rowSize: number;
   private readonly kvHeads: number;
@@ -90,6 +116,8 @@ export class OrtModelSession implements ModelSession {
     this.capacity = parts.slots;
     this.maxLength = parts.maxLength;
     this.provider = parts.provider;
+    // Checked by loadModel, before onnxruntime loads anything.
+    this.window = parts.window ?? null;
     this.rowSize = parts.info.numKvHeads * parts.info.headDim;
     // Head-major, [kvH, slots·stride, hd]: the graph gathers a request's past straight into the
     // layout its attention MatMuls read (graph-builder.ts).
@@ -180,7 +208,7 @@ export class OrtModelSession implements ModelSession {
       }
       n += len;
       tMax = Math.max(tMax, len);
-      pastLen = Math.max(pastLen, s.committed + prior);
+      pastLen = Math.max(pastLen, pastPlan(s.committed, prior, this.window).blocks * PAST_BLOCK);
     }
     const rowsOf = (rows: number[] | undefined, what: string): number[] => {
       for (const r of rows ?? []) {
@@ -214,6 +242,7 @@ export class OrtModelSession implements ModelSession {
     // Scratch-node depth of every new token, appended to the slot after the run succeeds.
     const newDepths: number[][] = [];
 
+    const window = this.window;
     let row = 0;
     let group = 0;
     for (const e of entries) {
@@ -222,6 +251,13 @@ export class OrtModelSession implements ModelSession {
       const len = e.tokens.length;
       const depths: number[] = [];
       const parentOf = (idx: number): number => (idx < prior ? s.parents[idx] : e.parents[idx - prior]);
+      const plan = pastPlan(s.committed, prior, window);
+      const sinkRows = plan.sinkBlocks * PAST_BLOCK;
+      // Gathered column of a slot row (of a gathered block).
+      const colOf = (slotRow: number): number => (slotRow < sinkRows ? slotRow : slotRow - plan.gapBlocks * PAST_BLOCK);
+      // Whether a query at `position` sees a key at `keyPosition` (≤ position) under the window.
+      const sees = (position: number, keyPosition: number): boolean =>
+        window === null || keyPosition < window.sink || position - keyPosition < window.recent;
       for (let t = 0; t < len; t++) {
         const packed = row + t;
         inputIds[packed] = e.tokens[t];
@@ -232,7 +268,11 @@ export class OrtModelSession implements ModelSession {
       }
       const firstBlock = (e.slot * this.slotStride) / PAST_BLOCK;
       for (let first = 0; first < len; first += chunk, group++) {
-        for (let j = 0; j < pastBlocks; j++) pastIndex[group * pastBlocks + j] = firstBlock + j;
+        // Blocks past the request's own stay hidden in the mask: any of its blocks will do.
+        for (let j = 0; j < pastBlocks; j++) {
+          const block = j >= plan.blocks ? 0 : j < plan.sinkBlocks ? j : j + plan.gapBlocks;
+          pastIndex[group * pastBlocks + j] = firstBlock + block;
+        }
         // Key columns past the entry's tokens point at a real row; the mask hides them.
         for (let t = 0; t < tMax; t++) keyIndex[group * tMax + t] = row + (t < len ? t : 0);
         for (let c = 0; c < chunk; c++) {
@@ -249,11 +289,21 @@ export class OrtModelSession implements ModelSession {
           const packed = row + t;
           gatherIndex[group * chunk + c] = packed;
           scatterIndex[packed] = group * chunk + c;
-          for (let col = 0; col < s.committed; col++) mask[maskRow + col] = 0;
+          const position = s.committed + depths[t];
+          if (window === null) {
+            mask.fill(0, maskRow, maskRow + s.committed);
+          } else {
+            const sinkEnd = Math.min(s.committed, window.sink);
+            mask.fill(0, maskRow, maskRow + sinkEnd);
+            for (let k = Math.max(sinkEnd, position - window.recent + 1); k < s.committed; k++) mask[maskRow + colOf(k)] = 0;
+          }
           mask[maskRow + pastLen + t] = 0;
           for (let a = e.parents[t]; a >= 0; a = parentOf(a)) {
-            if (a < prior) mask[maskRow + s.committed + a] = 0;
-            else mask[maskRow + pastLen + (a - prior)] = 0;
+            if (a < prior) {
+              if (sees(position, s.committed + s.depths[a])) mask[maskRow + colOf(s.committed + a)] = 0;
+            } else if (sees(position, s.committed + depths[a - prior])) {
+              mask[maskRow + pastLen + (a - prior)] = 0;
+            }
           }
         }
       }

@@ -31,6 +31,17 @@ export interface ModelInfo {
   precision: WeightPrecision;
 }
 
+/**
+ * Which committed rows a query sees besides its tree ancestors: a query at position p sees row k iff
+ * k < sink or p − k < recent (its tree ancestors and itself by the same rule). A model's own sliding
+ * window is { sink: 0, recent: W }; a draft may be given sinks and a recent window to bound what a
+ * forward reads per request (StreamingLLM's attention sinks, as MagicDec drafts with).
+ */
+export interface AttentionWindow {
+  sink: number;
+  recent: number;
+}
+
 /** One request's part of a packed forward. */
 export interface ForwardEntry {
   slot: number;
@@ -76,6 +87,8 @@ export interface ModelSession {
   readonly info: ModelInfo;
   /** Slots available in total. */
   readonly capacity: number;
+  /** What a query sees of the committed past besides its ancestors; null or absent = all of it. */
+  readonly window?: AttentionWindow | null;
   /** Take a free slot (committed = 0, empty scratch). Throws when none is free. */
   allocSlot(): number;
   freeSlot(slot: number): void;

@@ -33,6 +33,10 @@ export interface FixtureOptions {
   attentionBias?: boolean;
   /** Write a chat_template into tokenizer_config.json. */
   chatTemplate?: string;
+  /** Mistral's sliding_window (default 4096); with `useSlidingWindow`, Qwen2's. */
+  slidingWindow?: number;
+  /** Qwen2's use_sliding_window. */
+  useSlidingWindow?: boolean;
 }
 
 export interface FixtureTensor {
@@ -289,7 +293,11 @@ export function writeFixtureModel(dir: string, options: FixtureOptions = {}): Fi
     eos_token_id: tok.eosId,
   };
   if (options.headDim !== undefined || architecture === 'qwen3') config.head_dim = hd;
-  if (architecture === 'mistral') config.sliding_window = 4096;
+  if (architecture === 'mistral') config.sliding_window = options.slidingWindow ?? 4096;
+  if (options.useSlidingWindow) {
+    config.use_sliding_window = true;
+    config.sliding_window = options.slidingWindow ?? 4096;
+  }
   if (options.attentionBias) config.attention_bias = true;
   if (options.llama3RopeScaling) {
     // A short original context so that all three frequency bands occur at this head size.

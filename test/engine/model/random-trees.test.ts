@@ -1,9 +1,11 @@
 // Property: any packed batch of random trees over slots with random committed pasts, drafted over
-// one or two forwards and then compacted, gives every node the reference logits of its own prefix.
+// one or two forwards and then compacted, gives every node the reference logits of its own prefix;
+// with an attention window (sinks and a recent window), the reference's logits under that window.
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { loadModel, type OrtModelSession } from '../../../src/engine/model/index.js';
+import type { AttentionWindow } from '../../../src/engine/model/types.js';
 import { writeFixtureModel, type FixtureModel } from './fixtures.js';
 import { maxRowDiff, tempDir } from './helpers.js';
 import { referenceForward } from './reference.js';
@@ -11,12 +13,22 @@ import { referenceForward } from './reference.js';
 const tmp = tempDir();
 let fx: FixtureModel;
 let session: OrtModelSession;
+/** Sinks of 3 rows and a window of 10: pasts up to 30 rows leave a gap of several 8-row blocks. */
+const WINDOW: AttentionWindow = { sink: 3, recent: 10 };
+/** A window shorter than the trees, over short pasts: tree nodes see sinks and lose ancestors. */
+const NARROW: AttentionWindow = { sink: 2, recent: 3 };
+let windowed: OrtModelSession;
+let narrow: OrtModelSession;
 beforeAll(async () => {
   fx = writeFixtureModel(join(tmp.path, 'm'), { architecture: 'llama', hiddenSize: 32, numHeads: 4, numKvHeads: 2, seed: 5 });
   session = await loadModel(fx.dir, { slots: 3, maxLength: 48, cacheDir: join(tmp.path, 'cache') });
+  windowed = await loadModel(fx.dir, { slots: 3, maxLength: 48, cacheDir: join(tmp.path, 'cache'), window: WINDOW });
+  narrow = await loadModel(fx.dir, { slots: 3, maxLength: 48, cacheDir: join(tmp.path, 'cache'), window: NARROW });
 });
 afterAll(async () => {
   await session.release();
+  await windowed.release();
+  await narrow.release();
   tmp.cleanup();
 });
 
@@ -25,11 +37,34 @@ const token = fc.integer({ min: 0, max: 290 });
 const treeArb = fc
   .array(fc.tuple(token, fc.nat()), { minLength: 1, maxLength: 7 })
   .map((nodes) => nodes.map(([tok, r], i) => ({ token: tok, parent: i === 0 ? -1 : (r % (i + 1)) - 1 })));
-const requestArb = fc.record({ past: fc.array(token, { minLength: 0, maxLength: 9 }), tree: treeArb, split: fc.nat() });
+const requestArb = (maxPast: number) => fc.record({ past: fc.array(token, { minLength: 0, maxLength: maxPast }), tree: treeArb, split: fc.nat() });
 
 test('random packed trees match the reference, before and after compaction', async () => {
+  await checkRandomTrees(session, undefined, 9, 25);
+});
+
+test('with attention sinks and a recent window, random packed trees match the windowed reference', async () => {
+  await checkRandomTrees(windowed, WINDOW, 30, 25);
+  await checkRandomTrees(narrow, NARROW, 4, 25);
+});
+
+test('the window changes the logits once the past outgrows it (the windowed test is not the plain one)', async () => {
+  const past = Array.from({ length: 24 }, (_, i) => (i * 37) % 290);
+  const plain = referenceForward(fx, past);
+  const cut = referenceForward(fx, past, WINDOW);
+  expect(maxRowDiff(Float32Array.from(cut[23]), 0, plain[23])).toBeGreaterThan(1e-3);
+  const slot = windowed.allocSlot();
+  try {
+    const out = await windowed.forward([{ slot, tokens: past, parents: past.map((_, i) => i - 1) }], { logitsRows: [23] });
+    expect(maxRowDiff(out.logits!, 0, cut[23])).toBeLessThan(1e-4);
+  } finally {
+    windowed.freeSlot(slot);
+  }
+});
+
+async function checkRandomTrees(session: OrtModelSession, window: AttentionWindow | undefined, maxPast: number, numRuns: number): Promise<void> {
   await fc.assert(
-    fc.asyncProperty(fc.array(requestArb, { minLength: 1, maxLength: 3 }), async (requests) => {
+    fc.asyncProperty(fc.array(requestArb(maxPast), { minLength: 1, maxLength: 3 }), async (requests) => {
       const slots = requests.map(() => session.allocSlot());
       try {
         for (let b = 0; b < requests.length; b++) {
@@ -62,7 +97,7 @@ test('random packed trees match the reference, before and after compaction', asy
         for (let b = 0; b < requests.length; b++) {
           const { past, tree } = requests[b];
           tree.forEach((_, i) => {
-            const ref = referenceForward(fx, [...past, ...pathTo(tree, i).map((a) => tree[a].token)]);
+            const ref = referenceForward(fx, [...past, ...pathTo(tree, i).map((a) => tree[a].token)], window);
             expect(maxRowDiff(results[b][i], 0, ref[ref.length - 1])).toBeLessThan(1e-4);
           });
           // Keep the path to the last node, then decode one more token.
@@ -74,13 +109,13 @@ test('random packed trees match the reference, before and after compaction', asy
         for (let b = 0; b < requests.length; b++) {
           const { past, tree } = requests[b];
           const seq = [...past, ...pathTo(tree, tree.length - 1).map((a) => tree[a].token), 42];
-          const ref = referenceForward(fx, seq);
+          const ref = referenceForward(fx, seq, window);
           expect(maxRowDiff(after.logits!, b, ref[ref.length - 1])).toBeLessThan(1e-4);
         }
       } finally {
         for (const s of slots) session.freeSlot(s);
       }
     }),
-    { numRuns: 25, seed: 20261129 },
+    { numRuns, seed: 20261129 },
   );
-});
+}

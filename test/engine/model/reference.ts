@@ -45,8 +45,12 @@ function rmsNorm(x: Float64Array, w: Float32Array, eps: number): Float64Array {
   return x.map((v, i) => v * inv * w[i]);
 }
 
-/** Logits [tokens.length][vocab] of a causal forward over `tokens` at positions 0, 1, … */
-export function referenceForward(model: FixtureModel, tokens: number[]): Float64Array[] {
+/**
+ * Logits [tokens.length][vocab] of a causal forward over `tokens` at positions 0, 1, …; with a
+ * window, position p sees position j ≤ p iff j < sink or p − j < recent.
+ */
+export function referenceForward(model: FixtureModel, tokens: number[], window?: { sink: number; recent: number }): Float64Array[] {
+  const sees = (p: number, j: number): boolean => !window || j < window.sink || p - j < window.recent;
   const t = (name: string) => {
     const x = model.tensors.get(name);
     if (!x) throw new Error(`reference: missing ${name}`);
@@ -109,7 +113,7 @@ export function referenceForward(model: FixtureModel, tokens: number[]): Float64
         for (let j = 0; j <= pos; j++) {
           let s = 0;
           for (let d = 0; d < hd; d++) s += qs[pos][head * hd + d] * ks[j][kvHead * hd + d];
-          scores.push(s / Math.sqrt(hd));
+          scores.push(sees(pos, j) ? s / Math.sqrt(hd) : -Infinity);
         }
         const m = Math.max(...scores);
         const e = scores.map((s) => Math.exp(s - m));
