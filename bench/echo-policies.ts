@@ -57,7 +57,7 @@ const { values: args } = parseArgs({
   },
 });
 
-const { domains, batches, policies, maxNewTokens, threads, draftPrecision } = pairBenchArgs(args);
+const { domains, batches, policies, maxNewTokens, threads, draftPrecision, draftWindow } = pairBenchArgs(args);
 const calibrationPrompts = Number(args['calibration-prompts']);
 const delta = Number(args.delta);
 const tauRule = args['tau-rule'] as TauRule;
@@ -143,7 +143,7 @@ await probe.release();
 const longest = Math.max(...Object.values(tokenized).flat().map((w) => w.promptTokens.length));
 // Room for the largest K_max of the sweep and for the calibration warm-up (32 tokens, wide budget).
 const maxLength = slotRows(longest, Math.max(maxNewTokens, 32), Math.max(1024, 8 * maxBatch));
-const pair = await loadPair(args.draft, args.target, { slots: maxBatch, maxLength, threads, draftPrecision });
+const pair = await loadPair(args.draft, args.target, { slots: maxBatch, maxLength, threads, draftPrecision, draftWindow });
 console.log(`pair: draft ${args.draft} (${pair.draft.info.parameters} params, ${draftPrecision} weights), target ${args.target} (${pair.target.info.parameters} params)`);
 
 // The knee of this machine's target forward curve.

@@ -35,7 +35,7 @@ const { values: args } = parseArgs({
   },
 });
 
-const { domains, batches, policies, maxNewTokens, threads, draftPrecision } = pairBenchArgs(args);
+const { domains, batches, policies, maxNewTokens, threads, draftPrecision, draftWindow } = pairBenchArgs(args);
 const kmaxPerRequest = Number(args['kmax-per-request']);
 const memoryRequests = Number(args['memory-requests']);
 const rounds = Number(args.rounds);
@@ -95,7 +95,7 @@ const maxLength = slotRows(longest, maxNewTokens, Math.max(...batches.map(kmaxOf
 // One pair per draft precision in use (each with its own target session: simple, and the same weights).
 const pairs = new Map<WeightPrecision, ModelPair>();
 for (const head of new Set([draftPrecision, ...policies.map(precisionOf)])) {
-  pairs.set(head, await loadPair(args.draft, args.target, { slots: maxBatch, maxLength, threads, draftPrecision: head }));
+  pairs.set(head, await loadPair(args.draft, args.target, { slots: maxBatch, maxLength, threads, draftPrecision: head, draftWindow }));
 }
 const pair = pairs.get(draftPrecision)!;
 console.log(`pair: draft ${args.draft} (${pair.draft.info.parameters} params, ${[...pairs.keys()].join(' / ')} weights), target ${args.target} (${pair.target.info.parameters} params)`);

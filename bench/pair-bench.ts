@@ -4,7 +4,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { WeightPrecisionSchema, type TreeShape, type WeightPrecision } from '../src/shared/config.js';
 import { roundOrder } from '../src/engine/metrics/paired-rounds.js';
+import type { AttentionWindow } from '../src/engine/model/types.js';
 import type { ModelPair } from '../src/engine/pair.js';
+import { draftWindowFlag } from '../src/cli/commands/run.js';
 import type { SpeculationPolicy } from '../src/engine/policy/types.js';
 import { Runner, type RunSummary, type WorkItem } from '../src/engine/runner.js';
 import type { StepEvent } from '../src/shared/events.js';
@@ -22,6 +24,7 @@ export function pairBenchOptions(defaults: { batches: string; policies: string; 
     threads: { type: 'string', default: defaults.threads },
     kmax: { type: 'string' },
     'draft-precision': { type: 'string', default: 'int8' },
+    'draft-window': { type: 'string' },
   } as const;
 }
 
@@ -34,6 +37,8 @@ export interface PairBenchArgs {
   maxNewTokens: number;
   threads: number;
   draftPrecision: WeightPrecision;
+  /** `--draft-window SINK:RECENT`: the draft's attention sinks and recent window (default: its whole past). */
+  draftWindow?: AttentionWindow;
 }
 
 export function precisionArg(value: string, what: string): WeightPrecision {
@@ -52,6 +57,7 @@ export function pairBenchArgs(values: {
   'max-new-tokens': string;
   threads: string;
   'draft-precision': string;
+  'draft-window'?: string;
 }): PairBenchArgs {
   for (const dir of [values.draft, values.target]) {
     if (!existsSync(join(dir, 'config.json'))) throw new Error(`no model at ${dir} (pass --draft DIR --target DIR)`);
@@ -65,6 +71,7 @@ export function pairBenchArgs(values: {
     maxNewTokens: Number(values['max-new-tokens']),
     threads: Number(values.threads),
     draftPrecision: precisionArg(values['draft-precision'], '--draft-precision'),
+    ...(values['draft-window'] !== undefined ? { draftWindow: draftWindowFlag(values['draft-window']) } : {}),
   };
 }
 

@@ -6,7 +6,7 @@
 import { defaultDraftPrecision, type WeightPrecision } from '../shared/config.js';
 import { loadModel, type LoadOptions } from './model/loader.js';
 import { assertSameVocabulary, ModelTokenizer } from './model/tokenizer.js';
-import type { ModelSession } from './model/types.js';
+import type { AttentionWindow, ModelSession } from './model/types.js';
 
 export interface ModelPair {
   draft: ModelSession;
@@ -26,6 +26,11 @@ export interface PairOptions extends Pick<LoadOptions, 'threads' | 'provider' | 
   maxLength: number;
   /** The draft's linear-layer weights; default int8 on CPU, float32 with CUDA (see defaultDraftPrecision). */
   draftPrecision?: WeightPrecision;
+  /**
+   * Attention sinks and a recent window for the draft (default: the draft's own attention): a
+   * drafted row then reads at most sink + recent rows of its request's past, however long it grows.
+   */
+  draftWindow?: AttentionWindow;
 }
 
 export async function loadPair(draftDir: string, targetDir: string, options: PairOptions): Promise<ModelPair> {
@@ -34,7 +39,12 @@ export async function loadPair(draftDir: string, targetDir: string, options: Pai
   assertSameVocabulary(draftTokenizer, targetTokenizer);
   const load = { threads: options.threads, provider: options.provider, cacheDir: options.cacheDir, onMessage: options.onMessage, slots: options.slots };
   const target = await loadModel(targetDir, { ...load, maxLength: options.maxLength });
-  const draft = await loadModel(draftDir, { ...load, maxLength: options.maxLength, precision: options.draftPrecision ?? defaultDraftPrecision(options.provider) });
+  const draft = await loadModel(draftDir, {
+    ...load,
+    maxLength: options.maxLength,
+    precision: options.draftPrecision ?? defaultDraftPrecision(options.provider),
+    ...(options.draftWindow ? { window: options.draftWindow } : {}),
+  });
   // Padded output layers may differ in size, but the draft must never propose an id the target lacks.
   if (draft.info.vocabSize > target.info.vocabSize) {
     await Promise.all([draft.release(), target.release()]);

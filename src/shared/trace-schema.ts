@@ -46,6 +46,8 @@ export const ModelRefSchema = z.object({
   files: z.array(ModelFileSchema).min(1),
   /** Weight precision the run loaded the model with; absent = float32 (as on disk). */
   precision: WeightPrecisionSchema.optional(),
+  /** The attention window the run gave the model (`--draft-window`, or its own sliding window); absent = the whole past. */
+  window: z.object({ sink: count(), recent: z.number().int().min(1) }).optional(),
 });
 export type ModelRef = z.infer<typeof ModelRefSchema>;
 

@@ -14,8 +14,9 @@ import { loadPair } from '../../engine/pair.js';
 import { slotRows } from '../../engine/runner.js';
 import { readPromptsFile, takeRequests, type PromptRecord } from '../../engine/workload.js';
 import { findPackageRoot } from '../../host/paths.js';
-import { BUNDLED_DRAFT, BUNDLED_TARGET, confidenceFlag, DRAFT_PRECISION_HELP, draftPrecisionFlag } from './run.js';
+import { BUNDLED_DRAFT, BUNDLED_TARGET, confidenceFlag, DRAFT_PRECISION_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag } from './run.js';
 import type { ConfidenceSignal, WeightPrecision } from '../../shared/config.js';
+import type { AttentionWindow } from '../../engine/model/types.js';
 
 export interface CalibrateFlags {
   domain?: string;
@@ -31,6 +32,7 @@ export interface CalibrateFlags {
   maxNewTokens: number;
   threads?: number;
   draftPrecision?: WeightPrecision;
+  draftWindow?: AttentionWindow;
   /** The signal the profile keeps (every signal is measured): default auto, the clearly better separating one (autoSignal). */
   confidence?: ConfidenceSignal | 'auto';
   out: string;
@@ -82,7 +84,7 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
   const longest = Math.max(...workload.map((w) => w.promptTokens.length));
   // The runner keeps scratch rows for the warm-up's K_max (its whole tree for every request).
   const maxLength = slotRows(longest, flags.maxNewTokens, warmupKmax(flags.batch, flags.depth));
-  const pair = await loadPair(draftDir, targetDir, { slots: flags.batch, maxLength, threads: flags.threads, draftPrecision: flags.draftPrecision, onMessage: log });
+  const pair = await loadPair(draftDir, targetDir, { slots: flags.batch, maxLength, threads: flags.threads, draftPrecision: flags.draftPrecision, draftWindow: flags.draftWindow, onMessage: log });
   try {
     const tauRule = flags.tauRule ?? DEFAULT_TAU_RULE;
     log?.(`calibrating on ${workload.length} prompts, ${flags.maxNewTokens} tokens each, depths 0–${flags.depth - 1}, δ = ${flags.delta}, τ rule ${tauRule}`);
@@ -216,6 +218,7 @@ export function register(program: Command): void {
     .option('--max-new-tokens <n>', 'tokens generated per warm-up prompt', integer('--max-new-tokens', 1), 32)
     .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
     .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
+    .option('--draft-window <sink:recent>', DRAFT_WINDOW_HELP, draftWindowFlag)
     .option('--confidence <signal>', "the signal the profile keeps; both are measured and their mean AUC printed: auto (default: the higher mean AUC; the paper's path-prob unless another is more than 0.01 higher), path-prob or path-margin", keepFlag)
     .requiredOption('--out <file>', 'where to write the profile JSON')
     .option('--json', 'print the profile JSON instead of a table')

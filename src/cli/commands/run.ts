@@ -14,6 +14,7 @@ import { createRunner, loadRunSetup, resolvePrompts, runTraceHeader } from '../.
 import { ExpansionRecorder } from '../../engine/trace/expansions.js';
 import { TraceRecorder } from '../../engine/trace/writer.js';
 import { ConfidenceSignalSchema, defaultDraftPrecision, GATED_POLICIES, MAX_DRAFT_COST, POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
+import type { AttentionWindow } from '../../engine/model/types.js';
 import type { RunMetrics } from '../../shared/events.js';
 
 // Resolving a RunConfig into loaded models and a runner is shared with the studio's engine host.
@@ -46,6 +47,7 @@ export interface RunFlags {
   threads?: number;
   provider?: 'cpu' | 'cuda';
   draftPrecision?: WeightPrecision;
+  draftWindow?: AttentionWindow;
   out?: string;
   trace?: string;
   recordCandidates?: boolean;
@@ -142,6 +144,7 @@ export interface RunOptions {
   threads?: number;
   provider?: 'cpu' | 'cuda';
   draftPrecision?: WeightPrecision;
+  draftWindow?: AttentionWindow;
   /** Write the JSONL trace of the run here. */
   trace?: string;
   /** With trace: also record every draft expansion's top-k, so `trace what-if` can re-score the run. */
@@ -172,6 +175,7 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
     threads: options.threads,
     provider: options.provider,
     draftPrecision: options.draftPrecision,
+    draftWindow: options.draftWindow,
     measureDraftCost: options.measureDraftCost,
     log: options.log,
   });
@@ -279,6 +283,19 @@ export function draftPrecisionFlag(value: string): WeightPrecision {
   return parsed.data;
 }
 
+/** `--draft-window SINK:RECENT`: the draft's attention sinks and recent window, in rows. */
+export function draftWindowFlag(value: string): AttentionWindow {
+  const match = /^(\d+):(\d+)$/.exec(value.trim());
+  const window = match ? { sink: Number(match[1]), recent: Number(match[2]) } : null;
+  if (window === null || window.recent < 1) {
+    throw new InvalidArgumentError(`--draft-window takes SINK:RECENT rows, e.g. 4:64 (recent ≥ 1), got "${value}"`);
+  }
+  return window;
+}
+
+export const DRAFT_WINDOW_HELP =
+  "the draft sees only its request's first SINK rows and the RECENT rows before each drafted token (attention sinks and a recent window, as MagicDec drafts): a drafted row reads a bounded past however long the request grows. Lossless either way: the target verifies. Default: the whole past";
+
 /** `--confidence`: the signal ECHO's gates and scheduler read. */
 export function confidenceFlag(value: string): ConfidenceSignal {
   const parsed = ConfidenceSignalSchema.safeParse(value);
@@ -333,7 +350,8 @@ export function withRuntimeOptions(command: Command): Command {
   return command
     .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
     .option('--provider <name>', 'onnxruntime execution provider: cpu (default) or cuda (falls back to cpu, saying why)', provider)
-    .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag);
+    .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
+    .option('--draft-window <sink:recent>', DRAFT_WINDOW_HELP, draftWindowFlag);
 }
 
 export function register(program: Command): void {
@@ -377,6 +395,7 @@ export function register(program: Command): void {
         threads: flags.threads,
         provider: flags.provider,
         draftPrecision: flags.draftPrecision,
+        draftWindow: flags.draftWindow,
         trace: flags.trace,
         recordCandidates: flags.recordCandidates,
         compareAr: flags.compareAr,

@@ -19,7 +19,7 @@ import { confidenceFlag, draftCostFlag, integer, runConfigFromFlags, withRuntime
 export interface SweepFlags
   extends Pick<
     RunFlags,
-    'domain' | 'prompts' | 'requests' | 'maxNewTokens' | 'temperature' | 'seed' | 'draft' | 'target' | 'profile' | 'confidence' | 'draftCost' | 'threads' | 'provider' | 'draftPrecision' | 'json'
+    'domain' | 'prompts' | 'requests' | 'maxNewTokens' | 'temperature' | 'seed' | 'draft' | 'target' | 'profile' | 'confidence' | 'draftCost' | 'threads' | 'provider' | 'draftPrecision' | 'draftWindow' | 'json'
   > {
   policies: string[];
   batches: number[];
@@ -92,6 +92,7 @@ export async function executeSweep(flags: SweepFlags, log?: (line: string) => vo
     threads: flags.threads,
     provider: flags.provider,
     draftPrecision: flags.draftPrecision,
+    draftWindow: flags.draftWindow,
     measureDraftCost: flags.draftCost === 'auto',
     log,
   });

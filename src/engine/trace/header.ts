@@ -6,6 +6,7 @@ import { createReadStream, readdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { RunConfig, WeightPrecision } from '../../shared/config.js';
+import type { AttentionWindow } from '../model/types.js';
 import {
   TRACE_FORMAT,
   TRACE_SCHEMA_VERSION,
@@ -65,6 +66,8 @@ export interface TraceHeaderInput {
   provider: string;
   /** The draft's weight precision, when not float32. */
   draftPrecision?: WeightPrecision;
+  /** The attention window each model ran with, when not the whole past. */
+  windows?: { draft?: AttentionWindow | null; target?: AttentionWindow | null };
   /** Application name and version, e.g. 'echo-studio 0.1.0'. */
   writer: string;
   profile?: Record<string, unknown>;
@@ -83,7 +86,14 @@ export async function buildTraceHeader(input: TraceHeaderInput): Promise<TraceHe
     createdAt: (input.createdAt ?? new Date()).toISOString(),
     writer: input.writer,
     config: input.config,
-    models: { draft: input.draftPrecision && input.draftPrecision !== 'float32' ? { ...draft, precision: input.draftPrecision } : draft, target },
+    models: {
+      draft: {
+        ...draft,
+        ...(input.draftPrecision && input.draftPrecision !== 'float32' ? { precision: input.draftPrecision } : {}),
+        ...(input.windows?.draft ? { window: input.windows.draft } : {}),
+      },
+      target: { ...target, ...(input.windows?.target ? { window: input.windows.target } : {}) },
+    },
     hardware: describeHardware(input.provider),
     ...(input.profile ? { profile: input.profile } : {}),
     recordCandidates: input.recordCandidates ?? false,

@@ -269,6 +269,30 @@ describe('echo-studio run', () => {
     await expect(run(['--policy', 'chain', ...pairFlags(), '--draft-precision', 'fp16'])).rejects.toThrow(/--draft-precision takes int8 or float32/);
   });
 
+  it('gives the draft attention sinks and a recent window with --draft-window: other drafts, the same output as ar, and the trace says so', async () => {
+    const common = ['--batch', '2', '--kmax', '12', '--prompts', promptsFile, '--requests', '3', '--max-new-tokens', '8', ...pairFlags()];
+    const drafted = async (window: string[], name: string) => {
+      const out = join(tmp.path, `${name}.jsonl`);
+      const trace = join(tmp.path, `${name}-trace.jsonl`);
+      await run(['--policy', 'eagle2', ...common, ...window, '--out', out, '--trace', trace, '--json']);
+      const lines = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const draftTokens = lines.filter((l) => l.type === 'step').map((s) => s.requests.map((r: { nodes: { token: number }[] }) => r.nodes.map((n) => n.token)));
+      return { header: lines[0], draftTokens, outputs: readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l).tokens) };
+    };
+    // One sink and the 2 rows before each drafted token: every prompt here is longer than that.
+    const windowed = await drafted(['--draft-window', '1:2'], 'window');
+    const whole = await drafted([], 'whole');
+    expect(windowed.header.models.draft.window).toEqual({ sink: 1, recent: 2 });
+    expect(whole.header.models.draft.window).toBeUndefined();
+    expect(windowed.header.models.target.window).toBeUndefined();
+    expect(windowed.draftTokens).not.toEqual(whole.draftTokens);
+    const arOut = join(tmp.path, 'window-ar.jsonl');
+    await run(['--policy', 'ar', ...common, '--out', arOut, '--json']);
+    expect(windowed.outputs).toEqual(readFileSync(arOut, 'utf8').trim().split('\n').map((l) => JSON.parse(l).tokens));
+    await expect(run(['--policy', 'chain', ...pairFlags(), '--draft-window', '64'])).rejects.toThrow(/--draft-window takes SINK:RECENT rows, e\.g\. 4:64/);
+    await expect(run(['--policy', 'chain', ...pairFlags(), '--draft-window', '4:0'])).rejects.toThrow(/recent ≥ 1/);
+  });
+
   it('refuses K_max below the batch size', async () => {
     await expect(run(['--policy', 'chain', '--batch', '4', '--kmax', '3', '--prompts', promptsFile, ...pairFlags()])).rejects.toThrow(
       'K_max (3) is below the batch size (4)',
