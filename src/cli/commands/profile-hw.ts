@@ -13,7 +13,8 @@ import { fitKnee } from '../../engine/cost/knee.js';
 import { loadModel } from '../../engine/model/loader.js';
 import { defaultDraftPrecision, type WeightPrecision } from '../../shared/config.js';
 import { pairDirs } from './calibrate.js';
-import { DRAFT_PRECISION_HELP, draftPrecisionFlag } from './run.js';
+import { DRAFT_PRECISION_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag } from './run.js';
+import type { AttentionWindow } from '../../engine/model/types.js';
 
 export interface ProfileHwFlags {
   draft?: string;
@@ -26,6 +27,7 @@ export interface ProfileHwFlags {
   provider: 'cpu' | 'cuda';
   /** The draft's weights; as runs load it unless told (int8 on CPU). */
   draftPrecision?: WeightPrecision;
+  draftWindow?: AttentionWindow;
   out?: string;
   json?: boolean;
 }
@@ -48,9 +50,10 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
   const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
   for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
     const precision = which === 'draft' ? draftPrecision : 'float32';
-    const session = await loadModel(dir, { slots: flags.slots, maxLength: rowsNeeded(measure), threads: flags.threads, provider: flags.provider, precision, onMessage: log });
+    const window = which === 'draft' && flags.draftWindow ? { window: flags.draftWindow } : {};
+    const session = await loadModel(dir, { slots: flags.slots, maxLength: rowsNeeded(measure), threads: flags.threads, provider: flags.provider, precision, ...window, onMessage: log });
     try {
-      log?.(`${which}: ${dir} (${precision} weights)`);
+      log?.(`${which}: ${dir} (${precision} weights${window.window ? `, attention window ${window.window.sink}:${window.window.recent}` : ''})`);
       curves[which] = await measureForwardCurve(session, {
         ...measure,
         onPoint: (p) => log?.(`  ${String(p.tokens).padStart(4)} tokens  ${p.ms.toFixed(2).padStart(8)} ms`),
@@ -66,6 +69,7 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
     host: { cpu: cpus()[0]?.model ?? 'unknown', threads: flags.threads ?? null, provider: flags.provider },
     models: { draft: draftDir, target: targetDir },
     draftPrecision,
+    ...(flags.draftWindow ? { draftWindow: flags.draftWindow } : {}),
     slots: flags.slots,
     context: flags.context,
     target: curves.target,
@@ -132,6 +136,7 @@ export function register(program: Command): void {
     .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
     .option('--provider <name>', 'cpu or cuda', provider, 'cpu')
     .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
+    .option('--draft-window <sink:recent>', DRAFT_WINDOW_HELP, draftWindowFlag)
     .option('--out <file>', 'write the measured curves (for run --clock modelled --hw measured --hw-profile FILE)')
     .option('--json', 'print the report as JSON')
     .action(async (flags: ProfileHwFlags) => {

@@ -389,7 +389,7 @@ export function register(program: Command): void {
       for (const note of ignoredFlagNotes(flags)) log(note);
       if (hwProfile && clock) {
         const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
-        for (const note of profileMismatches(hwProfile, { batch: config.batch, draftPrecision })) log(note);
+        for (const note of profileMismatches(hwProfile, { batch: config.batch, draftPrecision, draftWindow: flags.draftWindow })) log(note);
       }
       const report = await executeRun(config, {
         threads: flags.threads,

@@ -9,10 +9,10 @@ import { writeFileSync } from 'node:fs';
 import { clockFromSpec } from '../../engine/cost/clock.js';
 import { fitKnee, suggestKmax } from '../../engine/cost/knee.js';
 import { formatPairedRatio, pairedRatio, type PairedRatio } from '../../engine/metrics/paired-rounds.js';
-import { loadHardwareProfile } from '../../engine/cost/measure.js';
+import { loadHardwareProfile, profileMismatches } from '../../engine/cost/measure.js';
 import { loadRunSetup } from '../../engine/session-run.js';
 import { checkSweep, runSweep, type SweepRow } from '../../engine/sweep.js';
-import { GATED_POLICIES, POLICY_NAMES } from '../../shared/config.js';
+import { defaultDraftPrecision, GATED_POLICIES, POLICY_NAMES } from '../../shared/config.js';
 import { confidenceFlag, draftCostFlag, integer, runConfigFromFlags, withRuntimeOptions, withWorkloadOptions, type RunFlags } from './run.js';
 
 /** The workload, model, gate and runtime flags are run's; the rest say what to sweep. */
@@ -77,6 +77,10 @@ export async function executeSweep(flags: SweepFlags, log?: (line: string) => vo
   const knee = hwProfile === undefined ? undefined : fitKnee(hwProfile.target).kmax;
   const clock = flags.hw === undefined ? undefined : clockFromSpec(flags.hw, hwProfile);
   if (knee !== undefined) log?.(`K_max from the hardware profile's knee, ${knee} tokens${flags.kmax ? ' (--kmax given: not used)' : ''}`);
+  if (hwProfile !== undefined && clock !== undefined) {
+    const run = { batch: Math.max(...flags.batches), draftPrecision: flags.draftPrecision ?? defaultDraftPrecision(flags.provider), draftWindow: flags.draftWindow };
+    for (const note of profileMismatches(hwProfile, run)) log?.(note);
+  }
   const kmax = kmaxOf(flags, knee);
   checkSweep({ policies: flags.policies, batches: flags.batches, kmax, rounds: flags.rounds });
   // Load once for the largest batch and budget; a gated policy in the list resolves the τ_d (from

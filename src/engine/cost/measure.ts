@@ -84,6 +84,8 @@ export const HardwareProfileSchema = z.object({
   models: z.object({ draft: z.string(), target: z.string() }),
   /** The draft's weights when timed (profiles from before it was recorded: float32). */
   draftPrecision: WeightPrecisionSchema.default('float32'),
+  /** The draft's attention window when timed (`--draft-window`); absent = its whole past. */
+  draftWindow: z.object({ sink: z.number().int().min(0), recent: z.number().int().min(1) }).optional(),
   slots: z.number().int().min(1),
   context: z.number().int().min(0),
   target: PointsSchema,
@@ -107,9 +109,12 @@ export function fitHardwareProfile(profile: HardwareProfile): { target: KneeFit;
 /**
  * Where a hardware profile was measured unlike the run it is to price, one line each: rows spread
  * over fewer requests than the run packs (a separate draft's root layer costs more over more
- * requests, so it would be priced too low), or a draft timed with other weights.
+ * requests, so it would be priced too low), or a draft timed with other weights or another window.
  */
-export function profileMismatches(profile: HardwareProfile, run: { batch: number; draftPrecision: WeightPrecision }): string[] {
+export function profileMismatches(
+  profile: HardwareProfile,
+  run: { batch: number; draftPrecision: WeightPrecision; draftWindow?: { sink: number; recent: number } },
+): string[] {
   const notes: string[] = [];
   if (profile.slots < run.batch) {
     notes.push(
@@ -121,6 +126,11 @@ export function profileMismatches(profile: HardwareProfile, run: { batch: number
     notes.push(
       `note: the hardware profile timed the draft in ${profile.draftPrecision} and this run loads it in ${run.draftPrecision} (profile-hw --draft-precision ${run.draftPrecision})`,
     );
+  }
+  const window = (w?: { sink: number; recent: number }) => (w ? `${w.sink}:${w.recent}` : 'none');
+  if (window(profile.draftWindow) !== window(run.draftWindow)) {
+    const fix = run.draftWindow ? `profile-hw --draft-window ${window(run.draftWindow)}` : 'profile-hw without --draft-window';
+    notes.push(`note: the hardware profile timed the draft with attention window ${window(profile.draftWindow)} and this run gives it ${window(run.draftWindow)} (${fix})`);
   }
   return notes;
 }

@@ -55,6 +55,9 @@ describe('measured forward curve', () => {
     expect(() => loadHardwareProfile(join(pair.targetDir, 'missing.json'))).toThrow(/cannot read hardware profile/);
     // A run it would misprice is told so: more requests than the profile spread its rows over, another draft precision.
     expect(profileMismatches(profile, { batch: 4, draftPrecision: 'int8' })).toEqual([]);
+    expect(profileMismatches(profile, { batch: 4, draftPrecision: 'int8', draftWindow: { sink: 4, recent: 16 } })).toEqual([
+      'note: the hardware profile timed the draft with attention window none and this run gives it 4:16 (profile-hw --draft-window 4:16)',
+    ]);
     expect(profileMismatches(profile, { batch: 64, draftPrecision: 'float32' })).toEqual([
       'note: the hardware profile spread its rows over 4 requests and this run packs up to 64: draft and target forwards over more requests cost more, so the modelled times are low (profile-hw --slots 64)',
       'note: the hardware profile timed the draft in int8 and this run loads it in float32 (profile-hw --draft-precision float32)',
