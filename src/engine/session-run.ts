@@ -11,7 +11,6 @@ import type { TraceHeader, TraceSummary } from '../shared/trace-schema.js';
 import { AUTO_WARMUP, needsWarmup, resolveGates, type ResolvedGates } from './calibrate/gates.js';
 import { RunMetricsAccumulator } from './metrics/run-metrics.js';
 import { loadPair, type ModelPair } from './pair.js';
-import type { AttentionWindow } from './model/types.js';
 import { measureForwardCurve } from './cost/measure.js';
 import { DEFAULT_DRAFT_COST } from './policy/echo.js';
 import { createPolicy, type PolicyOptions, type SpeculationPolicy } from './policy/index.js';
@@ -72,8 +71,6 @@ export interface RunSetupOptions {
   provider?: 'cpu' | 'cuda';
   /** The draft's weight precision (default: int8 on CPU, see loadPair). */
   draftPrecision?: WeightPrecision;
-  /** Attention sinks and a recent window for the draft (default: its whole past; see loadPair). */
-  draftWindow?: AttentionWindow;
   log?: (line: string) => void;
   /**
    * echo / dense / fixed: price draft forwards at what one costs on this machine against a target
@@ -123,7 +120,7 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
     options.log?.(line);
     progress('load', 1, 3, line);
   };
-  const pair = await loadPair(draftDir, targetDir, { slots: config.batch, maxLength, threads: options.threads, provider: options.provider, draftPrecision: options.draftPrecision, draftWindow: options.draftWindow, onMessage });
+  const pair = await loadPair(draftDir, targetDir, { slots: config.batch, maxLength, threads: options.threads, provider: options.provider, draftPrecision: options.draftPrecision, draftWindow: config.draftWindow, onMessage });
   progress('load', 2, 3, 'models loaded');
   try {
     // echo / dense / fixed: τ_d from the config, else its profile, else a short announced warm-up.

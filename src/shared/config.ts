@@ -103,6 +103,17 @@ export const RunConfigSchema = z
     /** Path to a calibration profile JSON. */
     profile: z.string().optional(),
     /**
+     * The draft sees only its request's first `sink` rows and the `recent` rows before each drafted
+     * token (attention sinks and a recent window): drafting reads a bounded past per request.
+     * Absent: the draft's whole past. The target is never windowed.
+     */
+    draftWindow: z
+      .object({
+        sink: z.number().int().min(0, 'the sink is 0 or more rows'),
+        recent: z.number().int().min(1, 'the recent window is at least 1 row'),
+      })
+      .optional(),
+    /**
      * echo / dense / fixed: the confidence signal. Default: the profile's; without a profile, the
      * warm-up's pick (the signal that separates best); with `taus` and no signal, `path-prob`.
      */

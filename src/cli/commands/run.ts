@@ -93,6 +93,7 @@ const POLICY_FLAGS: ReadonlyArray<{ key: keyof RunFlags; flag: string; policies:
   { key: 'draftCost', flag: '--draft-cost', policies: GATED_POLICIES },
   { key: 'profile', flag: '--profile', policies: GATED_POLICIES },
   { key: 'confidence', flag: '--confidence', policies: GATED_POLICIES },
+  { key: 'draftWindow', flag: '--draft-window', policies: POLICY_NAMES.filter((p) => p !== 'ar') },
 ];
 
 /** One line per given flag the chosen policy does not read (a script may pass them to every policy). */
@@ -130,6 +131,7 @@ export function runConfigFromFlags(flags: RunFlags): RunConfig {
     draftCost: flags.draftCost === 'auto' ? undefined : flags.draftCost,
     profile: flags.profile,
     confidence: flags.confidence,
+    draftWindow: flags.draftWindow,
   };
   const parsed = RunConfigSchema.safeParse(candidate);
   if (!parsed.success) {
@@ -144,7 +146,6 @@ export interface RunOptions {
   threads?: number;
   provider?: 'cpu' | 'cuda';
   draftPrecision?: WeightPrecision;
-  draftWindow?: AttentionWindow;
   /** Write the JSONL trace of the run here. */
   trace?: string;
   /** With trace: also record every draft expansion's top-k, so `trace what-if` can re-score the run. */
@@ -175,7 +176,6 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
     threads: options.threads,
     provider: options.provider,
     draftPrecision: options.draftPrecision,
-    draftWindow: options.draftWindow,
     measureDraftCost: options.measureDraftCost,
     log: options.log,
   });
@@ -395,7 +395,6 @@ export function register(program: Command): void {
         threads: flags.threads,
         provider: flags.provider,
         draftPrecision: flags.draftPrecision,
-        draftWindow: flags.draftWindow,
         trace: flags.trace,
         recordCandidates: flags.recordCandidates,
         compareAr: flags.compareAr,

@@ -96,7 +96,6 @@ export async function executeSweep(flags: SweepFlags, log?: (line: string) => vo
     threads: flags.threads,
     provider: flags.provider,
     draftPrecision: flags.draftPrecision,
-    draftWindow: flags.draftWindow,
     measureDraftCost: flags.draftCost === 'auto',
     log,
   });

@@ -25,6 +25,8 @@ export interface RunForm {
   tau: string;
   /** What the τ of echo / dense / fixed are compared with. */
   confidence: ConfidenceSignal;
+  /** The draft's attention sinks and recent window as "sink:recent"; empty = its whole past. */
+  draftWindow: string;
 }
 
 export const DEFAULT_FORM: RunForm = {
@@ -44,6 +46,7 @@ export const DEFAULT_FORM: RunForm = {
   taus: '0:0.2, 2:0.35',
   tau: '0.3',
   confidence: 'path-prob',
+  draftWindow: '',
 };
 
 const DOMAINS = ['code', 'prose', 'math'];
@@ -69,6 +72,15 @@ export function parseTaus(text: string): Record<string, number> | string {
   return out;
 }
 
+/** "4:64" → { sink: 4, recent: 64 }; empty → undefined (the whole past); a string describing the problem when malformed. */
+export function parseDraftWindow(text: string): { sink: number; recent: number } | undefined | string {
+  const trimmed = text.trim();
+  if (trimmed === '') return undefined;
+  const match = /^(\d+)\s*:\s*(\d+)$/.exec(trimmed);
+  if (!match) return `"${trimmed}" is not sink:recent rows (e.g. 4:64), or empty for the whole past`;
+  return { sink: Number(match[1]), recent: Number(match[2]) };
+}
+
 const toNumber = (text: string): number => (text.trim() === '' ? Number.NaN : Number(text));
 
 /** Builds a RunConfig from the form, or the errors to show next to each field. */
@@ -76,6 +88,8 @@ export function formToConfig(form: RunForm): { config: RunConfig } | { errors: F
   const errors: FieldErrors = {};
   const taus = parseTaus(form.taus);
   if (typeof taus === 'string') errors.taus = taus;
+  const draftWindow = form.policy === 'ar' ? undefined : parseDraftWindow(form.draftWindow);
+  if (typeof draftWindow === 'string') errors.draftWindow = draftWindow;
   const candidate = {
     ...(form.modelSource === 'folders' ? { draftDir: form.draftDir.trim() || undefined, targetDir: form.targetDir.trim() || undefined } : {}),
     ...(form.promptSource === 'domain' ? { domain: form.domain.trim() || undefined } : { promptsFile: form.promptsFile.trim() || undefined }),
@@ -89,6 +103,7 @@ export function formToConfig(form: RunForm): { config: RunConfig } | { errors: F
     ...(form.policy === 'echo' || form.policy === 'dense' ? (typeof taus === 'string' ? {} : { taus }) : {}),
     ...(form.policy === 'fixed' ? { tau: toNumber(form.tau) } : {}),
     ...(isGatedPolicy(form.policy) ? { confidence: form.confidence } : {}),
+    ...(typeof draftWindow === 'object' ? { draftWindow } : {}),
   };
   if (form.modelSource === 'folders' && (form.draftDir.trim() === '' || form.targetDir.trim() === '')) {
     errors.draftDir = 'choose both the draft and the target folder';
@@ -237,6 +252,11 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
               )}
             </Field>
           </>
+        )}
+        {form.policy !== 'ar' && (
+          <Field label="draft attention window (sink:recent rows; empty: the whole past)" htmlFor="run-draftWindow" error={errors.draftWindow}>
+            {input('draftWindow')}
+          </Field>
         )}
       </fieldset>
       <fieldset disabled={live}>

@@ -283,6 +283,7 @@ describe('echo-studio run', () => {
     const windowed = await drafted(['--draft-window', '1:2'], 'window');
     const whole = await drafted([], 'whole');
     expect(windowed.header.models.draft.window).toEqual({ sink: 1, recent: 2 });
+    expect(windowed.header.config.draftWindow).toEqual({ sink: 1, recent: 2 });
     expect(whole.header.models.draft.window).toBeUndefined();
     expect(windowed.header.models.target.window).toBeUndefined();
     expect(windowed.draftTokens).not.toEqual(whole.draftTokens);
@@ -306,6 +307,9 @@ describe('echo-studio run', () => {
       'note: --confidence has no effect on static (it applies to echo, dense, fixed)',
     ]);
     expect(ignoredFlagNotes({ ...base, policy: 'fixed', taus: { '0': 0.2 }, tau: 0.3, confidence: 'path-prob', maxDepth: 6 })).toEqual([]);
+    expect(ignoredFlagNotes({ ...base, policy: 'ar', draftWindow: { sink: 4, recent: 64 } })).toEqual([
+      'note: --draft-window has no effect on ar (it applies to chain, static, eagle2, ddd, dense, fixed, echo)',
+    ]);
     expect(ignoredFlagNotes({ ...base, policy: 'echo', tau: 0.3, chainLength: 3 })).toEqual([
       'note: --chain-length has no effect on echo (it applies to chain)',
       'note: --tau has no effect on echo (it applies to fixed)',

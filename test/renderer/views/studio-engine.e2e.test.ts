@@ -87,6 +87,8 @@ describe.skipIf(staticSkip !== null)('studio on the real engine (web host, demo 
     // stand-in pair 64 requests finish in a few seconds, and a finished run reports no τ.
     await page.getByLabel('requests').fill('512');
     await page.getByLabel('policy').selectOption('echo');
+    // The run's draft reads a bounded past: the window travels from the form to the engine host.
+    await page.getByLabel('draft attention window (sink:recent rows; empty: the whole past)').fill('4:64');
     await page.getByRole('button', { name: 'Start' }).click();
     const started = page.waitForFunction(
       () => Number(document.querySelector('[data-testid="super-tree-canvas"]')?.getAttribute('data-step') ?? '-1') >= 5,

@@ -125,6 +125,25 @@ describe('RunPanel', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Start' }));
     expect((sent[1] as { config: object }).config).not.toHaveProperty('confidence');
   });
+
+  it('sends a draft attention window when one is given, refuses a malformed one, and offers none for ar', () => {
+    const { sent } = renderWithStudio(<RunPanel />);
+    const label = 'draft attention window (sink:recent rows; empty: the whole past)';
+    fireEvent.change(screen.getByLabelText(label), { target: { value: '64' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Start' }));
+    expect(screen.getByRole('alert').textContent).toBe('"64" is not sink:recent rows (e.g. 4:64), or empty for the whole past');
+    fireEvent.change(screen.getByLabelText(label), { target: { value: '4:0' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Start' }));
+    expect(screen.getByRole('alert').textContent).toBe('the recent window is at least 1 row');
+    expect(sent).toEqual([]);
+    fireEvent.change(screen.getByLabelText(label), { target: { value: ' 4 : 64 ' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Start' }));
+    expect(sent[0]).toMatchObject({ type: 'run.start', config: { policy: 'echo', draftWindow: { sink: 4, recent: 64 } } });
+    fireEvent.change(screen.getByLabelText('policy'), { target: { value: 'ar' } });
+    expect(screen.queryByLabelText(label)).toBeNull();
+    fireEvent.click(screen.getByRole('button', { name: 'Start' }));
+    expect((sent[1] as { config: object }).config).not.toHaveProperty('draftWindow');
+  });
 });
 
 describe('errors and progress', () => {
