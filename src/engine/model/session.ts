@@ -42,6 +42,7 @@ interface PastPlan {
   gapBlocks: number;
 }
 
+/** The blocks of its slot a request's past is gathered from, for `committed` rows and `scratch` nodes. */
 export function pastPlan(committed: number, scratch: number, window: AttentionWindow | null): PastPlan {
   const all = Math.ceil((committed + scratch) / PAST_BLOCK);
   if (window !== null) {
