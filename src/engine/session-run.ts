@@ -9,6 +9,7 @@ import type { Knobs, RunConfig, WeightPrecision } from '../shared/config.js';
 import type { RunMetrics, StepEvent } from '../shared/events.js';
 import type { TraceHeader, TraceSummary } from '../shared/trace-schema.js';
 import { AUTO_WARMUP, needsWarmup, resolveGates, type ResolvedGates } from './calibrate/gates.js';
+import { warmupProgressLog } from './calibrate/warmup.js';
 import { RunMetricsAccumulator } from './metrics/run-metrics.js';
 import { loadPair, type ModelPair } from './pair.js';
 import { measureForwardCurve } from './cost/measure.js';
@@ -124,6 +125,7 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
   progress('load', 2, 3, 'models loaded');
   try {
     // echo / dense / fixed: τ_d from the config, else its profile, else a short announced warm-up.
+    const logProgress = options.log ? warmupProgressLog(options.log) : undefined;
     const gates = await resolveGates({
       config,
       target: pair.target,
@@ -136,6 +138,10 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
       log: (line) => {
         options.log?.(line);
         progress('calibrate', 0, 1, line);
+      },
+      onProgress: (finished, total) => {
+        logProgress?.(finished, total);
+        progress('calibrate', finished, total, `warm-up: ${finished} of ${total} prompt runs finished`);
       },
     });
     if (gates?.source === 'warm-up') progress('calibrate', 1, 1, 'warm-up calibration done');

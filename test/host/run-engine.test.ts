@@ -75,6 +75,20 @@ describe('engine host runs', () => {
     await host.shutdown();
   });
 
+  it("reports an echo run's warm-up as progress: prompt runs finished out of all, up to all", async () => {
+    const { host, client } = newHost();
+    // No τ_d and no profile: echo calibrates on a warm-up over the run's 6 prompts, once per signal.
+    client.send({ type: 'run.start', config: tinyConfig(pair, { policy: 'echo', requests: 2, maxNewTokens: 8 }) });
+    const done = await client.next('progress', (e) => e.task === 'calibrate' && e.total === 12 && e.done === 12);
+    expect(done.message).toBe('warm-up: 12 of 12 prompt runs finished');
+    const counts = client.events.flatMap((e) => (e.type === 'progress' && e.task === 'calibrate' && e.total === 12 ? [e.done] : []));
+    expect(counts.length).toBeGreaterThan(2);
+    expect(counts).toEqual(counts.slice().sort((a, b) => a - b));
+    await client.next('run.state', (e) => e.state === 'finished' || e.state === 'error');
+    client.close();
+    await host.shutdown();
+  });
+
   it('pauses, takes exactly one step per run.step, applies knobs from the next step, resumes and stops', async () => {
     const { host, client } = newHost();
     client.send({ type: 'run.start', config: tinyConfig(pair, { kmax: 16, requests: 6, maxNewTokens: 40 }) });

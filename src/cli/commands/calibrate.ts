@@ -9,7 +9,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../../engine/calibrate/calibration.js';
 import { saveProfile, signalAucs, type EchoProfile } from '../../engine/calibrate/profile.js';
-import { calibratePair, CLEARLY_BETTER_AUC, warmupKmax } from '../../engine/calibrate/warmup.js';
+import { calibratePair, CLEARLY_BETTER_AUC, warmupKmax, warmupProgressLog } from '../../engine/calibrate/warmup.js';
 import { loadPair } from '../../engine/pair.js';
 import { slotRows } from '../../engine/runner.js';
 import { readPromptsFile, takeRequests, type PromptRecord } from '../../engine/workload.js';
@@ -103,6 +103,7 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
       models: { draft: draftDir, target: targetDir },
       domain: flags.prompts ?? flags.domain ?? 'unknown',
       keep: flags.confidence ?? 'auto',
+      ...(log ? { onProgress: warmupProgressLog(log) } : {}),
     });
     await saveProfile(flags.out, profile);
     return { profile, seconds: (performance.now() - start) / 1000, out: flags.out };

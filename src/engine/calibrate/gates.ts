@@ -44,6 +44,8 @@ export interface GateResolution {
   maxLength?: number;
   models: { draft: string; target: string };
   log?: (line: string) => void;
+  /** A warm-up's progress: prompt runs finished and in all (see WarmupOptions.onProgress). */
+  onProgress?: (finished: number, total: number) => void;
 }
 
 /** Null for policies that do not gate by τ_d (everything but echo, dense, fixed). */
@@ -83,6 +85,7 @@ export async function resolveGates(r: GateResolution): Promise<ResolvedGates | n
     // A signal the run names is the only one measured; without one, each is (a second short
     // warm-up) and the one that separates best on this pair is kept, as `calibrate` does.
     ...(config.confidence ? { signals: [config.confidence], keep: config.confidence } : { keep: 'auto' as const }),
+    ...(r.onProgress ? { onProgress: r.onProgress } : {}),
   });
   const gates = profileGates(profile);
   const list = Object.entries(gates.taus)

@@ -25,7 +25,11 @@ export interface WarmupOptions {
   maxLength?: number;
   /** The signal whose layer confidences are collected (default `path-prob`). */
   confidence?: ConfidenceSignal;
-  onStep?: (stepIndex: number) => void;
+  /**
+   * After every warm-up step: prompts finished so far and in all. With several signals measured
+   * (calibrateSignals), one warm-up per signal, counted together.
+   */
+  onProgress?: (finished: number, total: number) => void;
 }
 
 export interface WarmupSamples {
@@ -60,6 +64,21 @@ export function warmupPolicy(depth: number, topk: number, confidence: Confidence
   });
 }
 
+/**
+ * Warm-up progress as log lines: one once `everyMs` have passed since the start or the last line,
+ * so a quick warm-up (the demo pair's 1–3 s) prints none and a long one says how far it is.
+ */
+export function warmupProgressLog(log: (line: string) => void, everyMs = 2000, now: () => number = () => performance.now()): (finished: number, total: number) => void {
+  const start = now();
+  let last = start;
+  return (finished, total) => {
+    const t = now();
+    if (t - last < everyMs) return;
+    last = t;
+    log(`warm-up: ${finished} of ${total} prompt runs finished (${((t - start) / 1000).toFixed(0)} s)`);
+  };
+}
+
 export async function collectWarmupSamples(options: WarmupOptions): Promise<WarmupSamples> {
   const { depth, batch } = options;
   if (!(depth >= 1)) throw new Error(`calibration depth must be at least 1, got ${depth}`);
@@ -68,6 +87,7 @@ export async function collectWarmupSamples(options: WarmupOptions): Promise<Warm
   const accumulator = new DepthHistogramAccumulator();
   let steps = 0;
   let requestSteps = 0;
+  let finished = 0;
   const runner = new Runner(
     {
       target: options.target,
@@ -84,9 +104,10 @@ export async function collectWarmupSamples(options: WarmupOptions): Promise<Warm
         for (const r of event.requests) {
           accumulator.addRequestStep(r);
           requestSteps++;
+          if (r.finished) finished++;
         }
-        options.onStep?.(steps);
         steps++;
+        options.onProgress?.(finished, options.workload.length);
       },
     },
     options.workload,
@@ -174,8 +195,9 @@ export async function calibrateSignals(options: CalibrateRunOptions): Promise<Si
   const signals = options.signals ?? ConfidenceSignalSchema.options;
   if (signals.length === 0) throw new Error('calibration needs at least one confidence signal');
   const measured: { confidence: ConfidenceSignal; samples: WarmupSamples; depths: DepthCalibration[]; meanAuc: number | null }[] = [];
-  for (const confidence of signals) {
-    const samples = await collectWarmupSamples({ ...options, confidence });
+  for (const [i, confidence] of signals.entries()) {
+    const onProgress = (finished: number, total: number) => options.onProgress?.(i * total + finished, signals.length * total);
+    const samples = await collectWarmupSamples({ ...options, confidence, onProgress });
     const depths = calibrateSamples(samples, { depth: options.depth, delta, minSamples: options.minSamples, tauRule, significance });
     measured.push({ confidence, samples, depths, meanAuc: meanAuc(depths) });
   }

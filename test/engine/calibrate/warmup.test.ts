@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { autoSignal, calibratePair, calibrateSamples, collectWarmupSamples } from '../../../src/engine/calibrate/warmup';
+import { autoSignal, calibratePair, calibrateSamples, collectWarmupSamples, warmupProgressLog } from '../../../src/engine/calibrate/warmup';
 import { loadFixturePair, randomPrompts, type FixturePair } from '../fixtures/pair';
 import { MAX_BINS, SAMPLES_PER_BIN } from '../../../src/engine/calibrate/acceptance';
 
@@ -81,6 +81,22 @@ describe('calibration warm-up on a real (random, perturbed) pair', () => {
     expect(Math.max(...prob)).toBeLessThan(0.5);
   });
 
+  it('logs warm-up progress only once its interval has passed since the start or the last line', () => {
+    const lines: string[] = [];
+    let clock = 0;
+    const report = warmupProgressLog((line) => lines.push(line), 2000, () => clock);
+    clock = 1500;
+    report(3, 48);
+    expect(lines).toEqual([]);
+    clock = 2100;
+    report(5, 48);
+    clock = 3000;
+    report(6, 48);
+    clock = 4200;
+    report(9, 48);
+    expect(lines).toEqual(['warm-up: 5 of 48 prompt runs finished (2 s)', 'warm-up: 9 of 48 prompt runs finished (4 s)']);
+  });
+
   it("auto keeps the paper's signal unless another separates clearly better", () => {
     const m = (prob: number | null, margin: number | null) => [
       { confidence: 'path-prob' as const, meanAuc: prob },
@@ -96,7 +112,14 @@ describe('calibration warm-up on a real (random, perturbed) pair', () => {
 
   it('measures every signal and keeps what auto picks unless told which', async () => {
     const options = calibrationOptions();
-    const auto = await calibratePair(options);
+    const progress: [number, number][] = [];
+    const auto = await calibratePair({ ...options, onProgress: (done, total) => progress.push([done, total]) });
+    // One warm-up per signal, counted together: prompts finished climb to both warm-ups' prompts.
+    const total = 2 * options.workload.length;
+    expect(progress.every(([, t]) => t === total)).toBe(true);
+    expect(progress.map(([d]) => d)).toEqual(progress.map(([d]) => d).sort((a, b) => a - b));
+    expect(progress.at(-1)).toEqual([total, total]);
+    expect(progress.some(([d]) => d === options.workload.length)).toBe(true);
     expect(auto.signals?.map((s) => s.confidence)).toEqual(['path-prob', 'path-margin']);
     const best = autoSignal(auto.signals!);
     expect(auto.confidence).toBe(best);
