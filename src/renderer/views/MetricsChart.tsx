@@ -83,6 +83,7 @@ export function MetricsChart() {
   const metrics = useThrottledStudio(selectMetrics, 1000, Object.is, 940);
   const compare: ComparisonRun | null = useStudio((s) => s.compare);
   const runLabel = useStudio(runLabelOf);
+  const draftWindow = useStudio((s) => s.config?.draftWindow);
   const store = useStudioStore();
   return (
     <section className="view metrics" aria-label="Metrics">
@@ -119,6 +120,14 @@ export function MetricsChart() {
               <dd data-testid="step-time" title="mean wall time per step: drafting, verification, prefill of admitted requests, the rest">
                 draft {formatNumber(metrics.stepTime.draftMs, 1)} · verify {formatNumber(metrics.stepTime.verifyMs, 1)} · prefill{' '}
                 {formatNumber(metrics.stepTime.prefillMs, 1)} ms
+              </dd>
+            </>
+          )}
+          {draftWindow && (
+            <>
+              <dt>draft window</dt>
+              <dd data-testid="draft-window" title="the draft saw each request's first rows (sinks) and the rows just before each drafted token">
+                {draftWindow.sink} sink · {draftWindow.recent} recent rows
               </dd>
             </>
           )}

@@ -483,6 +483,15 @@ describe('MetricsChart summary', () => {
     act(() => store.getState().ingest({ ...frameOf(sampleStep(1, [sampleRequest()])), metrics: { ...metrics, stepTime: { draftMs: 4.25, verifyMs: 16.8, prefillMs: 9.31, otherMs: 0.5 } } }));
     // The summary re-renders at most once a second.
     await waitFor(() => expect(screen.getByTestId('step-time').textContent).toBe('draft 4.3 · verify 16.8 · prefill 9.3 ms'), { timeout: 3000 });
+    expect(screen.queryByTestId('draft-window')).toBeNull();
+  });
+
+  it('names the draft attention window of a run started with one', async () => {
+    const { store } = renderWithStudio(<MetricsChart />);
+    const metrics = { policy: 'echo', steps: 1, requests: 1, generatedTokens: 2, wallMs: 20, throughput: 100, meanAcceptedTokens: 1, meanAcceptanceLength: 2, draftUtilisation: 0.5, verifiedTokensPerStep: 3, acceptancePerPosition: [0.5], paddingWaste: 0, tpotP50Ms: 10, tpotP99Ms: 10 };
+    act(() => store.getState().runStarted({ policy: 'echo', batch: 2, kmax: 16, requests: 4, maxNewTokens: 8, temperature: 0, seed: 1, draftWindow: { sink: 4, recent: 64 } }));
+    act(() => store.getState().ingest({ ...frameOf(sampleStep(0, [sampleRequest()])), metrics }));
+    await waitFor(() => expect(screen.getByTestId('draft-window').textContent).toBe('4 sink · 64 recent rows'), { timeout: 3000 });
   });
 });
 
