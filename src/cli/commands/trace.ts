@@ -11,6 +11,7 @@ import { readTraceStreaming } from '../../engine/trace/read.js';
 import { rescoreTrace, type WhatIfResult, type WhatIfSettings } from '../../engine/trace/what-if.js';
 import type { DepthHistogram, RunMetrics } from '../../shared/events.js';
 import type { TraceHeader } from '../../shared/trace-schema.js';
+import type { WeightPrecision } from '../../shared/config.js';
 import { parseDraftCost } from './run.js';
 import { DEFAULT_PORT, parsePort, serveStudio } from './serve.js';
 
@@ -20,6 +21,8 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 export interface TraceSummaryReport {
   file: string;
   header: Pick<TraceHeader, 'createdAt' | 'writer' | 'config' | 'hardware' | 'recordCandidates'>;
+  /** How the draft ran: its weights' precision and attention window, when not as on disk and whole. */
+  draft: { precision?: WeightPrecision; window?: { sink: number; recent: number } };
   /** The run wrote its summary line: it ended (finished, stopped or failed) rather than crashed. */
   ended: boolean;
   endReason?: 'finished' | 'stopped' | 'error';
@@ -41,9 +44,11 @@ export async function summariseTrace(file: string): Promise<TraceSummaryReport> 
   const speedup = trace.summary?.metrics.speedupVsAr;
   if (speedup !== undefined) metrics.speedupVsAr = speedup;
   const { createdAt, writer, config, hardware, recordCandidates } = trace.header;
+  const { precision, window } = trace.header.models.draft;
   return {
     file,
     header: { createdAt, writer, config, hardware, recordCandidates },
+    draft: { ...(precision ? { precision } : {}), ...(window ? { window } : {}) },
     ended: trace.summary !== undefined,
     ...(trace.summary ? { endReason: trace.summary.reason } : {}),
     metrics,
@@ -79,8 +84,14 @@ export function formatSummary(r: TraceSummaryReport): string {
   const m = r.metrics;
   const c = r.header.config;
   const state = r.error ? `cut at line ${r.error.line}` : r.ended ? `ended: ${r.endReason}` : 'no summary line (run did not end cleanly)';
+  const draft = r.draft;
+  const draftNotes = [
+    ...(draft.precision && draft.precision !== 'float32' ? [`${draft.precision} weights`] : []),
+    ...(draft.window ? [`attention window ${draft.window.sink}:${draft.window.recent} (sink:recent rows)`] : []),
+  ];
   const rows: [string, string][] = [
     ['policy', `${c.policy}  batch ${c.batch}  K_max ${c.kmax}  temperature ${c.temperature}`],
+    ...(draftNotes.length > 0 ? ([['draft', draftNotes.join(' · ')]] as [string, string][]) : []),
     ['steps / requests', `${m.steps} / ${m.requests}`],
     ['generated tokens', `${m.generatedTokens} in ${fixed(m.wallMs / 1000)} s`],
     ['throughput', `${fixed(m.throughput, 1)} tok/s`],

@@ -47,6 +47,14 @@ describe('echo-studio trace summary', () => {
     expect(text).toMatch(new RegExp(`throughput\\s+${recorded.throughput.toFixed(1)} tok/s`));
     expect(text).toMatch(/mean accepted tokens\s+\d+\.\d{3} per request-step \(bonus excluded\)/);
     expect(text).toMatch(/time per step\s+drafting [\d.]+ ms · verification [\d.]+ ms · prefill [\d.]+ ms · the rest [\d.]+ ms/);
+    expect(text).not.toMatch(/attention window/);
+    // A run whose draft read a bounded past says so.
+    const lines = readFileSync(file, 'utf8').trim().split('\n');
+    const header = JSON.parse(lines[0]);
+    header.models.draft = { ...header.models.draft, precision: 'int8', window: { sink: 4, recent: 16 } };
+    const windowed = path.join(path.dirname(file), 'windowed.jsonl');
+    writeFileSync(windowed, [JSON.stringify(header), ...lines.slice(1)].join('\n') + '\n');
+    expect((await cli('trace', 'summary', windowed)).stdout).toMatch(/\n {2}draft\s+int8 weights · attention window 4:16 \(sink:recent rows\)\n/);
   });
 
   it('summarises a cut file up to the cut and warns with the line', async () => {
