@@ -53,6 +53,16 @@ export const TreeShapeSchema = z.object({
 });
 export type TreeShape = z.infer<typeof TreeShapeSchema>;
 
+/**
+ * Which committed rows a query sees besides its tree ancestors: a query at position p sees row k iff
+ * k < sink or p − k < recent (docs/model-runtime.md, "Attention windows").
+ */
+export const AttentionWindowSchema = z.object({
+  sink: z.number().int().min(0, 'the sink is 0 or more rows'),
+  recent: z.number().int().min(1, 'the recent window is at least 1 row'),
+});
+export type AttentionWindow = z.infer<typeof AttentionWindowSchema>;
+
 export const RunConfigSchema = z
   .object({
     /** Model folders; absent = the bundled demo pair. */
@@ -107,12 +117,7 @@ export const RunConfigSchema = z
      * token (attention sinks and a recent window): drafting reads a bounded past per request.
      * Absent: the draft's whole past. The target is never windowed.
      */
-    draftWindow: z
-      .object({
-        sink: z.number().int().min(0, 'the sink is 0 or more rows'),
-        recent: z.number().int().min(1, 'the recent window is at least 1 row'),
-      })
-      .optional(),
+    draftWindow: AttentionWindowSchema.optional(),
     /**
      * echo / dense / fixed: the confidence signal. Default: the profile's; without a profile, the
      * warm-up's pick (the signal that separates best); with `taus` and no signal, `path-prob`.

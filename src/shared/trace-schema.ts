@@ -4,7 +4,7 @@
 // any change a reader of the old version would misread.
 
 import { z } from 'zod';
-import { ConfidenceSignalSchema, KnobsSchema, RunConfigSchema, WeightPrecisionSchema, type ConfidenceSignal } from './config.js';
+import { AttentionWindowSchema, ConfidenceSignalSchema, KnobsSchema, RunConfigSchema, WeightPrecisionSchema, type ConfidenceSignal } from './config.js';
 import { DEEPENING_STOP_REASONS } from './events.js';
 import type {
   BudgetSplit,
@@ -47,7 +47,7 @@ export const ModelRefSchema = z.object({
   /** Weight precision the run loaded the model with; absent = float32 (as on disk). */
   precision: WeightPrecisionSchema.optional(),
   /** The attention window the run gave the model (`--draft-window`, or its own sliding window); absent = the whole past. */
-  window: z.object({ sink: count(), recent: z.number().int().min(1) }).optional(),
+  window: AttentionWindowSchema.optional(),
 });
 export type ModelRef = z.infer<typeof ModelRefSchema>;
 

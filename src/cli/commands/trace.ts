@@ -11,7 +11,7 @@ import { readTraceStreaming } from '../../engine/trace/read.js';
 import { rescoreTrace, type WhatIfResult, type WhatIfSettings } from '../../engine/trace/what-if.js';
 import type { DepthHistogram, RunMetrics } from '../../shared/events.js';
 import type { TraceHeader } from '../../shared/trace-schema.js';
-import type { WeightPrecision } from '../../shared/config.js';
+import type { AttentionWindow, WeightPrecision } from '../../shared/config.js';
 import { parseDraftCost } from './run.js';
 import { DEFAULT_PORT, parsePort, serveStudio } from './serve.js';
 
@@ -22,7 +22,7 @@ export interface TraceSummaryReport {
   file: string;
   header: Pick<TraceHeader, 'createdAt' | 'writer' | 'config' | 'hardware' | 'recordCandidates'>;
   /** How the draft ran: its weights' precision and attention window, when not as on disk and whole. */
-  draft: { precision?: WeightPrecision; window?: { sink: number; recent: number } };
+  draft: { precision?: WeightPrecision; window?: AttentionWindow };
   /** The run wrote its summary line: it ended (finished, stopped or failed) rather than crashed. */
   ended: boolean;
   endReason?: 'finished' | 'stopped' | 'error';

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { ModelSession } from '../model/types';
-import { WeightPrecisionSchema, type WeightPrecision } from '../../shared/config';
+import { AttentionWindowSchema, WeightPrecisionSchema, type AttentionWindow, type WeightPrecision } from '../../shared/config';
 import { fitKnee, type KneeFit, type TimedPoint } from './knee';
 
 export const DEFAULT_TOKEN_COUNTS = [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512];
@@ -85,7 +85,7 @@ export const HardwareProfileSchema = z.object({
   /** The draft's weights when timed (profiles from before it was recorded: float32). */
   draftPrecision: WeightPrecisionSchema.default('float32'),
   /** The draft's attention window when timed (`--draft-window`); absent = its whole past. */
-  draftWindow: z.object({ sink: z.number().int().min(0), recent: z.number().int().min(1) }).optional(),
+  draftWindow: AttentionWindowSchema.optional(),
   slots: z.number().int().min(1),
   context: z.number().int().min(0),
   target: PointsSchema,
@@ -113,7 +113,7 @@ export function fitHardwareProfile(profile: HardwareProfile): { target: KneeFit;
  */
 export function profileMismatches(
   profile: HardwareProfile,
-  run: { batch: number; draftPrecision: WeightPrecision; draftWindow?: { sink: number; recent: number } },
+  run: { batch: number; draftPrecision: WeightPrecision; draftWindow?: AttentionWindow },
 ): string[] {
   const notes: string[] = [];
   if (profile.slots < run.batch) {
@@ -127,7 +127,7 @@ export function profileMismatches(
       `note: the hardware profile timed the draft in ${profile.draftPrecision} and this run loads it in ${run.draftPrecision} (profile-hw --draft-precision ${run.draftPrecision})`,
     );
   }
-  const window = (w?: { sink: number; recent: number }) => (w ? `${w.sink}:${w.recent}` : 'none');
+  const window = (w?: AttentionWindow) => (w ? `${w.sink}:${w.recent}` : 'none');
   if (window(profile.draftWindow) !== window(run.draftWindow)) {
     const fix = run.draftWindow ? `profile-hw --draft-window ${window(run.draftWindow)}` : 'profile-hw without --draft-window';
     notes.push(`note: the hardware profile timed the draft with attention window ${window(profile.draftWindow)} and this run gives it ${window(run.draftWindow)} (${fix})`);

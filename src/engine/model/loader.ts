@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
-import { WeightPrecisionSchema, type WeightPrecision } from '../../shared/config.js';
+import { AttentionWindowSchema, WeightPrecisionSchema, type WeightPrecision } from '../../shared/config.js';
 import { parseModelConfig, readConfigJson, type ModelConfig } from './config.js';
 import { ModelLoadError } from './errors.js';
 import { buildGraph, GRAPH_VERSION, type WeightSource } from './graph-builder.js';
@@ -244,7 +244,7 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   }
   const ownWindow = sliding !== null && folder.config.architecture === 'mistral' && maxLength > sliding ? { sink: 0, recent: sliding } : null;
   const window = options.window !== undefined ? options.window : ownWindow;
-  if (window !== null && !(Number.isInteger(window.sink) && window.sink >= 0 && Number.isInteger(window.recent) && window.recent >= 1)) {
+  if (window !== null && !AttentionWindowSchema.safeParse(window).success) {
     throw new ModelLoadError(dir, `attention window: sink must be an integer ≥ 0 and recent an integer ≥ 1, got ${window.sink} and ${window.recent}`);
   }
   const note = options.onMessage ?? (() => {});

@@ -8,7 +8,7 @@
 // scratch nodes (in root-to-leaf order) as the next committed rows and drops the rest of the
 // scratch, without copying the past.
 
-import type { WeightPrecision } from '../../shared/config.js';
+import type { AttentionWindow, WeightPrecision } from '../../shared/config.js';
 
 export interface ModelInfo {
   /** Folder the model was loaded from. */
@@ -32,15 +32,12 @@ export interface ModelInfo {
 }
 
 /**
- * Which committed rows a query sees besides its tree ancestors: a query at position p sees row k iff
- * k < sink or p − k < recent (its tree ancestors and itself by the same rule). A model's own sliding
- * window is { sink: 0, recent: W }; a draft may be given sinks and a recent window to bound what a
- * forward reads per request (StreamingLLM's attention sinks, as MagicDec drafts with).
+ * A session's attention window (shared/config.ts): a query at position p sees key k iff k < sink or
+ * p − k < recent, its tree ancestors and itself by the same rule. A model's own sliding window is
+ * { sink: 0, recent: W }; a draft may be given sinks and a recent window to bound what a forward
+ * reads per request (StreamingLLM's attention sinks, as MagicDec drafts with).
  */
-export interface AttentionWindow {
-  sink: number;
-  recent: number;
-}
+export type { AttentionWindow } from '../../shared/config.js';
 
 /** One request's part of a packed forward. */
 export interface ForwardEntry {
