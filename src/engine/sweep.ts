@@ -2,7 +2,10 @@
 // same workload, the policies interleaved round by round (their order rotated each round) so that
 // a machine's drifting load falls on all of them alike, and each reports its median round and its
 // throughput in every round, for ratios paired within rounds. Greedy runs must emit the same
-// tokens whatever the policy (lossless), and the sweep checks that they did.
+// tokens whatever the policy (lossless), and the sweep checks that they did. An entry may give the
+// draft another attention window (`echo@4:16`, `echo@whole`), set between runs (every run starts
+// its requests afresh), so the same loaded pair serves every entry and windows compare in paired rounds.
+import { POLICY_NAMES, type AttentionWindow } from '../shared/config.js';
 import type { ModelledClock } from './cost/clock.js';
 import { roundOrder } from './metrics/paired-rounds.js';
 import { RunMetricsAccumulator } from './metrics/run-metrics.js';
@@ -10,7 +13,30 @@ import { createPolicy } from './policy/index.js';
 import { createRunner, policyOptions, type RunSetup } from './session-run.js';
 import type { RunMetrics, StepEvent } from '../shared/events.js';
 
+/** A sweep entry: a policy, and the draft window it runs with when not the setup's. */
+export interface SweepEntry {
+  /** As listed, e.g. `echo@4:16`: the row's name. */
+  label: string;
+  policy: string;
+  /** A window for the draft (null: its whole past); absent: the window the pair was loaded with. */
+  draftWindow?: AttentionWindow | null;
+}
+
+/** `name`, `name@SINK:RECENT` or `name@whole` → its entry; throws naming the problem. */
+export function parseSweepEntry(entry: string): SweepEntry {
+  const [policy, suffix, ...rest] = entry.split('@');
+  if (!(POLICY_NAMES as readonly string[]).includes(policy)) throw new Error(`unknown policy "${policy}" (choose from ${POLICY_NAMES.join(', ')})`);
+  if (suffix === undefined) return { label: entry, policy };
+  const window = /^(\d+):(\d+)$/.exec(suffix);
+  if (rest.length > 0 || (suffix !== 'whole' && (window === null || Number(window[2]) < 1))) {
+    throw new Error(`${entry}: a policy takes @SINK:RECENT (a draft attention window, e.g. echo@4:64) or @whole (the draft's whole past)`);
+  }
+  if (policy === 'ar') throw new Error(`${entry}: ar runs no draft, so it has no draft window`);
+  return { label: entry, policy, draftWindow: window === null ? null : { sink: Number(window[1]), recent: Number(window[2]) } };
+}
+
 export interface SweepOptions {
+  /** Entries as listed: a policy name, optionally with @SINK:RECENT or @whole (see parseSweepEntry). */
   policies: readonly string[];
   batches: readonly number[];
   /** K_max of each batch size. */
@@ -45,6 +71,7 @@ export interface SweepRow {
 export function checkSweep(options: Pick<SweepOptions, 'policies' | 'batches' | 'kmax' | 'rounds'>): void {
   if (options.policies.length === 0) throw new Error('a sweep needs at least one policy');
   if (new Set(options.policies).size !== options.policies.length) throw new Error(`a policy is listed twice: ${options.policies.join(', ')}`);
+  for (const entry of options.policies) parseSweepEntry(entry);
   if (options.batches.length === 0) throw new Error('a sweep needs at least one batch size');
   for (const batch of options.batches) {
     if (!Number.isInteger(batch) || batch < 1) throw new Error(`batch sizes are whole numbers ≥ 1, got ${batch}`);
@@ -60,44 +87,69 @@ export function checkSweep(options: Pick<SweepOptions, 'policies' | 'batches' | 
  */
 export async function runSweep(setup: RunSetup, options: SweepOptions): Promise<SweepRow[]> {
   checkSweep(options);
-  const { config, gates } = setup;
+  const draft = setup.pair.draft;
+  const loadedWindow = draft.window ?? null;
+  const entries = new Map(options.policies.map((label) => [label, parseSweepEntry(label)]));
+  if ([...entries.values()].some((e) => e.draftWindow !== undefined) && !draft.setWindow) {
+    throw new Error('this draft session cannot change its attention window between runs');
+  }
+  // Each entry's draft window, set before its runs (the loaded one unless the entry names one).
+  const useWindow = (entry: SweepEntry) => {
+    if (draft.setWindow) draft.setWindow(entry.draftWindow === undefined ? loadedWindow : entry.draftWindow);
+  };
   const rows: SweepRow[] = [];
-  for (const batch of options.batches) {
-    const kmax = options.kmax(batch);
-    const runs = new Map(options.policies.map((name) => [name, [] as { metrics: RunMetrics; tokens: number[][]; modelledMs: number }[]]));
-    for (let round = 0; round < options.rounds; round++) {
-      for (const name of roundOrder(options.policies, round)) {
-        const policy = createPolicy(name, { ...policyOptions(config, gates), batch, kmax });
-        const metrics = new RunMetricsAccumulator({ policy: name });
-        let modelledMs = 0;
-        const onStep = (e: StepEvent) => {
-          metrics.addStep(e);
-          if (options.clock) modelledMs += options.clock.stepMs(e).totalMs;
-        };
-        const summary = await createRunner(setup, { policy, batch, kmax, onStep }).run();
-        const result = { metrics: metrics.metrics(summary.wallMs), tokens: summary.results.map((r) => r.tokens), modelledMs };
-        runs.get(name)!.push(result);
-        options.log?.(`batch ${batch}, K_max ${kmax}, round ${round + 1}/${options.rounds}: ${name} ${result.metrics.throughput.toFixed(1)} tok/s`);
-      }
-    }
-    const reference = runs.get(options.policies[0])![0].tokens;
-    for (const name of options.policies) {
-      const rounds = runs.get(name)!;
-      const median = rounds.slice().sort((a, b) => a.metrics.throughput - b.metrics.throughput)[Math.floor(rounds.length / 2)];
-      const sameTokens = config.temperature > 0 ? null : rounds.every((r) => sameOutputs(r.tokens, reference));
-      rows.push({
-        batch,
-        kmax,
-        policy: name,
-        metrics: median.metrics,
-        roundThroughputs: rounds.map((r) => r.metrics.throughput),
-        roundDecodeThroughputs: rounds.map((r) => r.metrics.decodeThroughput ?? NaN),
-        ...(options.clock ? { modelledThroughput: median.modelledMs > 0 ? median.metrics.generatedTokens / (median.modelledMs / 1000) : 0 } : {}),
-        sameTokens,
-      });
-    }
+  try {
+    for (const batch of options.batches) rows.push(...(await sweepBatch(setup, options, batch, entries, useWindow)));
+  } finally {
+    draft.setWindow?.(loadedWindow);
   }
   return rows;
+}
+
+/** Every entry at one batch size, interleaved round by round; one row per entry. */
+async function sweepBatch(
+  setup: RunSetup,
+  options: SweepOptions,
+  batch: number,
+  entries: ReadonlyMap<string, SweepEntry>,
+  useWindow: (entry: SweepEntry) => void,
+): Promise<SweepRow[]> {
+  const { config, gates } = setup;
+  const kmax = options.kmax(batch);
+  const runs = new Map(options.policies.map((name) => [name, [] as { metrics: RunMetrics; tokens: number[][]; modelledMs: number }[]]));
+  for (let round = 0; round < options.rounds; round++) {
+    for (const name of roundOrder(options.policies, round)) {
+      const entry = entries.get(name)!;
+      useWindow(entry);
+      const policy = createPolicy(entry.policy, { ...policyOptions(config, gates), batch, kmax });
+      const metrics = new RunMetricsAccumulator({ policy: entry.policy });
+      let modelledMs = 0;
+      const onStep = (e: StepEvent) => {
+        metrics.addStep(e);
+        if (options.clock) modelledMs += options.clock.stepMs(e).totalMs;
+      };
+      const summary = await createRunner(setup, { policy, batch, kmax, onStep }).run();
+      const result = { metrics: metrics.metrics(summary.wallMs), tokens: summary.results.map((r) => r.tokens), modelledMs };
+      runs.get(name)!.push(result);
+      options.log?.(`batch ${batch}, K_max ${kmax}, round ${round + 1}/${options.rounds}: ${name} ${result.metrics.throughput.toFixed(1)} tok/s`);
+    }
+  }
+  const reference = runs.get(options.policies[0])![0].tokens;
+  return options.policies.map((name) => {
+    const rounds = runs.get(name)!;
+    const median = rounds.slice().sort((a, b) => a.metrics.throughput - b.metrics.throughput)[Math.floor(rounds.length / 2)];
+    const sameTokens = config.temperature > 0 ? null : rounds.every((r) => sameOutputs(r.tokens, reference));
+    return {
+      batch,
+      kmax,
+      policy: name,
+      metrics: median.metrics,
+      roundThroughputs: rounds.map((r) => r.metrics.throughput),
+      roundDecodeThroughputs: rounds.map((r) => r.metrics.decodeThroughput ?? NaN),
+      ...(options.clock ? { modelledThroughput: median.modelledMs > 0 ? median.metrics.generatedTokens / (median.modelledMs / 1000) : 0 } : {}),
+      sameTokens,
+    };
+  });
 }
 
 function sameOutputs(a: readonly number[][], b: readonly number[][]): boolean {

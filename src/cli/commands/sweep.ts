@@ -11,7 +11,7 @@ import { fitKnee, suggestKmax } from '../../engine/cost/knee.js';
 import { formatPairedRatio, pairedRatio, type PairedRatio } from '../../engine/metrics/paired-rounds.js';
 import { loadHardwareProfile, profileMismatches } from '../../engine/cost/measure.js';
 import { loadRunSetup } from '../../engine/session-run.js';
-import { checkSweep, runSweep, type SweepRow } from '../../engine/sweep.js';
+import { checkSweep, parseSweepEntry, runSweep, type SweepRow } from '../../engine/sweep.js';
 import { defaultDraftPrecision, GATED_POLICIES, POLICY_NAMES } from '../../shared/config.js';
 import { confidenceFlag, draftCostFlag, integer, runConfigFromFlags, withRuntimeOptions, withWorkloadOptions, type RunFlags } from './run.js';
 
@@ -68,9 +68,7 @@ export function kmaxOf(flags: Pick<SweepFlags, 'batches' | 'kmax'>, knee?: numbe
 }
 
 export async function executeSweep(flags: SweepFlags, log?: (line: string) => void): Promise<SweepReport> {
-  for (const name of flags.policies) {
-    if (!(POLICY_NAMES as readonly string[]).includes(name)) throw new Error(`unknown policy "${name}" (choose from ${POLICY_NAMES.join(', ')})`);
-  }
+  const entries = flags.policies.map(parseSweepEntry);
   const baseline = flags.baseline ?? (flags.policies.includes('static') ? 'static' : flags.policies[0]);
   if (!flags.policies.includes(baseline)) throw new Error(`--baseline ${baseline} is not among --policies ${flags.policies.join(',')}`);
   const hwProfile = flags.hwProfile === undefined ? undefined : loadHardwareProfile(flags.hwProfile);
@@ -85,10 +83,10 @@ export async function executeSweep(flags: SweepFlags, log?: (line: string) => vo
   checkSweep({ policies: flags.policies, batches: flags.batches, kmax, rounds: flags.rounds });
   // Load once for the largest batch and budget; a gated policy in the list resolves the τ_d (from
   // --profile, or a warm-up) that every gated policy then shares.
-  const gated = flags.policies.find((p) => (GATED_POLICIES as readonly string[]).includes(p));
+  const gated = entries.find((e) => (GATED_POLICIES as readonly string[]).includes(e.policy));
   const config = runConfigFromFlags({
     ...flags,
-    policy: gated ?? flags.policies[0],
+    policy: (gated ?? entries[0]).policy,
     batch: Math.max(...flags.batches),
     kmax: Math.max(...flags.batches.map(kmax)),
   });
@@ -152,8 +150,9 @@ export function formatSweep(report: SweepReport): string {
     const about = rounds > 1 ? `, ${rounds} rounds (tok/s: the median round; ratios: the median of the rounds' ratios, and their range)` : '';
     lines.push(`batch ${batch}, K_max ${rows[0].kmax}, ${rows[0].metrics.requests} requests${about}`);
     const columns = sweepColumns(report, rounds);
-    lines.push('policy'.padEnd(10) + columns.map((c) => c.header.padStart(c.width)).join(''));
-    for (const r of rows) lines.push(r.policy.padEnd(10) + columns.map((c) => c.cell(r).padStart(c.width)).join(''));
+    const nameWidth = Math.max(10, ...rows.map((r) => r.policy.length + 2));
+    lines.push('policy'.padEnd(nameWidth) + columns.map((c) => c.header.padStart(c.width)).join(''));
+    for (const r of rows) lines.push(r.policy.padEnd(nameWidth) + columns.map((c) => c.cell(r).padStart(c.width)).join(''));
     lines.push(`(draft, verify, prefill ms: wall time per step, the median round${report.clock !== undefined ? `; modelled: ${report.clock}` : ''})`);
     const differing = rows.filter((r) => r.sameTokens === false).map((r) => r.policy);
     if (rows[0].sameTokens === null) lines.push('sampled (temperature > 0): outputs differ by design; each is lossless in distribution');
@@ -192,7 +191,7 @@ export function register(program: Command): void {
     .command('sweep')
     .description('run several policies side by side on one loaded pair, per batch size, and compare them to a baseline')
     .addOption(
-      new Option('--policies <list>', `policies to compare (${POLICY_NAMES.join(', ')})`).argParser(list('--policies', (p) => p)).default(['ar', 'static', 'eagle2', 'echo'], 'ar,static,eagle2,echo'),
+      new Option('--policies <list>', `policies to compare (${POLICY_NAMES.join(', ')}); one may run its draft with another attention window than --draft-window's: echo@4:64 (SINK:RECENT rows) or echo@whole`).argParser(list('--policies', (p) => p)).default(['ar', 'static', 'eagle2', 'echo'], 'ar,static,eagle2,echo'),
     )
     .addOption(new Option('--batches <list>', 'batch sizes').argParser(list('--batches', integer('--batches', 1))).default([1, 8], '1,8'))
     .option('--kmax <list>', 'K_max: one value for every batch size, or one per batch size (default: from --hw-profile, else max(16, 8 × batch))', list('--kmax', integer('--kmax', 1)))

@@ -11,6 +11,7 @@
 import * as ort from 'onnxruntime-node';
 import { MASK_HIDDEN, PAST_BLOCK } from './graph-builder.js';
 import { ModelUsageError } from './errors.js';
+import { AttentionWindowSchema } from '../../shared/config.js';
 import type { AttentionWindow, ForwardEntry, ForwardOutputs, ForwardResult, ModelInfo, ModelSession } from './types.js';
 
 interface SlotState {
@@ -92,8 +93,8 @@ export class OrtModelSession implements ModelSession {
   readonly maxLength: number;
   /** The execution provider actually in use. */
   readonly provider: 'cpu' | 'cuda';
-  /** What a query sees of the committed past; null = all of it. */
-  readonly window: AttentionWindow | null;
+  /** What a query sees of the committed past; null = all of it (setWindow changes it). */
+  private currentWindow: AttentionWindow | null;
   private readonly session: ort.InferenceSession;
   private readonly rowSize: number;
   private readonly kvHeads: number;
@@ -118,7 +119,7 @@ export class OrtModelSession implements ModelSession {
     this.maxLength = parts.maxLength;
     this.provider = parts.provider;
     // Checked by loadModel, before onnxruntime loads anything.
-    this.window = parts.window ?? null;
+    this.currentWindow = parts.window ?? null;
     this.rowSize = parts.info.numKvHeads * parts.info.headDim;
     // Head-major, [kvH, slots·stride, hd]: the graph gathers a request's past straight into the
     // layout its attention MatMuls read (graph-builder.ts).
@@ -136,6 +137,25 @@ export class OrtModelSession implements ModelSession {
       this.valueTensors.push(new ort.Tensor('float32', v, dims));
     }
     this.slotStates = Array.from({ length: parts.slots }, () => ({ inUse: false, committed: 0, parents: [], depths: [] }));
+  }
+
+  get window(): AttentionWindow | null {
+    return this.currentWindow;
+  }
+
+  /**
+   * Changes what later forwards see of the committed past. Only while no slot is in use: past the
+   * first layer a stored row depends on the window it was computed under, so a request must be
+   * run under one window from its prefill on (a sweep changes it between runs).
+   */
+  setWindow(window: AttentionWindow | null): void {
+    this.assertLive();
+    const inUse = this.slotStates.filter((s) => s.inUse).length;
+    if (inUse > 0) throw new ModelUsageError(`setWindow: ${inUse} slot(s) in use; a request's rows were computed under the window it started with`);
+    if (window !== null && !AttentionWindowSchema.safeParse(window).success) {
+      throw new ModelUsageError(`attention window: sink must be an integer ≥ 0 and recent an integer ≥ 1, got ${window.sink} and ${window.recent}`);
+    }
+    this.currentWindow = window;
   }
 
   /** Bytes held by the KV buffers (fixed at load; they never grow). */
@@ -209,7 +229,7 @@ export class OrtModelSession implements ModelSession {
       }
       n += len;
       tMax = Math.max(tMax, len);
-      pastLen = Math.max(pastLen, pastPlan(s.committed, prior, this.window).blocks * PAST_BLOCK);
+      pastLen = Math.max(pastLen, pastPlan(s.committed, prior, this.currentWindow).blocks * PAST_BLOCK);
     }
     const rowsOf = (rows: number[] | undefined, what: string): number[] => {
       for (const r of rows ?? []) {
@@ -243,7 +263,7 @@ export class OrtModelSession implements ModelSession {
     // Scratch-node depth of every new token, appended to the slot after the run succeeds.
     const newDepths: number[][] = [];
 
-    const window = this.window;
+    const window = this.currentWindow;
     let row = 0;
     let group = 0;
     for (const e of entries) {

@@ -86,6 +86,8 @@ export interface ModelSession {
   readonly capacity: number;
   /** What a query sees of the committed past besides its ancestors; null or absent = all of it. */
   readonly window?: AttentionWindow | null;
+  /** Changes the window for later forwards; only while no slot is in use (see OrtModelSession.setWindow). */
+  setWindow?(window: AttentionWindow | null): void;
   /** Take a free slot (committed = 0, empty scratch). Throws when none is free. */
   allocSlot(): number;
   freeSlot(slot: number): void;

@@ -115,6 +115,28 @@ describe('echo-studio sweep', () => {
     expect(JSON.parse(await sweep(args)).clock).toBeUndefined();
   });
 
+  it('runs an entry with its own draft window on the same pair, in paired rounds, and restores the loaded one', async () => {
+    const common = ['--prompts', promptsFile, '--requests', '4', '--max-new-tokens', '12', '--batches', '2', '--kmax', '10', ...pairFlags];
+    const windows = async (policies: string, extra: string[] = []) =>
+      JSON.parse(await sweep(['--policies', policies, '--rounds', '2', ...common, ...extra, '--json'])) as SweepReport;
+    // One sink and the 2 rows before each drafted token: every prompt here is longer than that.
+    const report = await windows('eagle2,eagle2@1:2,ar');
+    expect(report.rows.map((r) => r.policy)).toEqual(['eagle2', 'eagle2@1:2', 'ar']);
+    const [whole, narrow] = report.rows;
+    // Another window drafts other tokens (so other acceptance), and the output stays the target's.
+    expect(narrow.metrics.meanAcceptedTokens).not.toBe(whole.metrics.meanAcceptedTokens);
+    expect(report.rows.every((r) => r.sameTokens)).toBe(true);
+    expect(narrow.vsBaseline.rounds).toBe(2);
+    // With --draft-window every entry without its own window runs with that one; @whole with none.
+    const loaded = await windows('eagle2,eagle2@whole,eagle2@1:2', ['--draft-window', '1:2']);
+    expect(loaded.rows[0].metrics.meanAcceptedTokens).toBe(narrow.metrics.meanAcceptedTokens);
+    expect(loaded.rows[1].metrics.meanAcceptedTokens).toBe(whole.metrics.meanAcceptedTokens);
+    expect(loaded.rows[2].metrics.meanAcceptedTokens).toBe(narrow.metrics.meanAcceptedTokens);
+    expect(formatSweep(loaded)).toMatch(/\neagle2@whole +\d/);
+    await expect(sweep(['--policies', 'eagle2@4', ...pairFlags])).rejects.toThrow(/eagle2@4: a policy takes @SINK:RECENT .* or @whole/);
+    await expect(sweep(['--policies', 'ar@4:16', ...pairFlags])).rejects.toThrow(/ar@4:16: ar runs no draft/);
+  });
+
   it('takes K_max once for every batch size, once per batch size, or max(16, 8 × batch)', () => {
     expect([1, 8, 32].map(kmaxOf({ batches: [1, 8, 32] }, 15))).toEqual([15, 15, 47]);
     expect([1, 8].map(kmaxOf({ batches: [1, 8] }))).toEqual([16, 64]);

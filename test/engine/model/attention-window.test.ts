@@ -33,6 +33,29 @@ test("a Mistral model's sliding window holds past maxLength: each token sees its
   }
 });
 
+test('a window set between requests applies to the next ones, and cannot change under a request in flight', async () => {
+  const fx = writeFixtureModel(join(tmp.path, 'switch'), { hiddenSize: 32, seed: 4 });
+  const session = await loadModel(fx.dir, { slots: 1, maxLength: 40, cacheDir: join(tmp.path, 'cache') });
+  try {
+    for (const window of [{ sink: 2, recent: 3 }, null, { sink: 0, recent: 8 }]) {
+      session.setWindow(window);
+      expect(session.window).toEqual(window);
+      const slot = session.allocSlot();
+      const prefix = tokens.slice(0, 20);
+      await session.forward([{ slot, tokens: prefix, parents: prefix.map((_, i) => i - 1) }], {});
+      session.commit(slot, prefix.map((_, i) => i));
+      // Past the first layer a stored row depends on the window it was computed under.
+      expect(() => session.setWindow(null)).toThrow(/1 slot\(s\) in use/);
+      const out = await session.forward([{ slot, tokens: [tokens[20]], parents: [-1] }], { logitsRows: [0] });
+      session.freeSlot(slot);
+      expect(maxRowDiff(out.logits!, 0, referenceForward(fx, tokens, window ?? undefined)[20])).toBeLessThan(1e-4);
+    }
+    expect(() => session.setWindow({ sink: -1, recent: 4 })).toThrow(/sink must be an integer ≥ 0/);
+  } finally {
+    await session.release();
+  }
+});
+
 test("Qwen2's per-layer sliding windows are refused past the window, and a bad window at load is named", async () => {
   const fx = writeFixtureModel(join(tmp.path, 'qwen2'), { architecture: 'qwen2', hiddenSize: 32, useSlidingWindow: true, slidingWindow: 16 });
   await expect(loadModel(fx.dir, { slots: 1, maxLength: 40, cacheDir: join(tmp.path, 'cache') })).rejects.toThrow(/per-layer sliding windows are not implemented, load with maxLength <= 16/);
