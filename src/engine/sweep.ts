@@ -98,11 +98,10 @@ export async function runSweep(setup: RunSetup, options: SweepOptions): Promise<
     if (draft.setWindow) draft.setWindow(entry.draftWindow === undefined ? loadedWindow : entry.draftWindow);
   };
   const rows: SweepRow[] = [];
-  try {
-    for (const batch of options.batches) rows.push(...(await sweepBatch(setup, options, batch, entries, useWindow)));
-  } finally {
-    draft.setWindow?.(loadedWindow);
-  }
+  for (const batch of options.batches) rows.push(...(await sweepBatch(setup, options, batch, entries, useWindow)));
+  // Leave the pair as it was loaded. (After a failed run its requests may still hold slots; the
+  // caller releases the pair then, and the run's own error is the one to report.)
+  draft.setWindow?.(loadedWindow);
   return rows;
 }
 
