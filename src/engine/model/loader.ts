@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
-import { AttentionWindowSchema, WeightPrecisionSchema, type WeightPrecision } from '../../shared/config.js';
+import { WeightPrecisionSchema, type WeightPrecision } from '../../shared/config.js';
 import { parseModelConfig, readConfigJson, type ModelConfig } from './config.js';
 import { ModelLoadError } from './errors.js';
 import { buildGraph, GRAPH_VERSION, type WeightSource } from './graph-builder.js';
@@ -20,7 +20,7 @@ import {
   type GraphRemoval,
 } from './graph-cache.js';
 import { indexWeights, readTensorF32, weightIdentity, type WeightIndex } from './safetensors.js';
-import { OrtModelSession } from './session.js';
+import { OrtModelSession, windowProblem } from './session.js';
 import { ModelTokenizer } from './tokenizer.js';
 import type { AttentionWindow, ModelInfo } from './types.js';
 
@@ -244,9 +244,8 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   }
   const ownWindow = sliding !== null && folder.config.architecture === 'mistral' && maxLength > sliding ? { sink: 0, recent: sliding } : null;
   const window = options.window !== undefined ? options.window : ownWindow;
-  if (window !== null && !AttentionWindowSchema.safeParse(window).success) {
-    throw new ModelLoadError(dir, `attention window: sink must be an integer ≥ 0 and recent an integer ≥ 1, got ${window.sink} and ${window.recent}`);
-  }
+  const problem = window === null ? null : windowProblem(window);
+  if (problem !== null) throw new ModelLoadError(dir, problem);
   const note = options.onMessage ?? (() => {});
   const { path, built, pruned, cacheProblems } = ensureGraph(folder, options.externalDataThreshold);
   const superseded = pruned?.removed.length ?? 0;

@@ -43,6 +43,13 @@ interface PastPlan {
   gapBlocks: number;
 }
 
+/** What is wrong with an attention window, or null when nothing is (loadModel and setWindow check alike). */
+export function windowProblem(window: AttentionWindow): string | null {
+  return AttentionWindowSchema.safeParse(window).success
+    ? null
+    : `attention window: sink must be an integer ≥ 0 and recent an integer ≥ 1, got ${window.sink} and ${window.recent}`;
+}
+
 /** The blocks of its slot a request's past is gathered from, for `committed` rows and `scratch` nodes. */
 export function pastPlan(committed: number, scratch: number, window: AttentionWindow | null): PastPlan {
   const all = Math.ceil((committed + scratch) / PAST_BLOCK);
@@ -152,9 +159,8 @@ export class OrtModelSession implements ModelSession {
     this.assertLive();
     const inUse = this.slotStates.filter((s) => s.inUse).length;
     if (inUse > 0) throw new ModelUsageError(`setWindow: ${inUse} slot(s) in use; a request's rows were computed under the window it started with`);
-    if (window !== null && !AttentionWindowSchema.safeParse(window).success) {
-      throw new ModelUsageError(`attention window: sink must be an integer ≥ 0 and recent an integer ≥ 1, got ${window.sink} and ${window.recent}`);
-    }
+    const problem = window === null ? null : windowProblem(window);
+    if (problem !== null) throw new ModelUsageError(problem);
     this.currentWindow = window;
   }
 
@@ -204,6 +210,8 @@ export class OrtModelSession implements ModelSession {
       return { paddingWaste: 0, runMs: 0, tokens: 0 };
     }
     const seen = new Set<number>();
+    // Per entry, the past blocks its groups gather (computed once: it sizes pastLen and fills past_index).
+    const plans: PastPlan[] = [];
     let n = 0;
     let tMax = 0;
     let pastLen = 1; // at least one (masked) past row keeps every tensor non-empty
@@ -229,7 +237,9 @@ export class OrtModelSession implements ModelSession {
       }
       n += len;
       tMax = Math.max(tMax, len);
-      pastLen = Math.max(pastLen, pastPlan(s.committed, prior, this.currentWindow).blocks * PAST_BLOCK);
+      const plan = pastPlan(s.committed, prior, this.currentWindow);
+      plans.push(plan);
+      pastLen = Math.max(pastLen, plan.blocks * PAST_BLOCK);
     }
     const rowsOf = (rows: number[] | undefined, what: string): number[] => {
       for (const r of rows ?? []) {
@@ -266,13 +276,13 @@ export class OrtModelSession implements ModelSession {
     const window = this.currentWindow;
     let row = 0;
     let group = 0;
-    for (const e of entries) {
+    for (const [entryIndex, e] of entries.entries()) {
       const s = this.slotStates[e.slot];
       const prior = s.parents.length;
       const len = e.tokens.length;
       const depths: number[] = [];
       const parentOf = (idx: number): number => (idx < prior ? s.parents[idx] : e.parents[idx - prior]);
-      const plan = pastPlan(s.committed, prior, window);
+      const plan = plans[entryIndex];
       const sinkRows = plan.sinkBlocks * PAST_BLOCK;
       // Gathered column of a slot row (of a gathered block).
       const colOf = (slotRow: number): number => (slotRow < sinkRows ? slotRow : slotRow - plan.gapBlocks * PAST_BLOCK);
