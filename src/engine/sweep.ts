@@ -5,7 +5,7 @@
 // tokens whatever the policy (lossless), and the sweep checks that they did. An entry may give the
 // draft another attention window (`echo@4:16`, `echo@whole`), set between runs (every run starts
 // its requests afresh), so the same loaded pair serves every entry and windows compare in paired rounds.
-import { POLICY_NAMES, type AttentionWindow } from '../shared/config.js';
+import { parseAttentionWindow, POLICY_NAMES, type AttentionWindow } from '../shared/config.js';
 import type { ModelledClock } from './cost/clock.js';
 import { roundOrder } from './metrics/paired-rounds.js';
 import { RunMetricsAccumulator } from './metrics/run-metrics.js';
@@ -27,12 +27,12 @@ export function parseSweepEntry(entry: string): SweepEntry {
   const [policy, suffix, ...rest] = entry.split('@');
   if (!(POLICY_NAMES as readonly string[]).includes(policy)) throw new Error(`unknown policy "${policy}" (choose from ${POLICY_NAMES.join(', ')})`);
   if (suffix === undefined) return { label: entry, policy };
-  const window = /^(\d+):(\d+)$/.exec(suffix);
-  if (rest.length > 0 || (suffix !== 'whole' && (window === null || Number(window[2]) < 1))) {
+  const window = parseAttentionWindow(suffix);
+  if (rest.length > 0 || (suffix !== 'whole' && (window === null || window.recent < 1))) {
     throw new Error(`${entry}: a policy takes @SINK:RECENT (a draft attention window, e.g. echo@4:64) or @whole (the draft's whole past)`);
   }
   if (policy === 'ar') throw new Error(`${entry}: ar runs no draft, so it has no draft window`);
-  return { label: entry, policy, draftWindow: window === null ? null : { sink: Number(window[1]), recent: Number(window[2]) } };
+  return { label: entry, policy, draftWindow: window };
 }
 
 export interface SweepOptions {

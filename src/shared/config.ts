@@ -63,6 +63,12 @@ export const AttentionWindowSchema = z.object({
 });
 export type AttentionWindow = z.infer<typeof AttentionWindowSchema>;
 
+/** "SINK:RECENT" (whole numbers) → the window, unchecked against the schema; null when not of that form. */
+export function parseAttentionWindow(text: string): AttentionWindow | null {
+  const match = /^(\d+):(\d+)$/.exec(text);
+  return match ? { sink: Number(match[1]), recent: Number(match[2]) } : null;
+}
+
 export const RunConfigSchema = z
   .object({
     /** Model folders; absent = the bundled demo pair. */

@@ -15,8 +15,7 @@ import { slotRows } from '../../engine/runner.js';
 import { readPromptsFile, takeRequests, type PromptRecord } from '../../engine/workload.js';
 import { findPackageRoot } from '../../host/paths.js';
 import { BUNDLED_DRAFT, BUNDLED_TARGET, confidenceFlag, DRAFT_PRECISION_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag } from './run.js';
-import type { ConfidenceSignal, WeightPrecision } from '../../shared/config.js';
-import type { AttentionWindow } from '../../engine/model/types.js';
+import type { AttentionWindow, ConfidenceSignal, WeightPrecision } from '../../shared/config.js';
 
 export interface CalibrateFlags {
   domain?: string;

@@ -11,10 +11,9 @@ import { draftRowCost, suggestKmax, type KneeFit, type TimedPoint } from '../../
 import { DEFAULT_TOKEN_COUNTS, HardwareProfileSchema, measureForwardCurve, rowsNeeded, type HardwareProfile } from '../../engine/cost/measure.js';
 import { fitKnee } from '../../engine/cost/knee.js';
 import { loadModel } from '../../engine/model/loader.js';
-import { defaultDraftPrecision, type WeightPrecision } from '../../shared/config.js';
+import { defaultDraftPrecision, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
 import { pairDirs } from './calibrate.js';
 import { DRAFT_PRECISION_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag } from './run.js';
-import type { AttentionWindow } from '../../engine/model/types.js';
 
 export interface ProfileHwFlags {
   draft?: string;
@@ -50,10 +49,10 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
   const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
   for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
     const precision = which === 'draft' ? draftPrecision : 'float32';
-    const window = which === 'draft' && flags.draftWindow ? { window: flags.draftWindow } : {};
-    const session = await loadModel(dir, { slots: flags.slots, maxLength: rowsNeeded(measure), threads: flags.threads, provider: flags.provider, precision, ...window, onMessage: log });
+    const window = which === 'draft' ? flags.draftWindow : undefined;
+    const session = await loadModel(dir, { slots: flags.slots, maxLength: rowsNeeded(measure), threads: flags.threads, provider: flags.provider, precision, ...(window ? { window } : {}), onMessage: log });
     try {
-      log?.(`${which}: ${dir} (${precision} weights${window.window ? `, attention window ${window.window.sink}:${window.window.recent}` : ''})`);
+      log?.(`${which}: ${dir} (${precision} weights${window ? `, attention window ${window.sink}:${window.recent}` : ''})`);
       curves[which] = await measureForwardCurve(session, {
         ...measure,
         onPoint: (p) => log?.(`  ${String(p.tokens).padStart(4)} tokens  ${p.ms.toFixed(2).padStart(8)} ms`),

@@ -5,8 +5,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, readdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { RunConfig, WeightPrecision } from '../../shared/config.js';
-import type { AttentionWindow } from '../model/types.js';
+import type { AttentionWindow, RunConfig, WeightPrecision } from '../../shared/config.js';
 import {
   TRACE_FORMAT,
   TRACE_SCHEMA_VERSION,

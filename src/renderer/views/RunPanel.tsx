@@ -1,7 +1,7 @@
 // The run panel: model pair, prompts, policy and budget; start, pause, one step, stop. While a
 // run is live, the knobs (K_max, batch, τ) apply between steps through knobs.set, no restart.
 import { useState, type FormEvent, type ReactNode } from 'react';
-import { ConfidenceSignalSchema, isGatedPolicy, KnobsSchema, POLICY_NAMES, RunConfigSchema, type ConfidenceSignal, type Knobs, type PolicyName, type RunConfig } from '../../shared/config.js';
+import { ConfidenceSignalSchema, isGatedPolicy, KnobsSchema, parseAttentionWindow, POLICY_NAMES, RunConfigSchema, type AttentionWindow, type ConfidenceSignal, type Knobs, type PolicyName, type RunConfig } from '../../shared/config.js';
 import type { BundledModel } from '../../shared/messages.js';
 import { useSend, useStudio, useStudioStore } from './StudioContext.js';
 
@@ -73,12 +73,11 @@ export function parseTaus(text: string): Record<string, number> | string {
 }
 
 /** "4:64" → { sink: 4, recent: 64 }; empty → undefined (the whole past); a string describing the problem when malformed. */
-export function parseDraftWindow(text: string): { sink: number; recent: number } | undefined | string {
+export function parseDraftWindow(text: string): AttentionWindow | undefined | string {
   const trimmed = text.trim();
   if (trimmed === '') return undefined;
-  const match = /^(\d+)\s*:\s*(\d+)$/.exec(trimmed);
-  if (!match) return `"${trimmed}" is not sink:recent rows (e.g. 4:64), or empty for the whole past`;
-  return { sink: Number(match[1]), recent: Number(match[2]) };
+  // A form may space the colon out; the command line's form has none.
+  return parseAttentionWindow(trimmed.replace(/\s*:\s*/, ':')) ?? `"${trimmed}" is not sink:recent rows (e.g. 4:64), or empty for the whole past`;
 }
 
 const toNumber = (text: string): number => (text.trim() === '' ? Number.NaN : Number(text));
