@@ -2,11 +2,9 @@
 // run of one policy on a loaded pair.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { WeightPrecisionSchema, type TreeShape, type WeightPrecision } from '../src/shared/config.js';
+import { parseAttentionWindow, WeightPrecisionSchema, type AttentionWindow, type TreeShape, type WeightPrecision } from '../src/shared/config.js';
 import { roundOrder } from '../src/engine/metrics/paired-rounds.js';
-import type { AttentionWindow } from '../src/engine/model/types.js';
 import type { ModelPair } from '../src/engine/pair.js';
-import { draftWindowFlag } from '../src/cli/commands/run.js';
 import type { SpeculationPolicy } from '../src/engine/policy/types.js';
 import { Runner, type RunSummary, type WorkItem } from '../src/engine/runner.js';
 import type { StepEvent } from '../src/shared/events.js';
@@ -71,8 +69,14 @@ export function pairBenchArgs(values: {
     maxNewTokens: Number(values['max-new-tokens']),
     threads: Number(values.threads),
     draftPrecision: precisionArg(values['draft-precision'], '--draft-precision'),
-    ...(values['draft-window'] !== undefined ? { draftWindow: draftWindowFlag(values['draft-window']) } : {}),
+    ...(values['draft-window'] !== undefined ? { draftWindow: windowArg(values['draft-window']) } : {}),
   };
+}
+
+function windowArg(value: string): AttentionWindow {
+  const window = parseAttentionWindow(value);
+  if (window === null || window.recent < 1) throw new Error(`--draft-window takes SINK:RECENT rows, e.g. 4:64 (recent ≥ 1), got "${value}"`);
+  return window;
 }
 
 /**
