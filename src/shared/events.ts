@@ -148,6 +148,12 @@ export interface DepthHistogram {
   edges: number[];
   accepted: number[];
   rejected: number[];
+  /**
+   * Layers a gate cut before any of their nodes was verified: no outcome, so neither accepted nor
+   * rejected, and not in the AUC. Absent in traces written before it was counted (those counted
+   * such layers as rejected).
+   */
+  truncated?: number[];
   /** Mann–Whitney AUC of accepted vs rejected; null with too few samples. */
   auc: number | null;
 }

@@ -1,6 +1,10 @@
 // Per-depth layer-confidence samples labelled accepted/rejected, binned for display and ranked for
 // the AUC. Label rule (docs/trace-format.md): in a request-step, drafted depth d is "accepted"
-// when the accepted path reached depth d (accepted.length > d), else "rejected".
+// when the accepted path reached depth d (accepted.length > d), else "rejected" — when the layer
+// was verified at all. A layer a gate cut before any of its nodes reached the target has no
+// outcome: it is counted apart ("truncated") and left out of the AUC. Counting it as rejected
+// would make every gate confirm itself: the samples below τ_d would all read rejected, and the
+// AUC at a gated depth would rise with τ_d whatever the draft's confidence is worth.
 
 import type { DepthHistogram, RequestStep } from '../../shared/events.js';
 import { mannWhitneyAuc } from './auc.js';
@@ -37,6 +41,7 @@ export class DepthHistogramAccumulator {
   private readonly edges: number[];
   private readonly accepted: SampleBuffer[] = [];
   private readonly rejected: SampleBuffer[] = [];
+  private readonly truncated: SampleBuffer[] = [];
 
   constructor(options: DepthHistogramOptions = {}) {
     this.bins = options.bins ?? DEFAULT_HISTOGRAM_BINS;
@@ -48,25 +53,36 @@ export class DepthHistogramAccumulator {
   /**
    * Label and store every drafted depth's layer confidence of one request-step. A depth whose
    * gate truncated the request before the layer entered the tree has no `confidences` entry, but
-   * its gate check carries the same c_{i,d}: use it, since those are the samples calibration
-   * most needs.
+   * its gate check carries the same c_{i,d}: use it. If width expansion later verified nodes at
+   * that depth, the layer has an outcome like any other; if not, it is a truncated sample.
    */
   addRequestStep(request: RequestStep): void {
     const acceptedLength = request.accepted.length;
     const depths = Math.max(request.confidences.length, ...request.gates.map((g) => g.depth + 1));
+    let verifiedDepths: Set<number> | undefined;
     for (let depth = 0; depth < depths; depth++) {
-      const confidence = request.confidences[depth] ?? request.gates.find((g) => g.depth === depth)?.confidence;
-      if (confidence !== undefined) this.add(depth, confidence, acceptedLength > depth);
+      let confidence: number | undefined = request.confidences[depth];
+      if (confidence === undefined) {
+        confidence = request.gates.find((g) => g.depth === depth)?.confidence;
+        if (confidence === undefined) continue;
+        verifiedDepths ??= new Set(request.nodes.flatMap((n) => (n.verified && n.depth >= 0 ? [n.depth] : [])));
+        if (!verifiedDepths.has(depth)) {
+          this.add(depth, confidence, 'truncated');
+          continue;
+        }
+      }
+      this.add(depth, confidence, acceptedLength > depth ? 'accepted' : 'rejected');
     }
   }
 
-  add(depth: number, confidence: number, accepted: boolean): void {
+  add(depth: number, confidence: number, label: 'accepted' | 'rejected' | 'truncated'): void {
     if (!Number.isFinite(confidence)) return; // a depth the engine did not draft may carry NaN
     while (this.accepted.length <= depth) {
       this.accepted.push(new SampleBuffer());
       this.rejected.push(new SampleBuffer());
+      this.truncated.push(new SampleBuffer());
     }
-    (accepted ? this.accepted : this.rejected)[depth].push(confidence);
+    this[label][depth].push(confidence);
   }
 
   /** One histogram per depth seen, depth 0 first. */
@@ -78,12 +94,13 @@ export class DepthHistogramAccumulator {
         edges: [...this.edges],
         accepted: this.binCounts(acc.view()),
         rejected: this.binCounts(rej.view()),
+        truncated: this.binCounts(this.truncated[depth].view()),
         auc: mannWhitneyAuc(acc.view(), rej.view(), this.aucMinSamples),
       };
     });
   }
 
-  /** Raw samples of one depth, for calibration (thresholds need the values, not the bins). */
+  /** Raw labelled samples of one depth, for calibration (thresholds need the values, not the bins); truncated ones have no label. */
   samples(depth: number): { accepted: Float64Array; rejected: Float64Array } {
     if (depth >= this.accepted.length) return { accepted: new Float64Array(0), rejected: new Float64Array(0) };
     return { accepted: this.accepted[depth].view().slice(), rejected: this.rejected[depth].view().slice() };

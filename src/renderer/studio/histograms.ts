@@ -8,32 +8,47 @@ export interface HistogramBin {
   /** Share of that class's samples in this bin (each class sums to 1), so shapes compare. */
   accepted: number;
   rejected: number;
+  /** Layers a gate cut before any node was verified: no outcome (see DepthHistogram.truncated). */
+  truncated: number;
   acceptedCount: number;
   rejectedCount: number;
+  truncatedCount: number;
 }
 
+const total = (counts: readonly number[] | undefined): number => (counts ?? []).reduce((a, b) => a + b, 0);
+
 export function histogramBins(h: DepthHistogram): HistogramBin[] {
-  const totalAccepted = h.accepted.reduce((a, b) => a + b, 0);
-  const totalRejected = h.rejected.reduce((a, b) => a + b, 0);
+  const totalAccepted = total(h.accepted);
+  const totalRejected = total(h.rejected);
+  const totalTruncated = total(h.truncated);
   const bins: HistogramBin[] = [];
   for (let i = 0; i + 1 < h.edges.length; i += 1) {
     const centre = (h.edges[i] + h.edges[i + 1]) / 2;
     const a = h.accepted[i] ?? 0;
     const r = h.rejected[i] ?? 0;
+    const t = h.truncated?.[i] ?? 0;
     bins.push({
       label: centre.toFixed(2),
       centre,
       accepted: totalAccepted > 0 ? a / totalAccepted : 0,
       rejected: totalRejected > 0 ? r / totalRejected : 0,
+      truncated: totalTruncated > 0 ? t / totalTruncated : 0,
       acceptedCount: a,
       rejectedCount: r,
+      truncatedCount: t,
     });
   }
   return bins;
 }
 
+/** Every sample of the depth: accepted, rejected and truncated. */
 export function sampleCount(h: DepthHistogram): number {
-  return h.accepted.reduce((a, b) => a + b, 0) + h.rejected.reduce((a, b) => a + b, 0);
+  return total(h.accepted) + total(h.rejected) + total(h.truncated);
+}
+
+/** Layers a gate cut at this depth before any of their nodes was verified. */
+export function truncatedCount(h: DepthHistogram): number {
+  return total(h.truncated);
 }
 
 /** Minimum AUC for a depth to count as a sweet spot when the UI suggests gates. */

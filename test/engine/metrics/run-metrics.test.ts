@@ -132,14 +132,44 @@ describe('RunMetricsAccumulator', () => {
     expect(acc.confidenceSamples(0).accepted).toEqual(Float64Array.from([0.9, 0.8]));
   });
 
-  it("takes a depth's confidence from its gate when the gate truncated before the layer was kept", () => {
-    const truncated = structuredClone(handRun[1]);
-    truncated.requests[0].confidences = [];
-    truncated.requests[0].gates = [{ depth: 0, confidence: 0.05, tau: 0.3, pass: false }];
-    truncated.requests[0].accepted = [];
+  it("counts a layer a gate cut before it was verified as truncated, apart from both labels and the AUC", () => {
+    // A: confident, accepted at depth 0. B: its gate cut depth 0 and nothing of that layer was
+    // verified, so whether it would have been accepted is unknown. C: accepted.length 0 with a
+    // verified depth-0 node: a real rejection.
+    const cut = step(0, 10, 8, 3, 0, [
+      { requestId: 'A', nodes: [root, node(1, 0, 0, true)], gates: [], confidences: [0.9], accepted: [1], bonusToken: 5, emitted: [101, 5] },
+      {
+        requestId: 'B',
+        nodes: [root, node(1, 0, 0, false)],
+        gates: [{ depth: 0, confidence: 0.05, tau: 0.3, pass: false }],
+        confidences: [],
+        accepted: [],
+        bonusToken: 9,
+        emitted: [9],
+      },
+      { requestId: 'C', nodes: [root, node(1, 0, 0, true)], gates: [], confidences: [0.95], accepted: [], bonusToken: 4, emitted: [4] },
+    ]);
+    const acc = new RunMetricsAccumulator({ policy: 'echo', bins: 10 });
+    acc.addStep(cut);
+    const [d0] = acc.histograms();
+    expect(d0.truncated?.[0]).toBe(1);
+    expect(d0.rejected[9]).toBe(1);
+    expect(d0.rejected.reduce((a, b) => a + b)).toBe(1);
+    // Counted as rejected, B's 0.05 would lift the AUC to 0.5; C alone above A gives 0.
+    expect(d0.auc).toBe(0);
+    expect(acc.confidenceSamples(0)).toEqual({ accepted: Float64Array.from([0.9]), rejected: Float64Array.from([0.95]) });
+  });
+
+  it('labels a cut layer by its outcome when width expansion verified nodes there after all', () => {
+    const widened = structuredClone(handRun[1]);
+    widened.requests[0].confidences = [];
+    widened.requests[0].gates = [{ depth: 0, confidence: 0.05, tau: 0.3, pass: false }];
+    widened.requests[0].nodes = [root, { ...node(1, 0, 0, true), grant: 'width' }];
+    widened.requests[0].accepted = [];
     const acc = new RunMetricsAccumulator({ policy: 'echo' });
-    acc.addStep(truncated);
+    acc.addStep(widened);
     expect(acc.confidenceSamples(0)).toEqual({ accepted: new Float64Array(0), rejected: Float64Array.from([0.05]) });
+    expect(acc.histograms()[0].truncated?.every((n) => n === 0)).toBe(true);
   });
 
   it('gives AUC null when a depth has only one label', () => {

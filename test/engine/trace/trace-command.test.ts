@@ -55,6 +55,29 @@ describe('echo-studio trace summary', () => {
     const windowed = path.join(path.dirname(file), 'windowed.jsonl');
     writeFileSync(windowed, [JSON.stringify(header), ...lines.slice(1)].join('\n') + '\n');
     expect((await cli('trace', 'summary', windowed)).stdout).toMatch(/\n {2}draft\s+int8 weights · attention window 4:16 \(sink:recent rows\)\n/);
+    expect(text).not.toMatch(/cut by gates/);
+  });
+
+  it('counts layers a gate cut before verification apart from the AUC', async () => {
+    const { file, dir } = recordedTrace();
+    const lines = readFileSync(file, 'utf8').trim().split('\n');
+    // In the first step, the first request's gate cuts depth 0 and nothing of it is verified.
+    const first = JSON.parse(lines[1]);
+    const r = first.requests[0];
+    r.nodes = r.nodes.map((n: { depth: number; verified: boolean }) => ({ ...n, verified: n.depth < 0 }));
+    r.confidences = [];
+    r.gates = [{ depth: 0, confidence: 0.01, tau: 0.5, pass: false }];
+    r.accepted = [];
+    r.emitted = [r.bonusToken];
+    const gated = path.join(dir, 'gated.jsonl');
+    writeFileSync(gated, [lines[0], JSON.stringify(first), ...lines.slice(2)].join('\n') + '\n');
+    expect((await cli('trace', 'summary', gated)).stdout).toMatch(/\n {2}cut by gates, unverified\s+d0 1 \(no outcome: not in the AUC\)\n/);
+    const report = JSON.parse((await cli('trace', 'summary', gated, '--json')).stdout);
+    const before = JSON.parse((await cli('trace', 'summary', file, '--json')).stdout);
+    expect(report.histograms[0].truncated.reduce((a: number, b: number) => a + b, 0)).toBe(1);
+    // The cut layer is neither accepted nor rejected.
+    const labelled = (h: { accepted: number[]; rejected: number[] }) => [...h.accepted, ...h.rejected].reduce((a, b) => a + b, 0);
+    expect(labelled(report.histograms[0])).toBe(labelled(before.histograms[0]) - 1);
   });
 
   it('summarises a cut file up to the cut and warns with the line', async () => {
