@@ -1,10 +1,11 @@
 // Per-depth layer-confidence samples labelled accepted/rejected, binned for display and ranked for
 // the AUC. Label rule (docs/trace-format.md): in a request-step, drafted depth d is "accepted"
-// when the accepted path reached depth d (accepted.length > d), else "rejected" — when the layer
-// was verified at all. A layer a gate cut before any of its nodes reached the target has no
-// outcome: it is counted apart ("truncated") and left out of the AUC. Counting it as rejected
-// would make every gate confirm itself: the samples below τ_d would all read rejected, and the
-// AUC at a gated depth would rise with τ_d whatever the draft's confidence is worth.
+// when the accepted path reached depth d (accepted.length > d), else "rejected". A layer a gate
+// cut before any of its nodes reached the target is rejected only when the accepted path broke
+// above it (accepted.length < d: no node at d could have been reached); when the path reached it,
+// its outcome is unknown: it is counted apart ("truncated") and left out of the AUC. Counting it
+// as rejected would make every gate confirm itself: the samples below τ_d would all read
+// rejected, and the AUC at a gated depth would rise with τ_d whatever the confidence is worth.
 
 import type { DepthHistogram, RequestStep } from '../../shared/events.js';
 import { mannWhitneyAuc } from './auc.js';
@@ -54,7 +55,8 @@ export class DepthHistogramAccumulator {
    * Label and store every drafted depth's layer confidence of one request-step. A depth whose
    * gate truncated the request before the layer entered the tree has no `confidences` entry, but
    * its gate check carries the same c_{i,d}: use it. If width expansion later verified nodes at
-   * that depth, the layer has an outcome like any other; if not, it is a truncated sample.
+   * that depth, the layer has an outcome like any other; if not, it is rejected when the path
+   * broke above it and a truncated sample (no outcome) when the path reached it.
    */
   addRequestStep(request: RequestStep): void {
     const acceptedLength = request.accepted.length;
@@ -67,7 +69,7 @@ export class DepthHistogramAccumulator {
         if (confidence === undefined) continue;
         verifiedDepths ??= new Set(request.nodes.flatMap((n) => (n.verified && n.depth >= 0 ? [n.depth] : [])));
         if (!verifiedDepths.has(depth)) {
-          this.add(depth, confidence, 'truncated');
+          this.add(depth, confidence, acceptedLength < depth ? 'rejected' : 'truncated');
           continue;
         }
       }

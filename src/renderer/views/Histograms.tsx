@@ -139,7 +139,7 @@ function DepthChartBody({
         <strong>depth {histogram.depth}</strong>
         <span>AUC {histogram.auc === null ? '—' : formatNumber(histogram.auc)}</span>
         {cut > 0 && (
-          <span className="muted" data-testid={`truncated-${histogram.depth}`} title="layers this depth's gate cut before the target saw them: whether they would have been accepted is unknown, so they are neither accepted nor rejected and the AUC leaves them out">
+          <span className="muted" data-testid={`truncated-${histogram.depth}`} title="layers this depth's gate cut before the target saw them, on paths accepted up to this depth: whether they would have been accepted is unknown, so they are neither accepted nor rejected and the AUC leaves them out (a cut layer below a rejected one counts as rejected)">
             {cut} cut, no outcome
           </span>
         )}

@@ -160,6 +160,35 @@ describe('RunMetricsAccumulator', () => {
     expect(acc.confidenceSamples(0)).toEqual({ accepted: Float64Array.from([0.9]), rejected: Float64Array.from([0.95]) });
   });
 
+  it('counts a cut layer as rejected when the accepted path broke above it', () => {
+    // Depth 0 verified and rejected, so no node at depth 1 could have been accepted: a certain
+    // rejection. E's path reached depth 1 (its root was accepted): there the cut has no outcome.
+    const cut = step(0, 10, 8, 4, 0, [
+      {
+        requestId: 'D',
+        nodes: [root, node(1, 0, 0, true)],
+        gates: [{ depth: 1, confidence: 0.02, tau: 0.1, pass: false }],
+        confidences: [0.4],
+        accepted: [],
+        bonusToken: 9,
+        emitted: [9],
+      },
+      {
+        requestId: 'E',
+        nodes: [root, node(1, 0, 0, true)],
+        gates: [{ depth: 1, confidence: 0.03, tau: 0.1, pass: false }],
+        confidences: [0.8],
+        accepted: [1],
+        bonusToken: 9,
+        emitted: [101, 9],
+      },
+    ]);
+    const acc = new RunMetricsAccumulator({ policy: 'echo' });
+    acc.addStep(cut);
+    expect(acc.confidenceSamples(1)).toEqual({ accepted: new Float64Array(0), rejected: Float64Array.from([0.02]) });
+    expect(acc.histograms()[1].truncated?.reduce((a, b) => a + b)).toBe(1);
+  });
+
   it('labels a cut layer by its outcome when width expansion verified nodes there after all', () => {
     const widened = structuredClone(handRun[1]);
     widened.requests[0].confidences = [];

@@ -71,7 +71,7 @@ describe('echo-studio trace summary', () => {
     r.emitted = [r.bonusToken];
     const gated = path.join(dir, 'gated.jsonl');
     writeFileSync(gated, [lines[0], JSON.stringify(first), ...lines.slice(2)].join('\n') + '\n');
-    expect((await cli('trace', 'summary', gated)).stdout).toMatch(/\n {2}cut by gates, unverified\s+d0 1 \(no outcome: not in the AUC\)\n/);
+    expect((await cli('trace', 'summary', gated)).stdout).toMatch(/\n {2}cut by gates, no outcome\s+d0 1 \(layers cut on a path accepted that far: not in the AUC\)\n/);
     const report = JSON.parse((await cli('trace', 'summary', gated, '--json')).stdout);
     const before = JSON.parse((await cli('trace', 'summary', file, '--json')).stdout);
     expect(report.histograms[0].truncated.reduce((a: number, b: number) => a + b, 0)).toBe(1);
