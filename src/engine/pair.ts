@@ -4,6 +4,7 @@
 // and what the draft proposes never changes a lossless run's output, only how much of it the
 // target accepts. The target is always float32.
 import { defaultDraftPrecision, type WeightPrecision } from '../shared/config.js';
+import { readConfigJson } from './model/config.js';
 import { loadModel, type LoadOptions } from './model/loader.js';
 import { assertSameVocabulary, ModelTokenizer } from './model/tokenizer.js';
 import type { AttentionWindow, ModelSession } from './model/types.js';
@@ -34,6 +35,9 @@ export interface PairOptions extends Pick<LoadOptions, 'threads' | 'provider' | 
 }
 
 export async function loadPair(draftDir: string, targetDir: string, options: PairOptions): Promise<ModelPair> {
+  // A folder that is not a model at all should say so, not that its tokenizer.json is missing.
+  readConfigJson(targetDir);
+  readConfigJson(draftDir);
   const targetTokenizer = ModelTokenizer.load(targetDir);
   const draftTokenizer = ModelTokenizer.load(draftDir);
   assertSameVocabulary(draftTokenizer, targetTokenizer);
