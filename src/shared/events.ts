@@ -149,11 +149,11 @@ export interface DepthHistogram {
   accepted: number[];
   rejected: number[];
   /**
-   * Layers a gate cut before any of their nodes was verified: no outcome, so neither accepted nor
-   * rejected, and not in the AUC. Absent in traces written before it was counted (those counted
-   * such layers as rejected).
+   * Layers none of whose nodes was verified (a gate cut them, or the budget left them out) on a
+   * path accepted that far: no outcome, so neither accepted nor rejected, and not in the AUC.
+   * Absent in summaries written before it was counted (those counted such layers as rejected).
    */
-  truncated?: number[];
+  unverified?: number[];
   /** Mann–Whitney AUC of accepted vs rejected; null with too few samples. */
   auc: number | null;
 }

@@ -204,7 +204,7 @@ export const DepthHistogramSchema = z.object({
   edges: z.array(z.number()),
   accepted: z.array(count()),
   rejected: z.array(count()),
-  truncated: z.array(count()).optional(),
+  unverified: z.array(count()).optional(),
   auc: z.number().min(0).max(1).nullable(),
 });
 

@@ -89,8 +89,8 @@ export function formatSummary(r: TraceSummaryReport): string {
     ...(draft.precision && draft.precision !== 'float32' ? [`${draft.precision} weights`] : []),
     ...(draft.window ? [`attention window ${draft.window.sink}:${draft.window.recent} (sink:recent rows)`] : []),
   ];
-  const cut = r.histograms.flatMap((h) => {
-    const n = (h.truncated ?? []).reduce((a, b) => a + b, 0);
+  const unverified = r.histograms.flatMap((h) => {
+    const n = (h.unverified ?? []).reduce((a, b) => a + b, 0);
     return n > 0 ? [`d${h.depth} ${n}`] : [];
   });
   const rows: [string, string][] = [
@@ -110,7 +110,7 @@ export function formatSummary(r: TraceSummaryReport): string {
     ['TPOT p50 / p99', `${fixed(m.tpotP50Ms, 2)} / ${fixed(m.tpotP99Ms, 2)} ms`],
     ...(m.stepTime ? ([['time per step', formatStepTime(m.stepTime)]] as [string, string][]) : []),
     ['confidence AUC by depth', r.histograms.map((h) => `d${h.depth} ${h.auc === null ? '-' : fixed(h.auc, 2)}`).join('  ') || '-'],
-    ...(cut.length > 0 ? ([['cut by gates, no outcome', `${cut.join('  ')} (layers cut on a path accepted that far: not in the AUC)`]] as [string, string][]) : []),
+    ...(unverified.length > 0 ? ([['unverified layers', `${unverified.join('  ')} (never verified on a path accepted that far: no outcome, not in the AUC)`]] as [string, string][]) : []),
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   return [`${r.file}  (${state}, written ${r.header.createdAt} by ${r.header.writer})`, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join('\n');

@@ -1,11 +1,12 @@
 // Per-depth layer-confidence samples labelled accepted/rejected, binned for display and ranked for
 // the AUC. Label rule (docs/trace-format.md): in a request-step, drafted depth d is "accepted"
-// when the accepted path reached depth d (accepted.length > d), else "rejected". A layer a gate
-// cut before any of its nodes reached the target is rejected only when the accepted path broke
-// above it (accepted.length < d: no node at d could have been reached); when the path reached it,
-// its outcome is unknown: it is counted apart ("truncated") and left out of the AUC. Counting it
-// as rejected would make every gate confirm itself: the samples below τ_d would all read
-// rejected, and the AUC at a gated depth would rise with τ_d whatever the confidence is worth.
+// when the accepted path reached depth d (accepted.length > d), else "rejected" — when some node
+// at depth d was verified. A layer none of whose nodes reached the target (a gate cut it, or the
+// budget left it out) is rejected only when the accepted path broke above it (accepted.length < d:
+// no node at d could have been reached); when the path reached it, its outcome is unknown: it is
+// counted apart ("unverified") and left out of the AUC. Counting it as rejected would make every
+// gate confirm itself: the samples below τ_d would all read rejected, and the AUC at a gated
+// depth would rise with τ_d whatever the confidence is worth.
 
 import type { DepthHistogram, RequestStep } from '../../shared/events.js';
 import { mannWhitneyAuc } from './auc.js';
@@ -42,7 +43,7 @@ export class DepthHistogramAccumulator {
   private readonly edges: number[];
   private readonly accepted: SampleBuffer[] = [];
   private readonly rejected: SampleBuffer[] = [];
-  private readonly truncated: SampleBuffer[] = [];
+  private readonly unverified: SampleBuffer[] = [];
 
   constructor(options: DepthHistogramOptions = {}) {
     this.bins = options.bins ?? DEFAULT_HISTOGRAM_BINS;
@@ -54,35 +55,27 @@ export class DepthHistogramAccumulator {
   /**
    * Label and store every drafted depth's layer confidence of one request-step. A depth whose
    * gate truncated the request before the layer entered the tree has no `confidences` entry, but
-   * its gate check carries the same c_{i,d}: use it. If width expansion later verified nodes at
-   * that depth, the layer has an outcome like any other; if not, it is rejected when the path
-   * broke above it and a truncated sample (no outcome) when the path reached it.
+   * its gate check carries the same c_{i,d}: use it.
    */
   addRequestStep(request: RequestStep): void {
     const acceptedLength = request.accepted.length;
     const depths = Math.max(request.confidences.length, ...request.gates.map((g) => g.depth + 1));
     let verifiedDepths: Set<number> | undefined;
     for (let depth = 0; depth < depths; depth++) {
-      let confidence: number | undefined = request.confidences[depth];
-      if (confidence === undefined) {
-        confidence = request.gates.find((g) => g.depth === depth)?.confidence;
-        if (confidence === undefined) continue;
-        verifiedDepths ??= new Set(request.nodes.flatMap((n) => (n.verified && n.depth >= 0 ? [n.depth] : [])));
-        if (!verifiedDepths.has(depth)) {
-          this.add(depth, confidence, acceptedLength < depth ? 'rejected' : 'truncated');
-          continue;
-        }
-      }
-      this.add(depth, confidence, acceptedLength > depth ? 'accepted' : 'rejected');
+      const confidence = request.confidences[depth] ?? request.gates.find((g) => g.depth === depth)?.confidence;
+      if (confidence === undefined) continue;
+      verifiedDepths ??= new Set(request.nodes.flatMap((n) => (n.verified && n.depth >= 0 ? [n.depth] : [])));
+      const label = verifiedDepths.has(depth) ? (acceptedLength > depth ? 'accepted' : 'rejected') : acceptedLength < depth ? 'rejected' : 'unverified';
+      this.add(depth, confidence, label);
     }
   }
 
-  add(depth: number, confidence: number, label: 'accepted' | 'rejected' | 'truncated'): void {
+  add(depth: number, confidence: number, label: 'accepted' | 'rejected' | 'unverified'): void {
     if (!Number.isFinite(confidence)) return; // a depth the engine did not draft may carry NaN
     while (this.accepted.length <= depth) {
       this.accepted.push(new SampleBuffer());
       this.rejected.push(new SampleBuffer());
-      this.truncated.push(new SampleBuffer());
+      this.unverified.push(new SampleBuffer());
     }
     this[label][depth].push(confidence);
   }
@@ -96,13 +89,13 @@ export class DepthHistogramAccumulator {
         edges: [...this.edges],
         accepted: this.binCounts(acc.view()),
         rejected: this.binCounts(rej.view()),
-        truncated: this.binCounts(this.truncated[depth].view()),
+        unverified: this.binCounts(this.unverified[depth].view()),
         auc: mannWhitneyAuc(acc.view(), rej.view(), this.aucMinSamples),
       };
     });
   }
 
-  /** Raw labelled samples of one depth, for calibration (thresholds need the values, not the bins); truncated ones have no label. */
+  /** Raw labelled samples of one depth, for calibration (thresholds need the values, not the bins); unverified ones have no label. */
   samples(depth: number): { accepted: Float64Array; rejected: Float64Array } {
     if (depth >= this.accepted.length) return { accepted: new Float64Array(0), rejected: new Float64Array(0) };
     return { accepted: this.accepted[depth].view().slice(), rejected: this.rejected[depth].view().slice() };

@@ -8,11 +8,11 @@ export interface HistogramBin {
   /** Share of that class's samples in this bin (each class sums to 1), so shapes compare. */
   accepted: number;
   rejected: number;
-  /** Layers a gate cut before any node was verified: no outcome (see DepthHistogram.truncated). */
-  truncated: number;
+  /** Layers never verified on a path accepted that far: no outcome (see DepthHistogram.unverified). */
+  unverified: number;
   acceptedCount: number;
   rejectedCount: number;
-  truncatedCount: number;
+  unverifiedCount: number;
 }
 
 const total = (counts: readonly number[] | undefined): number => (counts ?? []).reduce((a, b) => a + b, 0);
@@ -20,35 +20,35 @@ const total = (counts: readonly number[] | undefined): number => (counts ?? []).
 export function histogramBins(h: DepthHistogram): HistogramBin[] {
   const totalAccepted = total(h.accepted);
   const totalRejected = total(h.rejected);
-  const totalTruncated = total(h.truncated);
+  const totalUnverified = total(h.unverified);
   const bins: HistogramBin[] = [];
   for (let i = 0; i + 1 < h.edges.length; i += 1) {
     const centre = (h.edges[i] + h.edges[i + 1]) / 2;
     const a = h.accepted[i] ?? 0;
     const r = h.rejected[i] ?? 0;
-    const t = h.truncated?.[i] ?? 0;
+    const u = h.unverified?.[i] ?? 0;
     bins.push({
       label: centre.toFixed(2),
       centre,
       accepted: totalAccepted > 0 ? a / totalAccepted : 0,
       rejected: totalRejected > 0 ? r / totalRejected : 0,
-      truncated: totalTruncated > 0 ? t / totalTruncated : 0,
+      unverified: totalUnverified > 0 ? u / totalUnverified : 0,
       acceptedCount: a,
       rejectedCount: r,
-      truncatedCount: t,
+      unverifiedCount: u,
     });
   }
   return bins;
 }
 
-/** Every sample of the depth: accepted, rejected and truncated. */
+/** Every sample of the depth: accepted, rejected and unverified. */
 export function sampleCount(h: DepthHistogram): number {
-  return total(h.accepted) + total(h.rejected) + total(h.truncated);
+  return total(h.accepted) + total(h.rejected) + total(h.unverified);
 }
 
-/** Layers a gate cut at this depth before any of their nodes was verified. */
-export function truncatedCount(h: DepthHistogram): number {
-  return total(h.truncated);
+/** Layers at this depth never verified on a path accepted that far (no outcome). */
+export function unverifiedCount(h: DepthHistogram): number {
+  return total(h.unverified);
 }
 
 /** Minimum AUC for a depth to count as a sweet spot when the UI suggests gates. */

@@ -1,5 +1,6 @@
-// Accepted vs rejected layer confidence per depth (binned in the engine), with the layers a gate cut
-// before verification as a third class (no outcome, not in the AUC), AUC per depth, sweet-spot
+// Accepted vs rejected layer confidence per depth (binned in the engine), with the layers never
+// verified (a gate cut them, or the budget left them out) as a third class: no outcome, not in the
+// AUC. AUC per depth, sweet-spot
 // markers, and τ_d as a line that can be dragged (or nudged with arrow keys): releasing it sends
 // knobs.set, which the engine applies from its next step without restarting the run.
 import type { ConfidenceSignal } from '../../shared/config.js';
@@ -7,10 +8,10 @@ import { memo, useCallback, useRef, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, XAxis, YAxis } from 'recharts';
 import type { DepthHistogram } from '../../shared/events.js';
 import { stepConfidenceSignal } from '../../shared/trace-schema.js';
-import { histogramBins, isSweetSpot, pointerFromTau, sampleCount, tauFromPointer, tausInUse, truncatedCount } from '../studio/histograms.js';
+import { histogramBins, isSweetSpot, pointerFromTau, sampleCount, tauFromPointer, tausInUse, unverifiedCount } from '../studio/histograms.js';
 import type { StudioState } from '../studio/store.js';
 import { formatNumber } from '../studio/tokens.js';
-import { STATE_COLOURS, TRUNCATED_COLOUR } from './colors.js';
+import { STATE_COLOURS, UNVERIFIED_COLOUR } from './colors.js';
 import { useOnScreen, useSend, useStudio, useStudioStore, useThrottledStudio } from './StudioContext.js';
 import { useCanvasSize } from './useCanvas.js';
 
@@ -132,15 +133,19 @@ function DepthChartBody({
   const plotLeft = MARGIN.left + Y_AXIS_WIDTH;
   const plotWidth = Math.max(0, width - plotLeft - MARGIN.right);
   const sweet = isSweetSpot(histogram);
-  const cut = truncatedCount(histogram);
+  const unverified = unverifiedCount(histogram);
   return (
     <figure className="depth-chart" data-testid={`histogram-${histogram.depth}`} data-samples={sampleCount(histogram)}>
       <figcaption>
         <strong>depth {histogram.depth}</strong>
         <span>AUC {histogram.auc === null ? '—' : formatNumber(histogram.auc)}</span>
-        {cut > 0 && (
-          <span className="muted" data-testid={`truncated-${histogram.depth}`} title="layers this depth's gate cut before the target saw them, on paths accepted up to this depth: whether they would have been accepted is unknown, so they are neither accepted nor rejected and the AUC leaves them out (a cut layer below a rejected one counts as rejected)">
-            {cut} cut, no outcome
+        {unverified > 0 && (
+          <span
+            className="muted"
+            data-testid={`unverified-${histogram.depth}`}
+            title="layers drafted at this depth that the target never saw (a gate cut them, or the budget left them out) on paths accepted up to here: whether they would have been accepted is unknown, so they are neither accepted nor rejected and the AUC leaves them out (such a layer below a rejected one counts as rejected)"
+          >
+            {unverified} unverified
           </span>
         )}
         {sweet && <span className="badge sweet" title="AUC above the sweet-spot threshold: a good place for a gate">sweet spot</span>}
@@ -160,7 +165,7 @@ function DepthChartBody({
             <YAxis width={Y_AXIS_WIDTH} interval={0} tick={{ fontSize: 10 }} tickFormatter={(v: number) => `${Math.round(v * 100)}%`} />
             <Bar dataKey="accepted" fill={STATE_COLOURS.accepted} isAnimationActive={false} />
             <Bar dataKey="rejected" fill={STATE_COLOURS.rejected} isAnimationActive={false} />
-            {cut > 0 && <Bar dataKey="truncated" fill={TRUNCATED_COLOUR} isAnimationActive={false} />}
+            {unverified > 0 && <Bar dataKey="unverified" fill={UNVERIFIED_COLOUR} isAnimationActive={false} />}
           </BarChart>
         )}
         {width > 0 && tau !== undefined && (
@@ -204,7 +209,7 @@ export function Histograms() {
         <span className="legend-inline">
           <span className="swatch dot" style={{ background: STATE_COLOURS.accepted }} /> accepted
           <span className="swatch dot" style={{ background: STATE_COLOURS.rejected }} /> rejected
-          <span className="swatch dot" style={{ background: TRUNCATED_COLOUR }} /> cut by the gate (no outcome) · drag τ to change the gate live
+          <span className="swatch dot" style={{ background: UNVERIFIED_COLOUR }} /> never verified (no outcome) · drag τ to change the gate live
         </span>
       </header>
       {depths.length === 0 ? (

@@ -16,8 +16,8 @@ export const STATE_LABELS: Record<NodeState, string> = {
   pruned: 'pruned (never verified)',
 };
 
-/** A layer a gate cut before it was verified: no outcome (the histograms' third class). */
-export const TRUNCATED_COLOUR = STATE_COLOURS.pruned;
+/** A layer never verified on a path accepted that far: no outcome (the histograms' third class). */
+export const UNVERIFIED_COLOUR = STATE_COLOURS.pruned;
 
 export const GRANT_COLOURS = { depth: '#60a5fa', width: '#d08bff' } as const;
 export const GRANT_LABELS = { depth: 'added by depth extension', width: 'added by width expansion' } as const;

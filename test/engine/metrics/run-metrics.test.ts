@@ -132,7 +132,7 @@ describe('RunMetricsAccumulator', () => {
     expect(acc.confidenceSamples(0).accepted).toEqual(Float64Array.from([0.9, 0.8]));
   });
 
-  it("counts a layer a gate cut before it was verified as truncated, apart from both labels and the AUC", () => {
+  it("counts a layer a gate cut before it was verified as unverified, apart from both labels and the AUC", () => {
     // A: confident, accepted at depth 0. B: its gate cut depth 0 and nothing of that layer was
     // verified, so whether it would have been accepted is unknown. C: accepted.length 0 with a
     // verified depth-0 node: a real rejection.
@@ -152,7 +152,7 @@ describe('RunMetricsAccumulator', () => {
     const acc = new RunMetricsAccumulator({ policy: 'echo', bins: 10 });
     acc.addStep(cut);
     const [d0] = acc.histograms();
-    expect(d0.truncated?.[0]).toBe(1);
+    expect(d0.unverified?.[0]).toBe(1);
     expect(d0.rejected[9]).toBe(1);
     expect(d0.rejected.reduce((a, b) => a + b)).toBe(1);
     // Counted as rejected, B's 0.05 would lift the AUC to 0.5; C alone above A gives 0.
@@ -186,7 +186,29 @@ describe('RunMetricsAccumulator', () => {
     const acc = new RunMetricsAccumulator({ policy: 'echo' });
     acc.addStep(cut);
     expect(acc.confidenceSamples(1)).toEqual({ accepted: new Float64Array(0), rejected: Float64Array.from([0.02]) });
-    expect(acc.histograms()[1].truncated?.reduce((a, b) => a + b)).toBe(1);
+    expect(acc.histograms()[1].unverified?.reduce((a, b) => a + b)).toBe(1);
+  });
+
+  it('treats a drafted layer the budget left out like a cut one: no outcome where the path reached it', () => {
+    // F drafted depth 1 but the global selection verified only its root (EAGLE-2 at high load),
+    // which was accepted: depth 1 has no outcome. Were it counted rejected, its 0.6 would be a
+    // rejection above every accepted sample.
+    const dropped = step(0, 10, 8, 2, 0, [
+      {
+        requestId: 'F',
+        nodes: [root, node(1, 0, 0, true), node(2, 1, 1, false)],
+        gates: [],
+        confidences: [0.9, 0.6],
+        accepted: [1],
+        bonusToken: 9,
+        emitted: [101, 9],
+      },
+    ]);
+    const acc = new RunMetricsAccumulator({ policy: 'eagle2' });
+    acc.addStep(dropped);
+    expect(acc.confidenceSamples(1)).toEqual({ accepted: new Float64Array(0), rejected: new Float64Array(0) });
+    expect(acc.histograms()[1].unverified?.reduce((a, b) => a + b)).toBe(1);
+    expect(acc.confidenceSamples(0).accepted).toEqual(Float64Array.from([0.9]));
   });
 
   it('labels a cut layer by its outcome when width expansion verified nodes there after all', () => {
@@ -198,7 +220,7 @@ describe('RunMetricsAccumulator', () => {
     const acc = new RunMetricsAccumulator({ policy: 'echo' });
     acc.addStep(widened);
     expect(acc.confidenceSamples(0)).toEqual({ accepted: new Float64Array(0), rejected: Float64Array.from([0.05]) });
-    expect(acc.histograms()[0].truncated?.every((n) => n === 0)).toBe(true);
+    expect(acc.histograms()[0].unverified?.every((n) => n === 0)).toBe(true);
   });
 
   it('gives AUC null when a depth has only one label', () => {

@@ -55,10 +55,9 @@ describe('echo-studio trace summary', () => {
     const windowed = path.join(path.dirname(file), 'windowed.jsonl');
     writeFileSync(windowed, [JSON.stringify(header), ...lines.slice(1)].join('\n') + '\n');
     expect((await cli('trace', 'summary', windowed)).stdout).toMatch(/\n {2}draft\s+int8 weights · attention window 4:16 \(sink:recent rows\)\n/);
-    expect(text).not.toMatch(/cut by gates/);
   });
 
-  it('counts layers a gate cut before verification apart from the AUC', async () => {
+  it('counts layers a gate cut before verification apart from the AUC, as unverified', async () => {
     const { file, dir } = recordedTrace();
     const lines = readFileSync(file, 'utf8').trim().split('\n');
     // In the first step, the first request's gate cuts depth 0 and nothing of it is verified.
@@ -71,10 +70,13 @@ describe('echo-studio trace summary', () => {
     r.emitted = [r.bonusToken];
     const gated = path.join(dir, 'gated.jsonl');
     writeFileSync(gated, [lines[0], JSON.stringify(first), ...lines.slice(2)].join('\n') + '\n');
-    expect((await cli('trace', 'summary', gated)).stdout).toMatch(/\n {2}cut by gates, no outcome\s+d0 1 \(layers cut on a path accepted that far: not in the AUC\)\n/);
     const report = JSON.parse((await cli('trace', 'summary', gated, '--json')).stdout);
     const before = JSON.parse((await cli('trace', 'summary', file, '--json')).stdout);
-    expect(report.histograms[0].truncated.reduce((a: number, b: number) => a + b, 0)).toBe(1);
+    const unverifiedAt0 = (h: { unverified: number[] }) => h.unverified.reduce((a, b) => a + b, 0);
+    expect(unverifiedAt0(report.histograms[0])).toBe(unverifiedAt0(before.histograms[0]) + 1);
+    expect((await cli('trace', 'summary', gated)).stdout).toMatch(
+      new RegExp(`\\n {2}unverified layers\\s+d0 ${unverifiedAt0(report.histograms[0])}\\b.* \\(never verified on a path accepted that far: no outcome, not in the AUC\\)\\n`),
+    );
     // The cut layer is neither accepted nor rejected.
     const labelled = (h: { accepted: number[]; rejected: number[] }) => [...h.accepted, ...h.rejected].reduce((a, b) => a + b, 0);
     expect(labelled(report.histograms[0])).toBe(labelled(before.histograms[0]) - 1);

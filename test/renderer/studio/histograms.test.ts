@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { histogramBins, isSweetSpot, pointerFromTau, sampleCount, tauFromPointer, tausInUse, truncatedCount } from '../../../src/renderer/studio/histograms.js';
+import { histogramBins, isSweetSpot, pointerFromTau, sampleCount, tauFromPointer, tausInUse, unverifiedCount } from '../../../src/renderer/studio/histograms.js';
 import { textSegment } from '../../../src/renderer/studio/requestText.js';
 import { sampleRequest, sampleStep } from './fixtures.js';
 
@@ -10,18 +10,18 @@ describe('histogramBins', () => {
     expect(bins.map((b) => b.accepted)).toEqual([0.25, 0.75]);
     expect(bins.map((b) => b.rejected)).toEqual([1, 0]);
     expect(bins[1].acceptedCount).toBe(3);
-    // A histogram from before truncated layers were counted apart has none.
-    expect(bins.map((b) => b.truncated)).toEqual([0, 0]);
+    // A histogram from before unverified layers were counted apart has none.
+    expect(bins.map((b) => b.unverified)).toEqual([0, 0]);
   });
 
-  it('shows layers a gate cut unverified as their own class', () => {
-    const h = { depth: 2, edges: [0, 0.5, 1], accepted: [0, 4], rejected: [2, 2], truncated: [6, 2], auc: 0.75 };
+  it('shows layers never verified as their own class', () => {
+    const h = { depth: 2, edges: [0, 0.5, 1], accepted: [0, 4], rejected: [2, 2], unverified: [6, 2], auc: 0.75 };
     const bins = histogramBins(h);
-    expect(bins.map((b) => b.truncated)).toEqual([0.75, 0.25]);
-    expect(bins.map((b) => b.truncatedCount)).toEqual([6, 2]);
+    expect(bins.map((b) => b.unverified)).toEqual([0.75, 0.25]);
+    expect(bins.map((b) => b.unverifiedCount)).toEqual([6, 2]);
     expect(bins.map((b) => b.rejected)).toEqual([0.5, 0.5]);
     expect(sampleCount(h)).toBe(16);
-    expect(truncatedCount(h)).toBe(8);
+    expect(unverifiedCount(h)).toBe(8);
   });
 
   it('marks sweet spots by AUC and never when AUC is unknown', () => {

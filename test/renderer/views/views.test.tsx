@@ -391,19 +391,19 @@ describe('Histograms', () => {
         steps: [sampleStep(0, [sampleRequest()])],
         histograms: [
           { depth: 0, edges: [0, 0.5, 1], accepted: [1, 9], rejected: [8, 2], auc: 0.86 },
-          { depth: 1, edges: [0, 0.5, 1], accepted: [3, 4], rejected: [4, 3], truncated: [0, 0], auc: 0.52 },
-          { depth: 2, edges: [0, 0.5, 1], accepted: [0, 5], rejected: [1, 2], truncated: [12, 0], auc: 0.93 },
+          { depth: 1, edges: [0, 0.5, 1], accepted: [3, 4], rejected: [4, 3], unverified: [0, 0], auc: 0.52 },
+          { depth: 2, edges: [0, 0.5, 1], accepted: [0, 5], rejected: [1, 2], unverified: [12, 0], auc: 0.93 },
         ],
       }),
     );
     await waitFor(() => expect(screen.getByTestId('histogram-0').textContent).toContain('AUC 0.86'), { timeout: 3000 });
     expect(screen.getByTestId('histogram-0').textContent).toContain('sweet spot');
     expect(screen.getByTestId('histogram-1').textContent).not.toContain('sweet spot');
-    // Layers the gate cut unverified are counted apart, and only where there are any.
-    await waitFor(() => expect(screen.getByTestId('truncated-2').textContent).toBe('12 cut, no outcome'), { timeout: 3000 });
+    // Layers never verified are counted apart, and only where there are any.
+    await waitFor(() => expect(screen.getByTestId('unverified-2').textContent).toBe('12 unverified'), { timeout: 3000 });
     expect(screen.getByTestId('histogram-2').getAttribute('data-samples')).toBe('20');
-    expect(screen.queryByTestId('truncated-0')).toBeNull();
-    expect(screen.queryByTestId('truncated-1')).toBeNull();
+    expect(screen.queryByTestId('unverified-0')).toBeNull();
+    expect(screen.queryByTestId('unverified-1')).toBeNull();
     // Depth 0 is gated in the step (τ 0.30 in its gate check); depth 1 is not, so it has no line.
     expect(screen.queryByTestId('tau-line-1')).toBeNull();
     const line = await screen.findByTestId('tau-line-0', undefined, { timeout: 3000 });
