@@ -149,8 +149,8 @@ export interface DepthHistogram {
   accepted: number[];
   rejected: number[];
   /**
-   * Layers none of whose nodes was verified (a gate cut them, or the budget left them out) on a
-   * path accepted that far: no outcome, so neither accepted nor rejected, and not in the AUC.
+   * Layers none of whose nodes was verified (a gate cut them, or the budget left them out): no
+   * outcome, so neither accepted nor rejected, and not in the AUC.
    * Absent in summaries written before it was counted (those counted such layers as rejected).
    */
   unverified?: number[];

@@ -110,7 +110,7 @@ export function formatSummary(r: TraceSummaryReport): string {
     ['TPOT p50 / p99', `${fixed(m.tpotP50Ms, 2)} / ${fixed(m.tpotP99Ms, 2)} ms`],
     ...(m.stepTime ? ([['time per step', formatStepTime(m.stepTime)]] as [string, string][]) : []),
     ['confidence AUC by depth', r.histograms.map((h) => `d${h.depth} ${h.auc === null ? '-' : fixed(h.auc, 2)}`).join('  ') || '-'],
-    ...(unverified.length > 0 ? ([['unverified layers', `${unverified.join('  ')} (never verified on a path accepted that far: no outcome, not in the AUC)`]] as [string, string][]) : []),
+    ...(unverified.length > 0 ? ([['unverified layers', `${unverified.join('  ')} (never verified: no outcome, not in the AUC)`]] as [string, string][]) : []),
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   return [`${r.file}  (${state}, written ${r.header.createdAt} by ${r.header.writer})`, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join('\n');

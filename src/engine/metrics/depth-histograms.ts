@@ -2,11 +2,11 @@
 // the AUC. Label rule (docs/trace-format.md): in a request-step, drafted depth d is "accepted"
 // when the accepted path reached depth d (accepted.length > d), else "rejected" — when some node
 // at depth d was verified. A layer none of whose nodes reached the target (a gate cut it, or the
-// budget left it out) is rejected only when the accepted path broke above it (accepted.length < d:
-// no node at d could have been reached); when the path reached it, its outcome is unknown: it is
-// counted apart ("unverified") and left out of the AUC. Counting it as rejected would make every
-// gate confirm itself: the samples below τ_d would all read rejected, and the AUC at a gated
-// depth would rise with τ_d whatever the confidence is worth.
+// budget left it out) is counted apart ("unverified") and left out of the AUC. Counted as
+// rejected, every gate would confirm itself: the samples below τ_d would all read rejected, and
+// the AUC at a gated depth would rise with τ_d whatever the confidence is worth. Nor is such a
+// layer counted as rejected when the path broke above it, though it surely would have been: below
+// τ_d only rejections would then be labelled, and the AUC would rise with τ_d all the same.
 
 import type { DepthHistogram, RequestStep } from '../../shared/events.js';
 import { mannWhitneyAuc } from './auc.js';
@@ -65,7 +65,7 @@ export class DepthHistogramAccumulator {
       const confidence = request.confidences[depth] ?? request.gates.find((g) => g.depth === depth)?.confidence;
       if (confidence === undefined) continue;
       verifiedDepths ??= new Set(request.nodes.flatMap((n) => (n.verified && n.depth >= 0 ? [n.depth] : [])));
-      const label = verifiedDepths.has(depth) ? (acceptedLength > depth ? 'accepted' : 'rejected') : acceptedLength < depth ? 'rejected' : 'unverified';
+      const label = !verifiedDepths.has(depth) ? 'unverified' : acceptedLength > depth ? 'accepted' : 'rejected';
       this.add(depth, confidence, label);
     }
   }

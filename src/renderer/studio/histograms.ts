@@ -8,7 +8,7 @@ export interface HistogramBin {
   /** Share of that class's samples in this bin (each class sums to 1), so shapes compare. */
   accepted: number;
   rejected: number;
-  /** Layers never verified on a path accepted that far: no outcome (see DepthHistogram.unverified). */
+  /** Layers never verified: no outcome (see DepthHistogram.unverified). */
   unverified: number;
   acceptedCount: number;
   rejectedCount: number;
@@ -46,7 +46,7 @@ export function sampleCount(h: DepthHistogram): number {
   return total(h.accepted) + total(h.rejected) + total(h.unverified);
 }
 
-/** Layers at this depth never verified on a path accepted that far (no outcome). */
+/** Layers at this depth never verified (no outcome). */
 export function unverifiedCount(h: DepthHistogram): number {
   return total(h.unverified);
 }

@@ -143,7 +143,7 @@ function DepthChartBody({
           <span
             className="muted"
             data-testid={`unverified-${histogram.depth}`}
-            title="layers drafted at this depth that the target never saw (a gate cut them, or the budget left them out) on paths accepted up to here: whether they would have been accepted is unknown, so they are neither accepted nor rejected and the AUC leaves them out (such a layer below a rejected one counts as rejected)"
+            title="layers drafted at this depth that the target never saw (a gate cut them, or the budget left them out): whether they would have been accepted is unknown, so they are neither accepted nor rejected and the AUC leaves them out"
           >
             {unverified} unverified
           </span>
@@ -207,9 +207,16 @@ export function Histograms() {
           </span>
         )}
         <span className="legend-inline">
-          <span className="swatch dot" style={{ background: STATE_COLOURS.accepted }} /> accepted
-          <span className="swatch dot" style={{ background: STATE_COLOURS.rejected }} /> rejected
-          <span className="swatch dot" style={{ background: UNVERIFIED_COLOUR }} /> never verified (no outcome) · drag τ to change the gate live
+          <span>
+            <span className="swatch dot" style={{ background: STATE_COLOURS.accepted }} /> accepted
+          </span>
+          <span>
+            <span className="swatch dot" style={{ background: STATE_COLOURS.rejected }} /> rejected
+          </span>
+          <span>
+            <span className="swatch dot" style={{ background: UNVERIFIED_COLOUR }} /> never verified (no outcome)
+          </span>
+          <span>drag τ to change the gate live</span>
         </span>
       </header>
       {depths.length === 0 ? (

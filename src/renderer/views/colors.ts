@@ -16,7 +16,7 @@ export const STATE_LABELS: Record<NodeState, string> = {
   pruned: 'pruned (never verified)',
 };
 
-/** A layer never verified on a path accepted that far: no outcome (the histograms' third class). */
+/** A layer never verified: no outcome (the histograms' third class). */
 export const UNVERIFIED_COLOUR = STATE_COLOURS.pruned;
 
 export const GRANT_COLOURS = { depth: '#60a5fa', width: '#d08bff' } as const;

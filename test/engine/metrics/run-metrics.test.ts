@@ -125,10 +125,11 @@ describe('RunMetricsAccumulator', () => {
     expect(d0.rejected[3]).toBe(1);
     expect(d0.accepted.reduce((a, b) => a + b)).toBe(2);
     expect(d0.auc).toBe(1);
-    // depth 1: accepted 0.6 (A) below rejected 0.7 (B): perfectly inverted.
+    // depth 1: accepted 0.6 (A); B drafted depth 1 but never verified it: no outcome, no AUC.
     expect(d1.accepted[6]).toBe(1);
-    expect(d1.rejected[7]).toBe(1);
-    expect(d1.auc).toBe(0);
+    expect(d1.rejected.reduce((a, b) => a + b)).toBe(0);
+    expect(d1.unverified?.[7]).toBe(1);
+    expect(d1.auc).toBeNull();
     expect(acc.confidenceSamples(0).accepted).toEqual(Float64Array.from([0.9, 0.8]));
   });
 
@@ -160,9 +161,10 @@ describe('RunMetricsAccumulator', () => {
     expect(acc.confidenceSamples(0)).toEqual({ accepted: Float64Array.from([0.9]), rejected: Float64Array.from([0.95]) });
   });
 
-  it('counts a cut layer as rejected when the accepted path broke above it', () => {
-    // Depth 0 verified and rejected, so no node at depth 1 could have been accepted: a certain
-    // rejection. E's path reached depth 1 (its root was accepted): there the cut has no outcome.
+  it('leaves a cut layer unlabelled even where the accepted path broke above it', () => {
+    // D's depth 0 was verified and rejected, so its cut depth 1 could never have been accepted;
+    // yet labelling only such cuts would leave the samples below τ with rejections alone (those
+    // whose path reached the cut have no label), and the AUC would rise with τ all the same.
     const cut = step(0, 10, 8, 4, 0, [
       {
         requestId: 'D',
@@ -185,8 +187,8 @@ describe('RunMetricsAccumulator', () => {
     ]);
     const acc = new RunMetricsAccumulator({ policy: 'echo' });
     acc.addStep(cut);
-    expect(acc.confidenceSamples(1)).toEqual({ accepted: new Float64Array(0), rejected: Float64Array.from([0.02]) });
-    expect(acc.histograms()[1].unverified?.reduce((a, b) => a + b)).toBe(1);
+    expect(acc.confidenceSamples(1)).toEqual({ accepted: new Float64Array(0), rejected: new Float64Array(0) });
+    expect(acc.histograms()[1].unverified?.reduce((a, b) => a + b)).toBe(2);
   });
 
   it('treats a drafted layer the budget left out like a cut one: no outcome where the path reached it', () => {

@@ -75,7 +75,7 @@ describe('echo-studio trace summary', () => {
     const unverifiedAt0 = (h: { unverified: number[] }) => h.unverified.reduce((a, b) => a + b, 0);
     expect(unverifiedAt0(report.histograms[0])).toBe(unverifiedAt0(before.histograms[0]) + 1);
     expect((await cli('trace', 'summary', gated)).stdout).toMatch(
-      new RegExp(`\\n {2}unverified layers\\s+d0 ${unverifiedAt0(report.histograms[0])}\\b.* \\(never verified on a path accepted that far: no outcome, not in the AUC\\)\\n`),
+      new RegExp(`\\n {2}unverified layers\\s+d0 ${unverifiedAt0(report.histograms[0])}\\b.* \\(never verified: no outcome, not in the AUC\\)\\n`),
     );
     // The cut layer is neither accepted nor rejected.
     const labelled = (h: { accepted: number[]; rejected: number[] }) => [...h.accepted, ...h.rejected].reduce((a, b) => a + b, 0);
