@@ -11,7 +11,7 @@
 //     --outfile=node_modules/.cache/bench/echo-policies.mjs && node node_modules/.cache/bench/echo-policies.mjs [options]
 //
 // Options [defaults]: --draft DIR --target DIR [the bundled demo pair], --domains [code,prose,math],
-// --batches [1,8,32,64], --policies [echo,echo@path-prob,static,eagle2,dense,fixed,ddd,ar; also echo+cost: echo priced with the measured T_ver fit; an entry may carry a base shape, echo:6x2x6, and a confidence signal, echo@path-margin (τ_d calibrated in that signal; without one, the signal calibration keeps: the better separating one, as `calibrate` does)], --requests N [max(8, batch)],
+// --batches [1,8,32,64], --policies [echo,echo@path-prob,static,static#2,eagle2,dense,fixed,ddd,ar; also echo+cost: echo priced with the measured T_ver fit; an entry may carry a base shape, echo:6x2x6, and a confidence signal, echo@path-margin (τ_d calibrated in that signal; without one, the signal calibration keeps: the better separating one, as `calibrate` does); static#2 runs static again, an A/A control whose ratio to static is the noise of the wall ratios], --requests N [max(8, batch)],
 // --max-new-tokens N [32], --threads N [2], --draft-precision int8|float32 [int8], --kmax N [from the knee: see kmaxFor], --hw SPEC for
 // the modelled clock [measured: the knee fit of this machine; or e.g. h100:70b],
 // --calibration-prompts N [24], --delta X [0.75], --tau-rule budget|separation [budget: see TauRule], --draft-cost X [0.05, the modelled clock's
@@ -38,13 +38,14 @@ import { FixedPolicy } from '../src/engine/policy/fixed.js';
 import { createPolicy } from '../src/engine/policy/index.js';
 import type { SpeculationPolicy, PolicyOptions } from '../src/engine/policy/types.js';
 import { slotRows, type WorkItem } from '../src/engine/runner.js';
+import { splitRepeat } from '../src/engine/sweep.js';
 import { readPromptsFile } from '../src/engine/workload.js';
 import type { RunMetrics } from '../src/shared/events.js';
 import { ConfidenceSignalSchema, type ConfidenceSignal } from '../src/shared/config.js';
 
 const { values: args } = parseArgs({
   options: {
-    ...pairBenchOptions({ batches: '1,8,32,64', policies: 'echo,echo@path-prob,static,eagle2,dense,fixed,ddd,ar', maxNewTokens: '32', threads: '2' }),
+    ...pairBenchOptions({ batches: '1,8,32,64', policies: 'echo,echo@path-prob,static,static#2,eagle2,dense,fixed,ddd,ar', maxNewTokens: '32', threads: '2' }),
     knee: { type: 'string' },
     hw: { type: 'string', default: 'measured' },
     'calibration-prompts': { type: 'string', default: '24' },
@@ -82,7 +83,7 @@ const ECHO_FAMILY: Record<string, (o: PolicyOptions) => SpeculationPolicy> = {
 
 /** The confidence signal an entry names after `@`, if any. */
 function signalOf(entry: string): ConfidenceSignal | undefined {
-  const signal = entry.split('@')[1];
+  const signal = splitRepeat(entry).repeated.split('@')[1];
   return signal === undefined ? undefined : ConfidenceSignalSchema.parse(signal);
 }
 
@@ -249,6 +250,11 @@ for (const domain of domains) {
           `${pad(modelledTps.toFixed(1), 10)}${pad(ratio(modelledTps, baseModelled), 9)}${pad(curveTps.toFixed(1), 10)}${pad(ratio(curveTps, baseCurve), 9)}${pad(m.metrics.meanAcceptedTokens.toFixed(2), 7)}` +
           `${pad(m.metrics.draftUtilisation.toFixed(2), 7)}${pad(m.metrics.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.metrics.steps, 7)}${pad(m.moved, 7)}${pad(m.draftMs.toFixed(2), 10)}${pad(m.verifyMs.toFixed(2), 11)}`,
       );
+    }
+    const control = policies.find((p) => p !== 'static' && splitRepeat(p).repeated === 'static');
+    const noise = control ? wallRatio(control, (x) => x.throughput) : undefined;
+    if (control && noise) {
+      console.log(`A/A control: ${control} is static run again: ${noise.median.toFixed(3)}× (${noise.min.toFixed(2)}–${noise.max.toFixed(2)}); wall ratios as close to 1 are noise`);
     }
   }
   console.log('');

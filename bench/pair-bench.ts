@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAttentionWindow, WeightPrecisionSchema, type AttentionWindow, type TreeShape, type WeightPrecision } from '../src/shared/config.js';
 import { roundOrder } from '../src/engine/metrics/paired-rounds.js';
+import { splitRepeat } from '../src/engine/sweep.js';
 import type { ModelPair } from '../src/engine/pair.js';
 import type { SpeculationPolicy } from '../src/engine/policy/types.js';
 import { Runner, type RunSummary, type WorkItem } from '../src/engine/runner.js';
@@ -83,9 +84,10 @@ function windowArg(value: string): AttentionWindow {
  * A --policies entry's name and the options its suffix sets: `static:4x2x8` a base shape (depth x
  * top-k x tokens), `chain:3` a chain length. An `@…` suffix is each bench's own: a draft precision in
  * engine-policies (`chain:3@float32`), a confidence signal in echo-policies (`echo@path-margin`).
+ * `#N` repeats an entry (`static#2`: an A/A control, as in `echo-studio sweep`).
  */
 export function policyEntry(entry: string): { name: string; shape?: TreeShape; chainLength?: number } {
-  const [name, spec] = entry.split('@')[0].split(':');
+  const [name, spec] = splitRepeat(entry).repeated.split('@')[0].split(':');
   if (spec === undefined) return { name };
   const parts = spec.split('x').map(Number);
   const bad = () => new Error(`--policies ${entry}: expected name:DxKxT or chain:N`);

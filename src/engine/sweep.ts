@@ -5,6 +5,9 @@
 // tokens whatever the policy (lossless), and the sweep checks that they did. An entry may give the
 // draft another attention window (`echo@4:16`, `echo@whole`), set between runs (every run starts
 // its requests afresh), so the same loaded pair serves every entry and windows compare in paired rounds.
+// An entry may also repeat another (`static#2`): the same policy run again, as its own entry, in
+// every round. Two runs of one computation differ only by the machine's noise, so the repeat's
+// ratio to the first (an A/A control) shows how close to 1 a ratio must be to mean nothing.
 import { parseAttentionWindow, POLICY_NAMES, type AttentionWindow } from '../shared/config.js';
 import type { ModelledClock } from './cost/clock.js';
 import { roundOrder } from './metrics/paired-rounds.js';
@@ -20,10 +23,31 @@ export interface SweepEntry {
   policy: string;
   /** A window for the draft (null: its whole past); absent: the window the pair was loaded with. */
   draftWindow?: AttentionWindow | null;
+  /** For a repeat (`static#2`), the entry it runs again (`static`): an A/A control. */
+  repeats?: string;
 }
 
-/** `name`, `name@SINK:RECENT` or `name@whole` → its entry; throws naming the problem. */
+/**
+ * `static#2` → the repeated entry and the copy's number; an entry without `#` → no copy. The
+ * number only keeps copies apart (`static#2`, `static#3`); it must be 2 or more.
+ */
+export function splitRepeat(entry: string): { repeated: string; copy: number | null } {
+  const hash = entry.lastIndexOf('#');
+  if (hash < 0) return { repeated: entry, copy: null };
+  const copy = Number(entry.slice(hash + 1));
+  if (!Number.isInteger(copy) || copy < 2) {
+    throw new Error(`${entry}: a repeat is ENTRY#N with N ≥ 2, e.g. static#2 (static run again: an A/A control)`);
+  }
+  return { repeated: entry.slice(0, hash), copy };
+}
+
+/**
+ * `name`, `name@SINK:RECENT` or `name@whole`, each optionally `#N` (a repeat) → its entry; throws
+ * naming the problem.
+ */
 export function parseSweepEntry(entry: string): SweepEntry {
+  const { repeated, copy } = splitRepeat(entry);
+  if (copy !== null) return { ...parseSweepEntry(repeated), label: entry, repeats: repeated };
   const [policy, suffix, ...rest] = entry.split('@');
   if (!(POLICY_NAMES as readonly string[]).includes(policy)) throw new Error(`unknown policy "${policy}" (choose from ${POLICY_NAMES.join(', ')})`);
   if (suffix === undefined) return { label: entry, policy };
@@ -36,7 +60,7 @@ export function parseSweepEntry(entry: string): SweepEntry {
 }
 
 export interface SweepOptions {
-  /** Entries as listed: a policy name, optionally with @SINK:RECENT or @whole (see parseSweepEntry). */
+  /** Entries as listed: a policy name, optionally with @SINK:RECENT or @whole, or a repeat #N (see parseSweepEntry). */
   policies: readonly string[];
   batches: readonly number[];
   /** K_max of each batch size. */
@@ -71,7 +95,10 @@ export interface SweepRow {
 export function checkSweep(options: Pick<SweepOptions, 'policies' | 'batches' | 'kmax' | 'rounds'>): void {
   if (options.policies.length === 0) throw new Error('a sweep needs at least one policy');
   if (new Set(options.policies).size !== options.policies.length) throw new Error(`a policy is listed twice: ${options.policies.join(', ')}`);
-  for (const entry of options.policies) parseSweepEntry(entry);
+  for (const entry of options.policies) {
+    const { repeats } = parseSweepEntry(entry);
+    if (repeats !== undefined && !options.policies.includes(repeats)) throw new Error(`${entry} repeats ${repeats}, which is not among the policies`);
+  }
   if (options.batches.length === 0) throw new Error('a sweep needs at least one batch size');
   for (const batch of options.batches) {
     if (!Number.isInteger(batch) || batch < 1) throw new Error(`batch sizes are whole numbers ≥ 1, got ${batch}`);

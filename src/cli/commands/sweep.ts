@@ -3,7 +3,7 @@
 // emitted the same tokens under every policy.
 //   echo-studio sweep --policies ar,static,eagle2,echo --batches 1,8,32 [--kmax 16,64,256]
 //     [--domain code | --prompts FILE] [--requests 16] [--max-new-tokens 64] [--rounds 3]
-//     [--baseline static] [--json] [--csv FILE]
+//     [--baseline static] [--control] [--json] [--csv FILE]
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { clockFromSpec } from '../../engine/cost/clock.js';
@@ -11,7 +11,7 @@ import { fitKnee, suggestKmax } from '../../engine/cost/knee.js';
 import { formatPairedRatio, pairedRatio, type PairedRatio } from '../../engine/metrics/paired-rounds.js';
 import { loadHardwareProfile, profileMismatches } from '../../engine/cost/measure.js';
 import { loadRunSetup } from '../../engine/session-run.js';
-import { checkSweep, parseSweepEntry, runSweep, type SweepRow } from '../../engine/sweep.js';
+import { checkSweep, parseSweepEntry, runSweep, splitRepeat, type SweepRow } from '../../engine/sweep.js';
 import { defaultDraftPrecision, GATED_POLICIES, POLICY_NAMES } from '../../shared/config.js';
 import { confidenceFlag, draftCostFlag, integer, runConfigFromFlags, withRuntimeOptions, withWorkloadOptions, type RunFlags } from './run.js';
 
@@ -30,6 +30,8 @@ export interface SweepFlags
   /** Also time every run on this modelled clock (`run --hw`). */
   hw?: string;
   baseline?: string;
+  /** Also run the baseline a second time (`BASELINE#2`) in every round: an A/A control. */
+  control?: boolean;
   rounds: number;
   csv?: string;
 }
@@ -67,10 +69,12 @@ export function kmaxOf(flags: Pick<SweepFlags, 'batches' | 'kmax'>, knee?: numbe
   return (batch) => kmax[batches.indexOf(batch)];
 }
 
-export async function executeSweep(flags: SweepFlags, log?: (line: string) => void): Promise<SweepReport> {
+export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) => void): Promise<SweepReport> {
+  const baseline = sweepFlags.baseline ?? (sweepFlags.policies.includes('static') ? 'static' : sweepFlags.policies[0]);
+  if (!sweepFlags.policies.includes(baseline)) throw new Error(`--baseline ${baseline} is not among --policies ${sweepFlags.policies.join(',')}`);
+  const control = `${baseline}#2`;
+  const flags = sweepFlags.control && !sweepFlags.policies.includes(control) ? { ...sweepFlags, policies: [...sweepFlags.policies, control] } : sweepFlags;
   const entries = flags.policies.map(parseSweepEntry);
-  const baseline = flags.baseline ?? (flags.policies.includes('static') ? 'static' : flags.policies[0]);
-  if (!flags.policies.includes(baseline)) throw new Error(`--baseline ${baseline} is not among --policies ${flags.policies.join(',')}`);
   const hwProfile = flags.hwProfile === undefined ? undefined : loadHardwareProfile(flags.hwProfile);
   const knee = hwProfile === undefined ? undefined : fitKnee(hwProfile.target).kmax;
   const clock = flags.hw === undefined ? undefined : clockFromSpec(flags.hw, hwProfile);
@@ -154,6 +158,11 @@ export function formatSweep(report: SweepReport): string {
     lines.push('policy'.padEnd(nameWidth) + columns.map((c) => c.header.padStart(c.width)).join(''));
     for (const r of rows) lines.push(r.policy.padEnd(nameWidth) + columns.map((c) => c.cell(r).padStart(c.width)).join(''));
     lines.push(`(draft, verify, prefill ms: wall time per step, the median round${report.clock !== undefined ? `; modelled: ${report.clock}` : ''})`);
+    for (const r of rows.filter((row) => splitRepeat(row.policy).repeated === report.baseline && row.policy !== report.baseline)) {
+      lines.push(
+        `A/A control: ${r.policy} is ${report.baseline} run again; its ratio, ${formatPairedRatio(r.vsBaseline)}, is how far two identical runs drift apart in this sweep: wall ratios as close to 1 are noise`,
+      );
+    }
     const differing = rows.filter((r) => r.sameTokens === false).map((r) => r.policy);
     if (rows[0].sameTokens === null) lines.push('sampled (temperature > 0): outputs differ by design; each is lossless in distribution');
     else if (differing.length === 0) lines.push(`every policy emitted the same tokens as ${rows[0].policy} (lossless)`);
@@ -191,13 +200,14 @@ export function register(program: Command): void {
     .command('sweep')
     .description('run several policies side by side on one loaded pair, per batch size, and compare them to a baseline')
     .addOption(
-      new Option('--policies <list>', `policies to compare (${POLICY_NAMES.join(', ')}); one may run its draft with another attention window than --draft-window's: echo@4:64 (SINK:RECENT rows) or echo@whole`).argParser(list('--policies', (p) => p)).default(['ar', 'static', 'eagle2', 'echo'], 'ar,static,eagle2,echo'),
+      new Option('--policies <list>', `policies to compare (${POLICY_NAMES.join(', ')}); one may run its draft with another attention window than --draft-window's: echo@4:64 (SINK:RECENT rows) or echo@whole; ENTRY#2 runs an entry again (see --control)`).argParser(list('--policies', (p) => p)).default(['ar', 'static', 'eagle2', 'echo'], 'ar,static,eagle2,echo'),
     )
     .addOption(new Option('--batches <list>', 'batch sizes').argParser(list('--batches', integer('--batches', 1))).default([1, 8], '1,8'))
     .option('--kmax <list>', 'K_max: one value for every batch size, or one per batch size (default: from --hw-profile, else max(16, 8 × batch))', list('--kmax', integer('--kmax', 1)))
     .option('--hw-profile <file>', 'a `profile-hw --out` file: without --kmax, K_max from this machine’s knee (the knee, or batch + knee once the batch passes it); the curves of --hw measured or curves')
     .option('--hw <spec>', 'also time every run on a modelled clock, as run --clock modelled --hw: HARDWARE[:MODEL], measured or curves (with --hw-profile); its ratios carry no machine noise and, like the decode ratio, leave prefill out')
     .option('--baseline <policy>', 'the policy ratios are taken against (default static if listed, else the first)')
+    .option('--control', 'also run the baseline again in every round, as BASELINE#2 (an A/A control): its ratio to the baseline is how far two identical runs drift apart, the noise to read the other ratios against; any entry can be repeated so, e.g. echo#2')
     .option('--rounds <n>', 'interleaved repetitions, policies rotated each round; tok/s is the median round, a ratio the median of the rounds\' ratios', integer('--rounds', 1), 1);
   withRuntimeOptions(withWorkloadOptions(command, 16))
     .option('--profile <file>', 'echo/dense/fixed: calibration profile JSON (from `echo-studio calibrate`); default: a warm-up on the first 24 prompts')

@@ -137,6 +137,28 @@ describe('echo-studio sweep', () => {
     await expect(sweep(['--policies', 'ar@4:16', ...pairFlags])).rejects.toThrow(/ar@4:16: ar runs no draft/);
   });
 
+  it('runs the baseline again as an A/A control, and any entry again as ENTRY#N', async () => {
+    const common = ['--prompts', promptsFile, '--requests', '3', '--max-new-tokens', '4', '--batches', '2', '--kmax', '6', '--rounds', '2', ...pairFlags];
+    const { stdout, stderr } = await runCli(register, ['sweep', '--policies', 'ar,chain', '--baseline', 'chain', '--control', ...common, '--json']);
+    const report = JSON.parse(stdout) as SweepReport;
+    expect(report.rows.map((r) => r.policy)).toEqual(['ar', 'chain', 'chain#2']);
+    // The copy runs in the rotation like any entry, once per round.
+    expect([...stderr.matchAll(/round (\d)\/2: (\S+) /g)].map((m) => m[2])).toEqual(['ar', 'chain', 'chain#2', 'chain', 'chain#2', 'ar']);
+    const [, chain, copy] = report.rows;
+    // The same computation: the same acceptance and steps, only the wall clock differs.
+    expect(copy.metrics.steps).toBe(chain.metrics.steps);
+    expect(copy.metrics.meanAcceptedTokens).toBe(chain.metrics.meanAcceptedTokens);
+    expect(copy.sameTokens).toBe(true);
+    expect(copy.vsBaseline.median).toBeCloseTo((copy.roundThroughputs[0] / chain.roundThroughputs[0] + copy.roundThroughputs[1] / chain.roundThroughputs[1]) / 2, 9);
+    expect(formatSweep(report)).toMatch(/A\/A control: chain#2 is chain run again; its ratio, [\d.]+ \([\d.]+–[\d.]+\), is how far two identical runs drift apart/);
+    // Listed by hand, a repeat needs what it repeats; its number is 2 or more.
+    expect((JSON.parse(await sweep(['--policies', 'ar,ar#2,ar#3', ...common, '--json'])) as SweepReport).rows.map((r) => r.policy)).toEqual(['ar', 'ar#2', 'ar#3']);
+    await expect(sweep(['--policies', 'ar,chain#2', ...pairFlags])).rejects.toThrow(/chain#2 repeats chain, which is not among the policies/);
+    await expect(sweep(['--policies', 'ar,ar#1', ...pairFlags])).rejects.toThrow(/ar#1: a repeat is ENTRY#N with N ≥ 2/);
+    await expect(sweep(['--policies', 'ar,ar#x', ...pairFlags])).rejects.toThrow(/ar#x: a repeat is ENTRY#N/);
+    expect(formatSweep(JSON.parse(await sweep(['--policies', 'ar,chain', ...common, '--json'])) as SweepReport)).not.toMatch(/A\/A control/);
+  });
+
   it('takes K_max once for every batch size, once per batch size, or max(16, 8 × batch)', () => {
     expect([1, 8, 32].map(kmaxOf({ batches: [1, 8, 32] }, 15))).toEqual([15, 15, 47]);
     expect([1, 8].map(kmaxOf({ batches: [1, 8] }))).toEqual([16, 64]);
