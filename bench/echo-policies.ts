@@ -39,7 +39,7 @@ import { createPolicy } from '../src/engine/policy/index.js';
 import type { SpeculationPolicy, PolicyOptions } from '../src/engine/policy/types.js';
 import { slotRows, type WorkItem } from '../src/engine/runner.js';
 import { splitRepeat } from '../src/engine/sweep.js';
-import { readPromptsFile } from '../src/engine/workload.js';
+import { encodePrompt, readPromptsFile } from '../src/engine/workload.js';
 import type { RunMetrics } from '../src/shared/events.js';
 import { ConfidenceSignalSchema, type ConfidenceSignal } from '../src/shared/config.js';
 
@@ -138,8 +138,7 @@ async function measure(pair: ModelPair, policy: SpeculationPolicy, batch: number
 const maxBatch = Math.max(...batches);
 const prompts = Object.fromEntries(domains.map((d) => [d, readPromptsFile(join('assets', 'prompts', `${d}.jsonl`))]));
 const probe = await loadPair(args.draft, args.target, { slots: 1, maxLength: 8, threads });
-const encode = (text: string) => probe.tokenizer.encode(text);
-const tokenized = Object.fromEntries(domains.map((d) => [d, prompts[d].map((r) => ({ id: r.id, promptTokens: encode(r.prompt) }))]));
+const tokenized = Object.fromEntries(domains.map((d) => [d, prompts[d].map((r) => ({ id: r.id, promptTokens: encodePrompt(r, probe.tokenizer) }))]));
 await probe.release();
 const longest = Math.max(...Object.values(tokenized).flat().map((w) => w.promptTokens.length));
 // Room for the largest K_max of the sweep and for the calibration warm-up (32 tokens, wide budget).

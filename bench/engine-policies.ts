@@ -23,7 +23,7 @@ import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
 import { loadPair, type ModelPair } from '../src/engine/pair.js';
 import { createPolicy } from '../src/engine/policy/index.js';
 import { slotRows, type WorkItem } from '../src/engine/runner.js';
-import { readPromptsFile, takeRequests } from '../src/engine/workload.js';
+import { encodePrompt, readPromptsFile, takeRequests } from '../src/engine/workload.js';
 import type { RunMetrics } from '../src/shared/events.js';
 
 const { values: args } = parseArgs({
@@ -53,7 +53,7 @@ interface Measured {
 
 function workloadFor(pair: ModelPair, domain: string, count: number): WorkItem[] {
   const records = takeRequests(readPromptsFile(join('assets', 'prompts', `${domain}.jsonl`)), count);
-  return records.map((r) => ({ id: r.id, promptTokens: pair.tokenizer.encode(r.prompt) }));
+  return records.map((r) => ({ id: r.id, promptTokens: encodePrompt(r, pair.tokenizer) }));
 }
 
 /**
@@ -89,7 +89,7 @@ async function measure(pairs: Map<WeightPrecision, ModelPair>, policy: string, b
 const maxBatch = Math.max(...batches);
 const allPrompts = domains.flatMap((d) => readPromptsFile(join('assets', 'prompts', `${d}.jsonl`)));
 const probe = await loadPair(args.draft, args.target, { slots: 1, maxLength: 8, threads });
-const longest = Math.max(...allPrompts.map((r) => probe.tokenizer.encode(r.prompt).length));
+const longest = Math.max(...allPrompts.map((r) => encodePrompt(r, probe.tokenizer).length));
 await probe.release();
 const maxLength = slotRows(longest, maxNewTokens, Math.max(...batches.map(kmaxOf)));
 // One pair per draft precision in use (each with its own target session: simple, and the same weights).

@@ -18,7 +18,7 @@ import { createPolicy, type PolicyOptions, type SpeculationPolicy } from './poli
 import { Runner, slotRows, type RunSummary, type WorkItem } from './runner.js';
 import { buildTraceHeader } from './trace/header.js';
 import { TraceRecorder } from './trace/writer.js';
-import { readPromptsFile, takeRequests, type PromptRecord } from './workload.js';
+import { encodePrompt, readPromptsFile, takeRequests, type PromptRecord } from './workload.js';
 
 export const BUNDLED_DRAFT = 'echo-demo-draft';
 export const BUNDLED_TARGET = 'echo-demo-target';
@@ -108,11 +108,11 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
   // Tokenise with the target's tokenizer before loading, to size the KV slots.
   const { ModelTokenizer } = await import('./model/tokenizer.js');
   const tokenizer = ModelTokenizer.load(targetDir);
-  const workload = records.map((r) => ({ id: r.id, promptTokens: tokenizer.encode(r.prompt), arrivalMs: r.arrivalMs }));
+  const workload = records.map((r) => ({ id: r.id, promptTokens: encodePrompt(r, tokenizer), arrivalMs: r.arrivalMs }));
   // A gated policy without τ_d calibrates on a warm-up over the first prompts of the same source
   // (as many as `calibrate` takes, not just the run's few), so the KV slots must fit those too.
   const warmupWorkload = needsWarmup(config)
-    ? source.slice(0, AUTO_WARMUP.prompts).map((r, i) => ({ id: `warmup-${i}`, promptTokens: tokenizer.encode(r.prompt) }))
+    ? source.slice(0, AUTO_WARMUP.prompts).map((r, i) => ({ id: `warmup-${i}`, promptTokens: encodePrompt(r, tokenizer) }))
     : [];
   const longest = Math.max(...workload.map((w) => w.promptTokens.length), ...warmupWorkload.map((w) => w.promptTokens.length));
   const maxLength = slotRows(longest, config.maxNewTokens, config.kmax);

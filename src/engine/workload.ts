@@ -1,23 +1,67 @@
 // Workloads: prompts JSONL files, one request per line:
 //   {"id": "code-0001", "domain": "code", "prompt": "def f(x):", "arrivalMs": 250}
-// `id` and `prompt` are required; `domain` and `arrivalMs` (ms after the run starts) optional.
-// Blank lines are skipped. A bad line is an error naming the file, the line and what is wrong.
+//   {"id": "chat-0001", "messages": [{"role": "user", "content": "Write a haiku."}]}
+// `id` and either `prompt` (plain text) or `messages` (a conversation, rendered by the target's
+// chat template, as instruct models expect) are required; `domain` and `arrivalMs` (ms after the
+// run starts) optional. Blank lines are skipped. A bad line is an error naming the file, the line
+// and what is wrong.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+
+export interface ChatTurn {
+  role: string;
+  content: string;
+}
 
 export interface PromptRecord {
   id: string;
   domain?: string;
-  prompt: string;
+  /** Plain text (exactly one of `prompt` and `messages`). */
+  prompt?: string;
+  /** A conversation for the model's chat template, which then adds the assistant's turn. */
+  messages?: ChatTurn[];
   arrivalMs?: number;
 }
 
-const PromptLineSchema = z.object({
-  id: z.string().min(1),
-  domain: z.string().optional(),
-  prompt: z.string(),
-  arrivalMs: z.number().finite().min(0).optional(),
-});
+const PromptLineSchema = z
+  .object({
+    id: z.string().min(1),
+    domain: z.string().optional(),
+    prompt: z.string().optional(),
+    messages: z.array(z.object({ role: z.string().min(1), content: z.string() })).min(1).optional(),
+    arrivalMs: z.number().finite().min(0).optional(),
+  })
+  .refine((line) => (line.prompt === undefined) !== (line.messages === undefined), {
+    path: ['prompt'],
+    message: 'give either "prompt" (plain text) or "messages" (a conversation), not both or neither',
+  });
+
+/** What turning a record into token ids needs of a tokenizer (ModelTokenizer has it). */
+export interface PromptTokenizer {
+  encode(text: string, options?: { addSpecialTokens?: boolean }): number[];
+  applyChatTemplate(messages: ChatTurn[], options?: { addGenerationPrompt?: boolean }): string;
+}
+
+/**
+ * The text the model reads for a record: its prompt, or its messages rendered by the chat
+ * template with the assistant's turn opened (add_generation_prompt).
+ */
+export function promptText(record: PromptRecord, tokenizer: PromptTokenizer): string {
+  if (record.messages === undefined) return record.prompt ?? '';
+  try {
+    return tokenizer.applyChatTemplate(record.messages, { addGenerationPrompt: true });
+  } catch (err) {
+    throw new Error(`prompt "${record.id}" is a conversation, but ${(err as Error).message}`);
+  }
+}
+
+/**
+ * A record's prompt tokens. Plain text gets the tokenizer's special tokens (BOS where the model
+ * wants one); a rendered conversation already holds the template's own, so none are added again.
+ */
+export function encodePrompt(record: PromptRecord, tokenizer: PromptTokenizer): number[] {
+  return tokenizer.encode(promptText(record, tokenizer), { addSpecialTokens: record.messages === undefined });
+}
 
 export function parsePrompts(text: string, source: string): PromptRecord[] {
   const records: PromptRecord[] = [];

@@ -57,7 +57,7 @@ describe('the bundled demo pair', () => {
     pair = await loadPair(DRAFT, TARGET, { slots: PROMPTS_PER_DOMAIN, maxLength: 512, threads: 1, cacheDir: join(tmp.path, 'cache') });
     for (const domain of DOMAINS) {
       const records = readPromptsFile(join('assets', 'prompts', `${domain}.jsonl`)).slice(0, PROMPTS_PER_DOMAIN);
-      prompts[domain] = records.map((r) => ({ id: r.id, tokens: pair.tokenizer.encode(r.prompt) }));
+      prompts[domain] = records.map((r) => ({ id: r.id, tokens: pair.tokenizer.encode(r.prompt!) }));
     }
   });
   afterAll(async () => {

@@ -46,7 +46,7 @@ describe.skipIf(!installed)('lossless greedy on the demo pair', () => {
   beforeAll(async () => {
     const records = ['code', 'prose', 'math'].flatMap((d) => readPromptsFile(join('assets', 'prompts', `${d}.jsonl`)).slice(0, 3));
     const probe = await loadPair(DRAFT, TARGET, { slots: 1, maxLength: 8, threads: 1, cacheDir: join(tmp.path, 'cache') });
-    workload = records.map((r) => ({ id: r.id, promptTokens: probe.tokenizer.encode(r.prompt) }));
+    workload = records.map((r) => ({ id: r.id, promptTokens: probe.tokenizer.encode(r.prompt!) }));
     await probe.release();
     const longest = Math.max(...workload.map((w) => w.promptTokens.length));
     pair = await loadPair(DRAFT, TARGET, { slots: BATCH, maxLength: slotRows(longest, MAX_NEW, KMAX), threads: 1, cacheDir: join(tmp.path, 'cache') });

@@ -1,5 +1,12 @@
-import { describe, expect, it } from 'vitest';
-import { parsePrompts, takeRequests } from '../../src/engine/workload.js';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ModelTokenizer } from '../../src/engine/model/tokenizer.js';
+import { encodePrompt, parsePrompts, promptText, takeRequests } from '../../src/engine/workload.js';
+import { writeFixtureModel } from './model/fixtures.js';
+import { tempDir } from './model/helpers.js';
+
+const tmp = tempDir();
+afterAll(() => tmp.cleanup());
 
 describe('prompts JSONL', () => {
   it('reads id, prompt, optional domain and arrival, skipping blank lines', () => {
@@ -18,6 +25,10 @@ describe('prompts JSONL', () => {
     ['{"id":"a","prompt":"x","arrivalMs":-5}', 'p.jsonl line 1: field "arrivalMs": '],
     ['{"id":"a","prompt":"x"}\n\n{"id":"a","prompt":"y"}', 'p.jsonl line 3: id "a" already used on line 1'],
     ['\n\n', 'p.jsonl: no prompts in the file'],
+    ['{"id":"a"}', 'p.jsonl line 1: field "prompt": give either "prompt" (plain text) or "messages" (a conversation), not both or neither'],
+    ['{"id":"a","prompt":"x","messages":[{"role":"user","content":"y"}]}', 'not both or neither'],
+    ['{"id":"a","messages":[]}', 'p.jsonl line 1: field "messages": '],
+    ['{"id":"a","messages":[{"content":"y"}]}', 'p.jsonl line 1: field "messages.0.role": '],
   ])('names the line and the problem: %j', (text, message) => {
     expect(() => parsePrompts(text, 'p.jsonl')).toThrow(message);
   });
@@ -32,5 +43,34 @@ describe('prompts JSONL', () => {
       ['a#3', 20],
     ]);
     expect(takeRequests(records, 1).map((r) => r.id)).toEqual(['a']);
+  });
+});
+
+describe('chat prompts', () => {
+  const CHAT = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{{ eos_token }}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}";
+  const chat = ModelTokenizer.load(writeFixtureModel(join(tmp.path, 'chat'), { chatTemplate: CHAT }).dir);
+  const plain = ModelTokenizer.load(writeFixtureModel(join(tmp.path, 'plain')).dir);
+  const [conversation, text] = parsePrompts(
+    ['{"id":"c","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"the cat"}]}', '{"id":"t","prompt":"the cat"}'].join('\n'),
+    'p.jsonl',
+  );
+
+  it('renders a conversation with the target’s chat template and opens the assistant’s turn', () => {
+    expect(conversation.messages).toHaveLength(2);
+    expect(promptText(conversation, chat)).toBe('<|system|>Be brief.</s><|user|>the cat</s><|assistant|>');
+    expect(promptText(text, chat)).toBe('the cat');
+  });
+
+  it('adds no special tokens to a rendered conversation (its template wrote them), and the tokenizer’s to plain text', () => {
+    const rendered = promptText(conversation, chat);
+    expect(encodePrompt(conversation, chat)).toEqual(chat.encode(rendered, { addSpecialTokens: false }));
+    expect(encodePrompt(conversation, chat)[0]).not.toBe(chat.bosTokenId);
+    expect(encodePrompt(text, chat)).toEqual(chat.encode('the cat'));
+    expect(encodePrompt(text, chat)[0]).toBe(chat.bosTokenId);
+  });
+
+  it('names the prompt when the model has no chat template', () => {
+    expect(() => encodePrompt(conversation, plain)).toThrow(/prompt "c" is a conversation, but .*tokenizer_config\.json: has no chat_template/);
+    expect(encodePrompt(text, plain)).toEqual(plain.encode('the cat'));
   });
 });

@@ -12,7 +12,7 @@ import { saveProfile, signalAucs, type EchoProfile } from '../../engine/calibrat
 import { calibratePair, CLEARLY_BETTER_AUC, warmupKmax, warmupProgressLog } from '../../engine/calibrate/warmup.js';
 import { loadPair } from '../../engine/pair.js';
 import { slotRows } from '../../engine/runner.js';
-import { readPromptsFile, takeRequests, type PromptRecord } from '../../engine/workload.js';
+import { encodePrompt, readPromptsFile, takeRequests, type PromptRecord } from '../../engine/workload.js';
 import { findPackageRoot } from '../../host/paths.js';
 import { BUNDLED_DRAFT, BUNDLED_TARGET, confidenceFlag, DRAFT_PRECISION_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag } from './run.js';
 import type { AttentionWindow, ConfidenceSignal, WeightPrecision } from '../../shared/config.js';
@@ -79,7 +79,7 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
   const records = calibrationPrompts(flags, flags.requests);
   const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');
   const tokenizer = ModelTokenizer.load(targetDir);
-  const workload = records.map((r) => ({ id: r.id, promptTokens: tokenizer.encode(r.prompt) }));
+  const workload = records.map((r) => ({ id: r.id, promptTokens: encodePrompt(r, tokenizer) }));
   const longest = Math.max(...workload.map((w) => w.promptTokens.length));
   // The runner keeps scratch rows for the warm-up's K_max (its whole tree for every request).
   const maxLength = slotRows(longest, flags.maxNewTokens, warmupKmax(flags.batch, flags.depth));
@@ -198,7 +198,7 @@ export function register(program: Command): void {
     .command('calibrate')
     .description('find the sweet-spot depths and thresholds τ_d of a draft/target pair on warm-up prompts; write a profile')
     .option('--domain <name>', 'bundled prompt set (code, prose, math)')
-    .option('--prompts <file>', 'prompts JSONL file: {"id","prompt"} per line')
+    .option('--prompts <file>', 'prompts JSONL file: {"id","prompt"} per line, or {"id","messages":[{"role","content"},…]} rendered by the target’s chat template (optional "domain", "arrivalMs")')
     .option('--draft <dir>', 'draft model folder (Hugging Face); default: the bundled demo pair')
     .option('--target <dir>', 'target model folder (Hugging Face)')
     .option('--delta <x>', 'sweet-spot bar: keep depths with AUC_d > δ', delta, DEFAULT_DELTA)

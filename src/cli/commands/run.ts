@@ -11,6 +11,7 @@ import type { VerifyCost } from '../../engine/policy/echo-scheduler.js';
 import { createPolicy, type SpeculationPolicy } from '../../engine/policy/index.js';
 import type { RequestResult } from '../../engine/runner.js';
 import { createRunner, loadRunSetup, resolvePrompts, runTraceHeader } from '../../engine/session-run.js';
+import { promptText } from '../../engine/workload.js';
 import { ExpansionRecorder } from '../../engine/trace/expansions.js';
 import { TraceRecorder } from '../../engine/trace/writer.js';
 import { ConfidenceSignalSchema, defaultDraftPrecision, GATED_POLICIES, MAX_DRAFT_COST, parseAttentionWindow, POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema, type AttentionWindow, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
@@ -334,7 +335,7 @@ function parseTaus(value: string): Record<string, number> {
 export function withWorkloadOptions(command: Command, requests: number): Command {
   return command
     .option('--domain <name>', 'bundled prompt set (code, prose, math); default code')
-    .option('--prompts <file>', 'prompts JSONL file: {"id","prompt"[,"domain","arrivalMs"]} per line')
+    .option('--prompts <file>', 'prompts JSONL file: {"id","prompt"} per line, or {"id","messages":[{"role","content"},…]} rendered by the target’s chat template (optional "domain", "arrivalMs")')
     .option('--requests <n>', 'requests to run', integer('--requests', 1), requests)
     .option('--max-new-tokens <n>', 'tokens to generate per request at most', integer('--max-new-tokens', 1), 64)
     .option('--temperature <x>', '0 = greedy; > 0 = lossless tree sampling', number('--temperature'), 0)
@@ -404,7 +405,7 @@ export function register(program: Command): void {
         const records = resolvePrompts(config);
         const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');
         const tokenizer = ModelTokenizer.load(report.targetDir);
-        writeOutputs(flags.out, report, new Map(records.map((r) => [r.id, r.prompt])), (ids) => tokenizer.decode(ids, { skipSpecialTokens: true }));
+        writeOutputs(flags.out, report, new Map(records.map((r) => [r.id, promptText(r, tokenizer)])), (ids) => tokenizer.decode(ids, { skipSpecialTokens: true }));
       }
       const m = report.metrics;
       if (flags.json) {

@@ -52,6 +52,21 @@ const writeGateProfile = (name: string, confidence: 'path-prob' | 'path-margin',
   saveRootGateProfile(join(tmp.path, name), { draft: draftDir, target: targetDir }, confidence, tau, histogram);
 
 describe('echo-studio run', () => {
+  it('renders conversation prompts with the target’s chat template, and says which prompt needs one', async () => {
+    const CHAT = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{{ eos_token }}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}";
+    const chatTarget = join(tmp.path, 'chat-target');
+    writeFixtureModel(chatTarget, { seed: 3, hiddenSize: 32, chatTemplate: CHAT });
+    const chatPrompts = join(tmp.path, 'chat.jsonl');
+    writeFileSync(chatPrompts, '{"id":"q","messages":[{"role":"user","content":"the cat"}]}\n');
+    const out = join(tmp.path, 'chat-out.jsonl');
+    const common = ['--policy', 'eagle2', '--batch', '1', '--kmax', '8', '--prompts', chatPrompts, '--requests', '1', '--max-new-tokens', '4', '--draft', draftDir];
+    const summary = JSON.parse(await run([...common, '--target', chatTarget, '--out', out, '--json']));
+    expect(summary.generatedTokens).toBeGreaterThan(0);
+    const [line] = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(line.prompt).toBe('<|user|>the cat</s><|assistant|>');
+    await expect(run([...common, '--target', targetDir])).rejects.toThrow(/prompt "q" is a conversation, but .*has no chat_template/);
+  });
+
   it('prints one JSON summary, writes one output line per request and a trace', async () => {
     const out = join(tmp.path, 'out.jsonl');
     const trace = join(tmp.path, 'trace.jsonl');
