@@ -2,7 +2,7 @@
 // run of one policy on a loaded pair.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAttentionWindow, WeightPrecisionSchema, type AttentionWindow, type TreeShape, type WeightPrecision } from '../src/shared/config.js';
+import { parseValidAttentionWindow, WeightPrecisionSchema, type AttentionWindow, type TreeShape, type WeightPrecision } from '../src/shared/config.js';
 import { roundOrder } from '../src/engine/metrics/paired-rounds.js';
 import { splitRepeat } from '../src/engine/sweep.js';
 import type { ModelPair } from '../src/engine/pair.js';
@@ -75,8 +75,8 @@ export function pairBenchArgs(values: {
 }
 
 function windowArg(value: string): AttentionWindow {
-  const window = parseAttentionWindow(value);
-  if (window === null || window.recent < 1) throw new Error(`--draft-window takes SINK:RECENT rows, e.g. 4:64 (recent ≥ 1), got "${value}"`);
+  const window = parseValidAttentionWindow(value);
+  if (window === null) throw new Error(`--draft-window takes SINK:RECENT rows, e.g. 4:64 (recent ≥ 1), got "${value}"`);
   return window;
 }
 

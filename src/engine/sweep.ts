@@ -8,7 +8,7 @@
 // An entry may also repeat another (`static#2`): the same policy run again, as its own entry, in
 // every round. Two runs of one computation differ only by the machine's noise, so the repeat's
 // ratio to the first (an A/A control) shows how close to 1 a ratio must be to mean nothing.
-import { parseAttentionWindow, POLICY_NAMES, type AttentionWindow } from '../shared/config.js';
+import { parseValidAttentionWindow, POLICY_NAMES, type AttentionWindow } from '../shared/config.js';
 import type { ModelledClock } from './cost/clock.js';
 import { roundOrder } from './metrics/paired-rounds.js';
 import { RunMetricsAccumulator } from './metrics/run-metrics.js';
@@ -51,8 +51,8 @@ export function parseSweepEntry(entry: string): SweepEntry {
   const [policy, suffix, ...rest] = entry.split('@');
   if (!(POLICY_NAMES as readonly string[]).includes(policy)) throw new Error(`unknown policy "${policy}" (choose from ${POLICY_NAMES.join(', ')})`);
   if (suffix === undefined) return { label: entry, policy };
-  const window = parseAttentionWindow(suffix);
-  if (rest.length > 0 || (suffix !== 'whole' && (window === null || window.recent < 1))) {
+  const window = parseValidAttentionWindow(suffix);
+  if (rest.length > 0 || (suffix !== 'whole' && window === null)) {
     throw new Error(`${entry}: a policy takes @SINK:RECENT (a draft attention window, e.g. echo@4:64) or @whole (the draft's whole past)`);
   }
   if (policy === 'ar') throw new Error(`${entry}: ar runs no draft, so it has no draft window`);

@@ -69,6 +69,17 @@ export function parseAttentionWindow(text: string): AttentionWindow | null {
   return match ? { sink: Number(match[1]), recent: Number(match[2]) } : null;
 }
 
+/** "SINK:RECENT" → the window when the schema accepts it (recent ≥ 1); else null. */
+export function parseValidAttentionWindow(text: string): AttentionWindow | null {
+  const window = parseAttentionWindow(text);
+  return window !== null && AttentionWindowSchema.safeParse(window).success ? window : null;
+}
+
+/** The window as "SINK:RECENT", as the flags and sweep entries write it. */
+export function formatAttentionWindow(window: AttentionWindow): string {
+  return `${window.sink}:${window.recent}`;
+}
+
 export const RunConfigSchema = z
   .object({
     /** Model folders; absent = the bundled demo pair. */

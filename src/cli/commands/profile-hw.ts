@@ -11,7 +11,7 @@ import { draftRowCost, suggestKmax, type KneeFit, type TimedPoint } from '../../
 import { DEFAULT_TOKEN_COUNTS, HardwareProfileSchema, measureForwardCurve, rowsNeeded, type HardwareProfile } from '../../engine/cost/measure.js';
 import { fitKnee } from '../../engine/cost/knee.js';
 import { loadModel } from '../../engine/model/loader.js';
-import { defaultDraftPrecision, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
+import { defaultDraftPrecision, formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
 import { pairDirs } from './calibrate.js';
 import { DRAFT_PRECISION_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag } from './run.js';
 
@@ -52,7 +52,7 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
     const window = which === 'draft' ? flags.draftWindow : undefined;
     const session = await loadModel(dir, { slots: flags.slots, maxLength: rowsNeeded(measure), threads: flags.threads, provider: flags.provider, precision, ...(window ? { window } : {}), onMessage: log });
     try {
-      log?.(`${which}: ${dir} (${precision} weights${window ? `, attention window ${window.sink}:${window.recent}` : ''})`);
+      log?.(`${which}: ${dir} (${precision} weights${window ? `, attention window ${formatAttentionWindow(window)}` : ''})`);
       curves[which] = await measureForwardCurve(session, {
         ...measure,
         onPoint: (p) => log?.(`  ${String(p.tokens).padStart(4)} tokens  ${p.ms.toFixed(2).padStart(8)} ms`),

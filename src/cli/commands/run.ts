@@ -14,7 +14,7 @@ import { createRunner, loadRunSetup, resolvePrompts, runTraceHeader } from '../.
 import { promptText } from '../../engine/workload.js';
 import { ExpansionRecorder } from '../../engine/trace/expansions.js';
 import { TraceRecorder } from '../../engine/trace/writer.js';
-import { ConfidenceSignalSchema, defaultDraftPrecision, GATED_POLICIES, MAX_DRAFT_COST, parseAttentionWindow, POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema, type AttentionWindow, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
+import { ConfidenceSignalSchema, defaultDraftPrecision, GATED_POLICIES, MAX_DRAFT_COST, parseValidAttentionWindow, POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema, type AttentionWindow, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { RunMetrics } from '../../shared/events.js';
 
 // Resolving a RunConfig into loaded models and a runner is shared with the studio's engine host.
@@ -285,8 +285,8 @@ export function draftPrecisionFlag(value: string): WeightPrecision {
 
 /** `--draft-window SINK:RECENT`: the draft's attention sinks and recent window, in rows. */
 export function draftWindowFlag(value: string): AttentionWindow {
-  const window = parseAttentionWindow(value.trim());
-  if (window === null || window.recent < 1) {
+  const window = parseValidAttentionWindow(value.trim());
+  if (window === null) {
     throw new InvalidArgumentError(`--draft-window takes SINK:RECENT rows, e.g. 4:64 (recent ≥ 1), got "${value}"`);
   }
   return window;

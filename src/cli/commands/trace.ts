@@ -11,7 +11,7 @@ import { readTraceStreaming } from '../../engine/trace/read.js';
 import { rescoreTrace, type WhatIfResult, type WhatIfSettings } from '../../engine/trace/what-if.js';
 import type { DepthHistogram, RunMetrics } from '../../shared/events.js';
 import type { TraceHeader } from '../../shared/trace-schema.js';
-import type { AttentionWindow, WeightPrecision } from '../../shared/config.js';
+import { formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
 import { parseDraftCost } from './run.js';
 import { DEFAULT_PORT, parsePort, serveStudio } from './serve.js';
 
@@ -87,7 +87,7 @@ export function formatSummary(r: TraceSummaryReport): string {
   const draft = r.draft;
   const draftNotes = [
     ...(draft.precision && draft.precision !== 'float32' ? [`${draft.precision} weights`] : []),
-    ...(draft.window ? [`attention window ${draft.window.sink}:${draft.window.recent} (sink:recent rows)`] : []),
+    ...(draft.window ? [`attention window ${formatAttentionWindow(draft.window)} (sink:recent rows)`] : []),
   ];
   const unverified = r.histograms.flatMap((h) => {
     const n = (h.unverified ?? []).reduce((a, b) => a + b, 0);

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { ModelSession } from '../model/types';
-import { AttentionWindowSchema, WeightPrecisionSchema, type AttentionWindow, type WeightPrecision } from '../../shared/config';
+import { AttentionWindowSchema, formatAttentionWindow, WeightPrecisionSchema, type AttentionWindow, type WeightPrecision } from '../../shared/config';
 import { fitKnee, type KneeFit, type TimedPoint } from './knee';
 
 export const DEFAULT_TOKEN_COUNTS = [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512];
@@ -127,7 +127,7 @@ export function profileMismatches(
       `note: the hardware profile timed the draft in ${profile.draftPrecision} and this run loads it in ${run.draftPrecision} (profile-hw --draft-precision ${run.draftPrecision})`,
     );
   }
-  const window = (w?: AttentionWindow) => (w ? `${w.sink}:${w.recent}` : 'none');
+  const window = (w?: AttentionWindow) => (w ? formatAttentionWindow(w) : 'none');
   if (window(profile.draftWindow) !== window(run.draftWindow)) {
     const fix = run.draftWindow ? `profile-hw --draft-window ${window(run.draftWindow)}` : 'profile-hw without --draft-window';
     notes.push(`note: the hardware profile timed the draft with attention window ${window(profile.draftWindow)} and this run gives it ${window(run.draftWindow)} (${fix})`);
