@@ -7,11 +7,7 @@
 // and what is wrong.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-
-export interface ChatTurn {
-  role: string;
-  content: string;
-}
+import type { ChatMessage } from './model/tokenizer.js';
 
 export interface PromptRecord {
   id: string;
@@ -19,7 +15,7 @@ export interface PromptRecord {
   /** Plain text (exactly one of `prompt` and `messages`). */
   prompt?: string;
   /** A conversation for the model's chat template, which then adds the assistant's turn. */
-  messages?: ChatTurn[];
+  messages?: ChatMessage[];
   arrivalMs?: number;
 }
 
@@ -39,7 +35,7 @@ const PromptLineSchema = z
 /** What turning a record into token ids needs of a tokenizer (ModelTokenizer has it). */
 export interface PromptTokenizer {
   encode(text: string, options?: { addSpecialTokens?: boolean }): number[];
-  applyChatTemplate(messages: ChatTurn[], options?: { addGenerationPrompt?: boolean }): string;
+  applyChatTemplate(messages: ChatMessage[], options?: { addGenerationPrompt?: boolean }): string;
 }
 
 /**
