@@ -244,6 +244,15 @@ export class Runner {
     return event;
   }
 
+  /**
+   * Stops (held) or restarts the run clock between calls to next(). A runner that takes turns with
+   * others on one machine (runLockstep) holds its clock while they step, so its wall time, step
+   * times and request latencies count its own steps only, as if it ran alone.
+   */
+  holdClock(held: boolean): void {
+    if (this.started) this.parkClock(held);
+  }
+
   summary(): RunSummary {
     const results = this.results.slice().sort((a, b) => a.index - b.index);
     return { results, steps: this.stepIndex, wallMs: this.now(), stopped: this.stopped && !this.done };
