@@ -68,6 +68,8 @@ export interface RunSetupOptions {
   /** Model folders to use instead of what the config names (the host passes the bundled pair it found). */
   models?: { draftDir: string; targetDir: string };
   threads?: number;
+  /** KV slots to load each model with (default the config's batch; a sweep taking turns by steps needs more). */
+  slots?: number;
   /** onnxruntime execution provider; CUDA falls back to CPU with a one-line message. */
   provider?: 'cpu' | 'cuda';
   /** The draft's weight precision (default: int8 on CPU, see loadPair). */
@@ -121,7 +123,7 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
     options.log?.(line);
     progress('load', 1, 3, line);
   };
-  const pair = await loadPair(draftDir, targetDir, { slots: config.batch, maxLength, threads: options.threads, provider: options.provider, draftPrecision: options.draftPrecision, draftWindow: config.draftWindow, onMessage });
+  const pair = await loadPair(draftDir, targetDir, { slots: Math.max(config.batch, options.slots ?? 0), maxLength, threads: options.threads, provider: options.provider, draftPrecision: options.draftPrecision, draftWindow: config.draftWindow, onMessage });
   progress('load', 2, 3, 'models loaded');
   try {
     // echo / dense / fixed: τ_d from the config, else its profile, else a short announced warm-up.

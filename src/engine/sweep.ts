@@ -8,9 +8,12 @@
 // An entry may also repeat another (`static#2`): the same policy run again, as its own entry, in
 // every round. Two runs of one computation differ only by the machine's noise, so the repeat's
 // ratio to the first (an A/A control) shows how close to 1 a ratio must be to mean nothing.
-import { parseValidAttentionWindow, POLICY_NAMES, type AttentionWindow } from '../shared/config.js';
+// Interleaved by steps instead (`interleave: 'steps'`), a round's runs share the pair at once and
+// take turns one step each (runLockstep), so the machine's drift falls on them within a step or two.
+import { formatAttentionWindow, parseValidAttentionWindow, POLICY_NAMES, type AttentionWindow } from '../shared/config.js';
 import type { ModelledClock } from './cost/clock.js';
-import { roundOrder } from './metrics/paired-rounds.js';
+import { medianRound, stepMedianMs } from './metrics/paired-rounds.js';
+import { runRounds, type Interleaving, type StartedRun } from './rounds.js';
 import { RunMetricsAccumulator } from './metrics/run-metrics.js';
 import { createPolicy } from './policy/index.js';
 import { createRunner, policyOptions, type RunSetup } from './session-run.js';
@@ -59,6 +62,11 @@ export function parseSweepEntry(entry: string): SweepEntry {
   return { label: entry, policy, draftWindow: window };
 }
 
+/** KV slots a sweep needs on its pair: the largest batch, once per entry when runs share steps. */
+export function sweepSlots(options: Pick<SweepOptions, 'policies' | 'batches' | 'interleave'>): number {
+  return Math.max(...options.batches) * (options.interleave === 'steps' ? options.policies.length : 1);
+}
+
 export interface SweepOptions {
   /** Entries as listed: a policy name, optionally with @SINK:RECENT or @whole, or a repeat #N (see parseSweepEntry). */
   policies: readonly string[];
@@ -67,6 +75,8 @@ export interface SweepOptions {
   kmax: (batch: number) => number;
   /** Interleaved repetitions; each row reports its policy's median round by throughput. */
   rounds: number;
+  /** How a round's runs share the machine (default `runs`). */
+  interleave?: Interleaving;
   /** Also time every step on this modelled clock (deterministic for greedy runs: no machine noise). */
   clock?: ModelledClock;
   /** One line per finished run, for progress. */
@@ -82,6 +92,11 @@ export interface SweepRow {
   /** Throughput and decode throughput in each round, in round order (for ratios paired within rounds). */
   roundThroughputs: number[];
   roundDecodeThroughputs: number[];
+  /**
+   * Greedy runs over 3 rounds or more: generated tokens per second of the steps' median times
+   * (stepMedianMs): the wall clock with each step's bursts of machine noise outvoted.
+   */
+  stepMedianThroughput?: number;
   /** With a modelled clock: generated tokens per modelled second, in the median round. */
   modelledThroughput?: number;
   /**
@@ -92,7 +107,7 @@ export interface SweepRow {
 }
 
 /** Checks what a sweep would refuse before any model is loaded; the first problem as one line. */
-export function checkSweep(options: Pick<SweepOptions, 'policies' | 'batches' | 'kmax' | 'rounds'>): void {
+export function checkSweep(options: Pick<SweepOptions, 'policies' | 'batches' | 'kmax' | 'rounds' | 'interleave'>): void {
   if (options.policies.length === 0) throw new Error('a sweep needs at least one policy');
   if (new Set(options.policies).size !== options.policies.length) throw new Error(`a policy is listed twice: ${options.policies.join(', ')}`);
   for (const entry of options.policies) {
@@ -106,6 +121,19 @@ export function checkSweep(options: Pick<SweepOptions, 'policies' | 'batches' | 
     if (!Number.isInteger(kmax) || kmax < batch) throw new Error(`K_max ${kmax} is below batch ${batch}: every request verifies at least its root`);
   }
   if (!Number.isInteger(options.rounds) || options.rounds < 1) throw new Error(`rounds must be a whole number ≥ 1, got ${options.rounds}`);
+  const windows = draftWindows(options.policies);
+  if (options.interleave === 'steps' && windows.length > 1) {
+    throw new Error(`entries that give the draft other windows (${windows.join(', ')}) cannot take turns step by step on one draft: interleave by runs`);
+  }
+}
+
+/**
+ * The draft windows the entries run with, as written (`loaded`: the one the pair was loaded
+ * with). Runs in lockstep share one draft session, so they can only take turns under one window.
+ */
+export function draftWindows(policies: readonly string[]): string[] {
+  const label = ({ draftWindow }: SweepEntry) => (draftWindow === undefined ? 'loaded' : draftWindow === null ? 'whole' : formatAttentionWindow(draftWindow));
+  return [...new Set(policies.map((entry) => label(parseSweepEntry(entry))))];
 }
 
 /**
@@ -114,6 +142,11 @@ export function checkSweep(options: Pick<SweepOptions, 'policies' | 'batches' | 
  */
 export async function runSweep(setup: RunSetup, options: SweepOptions): Promise<SweepRow[]> {
   checkSweep(options);
+  const slots = sweepSlots(options);
+  if (setup.pair.target.capacity < slots) {
+    const why = options.interleave === 'steps' ? ` (batch ${Math.max(...options.batches)} × ${options.policies.length} entries taking turns by steps)` : '';
+    throw new Error(`this sweep needs ${slots} KV slots${why}; the pair was loaded with ${setup.pair.target.capacity}`);
+  }
   const draft = setup.pair.draft;
   const loadedWindow = draft.window ?? null;
   const entries = new Map(options.policies.map((label) => [label, parseSweepEntry(label)]));
@@ -132,6 +165,14 @@ export async function runSweep(setup: RunSetup, options: SweepOptions): Promise<
   return rows;
 }
 
+interface SweepRun {
+  metrics: RunMetrics;
+  tokens: number[][];
+  modelledMs: number;
+  /** Each step's time, prefill included. */
+  stepMs: number[];
+}
+
 /** Every entry at one batch size, interleaved round by round; one row per entry. */
 async function sweepBatch(
   setup: RunSetup,
@@ -142,29 +183,34 @@ async function sweepBatch(
 ): Promise<SweepRow[]> {
   const { config, gates } = setup;
   const kmax = options.kmax(batch);
-  const runs = new Map(options.policies.map((name) => [name, [] as { metrics: RunMetrics; tokens: number[][]; modelledMs: number }[]]));
-  for (let round = 0; round < options.rounds; round++) {
-    for (const name of roundOrder(options.policies, round)) {
-      const entry = entries.get(name)!;
-      useWindow(entry);
-      const policy = createPolicy(entry.policy, { ...policyOptions(config, gates), batch, kmax });
-      const metrics = new RunMetricsAccumulator({ policy: entry.policy });
-      let modelledMs = 0;
-      const onStep = (e: StepEvent) => {
-        metrics.addStep(e);
-        if (options.clock) modelledMs += options.clock.stepMs(e).totalMs;
-      };
-      const summary = await createRunner(setup, { policy, batch, kmax, onStep }).run();
-      const result = { metrics: metrics.metrics(summary.wallMs), tokens: summary.results.map((r) => r.tokens), modelledMs };
-      runs.get(name)!.push(result);
-      options.log?.(`batch ${batch}, K_max ${kmax}, round ${round + 1}/${options.rounds}: ${name} ${result.metrics.throughput.toFixed(1)} tok/s`);
-    }
-  }
+  // One entry's run: its runner, and what its summary makes of the steps it heard. (In lockstep
+  // every entry runs under one window, checkSweep made sure; setting it before any run starts is allowed.)
+  const start = (name: string): StartedRun<SweepRun> => {
+    const entry = entries.get(name)!;
+    useWindow(entry);
+    const policy = createPolicy(entry.policy, { ...policyOptions(config, gates), batch, kmax });
+    const metrics = new RunMetricsAccumulator({ policy: entry.policy });
+    let modelledMs = 0;
+    const stepMs: number[] = [];
+    const onStep = (e: StepEvent) => {
+      metrics.addStep(e);
+      stepMs.push(e.timings.totalMs);
+      if (options.clock) modelledMs += options.clock.stepMs(e).totalMs;
+    };
+    const runner = createRunner(setup, { policy, batch, kmax, onStep });
+    return { runner, finish: (summary) => ({ metrics: metrics.metrics(summary.wallMs), tokens: summary.results.map((r) => r.tokens), modelledMs, stepMs }) };
+  };
+  const runs = await runRounds(options.policies, {
+    rounds: options.rounds,
+    interleave: options.interleave ?? 'runs',
+    onRun: (round, name, run) => options.log?.(`batch ${batch}, K_max ${kmax}, round ${round + 1}/${options.rounds}: ${name} ${run.metrics.throughput.toFixed(1)} tok/s`),
+  }, start);
   const reference = runs.get(options.policies[0])![0].tokens;
   return options.policies.map((name) => {
     const rounds = runs.get(name)!;
-    const median = rounds.slice().sort((a, b) => a.metrics.throughput - b.metrics.throughput)[Math.floor(rounds.length / 2)];
+    const median = medianRound(rounds, (r) => r.metrics.throughput);
     const sameTokens = config.temperature > 0 ? null : rounds.every((r) => sameOutputs(r.tokens, reference));
+    const stepMedian = config.temperature === 0 && rounds.length >= 3 ? stepMedianMs(rounds.map((r) => r.stepMs)) : null;
     return {
       batch,
       kmax,
@@ -173,6 +219,7 @@ async function sweepBatch(
       roundThroughputs: rounds.map((r) => r.metrics.throughput),
       roundDecodeThroughputs: rounds.map((r) => r.metrics.decodeThroughput ?? NaN),
       ...(options.clock ? { modelledThroughput: median.modelledMs > 0 ? median.metrics.generatedTokens / (median.modelledMs / 1000) : 0 } : {}),
+      ...(stepMedian ? { stepMedianThroughput: median.metrics.generatedTokens / (stepMedian / 1000) } : {}),
       sameTokens,
     };
   });

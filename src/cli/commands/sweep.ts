@@ -11,7 +11,8 @@ import { fitKnee, suggestKmax } from '../../engine/cost/knee.js';
 import { formatPairedRatio, pairedRatio, type PairedRatio } from '../../engine/metrics/paired-rounds.js';
 import { loadHardwareProfile, profileMismatches } from '../../engine/cost/measure.js';
 import { loadRunSetup } from '../../engine/session-run.js';
-import { checkSweep, parseSweepEntry, runSweep, splitRepeat, type SweepRow } from '../../engine/sweep.js';
+import { INTERLEAVINGS, type Interleaving } from '../../engine/rounds.js';
+import { checkSweep, draftWindows, parseSweepEntry, runSweep, splitRepeat, sweepSlots, type SweepRow } from '../../engine/sweep.js';
 import { defaultDraftPrecision, GATED_POLICIES, POLICY_NAMES } from '../../shared/config.js';
 import { confidenceFlag, draftCostFlag, integer, runConfigFromFlags, withRuntimeOptions, withWorkloadOptions, type RunFlags } from './run.js';
 
@@ -33,6 +34,8 @@ export interface SweepFlags
   /** Also run the baseline a second time (`BASELINE#2`) in every round: an A/A control. */
   control?: boolean;
   rounds: number;
+  /** How a round's runs share the machine: one after another, or taking turns step by step (default, unless the entries' draft windows differ). */
+  interleave?: Interleaving;
   csv?: string;
 }
 
@@ -45,12 +48,15 @@ export interface SweepReportRow extends SweepRow {
   vsBaseline: PairedRatio;
   /** Decode throughput ÷ the baseline's (prefill left out). */
   decodeVsBaseline: PairedRatio;
+  /** Greedy, 3 rounds or more: step-median throughput ÷ the baseline's (see SweepRow.stepMedianThroughput). */
+  stepMedianVsBaseline?: number;
   /** With --hw: modelled throughput ÷ the baseline's (no machine noise in a greedy run). */
   modelledVsBaseline?: number;
 }
 
 export interface SweepReport {
   baseline: string;
+  interleave: Interleaving;
   /** With --hw: what the modelled clock models. */
   clock?: string;
   rows: SweepReportRow[];
@@ -84,7 +90,11 @@ export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) 
     for (const note of profileMismatches(hwProfile, run)) log?.(note);
   }
   const kmax = kmaxOf(flags, knee);
-  checkSweep({ policies: flags.policies, batches: flags.batches, kmax, rounds: flags.rounds });
+  const interleave = flags.interleave ?? (draftWindows(flags.policies).length > 1 ? 'runs' : 'steps');
+  if (flags.interleave === undefined && interleave === 'runs') log?.('the entries give the draft different windows, so their runs take turns whole, one after another (--interleave runs)');
+  const plan = { policies: flags.policies, batches: flags.batches, kmax, rounds: flags.rounds, interleave };
+  if (interleave === 'steps') log?.(`a round's runs take turns step by step, each on its own KV slots: ${sweepSlots(plan)} per model`);
+  checkSweep(plan);
   // Load once for the largest batch and budget; a gated policy in the list resolves the τ_d (from
   // --profile, or a warm-up) that every gated policy then shares.
   const gated = entries.find((e) => (GATED_POLICIES as readonly string[]).includes(e.policy));
@@ -96,14 +106,15 @@ export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) 
   });
   const setup = await loadRunSetup(config, {
     threads: flags.threads,
+    slots: sweepSlots(plan),
     provider: flags.provider,
     draftPrecision: flags.draftPrecision,
     measureDraftCost: flags.draftCost === 'auto',
     log,
   });
   try {
-    const rows = await runSweep(setup, { policies: flags.policies, batches: flags.batches, kmax, rounds: flags.rounds, clock, log });
-    return { baseline, ...(clock ? { clock: clock.label } : {}), rows: withRatios(rows, baseline) };
+    const rows = await runSweep(setup, { ...plan, clock, log });
+    return { baseline, interleave, ...(clock ? { clock: clock.label } : {}), rows: withRatios(rows, baseline) };
   } finally {
     await setup.release();
   }
@@ -116,6 +127,7 @@ function withRatios(rows: SweepRow[], baseline: string): SweepReportRow[] {
       ...row,
       vsBaseline: pairedRatio(row.roundThroughputs, base.roundThroughputs),
       decodeVsBaseline: pairedRatio(row.roundDecodeThroughputs, base.roundDecodeThroughputs),
+      ...(row.stepMedianThroughput !== undefined && base.stepMedianThroughput ? { stepMedianVsBaseline: row.stepMedianThroughput / base.stepMedianThroughput } : {}),
       ...(row.modelledThroughput !== undefined && base.modelledThroughput ? { modelledVsBaseline: row.modelledThroughput / base.modelledThroughput } : {}),
     };
   });
@@ -135,6 +147,7 @@ function sweepColumns(report: SweepReport, rounds: number): Column[] {
     { header: 'tok/s', width: 9, cell: (r) => r.metrics.throughput.toFixed(1) },
     { header: `÷ ${report.baseline}`, width: ratioWidth + 2, cell: (r) => formatPairedRatio(r.vsBaseline) },
     { header: 'decode ÷', width: ratioWidth, cell: (r) => formatPairedRatio(r.decodeVsBaseline) },
+    ...(report.rows.some((r) => r.stepMedianVsBaseline !== undefined) ? [{ header: 'step-median ÷', width: 15, cell: (r: SweepReportRow) => r.stepMedianVsBaseline?.toFixed(3) ?? '-' }] : []),
     ...(report.clock !== undefined ? [{ header: 'modelled ÷', width: 12, cell: (r: SweepReportRow) => r.modelledVsBaseline?.toFixed(3) ?? '-' }] : []),
     { header: 'MAT', width: 7, cell: (r) => r.metrics.meanAcceptedTokens.toFixed(2) },
     { header: 'util', width: 7, cell: (r) => r.metrics.draftUtilisation.toFixed(2) },
@@ -152,7 +165,8 @@ export function formatSweep(report: SweepReport): string {
     const rows = report.rows.filter((r) => r.batch === batch);
     const rounds = rows[0].vsBaseline.rounds;
     const about = rounds > 1 ? `, ${rounds} rounds (tok/s: the median round; ratios: the median of the rounds' ratios, and their range)` : '';
-    lines.push(`batch ${batch}, K_max ${rows[0].kmax}, ${rows[0].metrics.requests} requests${about}`);
+    const sharing = report.interleave === 'steps' ? ', runs taking turns step by step' : ', one run after another';
+    lines.push(`batch ${batch}, K_max ${rows[0].kmax}, ${rows[0].metrics.requests} requests${sharing}${about}`);
     const columns = sweepColumns(report, rounds);
     const nameWidth = Math.max(10, ...rows.map((r) => r.policy.length + 2));
     lines.push('policy'.padEnd(nameWidth) + columns.map((c) => c.header.padStart(c.width)).join(''));
@@ -160,7 +174,7 @@ export function formatSweep(report: SweepReport): string {
     lines.push(`(draft, verify, prefill ms: wall time per step, the median round${report.clock !== undefined ? `; modelled: ${report.clock}` : ''})`);
     for (const r of rows.filter((row) => splitRepeat(row.policy).repeated === report.baseline && row.policy !== report.baseline)) {
       lines.push(
-        `A/A control: ${r.policy} is ${report.baseline} run again; its ratio, ${formatPairedRatio(r.vsBaseline)}, is how far two identical runs drift apart in this sweep: wall ratios as close to 1 are noise`,
+        `A/A control: ${r.policy} is ${report.baseline} run again; its ratio, ${formatPairedRatio(r.vsBaseline)}${r.stepMedianVsBaseline !== undefined ? ` (step-median ${r.stepMedianVsBaseline.toFixed(3)})` : ''}, is how far two identical runs drift apart in this sweep: wall ratios as close to 1 are noise`,
       );
     }
     const differing = rows.filter((r) => r.sameTokens === false).map((r) => r.policy);
@@ -172,14 +186,14 @@ export function formatSweep(report: SweepReport): string {
   return lines.join('\n');
 }
 
-const CSV_COLUMNS = ['batch', 'kmax', 'policy', 'throughput', 'vs_baseline', 'vs_baseline_min', 'vs_baseline_max', 'decode_throughput', 'decode_vs_baseline', 'mat', 'utilisation', 'verified_per_step', 'steps', 'generated_tokens', 'wall_ms', 'same_tokens', 'draft_ms_per_step', 'verify_ms_per_step', 'prefill_ms_per_step', 'other_ms_per_step', 'modelled_throughput', 'modelled_vs_baseline'];
+const CSV_COLUMNS = ['batch', 'kmax', 'policy', 'throughput', 'vs_baseline', 'vs_baseline_min', 'vs_baseline_max', 'decode_throughput', 'decode_vs_baseline', 'mat', 'utilisation', 'verified_per_step', 'steps', 'generated_tokens', 'wall_ms', 'same_tokens', 'draft_ms_per_step', 'verify_ms_per_step', 'prefill_ms_per_step', 'other_ms_per_step', 'modelled_throughput', 'modelled_vs_baseline', 'step_median_throughput', 'step_median_vs_baseline'];
 
 export function sweepCsv(report: SweepReport): string {
   const lines = [CSV_COLUMNS.join(',')];
   for (const r of report.rows) {
     const m = r.metrics;
     lines.push(
-      [r.batch, r.kmax, r.policy, m.throughput, r.vsBaseline.median, r.vsBaseline.min, r.vsBaseline.max, m.decodeThroughput ?? '', r.decodeVsBaseline.median, m.meanAcceptedTokens, m.draftUtilisation, m.verifiedTokensPerStep, m.steps, m.generatedTokens, m.wallMs, r.sameTokens ?? '', m.stepTime?.draftMs ?? '', m.stepTime?.verifyMs ?? '', m.stepTime?.prefillMs ?? '', m.stepTime?.otherMs ?? '', r.modelledThroughput ?? '', r.modelledVsBaseline ?? '']
+      [r.batch, r.kmax, r.policy, m.throughput, r.vsBaseline.median, r.vsBaseline.min, r.vsBaseline.max, m.decodeThroughput ?? '', r.decodeVsBaseline.median, m.meanAcceptedTokens, m.draftUtilisation, m.verifiedTokensPerStep, m.steps, m.generatedTokens, m.wallMs, r.sameTokens ?? '', m.stepTime?.draftMs ?? '', m.stepTime?.verifyMs ?? '', m.stepTime?.prefillMs ?? '', m.stepTime?.otherMs ?? '', r.modelledThroughput ?? '', r.modelledVsBaseline ?? '', r.stepMedianThroughput ?? '', r.stepMedianVsBaseline ?? '']
         .map(String)
         .join(','),
     );
@@ -208,7 +222,11 @@ export function register(program: Command): void {
     .option('--hw <spec>', 'also time every run on a modelled clock, as run --clock modelled --hw: HARDWARE[:MODEL], measured or curves (with --hw-profile); its ratios carry no machine noise and, like the decode ratio, leave prefill out')
     .option('--baseline <policy>', 'the policy ratios are taken against (default static if listed, else the first)')
     .option('--control', 'also run the baseline again in every round, as BASELINE#2 (an A/A control): its ratio to the baseline is how far two identical runs drift apart, the noise to read the other ratios against; any entry can be repeated so, e.g. echo#2')
-    .option('--rounds <n>', 'interleaved repetitions, policies rotated each round; tok/s is the median round, a ratio the median of the rounds\' ratios', integer('--rounds', 1), 1);
+    .option('--rounds <n>', 'interleaved repetitions, policies rotated each round; tok/s is the median round, a ratio the median of the rounds\' ratios', integer('--rounds', 1), 1)
+    .addOption(
+      new Option('--interleave <how>', 'how a round\'s runs share the machine: steps (all at once, taking turns one step each, each timing only its own steps: the machine\'s drift falls on all alike; needs batch × entries KV slots; the default) or runs (one whole run after another; the default when entries give the draft different windows)')
+        .choices(INTERLEAVINGS),
+    );
   withRuntimeOptions(withWorkloadOptions(command, 16))
     .option('--profile <file>', 'echo/dense/fixed: calibration profile JSON (from `echo-studio calibrate`); default: a warm-up on the first 24 prompts')
     .option('--confidence <signal>', 'echo/dense/fixed: path-prob or path-margin (default: the profile’s, or the warm-up’s pick)', confidenceFlag)

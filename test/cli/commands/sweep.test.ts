@@ -39,9 +39,11 @@ describe('echo-studio sweep', () => {
     const common = ['--prompts', promptsFile, '--requests', '5', '--max-new-tokens', '6', '--profile', profileFile, ...pairFlags];
     const { stdout, stderr } = await runCli(register, ['sweep', '--policies', 'ar,static,echo', '--batches', '1,3', '--kmax', '8,12', '--rounds', '2', ...common, '--json', '--csv', csv]);
     const report = JSON.parse(stdout) as SweepReport;
-    // The order rotates each round, so no policy always runs first.
-    expect([...stderr.matchAll(/batch 1, K_max 8, round (\d)\/2: (\w+)/g)].map((m) => `${m[1]}:${m[2]}`)).toEqual(['1:ar', '1:static', '1:echo', '2:static', '2:echo', '2:ar']);
+    // By default a round's runs take turns step by step; the turn order reverses every other round,
+    // so each run follows each of the others.
+    expect([...stderr.matchAll(/batch 1, K_max 8, round (\d)\/2: (\w+)/g)].map((m) => `${m[1]}:${m[2]}`)).toEqual(['1:ar', '1:static', '1:echo', '2:echo', '2:static', '2:ar']);
     expect(report.baseline).toBe('static');
+    expect(report.interleave).toBe('steps');
     expect(report.rows.map((r) => [r.batch, r.kmax, r.policy])).toEqual([
       [1, 8, 'ar'],
       [1, 8, 'static'],
@@ -73,18 +75,21 @@ describe('echo-studio sweep', () => {
     const lines = readFileSync(csv, 'utf8').trim().split('\n');
     expect(lines[0]).toMatch(/^batch,kmax,policy,throughput,vs_baseline,vs_baseline_min,vs_baseline_max,/);
     expect(lines).toHaveLength(7);
-    expect(formatSweep(report)).toMatch(/batch 3, K_max 12, 5 requests, 2 rounds[\s\S]*every policy emitted the same tokens as ar \(lossless\)/);
+    expect(formatSweep(report)).toMatch(/batch 3, K_max 12, 5 requests, runs taking turns step by step, 2 rounds[\s\S]*every policy emitted the same tokens as ar \(lossless\)/);
+    // Two rounds are too few for a step's median to outvote a burst: no step-median column.
+    expect(report.rows.every((r) => r.stepMedianThroughput === undefined)).toBe(true);
+    expect(formatSweep(report)).not.toMatch(/step-median/);
     expect(formatSweep(report)).toMatch(/static +[\d.]+ +1\.000 \(1\.000–1\.000\)/);
     expect(formatSweep(report)).toMatch(/draft ms +verify ms +prefill ms/);
-    expect(lines[0]).toMatch(/,draft_ms_per_step,verify_ms_per_step,prefill_ms_per_step,other_ms_per_step,modelled_throughput,modelled_vs_baseline$/);
+    expect(lines[0]).toMatch(/,draft_ms_per_step,verify_ms_per_step,prefill_ms_per_step,other_ms_per_step,modelled_throughput,modelled_vs_baseline,step_median_throughput,step_median_vs_baseline$/);
   });
 
   it('says so when a policy emitted other tokens, and that sampled runs are not compared token by token', () => {
     const metrics = { policy: 'x', steps: 1, requests: 1, generatedTokens: 1, wallMs: 1, throughput: 1, decodeThroughput: 1, meanAcceptedTokens: 0, meanAcceptanceLength: 1, draftUtilisation: 0, verifiedTokensPerStep: 1, acceptancePerPosition: [], paddingWaste: 0, tpotP50Ms: 1, tpotP99Ms: 1 };
     const one = { median: 1, min: 1, max: 1, rounds: 1 };
     const row = (policy: string, sameTokens: boolean | null) => ({ batch: 1, kmax: 4, policy, metrics, roundThroughputs: [1], roundDecodeThroughputs: [1], sameTokens, vsBaseline: one, decodeVsBaseline: one });
-    expect(formatSweep({ baseline: 'ar', rows: [row('ar', true), row('chain', false)] })).toMatch(/NOT LOSSLESS: chain emitted other tokens than ar/);
-    expect(formatSweep({ baseline: 'ar', rows: [row('ar', null), row('chain', null)] })).toMatch(/sampled \(temperature > 0\)/);
+    expect(formatSweep({ baseline: 'ar', interleave: 'runs', rows: [row('ar', true), row('chain', false)] })).toMatch(/NOT LOSSLESS: chain emitted other tokens than ar/);
+    expect(formatSweep({ baseline: 'ar', interleave: 'runs', rows: [row('ar', null), row('chain', null)] })).toMatch(/sampled \(temperature > 0\)/);
   });
 
   it('takes K_max from a hardware profile\'s knee when none is given', async () => {
@@ -122,6 +127,10 @@ describe('echo-studio sweep', () => {
     // One sink and the 2 rows before each drafted token: every prompt here is longer than that.
     const report = await windows('eagle2,eagle2@1:2,ar');
     expect(report.rows.map((r) => r.policy)).toEqual(['eagle2', 'eagle2@1:2', 'ar']);
+    // Runs in lockstep share one draft session, hence one window: these take turns whole.
+    expect(report.interleave).toBe('runs');
+    expect((await runCli(register, ['sweep', '--policies', 'eagle2,eagle2@1:2', ...common, '--json'])).stderr).toMatch(/different windows, so their runs take turns whole/);
+    await expect(sweep(['--policies', 'eagle2,eagle2@1:2', '--interleave', 'steps', ...common])).rejects.toThrow(/entries that give the draft other windows \(loaded, 1:2\) cannot take turns step by step/);
     const [whole, narrow] = report.rows;
     // Another window drafts other tokens (so other acceptance), and the output stays the target's.
     expect(narrow.metrics.meanAcceptedTokens).not.toBe(whole.metrics.meanAcceptedTokens);
@@ -142,8 +151,8 @@ describe('echo-studio sweep', () => {
     const { stdout, stderr } = await runCli(register, ['sweep', '--policies', 'ar,chain', '--baseline', 'chain', '--control', ...common, '--json']);
     const report = JSON.parse(stdout) as SweepReport;
     expect(report.rows.map((r) => r.policy)).toEqual(['ar', 'chain', 'chain#2']);
-    // The copy runs in the rotation like any entry, once per round.
-    expect([...stderr.matchAll(/round (\d)\/2: (\S+) /g)].map((m) => m[2])).toEqual(['ar', 'chain', 'chain#2', 'chain', 'chain#2', 'ar']);
+    // The copy takes its turns like any entry, once per round.
+    expect([...stderr.matchAll(/round (\d)\/2: (\S+) /g)].map((m) => m[2])).toEqual(['ar', 'chain', 'chain#2', 'chain#2', 'chain', 'ar']);
     const [, chain, copy] = report.rows;
     // The same computation: the same acceptance and steps, only the wall clock differs.
     expect(copy.metrics.steps).toBe(chain.metrics.steps);
@@ -157,6 +166,22 @@ describe('echo-studio sweep', () => {
     await expect(sweep(['--policies', 'ar,ar#1', ...pairFlags])).rejects.toThrow(/ar#1: a repeat is ENTRY#N with N ≥ 2/);
     await expect(sweep(['--policies', 'ar,ar#x', ...pairFlags])).rejects.toThrow(/ar#x: a repeat is ENTRY#N/);
     expect(formatSweep(JSON.parse(await sweep(['--policies', 'ar,chain', ...common, '--json'])) as SweepReport)).not.toMatch(/A\/A control/);
+  });
+
+  it('takes turns step by step or runs whole, to the same tokens and steps; with 3 rounds, each step\'s median time', async () => {
+    const common = ['--policies', 'chain,eagle2,eagle2#2', '--baseline', 'eagle2', '--prompts', promptsFile, '--requests', '3', '--max-new-tokens', '6', '--batches', '1,2', '--kmax', '6', '--rounds', '3', ...pairFlags, '--json'];
+    const steps = JSON.parse(await sweep([...common, '--interleave', 'steps'])) as SweepReport;
+    const runs = JSON.parse(await sweep([...common, '--interleave', 'runs'])) as SweepReport;
+    expect([steps.interleave, runs.interleave]).toEqual(['steps', 'runs']);
+    for (const [a, b] of steps.rows.map((r, i) => [r, runs.rows[i]])) {
+      expect([a.batch, a.policy, a.metrics.steps, a.metrics.generatedTokens, a.metrics.meanAcceptedTokens]).toEqual([b.batch, b.policy, b.metrics.steps, b.metrics.generatedTokens, b.metrics.meanAcceptedTokens]);
+      expect(a.sameTokens).toBe(true);
+      expect(a.roundThroughputs).toHaveLength(3);
+      expect(a.stepMedianThroughput).toBeGreaterThan(0);
+      expect(a.stepMedianVsBaseline).toBeCloseTo(a.stepMedianThroughput! / steps.rows.find((r) => r.batch === a.batch && r.policy === 'eagle2')!.stepMedianThroughput!, 9);
+    }
+    expect(formatSweep(steps)).toMatch(/step-median ÷[\s\S]*A\/A control: eagle2#2 is eagle2 run again; its ratio, [\d.]+ \([\d.]+–[\d.]+\) \(step-median [\d.]+\)/);
+    expect(formatSweep(runs)).toMatch(/batch 2, K_max 6, 3 requests, one run after another, 3 rounds/);
   });
 
   it('takes K_max once for every batch size, once per batch size, or max(16, 8 × batch)', () => {
