@@ -21,14 +21,14 @@
 // measurement: the modelled clock then keeps T_ar = T_1 and sets γ = 1 / knee].
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { interleavedRounds, pairBenchArgs, pairBenchOptions, policyEntry, runGreedy } from './pair-bench.js';
+import { benchSlots, greedyRunner, pairBenchArgs, pairBenchOptions, policyEntry } from './pair-bench.js';
 import { DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../src/engine/calibrate/calibration.js';
 import { profileGates, signalAucs } from '../src/engine/calibrate/profile.js';
 import { calibrateSignals } from '../src/engine/calibrate/warmup.js';
 import { clockFromSpec, curvesClock, DEFAULT_DRAFT_FRACTION, tverClock, type ModelledClock } from '../src/engine/cost/clock.js';
 import { draftRowCost, fitKnee, suggestKmax } from '../src/engine/cost/knee.js';
 import { measureForwardCurve } from '../src/engine/cost/measure.js';
-import { pairedRatio, type PairedRatio } from '../src/engine/metrics/paired-rounds.js';
+import { medianRound, pairedRatio, stepMedianMs, type PairedRatio } from '../src/engine/metrics/paired-rounds.js';
 import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
 import { loadPair, type ModelPair } from '../src/engine/pair.js';
 import { DddPolicy } from '../src/engine/policy/ddd.js';
@@ -37,7 +37,8 @@ import { DEFAULT_DRAFT_COST, EchoPolicy } from '../src/engine/policy/echo.js';
 import { FixedPolicy } from '../src/engine/policy/fixed.js';
 import { createPolicy } from '../src/engine/policy/index.js';
 import type { SpeculationPolicy, PolicyOptions } from '../src/engine/policy/types.js';
-import { slotRows, type WorkItem } from '../src/engine/runner.js';
+import { runRounds, type StartedRun } from '../src/engine/rounds.js';
+import { slotRows, type RunSummary, type WorkItem } from '../src/engine/runner.js';
 import { splitRepeat } from '../src/engine/sweep.js';
 import { encodePrompt, readPromptsFile } from '../src/engine/workload.js';
 import type { RunMetrics } from '../src/shared/events.js';
@@ -58,7 +59,7 @@ const { values: args } = parseArgs({
   },
 });
 
-const { domains, batches, policies, maxNewTokens, threads, draftPrecision, draftWindow } = pairBenchArgs(args);
+const { domains, batches, policies, maxNewTokens, threads, draftPrecision, draftWindow, interleave } = pairBenchArgs(args);
 const calibrationPrompts = Number(args['calibration-prompts']);
 const delta = Number(args.delta);
 const tauRule = args['tau-rule'] as TauRule;
@@ -113,26 +114,33 @@ interface Measured {
   /** Mean per step, wall: drafting (all draft forwards and gating) and verification (the target forward). */
   draftMs: number;
   verifyMs: number;
+  /** Each step's wall time, prefill included (for stepMedianMs). */
+  stepMs: number[];
 }
 
-async function measure(pair: ModelPair, policy: SpeculationPolicy, batch: number, kmax: number, workload: WorkItem[], clock: ModelledClock): Promise<Measured> {
+/** A run of `policy` set up to measure itself (runRounds starts it, alone or in lockstep). */
+function startMeasured(pair: ModelPair, policy: SpeculationPolicy, batch: number, kmax: number, workload: WorkItem[], clock: ModelledClock): StartedRun<Measured> {
   const metrics = new RunMetricsAccumulator({ policy: policy.name });
   let modelledMs = 0;
   let curvesMs = 0;
   let moved = 0;
   let draftMs = 0;
   let verifyMs = 0;
-  let steps = 0;
-  const summary = await runGreedy(pair, policy, { batch, kmax, maxNewTokens }, workload, (e) => {
+  const stepMs: number[] = [];
+  const runner = greedyRunner(pair, policy, { batch, kmax, maxNewTokens }, workload, (e) => {
     metrics.addStep(e);
     modelledMs += clock.stepMs(e).totalMs;
     curvesMs += machineClocks.get(batch)!.stepMs(e).totalMs;
     for (const t of e.transfers) moved += t.tokens;
     draftMs += e.timings.draftMs;
     verifyMs += e.timings.verifyMs;
-    steps++;
+    stepMs.push(e.timings.totalMs);
   });
-  return { metrics: metrics.metrics(summary.wallMs), modelledMs, curvesMs, moved, draftMs: draftMs / steps, verifyMs: verifyMs / steps };
+  const finish = (summary: RunSummary): Measured => {
+    const steps = stepMs.length;
+    return { metrics: metrics.metrics(summary.wallMs), modelledMs, curvesMs, moved, draftMs: draftMs / steps, verifyMs: verifyMs / steps, stepMs };
+  };
+  return { runner, finish };
 }
 
 const maxBatch = Math.max(...batches);
@@ -143,7 +151,7 @@ await probe.release();
 const longest = Math.max(...Object.values(tokenized).flat().map((w) => w.promptTokens.length));
 // Room for the largest K_max of the sweep and for the calibration warm-up (32 tokens, wide budget).
 const maxLength = slotRows(longest, Math.max(maxNewTokens, 32), Math.max(1024, 8 * maxBatch));
-const pair = await loadPair(args.draft, args.target, { slots: maxBatch, maxLength, threads, draftPrecision, draftWindow });
+const pair = await loadPair(args.draft, args.target, { slots: benchSlots({ batches, policies, interleave }), maxLength, threads, draftPrecision, draftWindow });
 console.log(`pair: draft ${args.draft} (${pair.draft.info.parameters} params, ${draftPrecision} weights), target ${args.target} (${pair.target.info.parameters} params)`);
 
 // The knee of this machine's target forward curve.
@@ -159,7 +167,7 @@ console.log(`target forward: ${curve.map((p) => `${p.tokens}:${p.ms.toFixed(1)}m
 console.log(`draft: T_1 ${draftFit.tArMs.toFixed(2)} ms, one drafted row = ${draftRow.toPrecision(3)} of a target forward (echo+cost's draftRow)`);
 console.log(`knee ${knee} tokens (T_ar ${fit.tArMs.toFixed(2)} ms, γ ${fit.gamma.toPrecision(3)}); K_max per batch: ${batches.map((b) => `${b}→${kmaxFor(b, knee)}`).join(', ')}`);
 const clock = args.hw === 'measured' ? tverClock(fit, DEFAULT_DRAFT_FRACTION, 'measured T_ver fit') : clockFromSpec(args.hw);
-console.log(`modelled clock: ${clock.label}; max new tokens ${maxNewTokens}, onnxruntime threads ${threads}, greedy`);
+console.log(`modelled clock: ${clock.label}; max new tokens ${maxNewTokens}, onnxruntime threads ${threads}, greedy; ${interleave === 'steps' ? "a round's runs take turns step by step" : "a round's runs one after another"}`);
 // This machine, without the wall clock's noise: per batch size, both models' forwards timed with
 // n rows spread over min(n, batch) requests of 64 committed rows (a root layer is one row per
 // request), and each step's forwards read off those curves by their rows and their requests
@@ -217,18 +225,23 @@ for (const domain of domains) {
     const workload = Array.from({ length: count }, (_, i) => ({ id: `${domain}-${i}`, promptTokens: pool[(offset + i) % pool.length].promptTokens }));
     console.log(`\n${domain}, batch ${batch}, K_max ${kmax}, ${count} requests`);
     console.log(
-      `${'policy'.padEnd(18)}${pad('tok/s', 9)}${pad('/static', 9)}${rounds > 1 ? pad('range', 13) : ''}${pad('decode/s', 9)}${pad('modelled', 10)}${pad('/static', 9)}${pad('curves', 10)}${pad('/static', 9)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('moved', 7)}${pad('draft ms', 10)}${pad('verify ms', 11)}`,
+      `${'policy'.padEnd(18)}${pad('tok/s', 9)}${pad('/static', 9)}${rounds > 1 ? pad('range', 13) : ''}${pad('decode/s', 9)}${rounds >= 3 ? pad('step-med', 9) : ''}${pad('modelled', 10)}${pad('/static', 9)}${pad('curves', 10)}${pad('/static', 9)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('moved', 7)}${pad('draft ms', 10)}${pad('verify ms', 11)}`,
     );
     // Each row reports its median-throughput round (greedy: acceptance and the modelled time are
     // the same every round; the machine's load is not).
-    const runs = await interleavedRounds(policies, rounds, (name) => {
+    const runs = await runRounds(policies, { rounds, interleave }, (name) => {
       const gates = profiles.get(signalOf(name) ?? profile.confidence)!;
       const options: PolicyOptions = { batch, kmax, ...profileGates(gates), draftCost };
-      return measure(pair, makePolicy(name, options), batch, kmax, workload, clock);
+      return startMeasured(pair, makePolicy(name, options), batch, kmax, workload, clock);
     });
-    const medianRound = (ms: Measured[]) => ms.slice().sort((a, b) => a.metrics.throughput - b.metrics.throughput)[Math.floor(ms.length / 2)];
-    const rows = policies.map((name) => ({ name, m: medianRound(runs.get(name)!) }));
+    const rows = policies.map((name) => ({ name, m: medianRound(runs.get(name)!, (r) => r.metrics.throughput) }));
     const base = rows.find((r) => r.name === 'static')?.m;
+    // Greedy runs repeat their steps every round: each step's median time outvotes one round's burst.
+    const stepMedianTps = (name: string) => {
+      const measured = runs.get(name);
+      const ms = measured && rounds >= 3 ? stepMedianMs(measured.map((r) => r.stepMs)) : null;
+      return ms === null ? NaN : measured![0].metrics.generatedTokens / (ms / 1000);
+    };
     // Wall ratios are paired within rounds (the median of the rounds' ratios, and their range).
     const staticRuns = runs.get('static');
     const wallRatio = (name: string, of: (m: RunMetrics) => number) =>
@@ -245,7 +258,7 @@ for (const domain of domains) {
       const ratio = (x: number, y: number | undefined) => (y && Number.isFinite(y) ? `${(x / y).toFixed(3)}×` : '-');
       console.log(
         `${name.padEnd(18)}${pad(m.metrics.throughput.toFixed(1), 9)}${pad(times(wall), 9)}${range}` +
-          `${pad(times(decode), 9)}` +
+          `${pad(times(decode), 9)}${rounds >= 3 ? pad(ratio(stepMedianTps(name), stepMedianTps('static')), 9) : ''}` +
           `${pad(modelledTps.toFixed(1), 10)}${pad(ratio(modelledTps, baseModelled), 9)}${pad(curveTps.toFixed(1), 10)}${pad(ratio(curveTps, baseCurve), 9)}${pad(m.metrics.meanAcceptedTokens.toFixed(2), 7)}` +
           `${pad(m.metrics.draftUtilisation.toFixed(2), 7)}${pad(m.metrics.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.metrics.steps, 7)}${pad(m.moved, 7)}${pad(m.draftMs.toFixed(2), 10)}${pad(m.verifyMs.toFixed(2), 11)}`,
       );
@@ -253,7 +266,8 @@ for (const domain of domains) {
     const control = policies.find((p) => p !== 'static' && splitRepeat(p).repeated === 'static');
     const noise = control ? wallRatio(control, (x) => x.throughput) : undefined;
     if (control && noise) {
-      console.log(`A/A control: ${control} is static run again: ${noise.median.toFixed(3)}× (${noise.min.toFixed(2)}–${noise.max.toFixed(2)}); wall ratios as close to 1 are noise`);
+      const stepMedian = rounds >= 3 ? `, step-median ${(stepMedianTps(control) / stepMedianTps('static')).toFixed(3)}×` : '';
+      console.log(`A/A control: ${control} is static run again: ${noise.median.toFixed(3)}× (${noise.min.toFixed(2)}–${noise.max.toFixed(2)})${stepMedian}; wall ratios as close to 1 are noise`);
     }
   }
   console.log('');

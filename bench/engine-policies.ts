@@ -17,12 +17,13 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pairedRatio } from '../src/engine/metrics/paired-rounds.js';
-import { interleavedRounds, pairBenchArgs, pairBenchOptions, policyEntry, precisionArg, runGreedy } from './pair-bench.js';
+import { benchSlots, greedyRunner, pairBenchArgs, pairBenchOptions, policyEntry, precisionArg, runGreedy } from './pair-bench.js';
+import { runRounds, type StartedRun } from '../src/engine/rounds.js';
 import type { WeightPrecision } from '../src/shared/config.js';
 import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
 import { loadPair, type ModelPair } from '../src/engine/pair.js';
 import { createPolicy } from '../src/engine/policy/index.js';
-import { slotRows, type WorkItem } from '../src/engine/runner.js';
+import { slotRows, type RunSummary, type WorkItem } from '../src/engine/runner.js';
 import { encodePrompt, readPromptsFile, takeRequests } from '../src/engine/workload.js';
 import type { RunMetrics } from '../src/shared/events.js';
 
@@ -35,7 +36,7 @@ const { values: args } = parseArgs({
   },
 });
 
-const { domains, batches, policies, maxNewTokens, threads, draftPrecision, draftWindow } = pairBenchArgs(args);
+const { domains, batches, policies, maxNewTokens, threads, draftPrecision, draftWindow, interleave } = pairBenchArgs(args);
 const kmaxPerRequest = Number(args['kmax-per-request']);
 const memoryRequests = Number(args['memory-requests']);
 const rounds = Number(args.rounds);
@@ -68,14 +69,14 @@ function policyFrom(entry: string, batch: number, kmax: number) {
 /** The draft precision an entry runs with: its `@int8` / `@float32` suffix, else --draft-precision. */
 const precisionOf = (entry: string): WeightPrecision => (entry.includes('@') ? precisionArg(entry.split('@')[1], `--policies ${entry}`) : draftPrecision);
 
-async function measure(pairs: Map<WeightPrecision, ModelPair>, policy: string, batch: number, kmax: number, workload: WorkItem[]): Promise<Measured> {
+function startMeasured(pairs: Map<WeightPrecision, ModelPair>, policy: string, batch: number, kmax: number, workload: WorkItem[]): StartedRun<Measured> {
   const metrics = new RunMetricsAccumulator({ policy });
   let stepMs = 0;
   let modelMs = 0;
   let draftMs = 0;
   let verifyMs = 0;
   let steps = 0;
-  const summary = await runGreedy(pairs.get(precisionOf(policy))!, policyFrom(policy, batch, kmax), { batch, kmax, maxNewTokens }, workload, (e) => {
+  const runner = greedyRunner(pairs.get(precisionOf(policy))!, policyFrom(policy, batch, kmax), { batch, kmax, maxNewTokens }, workload, (e) => {
     metrics.addStep(e);
     stepMs += e.timings.totalMs;
     modelMs += e.timings.modelMs ?? 0;
@@ -83,7 +84,14 @@ async function measure(pairs: Map<WeightPrecision, ModelPair>, policy: string, b
     verifyMs += e.timings.verifyMs;
     steps++;
   });
-  return { metrics: metrics.metrics(summary.wallMs), engineShare: (stepMs - modelMs) / stepMs, draftMs: draftMs / steps, verifyMs: verifyMs / steps };
+  const finish = (summary: RunSummary): Measured => ({ metrics: metrics.metrics(summary.wallMs), engineShare: (stepMs - modelMs) / stepMs, draftMs: draftMs / steps, verifyMs: verifyMs / steps });
+  return { runner, finish };
+}
+
+/** One run alone (the warm-up). */
+async function measure(pairs: Map<WeightPrecision, ModelPair>, policy: string, batch: number, kmax: number, workload: WorkItem[]): Promise<Measured> {
+  const { runner, finish } = startMeasured(pairs, policy, batch, kmax, workload);
+  return finish(await runner.run());
 }
 
 const maxBatch = Math.max(...batches);
@@ -95,11 +103,11 @@ const maxLength = slotRows(longest, maxNewTokens, Math.max(...batches.map(kmaxOf
 // One pair per draft precision in use (each with its own target session: simple, and the same weights).
 const pairs = new Map<WeightPrecision, ModelPair>();
 for (const head of new Set([draftPrecision, ...policies.map(precisionOf)])) {
-  pairs.set(head, await loadPair(args.draft, args.target, { slots: maxBatch, maxLength, threads, draftPrecision: head, draftWindow }));
+  pairs.set(head, await loadPair(args.draft, args.target, { slots: benchSlots({ batches, policies, interleave }), maxLength, threads, draftPrecision: head, draftWindow }));
 }
 const pair = pairs.get(draftPrecision)!;
 console.log(`pair: draft ${args.draft} (${pair.draft.info.parameters} params, ${[...pairs.keys()].join(' / ')} weights), target ${args.target} (${pair.target.info.parameters} params)`);
-console.log(`max new tokens ${maxNewTokens}, onnxruntime threads ${threads}, greedy, ${rounds} interleaved rounds (median)`);
+console.log(`max new tokens ${maxNewTokens}, onnxruntime threads ${threads}, greedy, ${rounds} interleaved rounds (median), ${interleave === 'steps' ? 'runs taking turns step by step' : 'one run after another'}`);
 
 // Warm-up: first runs pay onnxruntime's allocations.
 for (const head of pairs.keys()) {
@@ -116,7 +124,7 @@ for (const domain of domains) {
     console.log(`\n${domain}, batch ${batch}, K_max ${kmax}, ${count} requests`);
     console.log(`${'policy'.padEnd(20)}${pad('tok/s', 9)}${pad('vs ar', 8)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('engine %', 10)}${pad('draft ms', 10)}${pad('verify ms', 11)}`);
     // Each row reports the median of its interleaved rounds.
-    const runs = await interleavedRounds(policies, rounds, (policy) => measure(pairs, policy, batch, kmax, workload));
+    const runs = await runRounds(policies, { rounds, interleave }, (policy) => startMeasured(pairs, policy, batch, kmax, workload));
     const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     const arRuns = runs.get('ar');
     for (const policy of policies) {

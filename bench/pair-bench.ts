@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseValidAttentionWindow, WeightPrecisionSchema, type AttentionWindow, type TreeShape, type WeightPrecision } from '../src/shared/config.js';
-import { roundOrder } from '../src/engine/metrics/paired-rounds.js';
+import { INTERLEAVINGS, type Interleaving } from '../src/engine/rounds.js';
 import { splitRepeat } from '../src/engine/sweep.js';
 import type { ModelPair } from '../src/engine/pair.js';
 import type { SpeculationPolicy } from '../src/engine/policy/types.js';
@@ -24,6 +24,7 @@ export function pairBenchOptions(defaults: { batches: string; policies: string; 
     kmax: { type: 'string' },
     'draft-precision': { type: 'string', default: 'int8' },
     'draft-window': { type: 'string' },
+    interleave: { type: 'string', default: 'steps' },
   } as const;
 }
 
@@ -36,6 +37,8 @@ export interface PairBenchArgs {
   maxNewTokens: number;
   threads: number;
   draftPrecision: WeightPrecision;
+  /** How a round's runs share the machine (src/engine/rounds.ts). */
+  interleave: Interleaving;
   /** `--draft-window SINK:RECENT`: the draft's attention sinks and recent window (default: its whole past). */
   draftWindow?: AttentionWindow;
 }
@@ -57,7 +60,10 @@ export function pairBenchArgs(values: {
   threads: string;
   'draft-precision': string;
   'draft-window'?: string;
+  interleave: string;
 }): PairBenchArgs {
+  const interleave = values.interleave as Interleaving;
+  if (!INTERLEAVINGS.includes(interleave)) throw new Error(`--interleave takes ${INTERLEAVINGS.join(' or ')}, got "${values.interleave}"`);
   for (const dir of [values.draft, values.target]) {
     if (!existsSync(join(dir, 'config.json'))) throw new Error(`no model at ${dir} (pass --draft DIR --target DIR)`);
   }
@@ -70,6 +76,7 @@ export function pairBenchArgs(values: {
     maxNewTokens: Number(values['max-new-tokens']),
     threads: Number(values.threads),
     draftPrecision: precisionArg(values['draft-precision'], '--draft-precision'),
+    interleave,
     ...(values['draft-window'] !== undefined ? { draftWindow: windowArg(values['draft-window']) } : {}),
   };
 }
@@ -97,28 +104,15 @@ export function policyEntry(entry: string): { name: string; shape?: TreeShape; c
   return { name, shape: { depth: parts[0], topk: parts[1], tokens: parts[2] } };
 }
 
-/**
- * Every policy measured once per round, the policies interleaved (their order rotated each round):
- * the machine's load drifts, and interleaving exposes every policy to the same drift. Per policy,
- * its rounds in order, so that ratios can be paired within rounds (pairedRatio).
- */
-export async function interleavedRounds<M>(policies: readonly string[], rounds: number, measure: (policy: string) => Promise<M>): Promise<Map<string, M[]>> {
-  const runs = new Map<string, M[]>(policies.map((p) => [p, []]));
-  for (let round = 0; round < rounds; round++) {
-    for (const policy of roundOrder(policies, round)) runs.get(policy)!.push(await measure(policy));
-  }
-  return runs;
-}
-
-/** One greedy run of `policy` over `workload` on the pair. */
-export function runGreedy(
+/** A greedy run of `policy` over `workload` on the pair, not started. */
+export function greedyRunner(
   pair: ModelPair,
   policy: SpeculationPolicy,
   run: { batch: number; kmax: number; maxNewTokens: number },
   workload: WorkItem[],
   onStep: (e: StepEvent) => void,
-): Promise<RunSummary> {
-  const runner = new Runner(
+): Runner {
+  return new Runner(
     {
       target: pair.target,
       draft: pair.draft,
@@ -132,5 +126,14 @@ export function runGreedy(
     },
     workload,
   );
-  return runner.run();
+}
+
+/** One greedy run of `policy` over `workload` on the pair. */
+export function runGreedy(...args: Parameters<typeof greedyRunner>): Promise<RunSummary> {
+  return greedyRunner(...args).run();
+}
+
+/** KV slots a bench's pair needs: the largest batch, once per entry when runs take turns by steps. */
+export function benchSlots(args: Pick<PairBenchArgs, 'batches' | 'policies' | 'interleave'>): number {
+  return Math.max(...args.batches) * (args.interleave === 'steps' ? args.policies.length : 1);
 }
