@@ -93,8 +93,8 @@ export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) 
   const interleave = flags.interleave ?? (draftWindows(flags.policies).length > 1 ? 'runs' : 'steps');
   if (flags.interleave === undefined && interleave === 'runs') log?.('the entries give the draft different windows, so their runs take turns whole, one after another (--interleave runs)');
   const plan = { policies: flags.policies, batches: flags.batches, kmax, rounds: flags.rounds, interleave };
-  if (interleave === 'steps') log?.(`a round's runs take turns step by step, each on its own KV slots: ${sweepSlots(plan)} per model`);
   checkSweep(plan);
+  if (interleave === 'steps') log?.(`a round's runs take turns step by step, each on its own KV slots: ${sweepSlots(plan)} per model`);
   // Load once for the largest batch and budget; a gated policy in the list resolves the τ_d (from
   // --profile, or a warm-up) that every gated policy then shares.
   const gated = entries.find((e) => (GATED_POLICIES as readonly string[]).includes(e.policy));
