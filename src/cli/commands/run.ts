@@ -9,7 +9,8 @@ import { loadHardwareProfile, profileMismatches, type HardwareProfile } from '..
 import { formatStepTime, RunMetricsAccumulator, withSpeedupVsAr } from '../../engine/metrics/run-metrics.js';
 import type { VerifyCost } from '../../engine/policy/echo-scheduler.js';
 import { createPolicy, type SpeculationPolicy } from '../../engine/policy/index.js';
-import type { RequestResult } from '../../engine/runner.js';
+import { runLockstep } from '../../engine/lockstep.js';
+import type { RequestResult, RunSummary } from '../../engine/runner.js';
 import { createRunner, loadRunSetup, resolvePrompts, runTraceHeader } from '../../engine/session-run.js';
 import { promptText } from '../../engine/workload.js';
 import { ExpansionRecorder } from '../../engine/trace/expansions.js';
@@ -174,6 +175,8 @@ export function clockFromFlags(flags: Pick<RunFlags, 'clock' | 'hw' | 'hwProfile
 export async function executeRun(config: RunConfig, options: RunOptions = {}): Promise<RunReport> {
   const setup = await loadRunSetup(config, {
     threads: options.threads,
+    // With --compare-ar, ar takes turns with the run step by step, each on its own KV slots.
+    ...(options.compareAr && config.policy !== 'ar' ? { slots: 2 * config.batch } : {}),
     provider: options.provider,
     draftPrecision: options.draftPrecision,
     measureDraftCost: options.measureDraftCost,
@@ -184,7 +187,7 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
     if (options.recordCandidates && !options.trace) throw new Error('--record-candidates needs --trace FILE');
     const recorder = options.trace ? new TraceRecorder(options.trace, await runTraceHeader(setup, options.recordCandidates)) : null;
     const expansions = options.recordCandidates ? new ExpansionRecorder() : null;
-    const runOnce = async (which: SpeculationPolicy, record: boolean) => {
+    const startRun = (which: SpeculationPolicy, record: boolean) => {
       const metrics = new RunMetricsAccumulator({ policy: which.name });
       let stepMs = 0;
       let modelMs = 0;
@@ -204,30 +207,40 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
           }
         },
       });
-      const summary = await runner.run();
-      const runMetrics = metrics.metrics(summary.wallMs);
-      const modelledTime: ModelledTime | undefined = options.clock && {
-        clock: options.clock.label,
-        ms: modelled.totalMs,
-        draftMs: modelled.draftMs,
-        verifyMs: modelled.verifyMs,
-        throughput: modelled.totalMs > 0 ? runMetrics.generatedTokens / (modelled.totalMs / 1000) : 0,
+      const finish = (summary: RunSummary) => {
+        const runMetrics = metrics.metrics(summary.wallMs);
+        const modelledTime: ModelledTime | undefined = options.clock && {
+          clock: options.clock.label,
+          ms: modelled.totalMs,
+          draftMs: modelled.draftMs,
+          verifyMs: modelled.verifyMs,
+          throughput: modelled.totalMs > 0 ? runMetrics.generatedTokens / (modelled.totalMs / 1000) : 0,
+        };
+        return { summary, metrics: runMetrics, modelled: modelledTime, engineOverhead: stepMs > 0 ? (stepMs - modelMs) / stepMs : 0 };
       };
-      return { summary, metrics: runMetrics, modelled: modelledTime, engineOverhead: stepMs > 0 ? (stepMs - modelMs) / stepMs : 0 };
+      return { runner, finish };
     };
+    // The same workload under ar on the same loaded pair, for the wall-time speedup: the two take
+    // turns step by step, each timing only its own steps, so the machine's drift falls on both alike.
+    const compare = options.compareAr && config.policy !== 'ar';
     let main;
+    let ar;
     try {
-      main = await runOnce(setup.policy, true);
+      const run = startRun(setup.policy, true);
+      if (compare) {
+        options.log?.('running the same workload under ar for the speedup, the two taking turns step by step');
+        const arRun = startRun(createPolicy('ar', { ...config }), false);
+        const [mainSummary, arSummary] = await runLockstep([run.runner, arRun.runner]);
+        main = run.finish(mainSummary);
+        ar = arRun.finish(arSummary);
+      } else {
+        main = run.finish(await run.runner.run());
+      }
     } catch (err) {
       recorder?.finish('error', { message: (err as Error).message });
       throw err;
     }
-    let metrics = main.metrics;
-    // The same workload under ar on the same loaded pair, for the wall-time speedup.
-    if (options.compareAr && config.policy !== 'ar') {
-      options.log?.('running the same workload under ar for the speedup');
-      metrics = withSpeedupVsAr(metrics, (await runOnce(createPolicy('ar', { ...config }), false)).metrics);
-    }
+    const metrics = ar ? withSpeedupVsAr(main.metrics, ar.metrics) : main.metrics;
     recorder?.finish('finished', { wallMs: main.summary.wallMs, speedupVsAr: metrics.speedupVsAr });
     return { config, draftDir, targetDir, metrics, engineOverhead: main.engineOverhead, results: main.summary.results, modelled: main.modelled };
   } finally {
@@ -375,7 +388,7 @@ export function register(program: Command): void {
     .option('--out <file>', 'write one JSONL line per request: id, prompt, tokens, text')
     .option('--trace <file>', 'write the JSONL trace (header, one line per step, summary)')
     .option('--record-candidates', 'with --trace: also record each draft expansion’s top-k, so `trace what-if` can re-score the run (larger file)')
-    .option('--compare-ar', 'also run the workload under ar and report the wall-time speedup')
+    .option('--compare-ar', 'also run the workload under ar, the two taking turns step by step on one loaded pair, and report the wall-time speedup')
     .option('--clock <kind>', 'wall (default), or modelled: also report time on the hardware named by --hw')
     .option('--hw <spec>', 'modelled clock: HARDWARE[:MODEL] roofline (e.g. h100:70b, a100:8b, h200:235b-a22b), measured (the paper\'s T_ver formula fitted to this machine) or curves (this machine\'s measured curves, no formula)')
     .option('--hw-profile <file>', 'with --hw measured or curves: a profile from `echo-studio profile-hw --out`')
