@@ -16,8 +16,10 @@
 // the modelled clock [measured: the knee fit of this machine; or e.g. h100:70b],
 // --calibration-prompts N [24], --delta X [0.75], --tau-rule budget|separation [budget: see TauRule], --draft-cost X [0.05, the modelled clock's
 // draft forward: what the gated policies' draft price charges a layer; 0 drafts every layer the budget allows], --significance P [0.05: a τ_d's
-// truncations must beat chance at this level; 1 turns the test off], --rounds N [1: policies interleaved N times, their
-// order rotated each round; tok/s is the median round, a wall ratio the median of the rounds' ratios, with their range], --offset N [0: the workload starts at the pool's N-th prompt], --knee N [measured; give one to reuse an earlier
+// truncations must beat chance at this level; 1 turns the test off], --rounds N [1: every policy once per round;
+// tok/s is the median round, a wall ratio the median of the rounds' ratios, with their range; with 3 rounds or more, step-med sums
+// each step's median time across rounds], --interleave steps|runs [steps: a round's runs take turns step by step on a pair with
+// batch × entries KV slots, each timing its own steps; runs: one after another, their order rotated each round], --offset N [0: the workload starts at the pool's N-th prompt], --knee N [measured; give one to reuse an earlier
 // measurement: the modelled clock then keeps T_ar = T_1 and sets γ = 1 / knee].
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';

@@ -12,7 +12,7 @@
 // chain:3@float32 runs on a second pair whose draft has float32 weights), --draft-precision [int8],
 // --kmax-per-request N [8: K_max = N × batch, at least 16], --kmax B:K,… [per batch size, overrides],
 // --requests N [2 × batch, at least 8],
-// --max-new-tokens N [64], --threads N [1: two sessions with spinning 2-thread pools fight over two cores], --rounds N [3: interleaved, median reported],
+// --max-new-tokens N [64], --threads N [1: two sessions with spinning 2-thread pools fight over two cores], --rounds N [3: interleaved, median reported], --interleave steps|runs [steps: a round's runs take turns step by step, each timing its own steps; runs: one after another],
 // --memory-requests N [0 = skip the long run].
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
