@@ -3,7 +3,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runConfigFromFlags } from '../../../src/cli/commands/run.js';
 import { formatSweep, kmaxOf, register, type SweepReport } from '../../../src/cli/commands/sweep.js';
+import { loadRunSetup } from '../../../src/engine/session-run.js';
+import { runSweep } from '../../../src/engine/sweep.js';
 import { writeFixtureModel } from '../../engine/model/fixtures.js';
 import { tempDir } from '../../engine/model/helpers.js';
 import { runCli, saveRootGateProfile } from '../helpers.js';
@@ -182,6 +185,19 @@ describe('echo-studio sweep', () => {
     }
     expect(formatSweep(steps)).toMatch(/step-median ÷[\s\S]*A\/A control: eagle2#2 is eagle2 run again; its ratio, [\d.]+ \([\d.]+–[\d.]+\) \(step-median [\d.]+\)/);
     expect(formatSweep(runs)).toMatch(/batch 2, K_max 6, 3 requests, one run after another, 3 rounds/);
+  });
+
+  it('refuses to take turns on a pair loaded with too few KV slots, naming how many it needs', async () => {
+    const config = runConfigFromFlags({ policy: 'chain', batch: 2, kmax: 6, prompts: promptsFile, requests: 3, maxNewTokens: 4, temperature: 0, seed: 0, draft: pairFlags[1], target: pairFlags[3] });
+    const setup = await loadRunSetup(config, { threads: 1 });
+    try {
+      const plan = { policies: ['chain', 'ar'], batches: [2], kmax: () => 6, rounds: 1 };
+      await expect(runSweep(setup, { ...plan, interleave: 'steps' })).rejects.toThrow(/this sweep needs 4 KV slots \(batch 2 × 2 entries taking turns by steps\); the pair was loaded with 2/);
+      // One run after another, the batch's slots suffice.
+      expect((await runSweep(setup, { ...plan, interleave: 'runs' })).map((r) => r.sameTokens)).toEqual([true, true]);
+    } finally {
+      await setup.release();
+    }
   });
 
   it('takes K_max once for every batch size, once per batch size, or max(16, 8 × batch)', () => {
