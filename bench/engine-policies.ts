@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { pairedRatio } from '../src/engine/metrics/paired-rounds.js';
 import { benchSlots, greedyRunner, pairBenchArgs, pairBenchOptions, policyEntry, precisionArg, runGreedy } from './pair-bench.js';
 import { runRounds, type StartedRun } from '../src/engine/rounds.js';
+import { splitRepeat } from '../src/engine/sweep.js';
 import type { WeightPrecision } from '../src/shared/config.js';
 import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
 import { loadPair, type ModelPair } from '../src/engine/pair.js';
@@ -67,7 +68,10 @@ function policyFrom(entry: string, batch: number, kmax: number) {
 }
 
 /** The draft precision an entry runs with: its `@int8` / `@float32` suffix, else --draft-precision. */
-const precisionOf = (entry: string): WeightPrecision => (entry.includes('@') ? precisionArg(entry.split('@')[1], `--policies ${entry}`) : draftPrecision);
+const precisionOf = (entry: string): WeightPrecision => {
+  const [, precision] = splitRepeat(entry).repeated.split('@');
+  return precision === undefined ? draftPrecision : precisionArg(precision, `--policies ${entry}`);
+};
 
 function startMeasured(pairs: Map<WeightPrecision, ModelPair>, policy: string, batch: number, kmax: number, workload: WorkItem[]): StartedRun<Measured> {
   const metrics = new RunMetricsAccumulator({ policy });
