@@ -23,7 +23,7 @@
 // measurement: the modelled clock then keeps T_ar = T_1 and sets γ = 1 / knee].
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { benchSlots, greedyRunner, pairBenchArgs, pairBenchOptions, policyEntry } from './pair-bench.js';
+import { greedyRunner, pairBenchArgs, pairBenchOptions, policyEntry } from './pair-bench.js';
 import { DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../src/engine/calibrate/calibration.js';
 import { profileGates, signalAucs } from '../src/engine/calibrate/profile.js';
 import { calibrateSignals } from '../src/engine/calibrate/warmup.js';
@@ -39,7 +39,7 @@ import { DEFAULT_DRAFT_COST, EchoPolicy } from '../src/engine/policy/echo.js';
 import { FixedPolicy } from '../src/engine/policy/fixed.js';
 import { createPolicy } from '../src/engine/policy/index.js';
 import type { SpeculationPolicy, PolicyOptions } from '../src/engine/policy/types.js';
-import { runRounds, type StartedRun } from '../src/engine/rounds.js';
+import { runRounds, slotsForRounds, type StartedRun } from '../src/engine/rounds.js';
 import { slotRows, type RunSummary, type WorkItem } from '../src/engine/runner.js';
 import { splitRepeat } from '../src/engine/sweep.js';
 import { encodePrompt, readPromptsFile } from '../src/engine/workload.js';
@@ -153,7 +153,7 @@ await probe.release();
 const longest = Math.max(...Object.values(tokenized).flat().map((w) => w.promptTokens.length));
 // Room for the largest K_max of the sweep and for the calibration warm-up (32 tokens, wide budget).
 const maxLength = slotRows(longest, Math.max(maxNewTokens, 32), Math.max(1024, 8 * maxBatch));
-const pair = await loadPair(args.draft, args.target, { slots: benchSlots({ batches, policies, interleave }), maxLength, threads, draftPrecision, draftWindow });
+const pair = await loadPair(args.draft, args.target, { slots: slotsForRounds({ batches, policies, interleave }), maxLength, threads, draftPrecision, draftWindow });
 console.log(`pair: draft ${args.draft} (${pair.draft.info.parameters} params, ${draftPrecision} weights), target ${args.target} (${pair.target.info.parameters} params)`);
 
 // The knee of this machine's target forward curve.
@@ -239,11 +239,13 @@ for (const domain of domains) {
     const rows = policies.map((name) => ({ name, m: medianRound(runs.get(name)!, (r) => r.metrics.throughput) }));
     const base = rows.find((r) => r.name === 'static')?.m;
     // Greedy runs repeat their steps every round: each step's median time outvotes one round's burst.
-    const stepMedianTps = (name: string) => {
-      const measured = runs.get(name);
-      const ms = measured && rounds >= 3 ? stepMedianMs(measured.map((r) => r.stepMs)) : null;
-      return ms === null ? NaN : measured![0].metrics.generatedTokens / (ms / 1000);
-    };
+    const stepMedianTps = new Map(
+      [...runs].map(([name, measured]) => {
+        const ms = rounds >= 3 ? stepMedianMs(measured.map((r) => r.stepMs)) : null;
+        return [name, ms === null ? NaN : measured[0].metrics.generatedTokens / (ms / 1000)];
+      }),
+    );
+    const stepMedianOf = (name: string) => stepMedianTps.get(name) ?? NaN;
     // Wall ratios are paired within rounds (the median of the rounds' ratios, and their range).
     const staticRuns = runs.get('static');
     const wallRatio = (name: string, of: (m: RunMetrics) => number) =>
@@ -260,7 +262,7 @@ for (const domain of domains) {
       const ratio = (x: number, y: number | undefined) => (y && Number.isFinite(y) ? `${(x / y).toFixed(3)}×` : '-');
       console.log(
         `${name.padEnd(18)}${pad(m.metrics.throughput.toFixed(1), 9)}${pad(times(wall), 9)}${range}` +
-          `${pad(times(decode), 9)}${rounds >= 3 ? pad(ratio(stepMedianTps(name), stepMedianTps('static')), 9) : ''}` +
+          `${pad(times(decode), 9)}${rounds >= 3 ? pad(ratio(stepMedianOf(name), stepMedianOf('static')), 9) : ''}` +
           `${pad(modelledTps.toFixed(1), 10)}${pad(ratio(modelledTps, baseModelled), 9)}${pad(curveTps.toFixed(1), 10)}${pad(ratio(curveTps, baseCurve), 9)}${pad(m.metrics.meanAcceptedTokens.toFixed(2), 7)}` +
           `${pad(m.metrics.draftUtilisation.toFixed(2), 7)}${pad(m.metrics.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.metrics.steps, 7)}${pad(m.moved, 7)}${pad(m.draftMs.toFixed(2), 10)}${pad(m.verifyMs.toFixed(2), 11)}`,
       );
@@ -268,7 +270,7 @@ for (const domain of domains) {
     const control = policies.find((p) => p !== 'static' && splitRepeat(p).repeated === 'static');
     const noise = control ? wallRatio(control, (x) => x.throughput) : undefined;
     if (control && noise) {
-      const stepMedian = rounds >= 3 ? `, step-median ${(stepMedianTps(control) / stepMedianTps('static')).toFixed(3)}×` : '';
+      const stepMedian = rounds >= 3 ? `, step-median ${(stepMedianOf(control) / stepMedianOf('static')).toFixed(3)}×` : '';
       console.log(`A/A control: ${control} is static run again: ${noise.median.toFixed(3)}× (${noise.min.toFixed(2)}–${noise.max.toFixed(2)})${stepMedian}; wall ratios as close to 1 are noise`);
     }
   }

@@ -17,8 +17,8 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pairedRatio } from '../src/engine/metrics/paired-rounds.js';
-import { benchSlots, greedyRunner, pairBenchArgs, pairBenchOptions, policyEntry, precisionArg, runGreedy } from './pair-bench.js';
-import { runRounds, type StartedRun } from '../src/engine/rounds.js';
+import { greedyRunner, pairBenchArgs, pairBenchOptions, policyEntry, precisionArg, runGreedy } from './pair-bench.js';
+import { runRounds, slotsForRounds, type StartedRun } from '../src/engine/rounds.js';
 import { splitRepeat } from '../src/engine/sweep.js';
 import type { WeightPrecision } from '../src/shared/config.js';
 import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
@@ -107,7 +107,7 @@ const maxLength = slotRows(longest, maxNewTokens, Math.max(...batches.map(kmaxOf
 // One pair per draft precision in use (each with its own target session: simple, and the same weights).
 const pairs = new Map<WeightPrecision, ModelPair>();
 for (const head of new Set([draftPrecision, ...policies.map(precisionOf)])) {
-  pairs.set(head, await loadPair(args.draft, args.target, { slots: benchSlots({ batches, policies, interleave }), maxLength, threads, draftPrecision: head, draftWindow }));
+  pairs.set(head, await loadPair(args.draft, args.target, { slots: slotsForRounds({ batches, policies, interleave }), maxLength, threads, draftPrecision: head, draftWindow }));
 }
 const pair = pairs.get(draftPrecision)!;
 console.log(`pair: draft ${args.draft} (${pair.draft.info.parameters} params, ${[...pairs.keys()].join(' / ')} weights), target ${args.target} (${pair.target.info.parameters} params)`);

@@ -132,8 +132,3 @@ export function greedyRunner(
 export function runGreedy(...args: Parameters<typeof greedyRunner>): Promise<RunSummary> {
   return greedyRunner(...args).run();
 }
-
-/** KV slots a bench's pair needs: the largest batch, once per entry when runs take turns by steps. */
-export function benchSlots(args: Pick<PairBenchArgs, 'batches' | 'policies' | 'interleave'>): number {
-  return Math.max(...args.batches) * (args.interleave === 'steps' ? args.policies.length : 1);
-}

@@ -12,6 +12,14 @@ import type { RunSummary, Runner } from './runner.js';
 export const INTERLEAVINGS = ['runs', 'steps'] as const;
 export type Interleaving = (typeof INTERLEAVINGS)[number];
 
+/**
+ * KV slots a pair needs for runs compared in rounds: the largest batch, once per entry when a
+ * round's runs take turns by steps (each holds its own slots).
+ */
+export function slotsForRounds(options: { batches: readonly number[]; policies: readonly string[]; interleave?: Interleaving }): number {
+  return Math.max(...options.batches) * (options.interleave === 'steps' ? options.policies.length : 1);
+}
+
 /** A run set up and not started, and what its summary makes of it (the steps it heard are the caller's). */
 export interface StartedRun<M> {
   runner: Runner;

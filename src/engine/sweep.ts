@@ -13,7 +13,7 @@
 import { formatAttentionWindow, parseValidAttentionWindow, POLICY_NAMES, type AttentionWindow } from '../shared/config.js';
 import type { ModelledClock } from './cost/clock.js';
 import { medianRound, stepMedianMs } from './metrics/paired-rounds.js';
-import { runRounds, type Interleaving, type StartedRun } from './rounds.js';
+import { runRounds, slotsForRounds, type Interleaving, type StartedRun } from './rounds.js';
 import { RunMetricsAccumulator } from './metrics/run-metrics.js';
 import { createPolicy } from './policy/index.js';
 import { createRunner, policyOptions, type RunSetup } from './session-run.js';
@@ -60,11 +60,6 @@ export function parseSweepEntry(entry: string): SweepEntry {
   }
   if (policy === 'ar') throw new Error(`${entry}: ar runs no draft, so it has no draft window`);
   return { label: entry, policy, draftWindow: window };
-}
-
-/** KV slots a sweep needs on its pair: the largest batch, once per entry when runs share steps. */
-export function sweepSlots(options: Pick<SweepOptions, 'policies' | 'batches' | 'interleave'>): number {
-  return Math.max(...options.batches) * (options.interleave === 'steps' ? options.policies.length : 1);
 }
 
 export interface SweepOptions {
@@ -142,7 +137,7 @@ export function draftWindows(policies: readonly string[]): string[] {
  */
 export async function runSweep(setup: RunSetup, options: SweepOptions): Promise<SweepRow[]> {
   checkSweep(options);
-  const slots = sweepSlots(options);
+  const slots = slotsForRounds(options);
   if (setup.pair.target.capacity < slots) {
     const why = options.interleave === 'steps' ? ` (batch ${Math.max(...options.batches)} × ${options.policies.length} entries taking turns by steps)` : '';
     throw new Error(`this sweep needs ${slots} KV slots${why}; the pair was loaded with ${setup.pair.target.capacity}`);

@@ -11,8 +11,8 @@ import { fitKnee, suggestKmax } from '../../engine/cost/knee.js';
 import { formatPairedRatio, pairedRatio, type PairedRatio } from '../../engine/metrics/paired-rounds.js';
 import { loadHardwareProfile, profileMismatches } from '../../engine/cost/measure.js';
 import { loadRunSetup } from '../../engine/session-run.js';
-import { INTERLEAVINGS, type Interleaving } from '../../engine/rounds.js';
-import { checkSweep, draftWindows, parseSweepEntry, runSweep, splitRepeat, sweepSlots, type SweepRow } from '../../engine/sweep.js';
+import { INTERLEAVINGS, slotsForRounds, type Interleaving } from '../../engine/rounds.js';
+import { checkSweep, draftWindows, parseSweepEntry, runSweep, splitRepeat, type SweepRow } from '../../engine/sweep.js';
 import { defaultDraftPrecision, GATED_POLICIES, POLICY_NAMES } from '../../shared/config.js';
 import { confidenceFlag, draftCostFlag, integer, runConfigFromFlags, withRuntimeOptions, withWorkloadOptions, type RunFlags } from './run.js';
 
@@ -94,7 +94,7 @@ export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) 
   if (flags.interleave === undefined && interleave === 'runs') log?.('the entries give the draft different windows, so their runs take turns whole, one after another (--interleave runs)');
   const plan = { policies: flags.policies, batches: flags.batches, kmax, rounds: flags.rounds, interleave };
   checkSweep(plan);
-  if (interleave === 'steps') log?.(`a round's runs take turns step by step, each on its own KV slots: ${sweepSlots(plan)} per model`);
+  if (interleave === 'steps') log?.(`a round's runs take turns step by step, each on its own KV slots: ${slotsForRounds(plan)} per model`);
   // Load once for the largest batch and budget; a gated policy in the list resolves the τ_d (from
   // --profile, or a warm-up) that every gated policy then shares.
   const gated = entries.find((e) => (GATED_POLICIES as readonly string[]).includes(e.policy));
@@ -106,7 +106,7 @@ export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) 
   });
   const setup = await loadRunSetup(config, {
     threads: flags.threads,
-    slots: sweepSlots(plan),
+    slots: slotsForRounds(plan),
     provider: flags.provider,
     draftPrecision: flags.draftPrecision,
     measureDraftCost: flags.draftCost === 'auto',
@@ -222,7 +222,7 @@ export function register(program: Command): void {
     .option('--hw <spec>', 'also time every run on a modelled clock, as run --clock modelled --hw: HARDWARE[:MODEL], measured or curves (with --hw-profile); its ratios carry no machine noise and, like the decode ratio, leave prefill out')
     .option('--baseline <policy>', 'the policy ratios are taken against (default static if listed, else the first)')
     .option('--control', 'also run the baseline again in every round, as BASELINE#2 (an A/A control): its ratio to the baseline is how far two identical runs drift apart, the noise to read the other ratios against; any entry can be repeated so, e.g. echo#2')
-    .option('--rounds <n>', 'interleaved repetitions, policies rotated each round; tok/s is the median round, a ratio the median of the rounds\' ratios', integer('--rounds', 1), 1)
+    .option('--rounds <n>', 'interleaved repetitions, the order rotated each round (see --interleave); tok/s is the median round, a ratio the median of the rounds\' ratios', integer('--rounds', 1), 1)
     .addOption(
       new Option('--interleave <how>', 'how a round\'s runs share the machine: steps (all at once, taking turns one step each, each timing only its own steps: the machine\'s drift falls on all alike; needs batch × entries KV slots; the default) or runs (one whole run after another; the default when entries give the draft different windows)')
         .choices(INTERLEAVINGS),
