@@ -155,6 +155,16 @@ describe('runner behaviour on a pair whose draft is the target itself', () => {
     slots.forEach((s) => pair.target.freeSlot(s));
   });
 
+  it('runs no draft forward under ar: its steps verify the roots alone', async () => {
+    const events: StepEvent[] = [];
+    await runner('ar', randomPrompts(3, 8), { batch: 3, kmax: 12, maxNew: 4, onStep: (e) => events.push(e) }).run();
+    expect(events.length).toBeGreaterThan(0);
+    for (const e of events) {
+      expect(e.draftRows).toBeUndefined();
+      expect(e.verifiedTokens).toBe(e.requests.length);
+    }
+  });
+
   it('leaves time spent paused out of the run clock', async () => {
     const workload = randomPrompts(2, 5);
     const free = await runner('ar', workload, { batch: 2, kmax: 4, maxNew: 4 }).run();

@@ -63,7 +63,6 @@ describe('echo-studio sweep', () => {
       const t = r.metrics.stepTime!;
       for (const part of [t.draftMs, t.verifyMs, t.prefillMs]) expect(part).toBeGreaterThanOrEqual(0);
       expect(t.draftMs + t.verifyMs + t.otherMs).toBeCloseTo((1000 * r.metrics.generatedTokens) / r.metrics.decodeThroughput! / r.metrics.steps, 6);
-      if (r.policy === 'ar') expect(t.draftMs).toBeLessThan(t.verifyMs);
       expect(r.roundThroughputs).toHaveLength(2);
       expect(r.roundThroughputs).toContain(r.metrics.throughput);
       // Each ratio is paired within a round: with two rounds, the mean of the two rounds' ratios.
