@@ -4,17 +4,7 @@
 
 import type { GrantKind, RequestStep, StepEvent, TreeNode } from '../../../src/shared/events.js';
 import type { RunConfig } from '../../../src/shared/config.js';
-
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../../shared/mulberry32.js';
 
 export interface SyntheticRunOptions {
   seed: number;

@@ -4,6 +4,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Rng } from '../../../src/engine/rng.js';
+import { mulberry32 } from '../../shared/mulberry32.js';
 
 export type FixtureArchitecture = 'llama' | 'qwen2' | 'qwen3' | 'mistral';
 export type FixtureDtype = 'float32' | 'float16' | 'bfloat16';
@@ -65,17 +66,6 @@ const ARCH_CLASS: Record<FixtureArchitecture, string> = {
   qwen3: 'Qwen3ForCausalLM',
   mistral: 'MistralForCausalLM',
 };
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function floatToHalfBits(value: number): number {
   const f32 = new Float32Array([value]);

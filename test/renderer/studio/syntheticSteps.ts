@@ -2,6 +2,7 @@
 // depth extension, width expansion, greedy-looking verification) for view tests, the visual check
 // harness and the frame-time benchmark. It is not the engine: it only has the engine's shapes.
 import type { DepthHistogram, RequestStep, StepEvent, TreeNode } from '../../../src/shared/events.js';
+import { mulberry32 } from '../../shared/mulberry32.js';
 
 const WORDS = (
   'the of and to in is that for it as with was on be by this are from at or an have not which but ' +
@@ -9,17 +10,6 @@ const WORDS = (
   'them only could new some time these two may first then do any like my now over such our man me ' +
   'even most made after also did many before must through back years where much your way well down'
 ).split(' ');
-
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface SyntheticOptions {
   batch: number;
