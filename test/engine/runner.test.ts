@@ -4,35 +4,12 @@ import { Runner, type RunSummary, type WorkItem } from '../../src/engine/runner.
 import type { StepEvent } from '../../src/shared/events.js';
 import { expectConsistentEvent } from './fixtures/event-invariants.js';
 import { expectSameAsAr } from './fixtures/lossless.js';
-import { loadFixturePair, randomPrompts, type FixturePair } from './fixtures/pair.js';
+import { loadFixturePair, randomPrompts, runGreedy, type FixturePair } from './fixtures/pair.js';
 
 const MAX_NEW = 20;
 
-async function runPolicy(
-  pair: FixturePair,
-  policy: string,
-  batch: number,
-  kmax: number,
-  workload: WorkItem[],
-  onStep?: (e: StepEvent) => void,
-): Promise<RunSummary> {
-  const runner = new Runner(
-    {
-      target: pair.target,
-      draft: pair.draft,
-      policy: createPolicy(policy, { batch, kmax }),
-      batch,
-      kmax,
-      maxNewTokens: MAX_NEW,
-      temperature: 0,
-      seed: 1,
-      eosTokenIds: pair.target.info.eosTokenIds,
-      maxLength: pair.target.maxLength,
-      onStep,
-    },
-    workload,
-  );
-  return runner.run();
+function runPolicy(pair: FixturePair, policy: string, batch: number, kmax: number, workload: WorkItem[], onStep?: (e: StepEvent) => void): Promise<RunSummary> {
+  return runGreedy(pair, createPolicy(policy, { batch, kmax }), { batch, kmax, maxNewTokens: MAX_NEW }, workload, onStep);
 }
 
 describe('lossless greedy on a random pair with a perturbed draft', () => {

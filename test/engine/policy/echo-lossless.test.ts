@@ -7,9 +7,9 @@ import { EchoPolicy } from '../../../src/engine/policy/echo';
 import { FixedPolicy } from '../../../src/engine/policy/fixed';
 import { createPolicy } from '../../../src/engine/policy/index';
 import type { SpeculationPolicy, PolicyOptions } from '../../../src/engine/policy/types';
-import { Runner, type RunSummary, type WorkItem } from '../../../src/engine/runner';
+import type { RunSummary, WorkItem } from '../../../src/engine/runner';
 import type { StepEvent } from '../../../src/shared/events';
-import { loadFixturePair, randomPrompts, type FixturePair } from '../fixtures/pair';
+import { loadFixturePair, randomPrompts, runGreedy, type FixturePair } from '../fixtures/pair';
 
 const MAX_NEW = 20;
 
@@ -25,24 +25,8 @@ const ECHO_POLICIES: Record<string, (o: PolicyOptions) => SpeculationPolicy> = {
   ddd: (o) => new DddPolicy(o),
 };
 
-async function run(pair: FixturePair, policy: SpeculationPolicy, batch: number, kmax: number, workload: WorkItem[], onStep?: (e: StepEvent) => void): Promise<RunSummary> {
-  const runner = new Runner(
-    {
-      target: pair.target,
-      draft: pair.draft,
-      policy,
-      batch,
-      kmax,
-      maxNewTokens: MAX_NEW,
-      temperature: 0,
-      seed: 1,
-      eosTokenIds: pair.target.info.eosTokenIds,
-      maxLength: pair.target.maxLength,
-      onStep,
-    },
-    workload,
-  );
-  return runner.run();
+function run(pair: FixturePair, policy: SpeculationPolicy, batch: number, kmax: number, workload: WorkItem[], onStep?: (e: StepEvent) => void): Promise<RunSummary> {
+  return runGreedy(pair, policy, { batch, kmax, maxNewTokens: MAX_NEW }, workload, onStep);
 }
 
 async function topTwoGap(pair: FixturePair, context: number[]): Promise<number> {
