@@ -5,7 +5,9 @@
 // wall ratio of decoding alone (prefill of admitted requests left out: no policy changes it), the same
 // ratio under a modelled clock (real acceptance, modelled time: steadier than wall time on a
 // shared machine), the same under this machine's measured forward curves (what drafting costs here,
-// without the wall clock's noise), MAT, draft utilisation, verified tokens per step, budget moved by ECHO.
+// without the wall clock's noise), the wall ratio the run would read if each of its decode steps cost
+// what static's did ("sched": what the schedule alone buys, prefill as measured), MAT, draft
+// utilisation, verified tokens per step, budget moved by ECHO.
 //
 //   npx esbuild bench/echo-policies.ts --bundle --platform=node --format=esm --packages=external \
 //     --outfile=node_modules/.cache/bench/echo-policies.mjs && node node_modules/.cache/bench/echo-policies.mjs [options]
@@ -118,6 +120,8 @@ interface Measured {
   verifyMs: number;
   /** Each step's wall time, prefill included (for stepMedianMs). */
   stepMs: number[];
+  /** All steps' prefill of admitted requests, wall ms. */
+  prefillMs: number;
 }
 
 /** A run of `policy` set up to measure itself (runRounds starts it, alone or in lockstep). */
@@ -129,6 +133,7 @@ function startMeasured(pair: ModelPair, policy: SpeculationPolicy, batch: number
   let draftMs = 0;
   let verifyMs = 0;
   const stepMs: number[] = [];
+  let prefillMs = 0;
   const runner = greedyRunner(pair, policy, { batch, kmax, maxNewTokens }, workload, (e) => {
     metrics.addStep(e);
     modelledMs += clock.stepMs(e).totalMs;
@@ -137,10 +142,11 @@ function startMeasured(pair: ModelPair, policy: SpeculationPolicy, batch: number
     draftMs += e.timings.draftMs;
     verifyMs += e.timings.verifyMs;
     stepMs.push(e.timings.totalMs);
+    prefillMs += e.timings.prefillMs ?? 0;
   });
   const finish = (summary: RunSummary): Measured => {
     const steps = stepMs.length;
-    return { metrics: metrics.metrics(summary.wallMs), modelledMs, curvesMs, moved, draftMs: draftMs / steps, verifyMs: verifyMs / steps, stepMs };
+    return { metrics: metrics.metrics(summary.wallMs), modelledMs, curvesMs, moved, draftMs: draftMs / steps, verifyMs: verifyMs / steps, stepMs, prefillMs };
   };
   return { runner, finish };
 }
@@ -227,7 +233,7 @@ for (const domain of domains) {
     const workload = Array.from({ length: count }, (_, i) => ({ id: `${domain}-${i}`, promptTokens: pool[(offset + i) % pool.length].promptTokens }));
     console.log(`\n${domain}, batch ${batch}, K_max ${kmax}, ${count} requests`);
     console.log(
-      `${'policy'.padEnd(18)}${pad('tok/s', 9)}${pad('/static', 9)}${rounds > 1 ? pad('range', 13) : ''}${pad('decode/s', 9)}${rounds >= 3 ? pad('step-med', 9) : ''}${pad('modelled', 10)}${pad('/static', 9)}${pad('curves', 10)}${pad('/static', 9)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('moved', 7)}${pad('draft ms', 10)}${pad('verify ms', 11)}`,
+      `${'policy'.padEnd(18)}${pad('tok/s', 9)}${pad('/static', 9)}${rounds > 1 ? pad('range', 13) : ''}${pad('decode/s', 9)}${rounds >= 3 ? pad('step-med', 9) : ''}${pad('sched', 8)}${pad('modelled', 10)}${pad('/static', 9)}${pad('curves', 10)}${pad('/static', 9)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('moved', 7)}${pad('draft ms', 10)}${pad('verify ms', 11)}`,
     );
     // Each row reports its median-throughput round (greedy: acceptance and the modelled time are
     // the same every round; the machine's load is not).
@@ -250,6 +256,17 @@ for (const domain of domains) {
     const staticRuns = runs.get('static');
     const wallRatio = (name: string, of: (m: RunMetrics) => number) =>
       staticRuns ? pairedRatio(runs.get(name)!.map((r) => of(r.metrics)), staticRuns.map((r) => of(r.metrics))) : undefined;
+    // What the schedule alone buys: the wall ratio this run would read if each of its decode steps
+    // cost what static's did in the same round (its prefill as measured), paired within rounds.
+    const scheduleOnly = (name: string) => {
+      if (!staticRuns) return undefined;
+      const baseTotals = staticRuns.map((base) => base.stepMs.reduce((a, b) => a + b, 0));
+      const atBaseCost = runs.get(name)!.map((run, i) => {
+        const baseDecodePerStep = (baseTotals[i] - staticRuns[i].prefillMs) / staticRuns[i].stepMs.length;
+        return run.prefillMs + run.stepMs.length * baseDecodePerStep;
+      });
+      return pairedRatio(baseTotals, atBaseCost);
+    };
     for (const { name, m } of rows) {
       const wall = wallRatio(name, (x) => x.throughput);
       const decode = wallRatio(name, (x) => x.decodeThroughput ?? NaN);
@@ -262,7 +279,7 @@ for (const domain of domains) {
       const ratio = (x: number, y: number | undefined) => (y && Number.isFinite(y) ? `${(x / y).toFixed(3)}×` : '-');
       console.log(
         `${name.padEnd(18)}${pad(m.metrics.throughput.toFixed(1), 9)}${pad(times(wall), 9)}${range}` +
-          `${pad(times(decode), 9)}${rounds >= 3 ? pad(ratio(stepMedianOf(name), stepMedianOf('static')), 9) : ''}` +
+          `${pad(times(decode), 9)}${rounds >= 3 ? pad(ratio(stepMedianOf(name), stepMedianOf('static')), 9) : ''}${pad(times(scheduleOnly(name)), 8)}` +
           `${pad(modelledTps.toFixed(1), 10)}${pad(ratio(modelledTps, baseModelled), 9)}${pad(curveTps.toFixed(1), 10)}${pad(ratio(curveTps, baseCurve), 9)}${pad(m.metrics.meanAcceptedTokens.toFixed(2), 7)}` +
           `${pad(m.metrics.draftUtilisation.toFixed(2), 7)}${pad(m.metrics.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.metrics.steps, 7)}${pad(m.moved, 7)}${pad(m.draftMs.toFixed(2), 10)}${pad(m.verifyMs.toFixed(2), 11)}`,
       );
