@@ -32,7 +32,7 @@ import { calibrateSignals } from '../src/engine/calibrate/warmup.js';
 import { clockFromSpec, curvesClock, DEFAULT_DRAFT_FRACTION, tverClock, type ModelledClock } from '../src/engine/cost/clock.js';
 import { draftRowCost, fitKnee, suggestKmax } from '../src/engine/cost/knee.js';
 import { measureForwardCurve } from '../src/engine/cost/measure.js';
-import { medianRound, pairedRatio, stepMedianMs, type PairedRatio } from '../src/engine/metrics/paired-rounds.js';
+import { atBaselineStepCost, medianRound, pairedRatio, roundRatios, stepMedianMs, type PairedRatio } from '../src/engine/metrics/paired-rounds.js';
 import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
 import { loadPair, type ModelPair } from '../src/engine/pair.js';
 import { DddPolicy } from '../src/engine/policy/ddd.js';
@@ -120,8 +120,6 @@ interface Measured {
   verifyMs: number;
   /** Each step's wall time, prefill included (for stepMedianMs). */
   stepMs: number[];
-  /** All steps' prefill of admitted requests, wall ms. */
-  prefillMs: number;
 }
 
 /** A run of `policy` set up to measure itself (runRounds starts it, alone or in lockstep). */
@@ -133,7 +131,6 @@ function startMeasured(pair: ModelPair, policy: SpeculationPolicy, batch: number
   let draftMs = 0;
   let verifyMs = 0;
   const stepMs: number[] = [];
-  let prefillMs = 0;
   const runner = greedyRunner(pair, policy, { batch, kmax, maxNewTokens }, workload, (e) => {
     metrics.addStep(e);
     modelledMs += clock.stepMs(e).totalMs;
@@ -142,11 +139,10 @@ function startMeasured(pair: ModelPair, policy: SpeculationPolicy, batch: number
     draftMs += e.timings.draftMs;
     verifyMs += e.timings.verifyMs;
     stepMs.push(e.timings.totalMs);
-    prefillMs += e.timings.prefillMs ?? 0;
   });
   const finish = (summary: RunSummary): Measured => {
     const steps = stepMs.length;
-    return { metrics: metrics.metrics(summary.wallMs), modelledMs, curvesMs, moved, draftMs: draftMs / steps, verifyMs: verifyMs / steps, stepMs, prefillMs };
+    return { metrics: metrics.metrics(summary.wallMs), modelledMs, curvesMs, moved, draftMs: draftMs / steps, verifyMs: verifyMs / steps, stepMs };
   };
   return { runner, finish };
 }
@@ -256,17 +252,10 @@ for (const domain of domains) {
     const staticRuns = runs.get('static');
     const wallRatio = (name: string, of: (m: RunMetrics) => number) =>
       staticRuns ? pairedRatio(runs.get(name)!.map((r) => of(r.metrics)), staticRuns.map((r) => of(r.metrics))) : undefined;
-    // What the schedule alone buys: the wall ratio this run would read if each of its decode steps
-    // cost what static's did in the same round (its prefill as measured), paired within rounds.
-    const scheduleOnly = (name: string) => {
-      if (!staticRuns) return undefined;
-      const baseTotals = staticRuns.map((base) => base.stepMs.reduce((a, b) => a + b, 0));
-      const atBaseCost = runs.get(name)!.map((run, i) => {
-        const baseDecodePerStep = (baseTotals[i] - staticRuns[i].prefillMs) / staticRuns[i].stepMs.length;
-        return run.prefillMs + run.stepMs.length * baseDecodePerStep;
-      });
-      return pairedRatio(baseTotals, atBaseCost);
-    };
+    // What the schedule alone buys: the wall ratio this run would read if each of its steps cost
+    // what static's did in the same round (its own prefill as measured), paired within rounds.
+    const scheduleOnly = (name: string) =>
+      staticRuns ? roundRatios(runs.get(name)!.map((run, i) => atBaselineStepCost(run.metrics, staticRuns[i].metrics))) : undefined;
     for (const { name, m } of rows) {
       const wall = wallRatio(name, (x) => x.throughput);
       const decode = wallRatio(name, (x) => x.decodeThroughput ?? NaN);

@@ -12,7 +12,7 @@
 // take turns one step each (runLockstep), so the machine's drift falls on them within a step or two.
 import { formatAttentionWindow, parseValidAttentionWindow, POLICY_NAMES, type AttentionWindow } from '../shared/config.js';
 import type { ModelledClock } from './cost/clock.js';
-import { medianRound, stepMedianMs } from './metrics/paired-rounds.js';
+import { medianRound, stepMedianMs, type StepCosts } from './metrics/paired-rounds.js';
 import { runRounds, slotsForRounds, type Interleaving, type StartedRun } from './rounds.js';
 import { RunMetricsAccumulator } from './metrics/run-metrics.js';
 import { createPolicy } from './policy/index.js';
@@ -87,6 +87,8 @@ export interface SweepRow {
   /** Throughput and decode throughput in each round, in round order (for ratios paired within rounds). */
   roundThroughputs: number[];
   roundDecodeThroughputs: number[];
+  /** Steps and their mean time split in each round (for atBaselineStepCost, paired within rounds). */
+  roundStepCosts: StepCosts[];
   /**
    * Greedy runs over 3 rounds or more: generated tokens per second of the steps' median times
    * (stepMedianMs): the wall clock with each step's bursts of machine noise outvoted.
@@ -213,6 +215,7 @@ async function sweepBatch(
       metrics: median.metrics,
       roundThroughputs: rounds.map((r) => r.metrics.throughput),
       roundDecodeThroughputs: rounds.map((r) => r.metrics.decodeThroughput ?? NaN),
+      roundStepCosts: rounds.map((r) => ({ steps: r.metrics.steps, stepTime: r.metrics.stepTime })),
       ...(options.clock ? { modelledThroughput: median.modelledMs > 0 ? median.metrics.generatedTokens / (median.modelledMs / 1000) : 0 } : {}),
       ...(stepMedian ? { stepMedianThroughput: median.metrics.generatedTokens / (stepMedian / 1000) } : {}),
       sameTokens,

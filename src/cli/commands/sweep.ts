@@ -8,7 +8,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { clockFromSpec } from '../../engine/cost/clock.js';
 import { fitKnee, suggestKmax } from '../../engine/cost/knee.js';
-import { formatPairedRatio, pairedRatio, type PairedRatio } from '../../engine/metrics/paired-rounds.js';
+import { atBaselineStepCost, formatPairedRatio, pairedRatio, roundRatios, type PairedRatio } from '../../engine/metrics/paired-rounds.js';
 import { loadHardwareProfile, profileMismatches } from '../../engine/cost/measure.js';
 import { loadRunSetup } from '../../engine/session-run.js';
 import { INTERLEAVINGS, slotsForRounds, type Interleaving } from '../../engine/rounds.js';
@@ -48,6 +48,8 @@ export interface SweepReportRow extends SweepRow {
   vsBaseline: PairedRatio;
   /** Decode throughput ÷ the baseline's (prefill left out). */
   decodeVsBaseline: PairedRatio;
+  /** The wall ratio if each of this row's steps had cost what the baseline's did (atBaselineStepCost): what its schedule alone buys. */
+  scheduleVsBaseline: PairedRatio;
   /** Greedy, 3 rounds or more: step-median throughput ÷ the baseline's (see SweepRow.stepMedianThroughput). */
   stepMedianVsBaseline?: number;
   /** With --hw: modelled throughput ÷ the baseline's (no machine noise in a greedy run). */
@@ -127,6 +129,7 @@ function withRatios(rows: SweepRow[], baseline: string): SweepReportRow[] {
       ...row,
       vsBaseline: pairedRatio(row.roundThroughputs, base.roundThroughputs),
       decodeVsBaseline: pairedRatio(row.roundDecodeThroughputs, base.roundDecodeThroughputs),
+      scheduleVsBaseline: roundRatios(row.roundStepCosts.map((costs, i) => atBaselineStepCost(costs, base.roundStepCosts[i]))),
       ...(row.stepMedianThroughput !== undefined && base.stepMedianThroughput ? { stepMedianVsBaseline: row.stepMedianThroughput / base.stepMedianThroughput } : {}),
       ...(row.modelledThroughput !== undefined && base.modelledThroughput ? { modelledVsBaseline: row.modelledThroughput / base.modelledThroughput } : {}),
     };
@@ -147,6 +150,7 @@ function sweepColumns(report: SweepReport, rounds: number): Column[] {
     { header: 'tok/s', width: 9, cell: (r) => r.metrics.throughput.toFixed(1) },
     { header: `÷ ${report.baseline}`, width: ratioWidth + 2, cell: (r) => formatPairedRatio(r.vsBaseline) },
     { header: 'decode ÷', width: ratioWidth, cell: (r) => formatPairedRatio(r.decodeVsBaseline) },
+    { header: 'sched ÷', width: 9, cell: (r) => (Number.isFinite(r.scheduleVsBaseline.median) ? r.scheduleVsBaseline.median.toFixed(3) : '-') },
     ...(report.rows.some((r) => r.stepMedianVsBaseline !== undefined) ? [{ header: 'step-median ÷', width: 15, cell: (r: SweepReportRow) => r.stepMedianVsBaseline?.toFixed(3) ?? '-' }] : []),
     ...(report.clock !== undefined ? [{ header: 'modelled ÷', width: 12, cell: (r: SweepReportRow) => r.modelledVsBaseline?.toFixed(3) ?? '-' }] : []),
     { header: 'MAT', width: 7, cell: (r) => r.metrics.meanAcceptedTokens.toFixed(2) },
@@ -171,7 +175,9 @@ export function formatSweep(report: SweepReport): string {
     const nameWidth = Math.max(10, ...rows.map((r) => r.policy.length + 2));
     lines.push('policy'.padEnd(nameWidth) + columns.map((c) => c.header.padStart(c.width)).join(''));
     for (const r of rows) lines.push(r.policy.padEnd(nameWidth) + columns.map((c) => c.cell(r).padStart(c.width)).join(''));
-    lines.push(`(draft, verify, prefill ms: wall time per step, the median round${report.clock !== undefined ? `; modelled: ${report.clock}` : ''})`);
+    lines.push(
+      `(draft, verify, prefill ms: wall time per step, the median round; sched: the wall ratio if every step had cost what ${report.baseline}'s did, prefill as measured${report.clock !== undefined ? `; modelled: ${report.clock}` : ''})`,
+    );
     for (const r of rows.filter((row) => splitRepeat(row.policy).repeated === report.baseline && row.policy !== report.baseline)) {
       lines.push(
         `A/A control: ${r.policy} is ${report.baseline} run again; its ratio, ${formatPairedRatio(r.vsBaseline)}${r.stepMedianVsBaseline !== undefined ? ` (step-median ${r.stepMedianVsBaseline.toFixed(3)})` : ''}, is how far two identical runs drift apart in this sweep: wall ratios as close to 1 are noise`,
@@ -186,14 +192,14 @@ export function formatSweep(report: SweepReport): string {
   return lines.join('\n');
 }
 
-const CSV_COLUMNS = ['batch', 'kmax', 'policy', 'throughput', 'vs_baseline', 'vs_baseline_min', 'vs_baseline_max', 'decode_throughput', 'decode_vs_baseline', 'mat', 'utilisation', 'verified_per_step', 'steps', 'generated_tokens', 'wall_ms', 'same_tokens', 'draft_ms_per_step', 'verify_ms_per_step', 'prefill_ms_per_step', 'other_ms_per_step', 'modelled_throughput', 'modelled_vs_baseline', 'step_median_throughput', 'step_median_vs_baseline'];
+const CSV_COLUMNS = ['batch', 'kmax', 'policy', 'throughput', 'vs_baseline', 'vs_baseline_min', 'vs_baseline_max', 'decode_throughput', 'decode_vs_baseline', 'mat', 'utilisation', 'verified_per_step', 'steps', 'generated_tokens', 'wall_ms', 'same_tokens', 'draft_ms_per_step', 'verify_ms_per_step', 'prefill_ms_per_step', 'other_ms_per_step', 'modelled_throughput', 'modelled_vs_baseline', 'step_median_throughput', 'step_median_vs_baseline', 'sched_vs_baseline'];
 
 export function sweepCsv(report: SweepReport): string {
   const lines = [CSV_COLUMNS.join(',')];
   for (const r of report.rows) {
     const m = r.metrics;
     lines.push(
-      [r.batch, r.kmax, r.policy, m.throughput, r.vsBaseline.median, r.vsBaseline.min, r.vsBaseline.max, m.decodeThroughput ?? '', r.decodeVsBaseline.median, m.meanAcceptedTokens, m.draftUtilisation, m.verifiedTokensPerStep, m.steps, m.generatedTokens, m.wallMs, r.sameTokens ?? '', m.stepTime?.draftMs ?? '', m.stepTime?.verifyMs ?? '', m.stepTime?.prefillMs ?? '', m.stepTime?.otherMs ?? '', r.modelledThroughput ?? '', r.modelledVsBaseline ?? '', r.stepMedianThroughput ?? '', r.stepMedianVsBaseline ?? '']
+      [r.batch, r.kmax, r.policy, m.throughput, r.vsBaseline.median, r.vsBaseline.min, r.vsBaseline.max, m.decodeThroughput ?? '', r.decodeVsBaseline.median, m.meanAcceptedTokens, m.draftUtilisation, m.verifiedTokensPerStep, m.steps, m.generatedTokens, m.wallMs, r.sameTokens ?? '', m.stepTime?.draftMs ?? '', m.stepTime?.verifyMs ?? '', m.stepTime?.prefillMs ?? '', m.stepTime?.otherMs ?? '', r.modelledThroughput ?? '', r.modelledVsBaseline ?? '', r.stepMedianThroughput ?? '', r.stepMedianVsBaseline ?? '', Number.isFinite(r.scheduleVsBaseline.median) ? r.scheduleVsBaseline.median : '']
         .map(String)
         .join(','),
     );

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConfigFromFlags } from '../../../src/cli/commands/run.js';
 import { formatSweep, kmaxOf, register, type SweepReport } from '../../../src/cli/commands/sweep.js';
+import { atBaselineStepCost } from '../../../src/engine/metrics/paired-rounds.js';
 import { loadRunSetup } from '../../../src/engine/session-run.js';
 import { runSweep } from '../../../src/engine/sweep.js';
 import { writeFixtureModel } from '../../engine/model/fixtures.js';
@@ -71,6 +72,11 @@ describe('echo-studio sweep', () => {
       expect(r.vsBaseline.median).toBeCloseTo((ratios[0] + ratios[1]) / 2, 9);
       expect([r.vsBaseline.min, r.vsBaseline.max]).toEqual([Math.min(...ratios), Math.max(...ratios)]);
       if (r.policy === 'static') expect([r.vsBaseline.median, r.decodeVsBaseline.median]).toEqual([1, 1]);
+      // The sched ratio prices each round's steps at the baseline's cost in that same round.
+      expect(r.roundStepCosts.map((c) => c.steps)).toEqual([r.metrics.steps, r.metrics.steps]);
+      const priced = r.roundStepCosts.map((c, i) => atBaselineStepCost(c, base.roundStepCosts[i]));
+      expect([r.scheduleVsBaseline.min, r.scheduleVsBaseline.max]).toEqual([Math.min(...priced), Math.max(...priced)]);
+      if (r.policy === 'static') expect(r.scheduleVsBaseline.median).toBeCloseTo(1, 9);
     }
     // Greedy speculation emits ar's tokens, so every policy generated as many.
     expect(new Set(report.rows.map((r) => r.metrics.generatedTokens)).size).toBe(1);
@@ -82,14 +88,14 @@ describe('echo-studio sweep', () => {
     expect(report.rows.every((r) => r.stepMedianThroughput === undefined)).toBe(true);
     expect(formatSweep(report)).not.toMatch(/step-median/);
     expect(formatSweep(report)).toMatch(/static +[\d.]+ +1\.000 \(1\.000–1\.000\)/);
-    expect(formatSweep(report)).toMatch(/draft ms +verify ms +prefill ms/);
-    expect(lines[0]).toMatch(/,draft_ms_per_step,verify_ms_per_step,prefill_ms_per_step,other_ms_per_step,modelled_throughput,modelled_vs_baseline,step_median_throughput,step_median_vs_baseline$/);
+    expect(formatSweep(report)).toMatch(/decode ÷ +sched ÷ .*draft ms +verify ms +prefill ms/);
+    expect(lines[0]).toMatch(/,draft_ms_per_step,verify_ms_per_step,prefill_ms_per_step,other_ms_per_step,modelled_throughput,modelled_vs_baseline,step_median_throughput,step_median_vs_baseline,sched_vs_baseline$/);
   });
 
   it('says so when a policy emitted other tokens, and that sampled runs are not compared token by token', () => {
     const metrics = { policy: 'x', steps: 1, requests: 1, generatedTokens: 1, wallMs: 1, throughput: 1, decodeThroughput: 1, meanAcceptedTokens: 0, meanAcceptanceLength: 1, draftUtilisation: 0, verifiedTokensPerStep: 1, acceptancePerPosition: [], paddingWaste: 0, tpotP50Ms: 1, tpotP99Ms: 1 };
     const one = { median: 1, min: 1, max: 1, rounds: 1 };
-    const row = (policy: string, sameTokens: boolean | null) => ({ batch: 1, kmax: 4, policy, metrics, roundThroughputs: [1], roundDecodeThroughputs: [1], sameTokens, vsBaseline: one, decodeVsBaseline: one });
+    const row = (policy: string, sameTokens: boolean | null) => ({ batch: 1, kmax: 4, policy, metrics, roundThroughputs: [1], roundDecodeThroughputs: [1], roundStepCosts: [{ steps: 1 }], sameTokens, vsBaseline: one, decodeVsBaseline: one, scheduleVsBaseline: one });
     expect(formatSweep({ baseline: 'ar', interleave: 'runs', rows: [row('ar', true), row('chain', false)] })).toMatch(/NOT LOSSLESS: chain emitted other tokens than ar/);
     expect(formatSweep({ baseline: 'ar', interleave: 'runs', rows: [row('ar', null), row('chain', null)] })).toMatch(/sampled \(temperature > 0\)/);
   });
