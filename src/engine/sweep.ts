@@ -12,7 +12,8 @@
 // take turns one step each (runLockstep), so the machine's drift falls on them within a step or two.
 import { formatAttentionWindow, parseValidAttentionWindow, POLICY_NAMES, type AttentionWindow } from '../shared/config.js';
 import type { ModelledClock } from './cost/clock.js';
-import { medianRound, stepMedianMs, type StepCosts } from './metrics/paired-rounds.js';
+import type { StepCosts } from '../shared/step-costs.js';
+import { medianRound, stepMedianMs } from './metrics/paired-rounds.js';
 import { runRounds, slotsForRounds, type Interleaving, type StartedRun } from './rounds.js';
 import { RunMetricsAccumulator } from './metrics/run-metrics.js';
 import { createPolicy } from './policy/index.js';

@@ -2,7 +2,6 @@
 // a ratio is taken within each round, between runs that ran minutes apart at most, and the
 // rounds' ratios are summarised by their median and range. A ratio of two medians taken over
 // all rounds would pair a policy's best round with another's worst whenever the drift is slow.
-import type { RunMetrics, StepTimeSplit } from '../../shared/events.js';
 import { percentile } from './percentile.js';
 
 /**
@@ -71,21 +70,4 @@ export function stepMedianMs(rounds: readonly (readonly number[])[]): number | n
   let total = 0;
   for (let k = 0; k < rounds[0].length; k++) total += percentile(rounds.map((r) => r[k]), 50);
   return total;
-}
-
-/** What a run's steps cost: their number and their mean time split, as RunMetrics has them. */
-export type StepCosts = Pick<RunMetrics, 'steps' | 'stepTime'>;
-
-/**
- * The "sched" ratio: the run's throughput over the baseline's if each of the run's steps had cost
- * what the baseline's did (drafting, verification and the rest), its own prefill as it was. Both
- * runs generate the same tokens, so that is the baseline's time over the run's priced so: what
- * taking fewer (or more) steps buys, apart from what each step costs the run on this machine.
- * NaN when either run has no time split.
- */
-export function atBaselineStepCost(run: StepCosts, base: StepCosts): number {
-  if (!run.stepTime || !base.stepTime) return NaN;
-  const decode = (t: StepTimeSplit) => t.draftMs + t.verifyMs + t.otherMs;
-  const baseTotal = base.steps * (decode(base.stepTime) + base.stepTime.prefillMs);
-  return baseTotal / (run.steps * run.stepTime.prefillMs + run.steps * decode(base.stepTime));
 }

@@ -39,6 +39,8 @@ export interface StudioError {
 export interface ComparisonRun {
   label: string;
   points: StepPoint[];
+  /** Its whole-run metrics when kept, if it had any yet. */
+  metrics: RunMetrics | null;
 }
 
 export interface RunSlice {
@@ -233,7 +235,7 @@ export function createStudioStore(): StudioStore {
         set({ taus: { ...get().taus, [String(depth)]: tau } });
       },
       keepForCompare(label) {
-        set({ compare: { label, points: get().points.slice() } });
+        set({ compare: { label, points: get().points.slice(), metrics: get().metrics } });
       },
       clearCompare() {
         set({ compare: null });

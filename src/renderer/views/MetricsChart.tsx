@@ -4,6 +4,7 @@ import { memo, useMemo, useRef } from 'react';
 import { CartesianGrid, Line, LineChart, Tooltip, XAxis, YAxis } from 'recharts';
 import type { RunMetrics } from '../../shared/events.js';
 import { METRIC_KEYS, metricSeries, overlaySeries, thinSeries, type MetricKey, type StepPoint } from '../studio/series.js';
+import { compareRuns } from '../studio/compare.js';
 import type { ComparisonRun, StudioState } from '../studio/store.js';
 import { formatNumber } from '../studio/tokens.js';
 import { COMPARE_COLOUR, GRANT_COLOURS } from './colors.js';
@@ -72,6 +73,29 @@ const MetricPanel = memo(function MetricPanel({
   );
 });
 
+const ratio = (x: number): string => (Number.isFinite(x) ? `${x.toFixed(3)}×` : '–');
+
+/** This run against the kept one: how much faster, and whether from fewer steps or cheaper ones. */
+function ComparisonLine({ run, kept, label }: { run: RunMetrics; kept: RunMetrics; label: string }) {
+  const c = compareRuns(run, kept);
+  return (
+    <>
+      <dt>against {label}</dt>
+      <dd
+        data-testid="run-comparison"
+        title={
+          c.steps
+            ? `same requests and tokens: throughput ÷ ${label}'s is about its steps ÷ these steps ÷ the time of a step; "at its step cost" prices these steps at ${label}'s (prefill as measured): what taking fewer steps buys on its own`
+            : `other requests or tokens than ${label}'s: steps do not compare`
+        }
+      >
+        {ratio(c.throughput)} its throughput
+        {c.steps && ` · ${c.steps.run} steps to its ${c.steps.kept} · ${ratio(c.steps.stepTime)} its time a step · ${ratio(c.steps.sched)} at its step cost`}
+      </dd>
+    </>
+  );
+}
+
 function runLabelOf(state: Pick<StudioState, 'config' | 'metrics'>): string {
   return state.config?.policy ?? state.metrics?.policy ?? 'this run';
 }
@@ -131,6 +155,7 @@ export function MetricsChart() {
               </dd>
             </>
           )}
+          {compare?.metrics && <ComparisonLine run={metrics} kept={compare.metrics} label={compare.label} />}
           {metrics.speedupVsAr !== undefined && (
             <>
               <dt>speedup vs ar</dt>

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConfigFromFlags } from '../../../src/cli/commands/run.js';
 import { formatSweep, kmaxOf, register, type SweepReport } from '../../../src/cli/commands/sweep.js';
-import { atBaselineStepCost } from '../../../src/engine/metrics/paired-rounds.js';
+import { atBaselineStepCost } from '../../../src/shared/step-costs.js';
 import { loadRunSetup } from '../../../src/engine/session-run.js';
 import { runSweep } from '../../../src/engine/sweep.js';
 import { writeFixtureModel } from '../../engine/model/fixtures.js';

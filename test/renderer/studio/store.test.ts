@@ -96,6 +96,7 @@ describe('studio store', () => {
     store.getState().ingest(frame(0, 1));
     expect(store.getState().compare?.label).toBe('static');
     expect(store.getState().compare?.points).toHaveLength(3);
+    expect(store.getState().compare?.metrics).toBeNull(); // the frames here carried none
     expect(store.getState().points).toHaveLength(1);
   });
 });

@@ -492,6 +492,19 @@ describe('MetricsChart summary', () => {
     expect(screen.queryByTestId('draft-window')).toBeNull();
   });
 
+  it('compares the run with the kept one: throughput, steps and what a step cost', async () => {
+    const { store } = renderWithStudio(<MetricsChart />);
+    const metrics = { policy: 'static', steps: 97, requests: 4, generatedTokens: 32, wallMs: 2800, throughput: 2900, meanAcceptedTokens: 1, meanAcceptanceLength: 2, draftUtilisation: 0.5, verifiedTokensPerStep: 3, acceptancePerPosition: [0.5], paddingWaste: 0, tpotP50Ms: 10, tpotP99Ms: 10, stepTime: { draftMs: 3.2, verifyMs: 15, prefillMs: 8.5, otherMs: 1 } };
+    act(() => store.getState().ingest({ ...frameOf(sampleStep(0, [sampleRequest()])), metrics }));
+    await waitFor(() => expect(screen.getByTestId('run-metrics').textContent).toContain('static'), { timeout: 3000 });
+    expect(screen.queryByTestId('run-comparison')).toBeNull();
+    fireEvent.click(screen.getByRole('button', { name: 'Keep for comparison' }));
+    const echo = { ...metrics, policy: 'echo', steps: 90, throughput: 3000, stepTime: { draftMs: 3.9, verifyMs: 15, prefillMs: 9, otherMs: 1 } };
+    act(() => store.getState().ingest({ ...frameOf(sampleStep(1, [sampleRequest()])), metrics: echo }));
+    await waitFor(() => expect(screen.getByTestId('run-comparison').textContent).toBe('1.034× its throughput · 90 steps to its 97 · 1.043× its time a step · 1.059× at its step cost'), { timeout: 3000 });
+    expect(screen.getByText('against static')).toBeTruthy();
+  });
+
   it('names the draft attention window of a run started with one', async () => {
     const { store } = renderWithStudio(<MetricsChart />);
     const metrics = { policy: 'echo', steps: 1, requests: 1, generatedTokens: 2, wallMs: 20, throughput: 100, meanAcceptedTokens: 1, meanAcceptanceLength: 2, draftUtilisation: 0.5, verifiedTokensPerStep: 3, acceptancePerPosition: [0.5], paddingWaste: 0, tpotP50Ms: 10, tpotP99Ms: 10 };
