@@ -19,7 +19,10 @@ export interface RunForm {
   maxNewTokens: string;
   temperature: string;
   seed: string;
-  /** Per-depth τ as "depth:τ" pairs, e.g. "0:0.2, 2:0.35". */
+  /**
+   * Per-depth τ as "depth:τ" pairs, e.g. "0:0.2, 2:0.35"; empty: the engine calibrates them on a
+   * warm-up over the first prompts before the run (as the command line does); "none": no gates.
+   */
   taus: string;
   /** One τ for `fixed`. */
   tau: string;
@@ -43,7 +46,7 @@ export const DEFAULT_FORM: RunForm = {
   maxNewTokens: '64',
   temperature: '0',
   seed: '1',
-  taus: '0:0.2, 2:0.35',
+  taus: '',
   tau: '0.3',
   confidence: 'path-prob',
   draftWindow: '',
@@ -59,14 +62,18 @@ const NO_MODELS: readonly BundledModel[] = [];
 
 export type FieldErrors = Partial<Record<keyof RunForm | 'form', string>>;
 
-/** "0:0.2, 2:0.35" → {"0": 0.2, "2": 0.35}; a string describing the problem when malformed. */
-export function parseTaus(text: string): Record<string, number> | string {
+/**
+ * "0:0.2, 2:0.35" → {"0": 0.2, "2": 0.35}; "none" → {} (no gates); empty → undefined (calibrate
+ * first); a string describing the problem when malformed.
+ */
+export function parseTaus(text: string): Record<string, number> | undefined | string {
   const out: Record<string, number> = {};
   const trimmed = text.trim();
-  if (trimmed === '') return out;
+  if (trimmed === '') return undefined;
+  if (trimmed === 'none') return out;
   for (const part of trimmed.split(/[,\s]+/).filter(Boolean)) {
     const match = /^(\d+):(\d*\.?\d+)$/.exec(part);
-    if (!match) return `"${part}" is not depth:τ (e.g. 2:0.35)`;
+    if (!match) return `"${part}" is not depth:τ (e.g. 2:0.35), "none" or empty`;
     out[match[1]] = Number(match[2]);
   }
   return out;
@@ -99,7 +106,7 @@ export function formToConfig(form: RunForm): { config: RunConfig } | { errors: F
     maxNewTokens: toNumber(form.maxNewTokens),
     temperature: toNumber(form.temperature),
     seed: toNumber(form.seed),
-    ...(form.policy === 'echo' || form.policy === 'dense' ? (typeof taus === 'string' ? {} : { taus }) : {}),
+    ...((form.policy === 'echo' || form.policy === 'dense') && typeof taus === 'object' ? { taus } : {}),
     ...(form.policy === 'fixed' ? { tau: toNumber(form.tau) } : {}),
     ...(isGatedPolicy(form.policy) ? { confidence: form.confidence } : {}),
     ...(typeof draftWindow === 'object' ? { draftWindow } : {}),
@@ -126,7 +133,7 @@ export function formToKnobs(form: RunForm): { knobs: Knobs } | { errors: FieldEr
   const parsed = KnobsSchema.safeParse({
     kmax: toNumber(form.kmax),
     batch: toNumber(form.batch),
-    ...(form.policy === 'fixed' ? { tau: toNumber(form.tau) } : { taus }),
+    ...(form.policy === 'fixed' ? { tau: toNumber(form.tau) } : typeof taus === 'object' ? { taus } : {}),
   });
   if (!parsed.success) {
     const errors: FieldErrors = {};
@@ -308,7 +315,7 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
             {input('tau', { type: 'number', step: '0.01', knob: true })}
           </Field>
         ) : (
-          <Field label="τ_d (depth:τ, …)" htmlFor="run-taus" error={errors.taus}>
+          <Field label="τ_d (depth:τ, …; empty: calibrate first)" htmlFor="run-taus" error={errors.taus}>
             {input('taus', { knob: true })}
           </Field>
         )}

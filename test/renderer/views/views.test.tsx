@@ -80,9 +80,9 @@ describe('RunPanel', () => {
 
   it('rejects malformed τ_d pairs next to the field', () => {
     const { sent } = renderWithStudio(<RunPanel />);
-    fireEvent.change(screen.getByLabelText('τ_d (depth:τ, …)'), { target: { value: '0:0.2, two:0.3' } });
+    fireEvent.change(screen.getByLabelText('τ_d (depth:τ, …; empty: calibrate first)'), { target: { value: '0:0.2, two:0.3' } });
     fireEvent.click(screen.getByRole('button', { name: 'Start' }));
-    expect(screen.getByRole('alert').textContent).toBe('"two:0.3" is not depth:τ (e.g. 2:0.35)');
+    expect(screen.getByRole('alert').textContent).toBe('"two:0.3" is not depth:τ (e.g. 2:0.35), "none" or empty');
     expect(sent).toEqual([]);
   });
 
@@ -92,14 +92,15 @@ describe('RunPanel', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Start' }));
     expect(sent[0]).toEqual({
       type: 'run.start',
-      config: { domain: 'code', policy: 'echo', batch: 8, kmax: 96, requests: 64, maxNewTokens: 64, temperature: 0, seed: 1, taus: { '0': 0.2, '2': 0.35 }, confidence: 'path-prob' },
+      // No τ_d given: the engine calibrates them on a warm-up first, as the command line does.
+      config: { domain: 'code', policy: 'echo', batch: 8, kmax: 96, requests: 64, maxNewTokens: 64, temperature: 0, seed: 1, confidence: 'path-prob' },
     });
     act(() => store.getState().ingest({ type: 'run.state', state: 'running' }));
     expect((screen.getByRole('button', { name: 'Start' }) as HTMLButtonElement).disabled).toBe(true);
     fireEvent.click(screen.getByRole('button', { name: 'Pause' }));
     act(() => store.getState().ingest({ type: 'run.state', state: 'paused' }));
     fireEvent.click(screen.getByRole('button', { name: 'One step' }));
-    fireEvent.change(screen.getByLabelText('τ_d (depth:τ, …)'), { target: { value: '0:0.25, 2:0.4' } });
+    fireEvent.change(screen.getByLabelText('τ_d (depth:τ, …; empty: calibrate first)'), { target: { value: '0:0.25, 2:0.4' } });
     fireEvent.change(screen.getByLabelText('K_max'), { target: { value: '128' } });
     fireEvent.click(screen.getByRole('button', { name: 'Apply knobs' }));
     expect(sent.slice(1)).toEqual([
@@ -113,11 +114,27 @@ describe('RunPanel', () => {
     expect((screen.getByLabelText('confidence signal (what τ is compared with)') as HTMLSelectElement).disabled).toBe(true);
   });
 
+  it('sends τ_d as given, none as no gates, and leaves calibrated ones alone when knobs change', () => {
+    const { sent, store } = renderWithStudio(<RunPanel />);
+    const taus = screen.getByLabelText('τ_d (depth:τ, …; empty: calibrate first)');
+    fireEvent.change(taus, { target: { value: 'none' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Start' }));
+    expect(sent[0]).toMatchObject({ type: 'run.start', config: { policy: 'echo', taus: {} } });
+    act(() => store.getState().ingest({ type: 'run.state', state: 'finished' }));
+    fireEvent.change(taus, { target: { value: ' ' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Start' }));
+    expect((sent[1] as { config: object }).config).not.toHaveProperty('taus');
+    act(() => store.getState().ingest({ type: 'run.state', state: 'running' }));
+    fireEvent.change(screen.getByLabelText('K_max'), { target: { value: '120' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Apply knobs' }));
+    expect(sent[2]).toEqual({ type: 'knobs.set', knobs: { kmax: 120, batch: 16 } });
+  });
+
   it('offers the confidence signal for the gated policies only, and sends the chosen one', () => {
     const { sent } = renderWithStudio(<RunPanel />);
     const signal = () => screen.queryByLabelText('confidence signal (what τ is compared with)') as HTMLSelectElement | null;
     fireEvent.change(signal()!, { target: { value: 'path-margin' } });
-    fireEvent.change(screen.getByLabelText('τ_d (depth:τ, …)'), { target: { value: '0:0.6' } });
+    fireEvent.change(screen.getByLabelText('τ_d (depth:τ, …; empty: calibrate first)'), { target: { value: '0:0.6' } });
     fireEvent.click(screen.getByRole('button', { name: 'Start' }));
     expect(sent[0]).toMatchObject({ type: 'run.start', config: { policy: 'echo', taus: { '0': 0.6 }, confidence: 'path-margin' } });
     fireEvent.change(screen.getByLabelText('policy'), { target: { value: 'static' } });
