@@ -87,6 +87,9 @@ describe.skipIf(staticSkip !== null)('studio on the real engine (web host, demo 
     // stand-in pair 64 requests finish in a few seconds, and a finished run reports no τ.
     await page.getByLabel('requests').fill('512');
     await page.getByLabel('policy').selectOption('echo');
+    // A gate at the root is checked every step, so a dragged τ shows in the engine's next checks
+    // (calibrated τ_d, the default, may gate only deep layers that few steps reach).
+    await page.getByLabel('τ_d (depth:τ, …; empty: calibrate first)').fill('0:0.2, 2:0.35');
     // The run's draft reads a bounded past: the window travels from the form to the engine host.
     await page.getByLabel('draft attention window (sink:recent rows; empty: the whole past)').fill('4:64');
     await page.getByRole('button', { name: 'Start' }).click();
