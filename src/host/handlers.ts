@@ -4,6 +4,7 @@
 // A request nobody handles is answered with a one-line error naming it.
 import type { DepthHistogram, RunMetrics, StepEvent } from '../shared/events.js';
 import type { EngineEvent, RequestOf, RequestType, RunState, StatusEvent } from '../shared/messages.js';
+import { hwHandlers } from './hw-handlers.js';
 import { modelHandlers } from './model-handlers.js';
 import { runHandlers } from './run-handlers.js';
 import { traceHandlers } from './trace-handlers.js';
@@ -56,7 +57,7 @@ export const coreHandlers: HandlerModule = () => ({
 });
 
 /** Every handler module the engine host loads, in order. */
-export const HANDLER_MODULES: HandlerModule[] = [coreHandlers, runHandlers, traceHandlers, modelHandlers];
+export const HANDLER_MODULES: HandlerModule[] = [coreHandlers, runHandlers, traceHandlers, modelHandlers, hwHandlers];
 
 /** Merges modules into one table; two modules claiming one request type is a wiring bug. */
 export function buildHandlerTable(modules: HandlerModule[], host: HostContext): HandlerTable {

@@ -35,6 +35,8 @@ export const RequestSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('trace.open'), path: nonEmptyPath }),
   z.object({ type: z.literal('trace.export'), path: nonEmptyPath, format: z.enum(TRACE_EXPORT_FORMATS) }),
   z.object({ type: z.literal('trace.seek'), step: z.number().int().min(0) }),
+  /** Time the target's forward on this machine and suggest K_max for `batch` (profile-hw's knee); the bundled target unless named. */
+  z.object({ type: z.literal('hw.knee'), batch: z.number().int().min(1).max(4096), targetDir: nonEmptyPath.optional() }),
 ]);
 export type EngineRequest = z.infer<typeof RequestSchema>;
 export type RequestType = EngineRequest['type'];
@@ -52,6 +54,7 @@ export const REQUEST_TYPES = [
   'trace.open',
   'trace.export',
   'trace.seek',
+  'hw.knee',
 ] as const satisfies readonly RequestType[];
 
 // ---------------------------------------------------------------------------------------------
@@ -96,6 +99,15 @@ export const EventSchema = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('run.state'), state: z.enum(RUN_STATES) }),
   z.object({ type: z.literal('error'), message: z.string(), detail: z.string().optional() }),
+  /** The answer to hw.knee: the knee of the target's forward time (tokens), its one-token forward, and K_max for the batch. */
+  z.object({
+    type: z.literal('hw.knee'),
+    batch: z.number().int().min(1),
+    knee: z.number().int().min(1),
+    kmax: z.number().int().min(1),
+    tArMs: z.number().min(0),
+    target: z.string(),
+  }),
 ]);
 export type EngineEvent = z.infer<typeof EventSchema>;
 export type EventType = EngineEvent['type'];
@@ -163,6 +175,7 @@ export const REQUEST_METHODS = {
   'trace.open': 'traceOpen',
   'trace.export': 'traceExport',
   'trace.seek': 'traceSeek',
+  'hw.knee': 'hwKnee',
 } as const satisfies Record<RequestType, string>;
 
 type MethodName<T extends RequestType> = (typeof REQUEST_METHODS)[T];

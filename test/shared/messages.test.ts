@@ -26,6 +26,7 @@ describe('requests', () => {
       { type: 'trace.open', path: '/tmp/a.jsonl' },
       { type: 'trace.export', path: '/tmp/a.parquet', format: 'parquet' },
       { type: 'trace.seek', step: 3 },
+      { type: 'hw.knee', batch: 32, targetDir: '/models/target' },
     ];
     expect(samples.map((s) => s.type).sort()).toEqual([...REQUEST_TYPES].sort());
     for (const sample of samples) {
@@ -88,6 +89,9 @@ describe('events', () => {
     expect(parseEvent({ type: 'run.state', state: 'paused' }).ok).toBe(true);
     expect(parseEvent({ type: 'error', message: 'boom' }).ok).toBe(true);
     expect(parseEvent({ type: 'run.state', state: 'sleeping' }).ok).toBe(false);
+    expect(parseEvent({ type: 'hw.knee', batch: 32, knee: 30, kmax: 62, tArMs: 1.9, target: '/m/target' }).ok).toBe(true);
+    expect(parseEvent({ type: 'hw.knee', batch: 32, knee: 0, kmax: 62, tArMs: 1.9, target: '/m/target' }).ok).toBe(false);
+    expect(parseRequest({ type: 'hw.knee', batch: 0 })).toMatchObject({ ok: false, error: expect.stringContaining('batch') });
     const badStep = { ...sampleStep(0), step: -1 };
     expect(parseEvent({ type: 'frame', steps: [badStep] })).toMatchObject({ ok: false, error: expect.stringContaining('steps.0.step') });
   });

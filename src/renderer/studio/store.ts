@@ -4,7 +4,7 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { RunConfig } from '../../shared/config.js';
 import type { DepthHistogram, RunMetrics, StepEvent } from '../../shared/events.js';
-import type { EngineEvent, RunState, StatusEvent } from '../../shared/messages.js';
+import type { EngineEvent, EventOf, RunState, StatusEvent } from '../../shared/messages.js';
 import { digestStep, type DeliveredFrame, type GateStep, type StepDigest } from './digest.js';
 import type { TextSegment } from './requestText.js';
 import { thinSeries, type StepPoint } from './series.js';
@@ -36,6 +36,8 @@ export interface StudioError {
   detail?: string;
 }
 
+export type KneeSuggestion = EventOf<'hw.knee'>;
+
 export interface ComparisonRun {
   label: string;
   points: StepPoint[];
@@ -58,6 +60,8 @@ export interface RunSlice {
   runEndStep: number | null;
   /** A trace.seek was sent and its replay (which starts at step 0) has not begun yet. */
   seekPending: boolean;
+  /** The engine host's latest answer to hw.knee: the target's knee on this machine and its K_max. */
+  kneeSuggestion: KneeSuggestion | null;
 }
 
 export interface StreamSlice {
@@ -168,6 +172,7 @@ export function createStudioStore(): StudioStore {
       errors: [],
       runEndStep: null,
       seekPending: false,
+      kneeSuggestion: null,
       ...emptyStream(),
       taus: {},
       selectedRequestId: null,
@@ -200,6 +205,9 @@ export function createStudioStore(): StudioStore {
           }
           case 'error':
             get().reportError(event.message, event.detail);
+            return;
+          case 'hw.knee':
+            set({ kneeSuggestion: event });
             return;
         }
       },

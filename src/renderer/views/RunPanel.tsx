@@ -1,8 +1,9 @@
 // The run panel: model pair, prompts, policy and budget; start, pause, one step, stop. While a
 // run is live, the knobs (K_max, batch, τ) apply between steps through knobs.set, no restart.
-import { useState, type FormEvent, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { ConfidenceSignalSchema, isGatedPolicy, KnobsSchema, parseAttentionWindow, POLICY_NAMES, RunConfigSchema, type AttentionWindow, type ConfidenceSignal, type Knobs, type PolicyName, type RunConfig } from '../../shared/config.js';
 import type { BundledModel } from '../../shared/messages.js';
+import type { KneeSuggestion } from '../studio/store.js';
 import { useSend, useStudio, useStudioStore } from './StudioContext.js';
 
 export interface RunForm {
@@ -174,6 +175,16 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
   const store = useStudioStore();
   const send = useSend();
   const live = runState === 'running' || runState === 'paused' || runState === 'loading';
+  const kneeSuggestion = useStudio((s) => s.kneeSuggestion);
+  const kneeApplied = useRef<KneeSuggestion | null>(kneeSuggestion);
+  // The host reports the timing as the 'knee' task until it answers or fails.
+  const timingKnee = useStudio((s) => s.progress.knee !== undefined);
+  // The host's answer to "K_max from this machine's knee" fills K_max, if the batch is still the one asked about.
+  useEffect(() => {
+    if (kneeSuggestion === null || kneeSuggestion === kneeApplied.current) return;
+    kneeApplied.current = kneeSuggestion;
+    setForm((f) => (Number(f.batch) === kneeSuggestion.batch ? { ...f, kmax: String(kneeSuggestion.kmax) } : f));
+  }, [kneeSuggestion]);
   const set = <K extends keyof RunForm>(key: K, value: RunForm[K]): void => setForm((f) => ({ ...f, [key]: value }));
   const input = (key: keyof RunForm, props: { type?: string; step?: string; knob?: boolean } = {}) => (
     <input
@@ -209,6 +220,20 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
     for (const [depth, tau] of Object.entries(result.knobs.taus ?? {})) store.getState().setTau(Number(depth), tau);
     send({ type: 'knobs.set', knobs: result.knobs });
     setKnobsNote('sent; the engine applies them from its next step');
+  };
+
+  const askKnee = (): void => {
+    const batch = toNumber(form.batch);
+    if (!Number.isInteger(batch) || batch < 1) {
+      setErrors({ batch: 'give a batch size first: K_max is suggested for it' });
+      return;
+    }
+    if (form.modelSource === 'folders' && form.targetDir.trim() === '') {
+      setErrors({ targetDir: 'choose the target folder first: its forward is what gets timed' });
+      return;
+    }
+    setErrors({});
+    send({ type: 'hw.knee', batch, ...(form.modelSource === 'folders' ? { targetDir: form.targetDir.trim() } : {}) });
   };
 
   const pickFolder = async (key: 'draftDir' | 'targetDir'): Promise<void> => {
@@ -309,6 +334,21 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
           <Field label="K_max" htmlFor="run-kmax" error={errors.kmax}>
             {input('kmax', { type: 'number', knob: true })}
           </Field>
+        </div>
+        <div className="field-row knee-row">
+          <button
+            type="button"
+            disabled={live || timingKnee}
+            title="times the target's forward against packed tokens on this machine (a second or two), finds the knee where its cost turns linear, and sets K_max for the batch size: the knee, or batch + knee once the batch passes it"
+            onClick={askKnee}
+          >
+            K_max from this machine's knee
+          </button>
+          {kneeSuggestion && (
+            <span className="muted" data-testid="knee-suggestion">
+              knee {kneeSuggestion.knee} tokens: K_max {kneeSuggestion.kmax} for batch {kneeSuggestion.batch}
+            </span>
+          )}
         </div>
         {form.policy === 'fixed' ? (
           <Field label="τ (every gated depth)" htmlFor="run-tau" error={errors.tau}>

@@ -130,6 +130,34 @@ describe('RunPanel', () => {
     expect(sent[2]).toEqual({ type: 'knobs.set', knobs: { kmax: 120, batch: 16 } });
   });
 
+  it("asks the host for K_max from this machine's knee and fills it in for the batch asked about", () => {
+    const { sent, store } = renderWithStudio(<RunPanel />);
+    fireEvent.change(screen.getByLabelText('batch size'), { target: { value: '32' } });
+    const ask = screen.getByRole('button', { name: "K_max from this machine's knee" }) as HTMLButtonElement;
+    fireEvent.click(ask);
+    expect(sent).toEqual([{ type: 'hw.knee', batch: 32 }]);
+    // While the host times the target (its 'knee' progress task), the button waits.
+    act(() => store.getState().ingest({ type: 'progress', task: 'knee', done: 3, total: 17 }));
+    expect(ask.disabled).toBe(true);
+    act(() => {
+      store.getState().ingest({ type: 'progress', task: 'knee', done: 17, total: 17, message: 'knee at 30 tokens' });
+      store.getState().ingest({ type: 'hw.knee', batch: 32, knee: 30, kmax: 62, tArMs: 1.9, target: '/models/target' });
+    });
+    expect(ask.disabled).toBe(false);
+    expect((screen.getByLabelText('K_max') as HTMLInputElement).value).toBe('62');
+    expect(screen.getByTestId('knee-suggestion').textContent).toBe('knee 30 tokens: K_max 62 for batch 32');
+    // An answer for another batch than the form's leaves K_max alone; Hugging Face folders need a target.
+    fireEvent.change(screen.getByLabelText('batch size'), { target: { value: '8' } });
+    act(() => store.getState().ingest({ type: 'hw.knee', batch: 64, knee: 30, kmax: 94, tArMs: 1.9, target: '/models/target' }));
+    expect((screen.getByLabelText('K_max') as HTMLInputElement).value).toBe('62');
+    fireEvent.click(screen.getByLabelText('Hugging Face folders'));
+    fireEvent.click(ask);
+    expect(screen.getByRole('alert').textContent).toBe('choose the target folder first: its forward is what gets timed');
+    fireEvent.change(screen.getByLabelText('target folder'), { target: { value: '/models/mine' } });
+    fireEvent.click(ask);
+    expect(sent[1]).toEqual({ type: 'hw.knee', batch: 8, targetDir: '/models/mine' });
+  });
+
   it('offers the confidence signal for the gated policies only, and sends the chosen one', () => {
     const { sent } = renderWithStudio(<RunPanel />);
     const signal = () => screen.queryByLabelText('confidence signal (what τ is compared with)') as HTMLSelectElement | null;

@@ -1,0 +1,64 @@
+// hw.knee in the engine host: times the target's forward against packed token count on this
+// machine (profile-hw's measurement, over the requests a step of the batch would pack), fits the
+// knee where its cost turns linear, and answers with the K_max it suggests for the batch. Refused
+// while a run lives: the run's forwards would share the cores with the timed ones.
+import { fitKnee, suggestKmax } from '../engine/cost/knee.js';
+import { DEFAULT_TOKEN_COUNTS, measureForwardCurve, rowsNeeded } from '../engine/cost/measure.js';
+import { loadModel } from '../engine/model/loader.js';
+import { BUNDLED_TARGET } from '../engine/session-run.js';
+import type { HandlerModule } from './handlers.js';
+
+/** As profile-hw: each slot holds 64 committed rows; the packed rows spread over up to 16 requests. */
+const CONTEXT_ROWS = 64;
+const MAX_SLOTS = 16;
+const REPEATS = 5;
+
+export const hwHandlers: HandlerModule = (host) => {
+  let measuring = false;
+  return {
+    async 'hw.knee'({ batch, targetDir }, ctx) {
+      const state = host.status().runState;
+      if (state === 'loading' || state === 'running' || state === 'paused') {
+        ctx.reply({ type: 'error', message: `cannot time the target while a run is ${state}: its forwards would share the cores; stop it first` });
+        return;
+      }
+      if (measuring) {
+        ctx.reply({ type: 'error', message: 'the target is already being timed; wait for that answer' });
+        return;
+      }
+      measuring = true;
+      try {
+        let dir = targetDir;
+        if (dir === undefined) {
+          dir = (await host.refreshStatus()).bundledModels.find((m) => m.name === BUNDLED_TARGET)?.dir;
+          if (dir === undefined) throw new Error(`the bundled target (${BUNDLED_TARGET}) is not installed; choose a target folder`);
+        }
+        const measure = { tokenCounts: DEFAULT_TOKEN_COUNTS, repeats: REPEATS, slots: Math.min(batch, MAX_SLOTS), context: CONTEXT_ROWS };
+        // One step per timed token count, and a last one for the fit.
+        const total = DEFAULT_TOKEN_COUNTS.length + 1;
+        host.progress('knee', 0, total, `timing the target's forward: ${dir}`);
+        const target = await loadModel(dir, { slots: measure.slots, maxLength: rowsNeeded(measure) });
+        let curve;
+        try {
+          let done = 0;
+          curve = await measureForwardCurve(target, {
+            ...measure,
+            onPoint: (p) => host.progress('knee', ++done, total, `${p.tokens} tokens: ${p.ms.toFixed(2)} ms`),
+          });
+        } finally {
+          await target.release();
+        }
+        const fit = fitKnee(curve);
+        const knee = Math.max(1, Math.round(fit.kmax));
+        const kmax = suggestKmax(fit, batch);
+        host.progress('knee', total, total, `knee at ${knee} tokens (${fit.tArMs.toFixed(2)} ms for one): K_max ${kmax} for batch ${batch}`);
+        ctx.reply({ type: 'hw.knee', batch, knee, kmax, tArMs: fit.tArMs, target: dir });
+      } catch (err) {
+        host.progress('knee', 1, 1);
+        ctx.reply({ type: 'error', message: `cannot time the target: ${(err as Error).message.split('\n')[0]}` });
+      } finally {
+        measuring = false;
+      }
+    },
+  };
+};
