@@ -1,40 +1,17 @@
 // hw.knee through the engine host: the target timed on this machine with progress, the knee and
 // the K_max it suggests for the batch; refused without a target, and while a run lives.
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { suggestKmax } from '../../src/engine/cost/knee.js';
-import { EngineHost } from '../../src/host/host.js';
-import { tempDir } from '../engine/model/helpers.js';
-import { connectClient, tinyConfig, writeTinyPair, type TinyPair } from './run-fixtures.js';
+import { tinyConfig, useTinyPairHost } from './run-fixtures.js';
 
-const tmp = tempDir('echo-host-knee-');
-const savedCache = process.env.ECHO_STUDIO_CACHE;
-let pair: TinyPair;
-let modelsDir: string;
-
-beforeAll(() => {
-  process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
-  pair = writeTinyPair(tmp.path);
-  modelsDir = join(tmp.path, 'models'); // empty: no bundled pair
-  mkdirSync(modelsDir);
-});
-afterAll(() => {
-  process.env.ECHO_STUDIO_CACHE = savedCache;
-  tmp.cleanup();
-});
-
-function newHost() {
-  const host = new EngineHost({ version: 'test', modelsDir, log: () => {} });
-  return { host, client: connectClient(host) };
-}
+const fixture = useTinyPairHost('echo-host-knee-');
 
 describe('hw.knee', () => {
   it("times the target with progress and suggests K_max for the batch from its knee", async () => {
-    const { host, client } = newHost();
-    client.send({ type: 'hw.knee', batch: 24, targetDir: pair.targetDir });
+    const { host, client } = fixture.newHost();
+    client.send({ type: 'hw.knee', batch: 24, targetDir: fixture.pair.targetDir });
     const answer = await client.next('hw.knee');
-    expect(answer.target).toBe(pair.targetDir);
+    expect(answer.target).toBe(fixture.pair.targetDir);
     expect(answer.batch).toBe(24);
     expect(answer.knee).toBeGreaterThanOrEqual(1);
     expect(answer.tArMs).toBeGreaterThan(0);
@@ -51,13 +28,13 @@ describe('hw.knee', () => {
   });
 
   it('says so when there is no target to time, and refuses while a run lives', async () => {
-    const { host, client } = newHost();
+    const { host, client } = fixture.newHost();
     client.send({ type: 'hw.knee', batch: 4 });
     expect((await client.next('error')).message).toMatch(/^cannot time the target: the bundled target \(echo-demo-target\) is not installed; choose a target folder$/);
 
-    client.send({ type: 'run.start', config: tinyConfig(pair, { requests: 6, maxNewTokens: 400 }) });
+    client.send({ type: 'run.start', config: tinyConfig(fixture.pair, { requests: 6, maxNewTokens: 400 }) });
     await client.next('run.state', (e) => e.state === 'running');
-    client.send({ type: 'hw.knee', batch: 4, targetDir: pair.targetDir });
+    client.send({ type: 'hw.knee', batch: 4, targetDir: fixture.pair.targetDir });
     expect((await client.next('error')).message).toMatch(/^cannot time the target while a run is (running|paused): .*stop it first$/);
     client.send({ type: 'run.stop' });
     await client.next('run.state', (e) => e.state === 'finished');

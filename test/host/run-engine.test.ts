@@ -3,39 +3,20 @@
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EngineHost } from '../../src/host/host.js';
-import { tempDir } from '../engine/model/helpers.js';
 import { writeSwappedVocabModel } from '../engine/model/fixtures.js';
-import { connectClient, tinyConfig, writeTinyPair, type TinyPair } from './run-fixtures.js';
+import { connectClient, tinyConfig, useTinyPairHost } from './run-fixtures.js';
 
-const tmp = tempDir('echo-host-run-');
-const savedCache = process.env.ECHO_STUDIO_CACHE;
-let pair: TinyPair;
-let modelsDir: string;
-
-beforeAll(() => {
-  process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
-  pair = writeTinyPair(tmp.path);
-  modelsDir = join(tmp.path, 'models');
-  mkdirSync(modelsDir);
-});
-afterAll(() => {
-  process.env.ECHO_STUDIO_CACHE = savedCache;
-  tmp.cleanup();
-});
+const fixture = useTinyPairHost('echo-host-run-');
+const newHost = () => fixture.newHost();
 
 const asJson = (value: unknown) => JSON.parse(JSON.stringify(value));
-
-function newHost() {
-  const host = new EngineHost({ version: 'test', modelsDir, log: () => {} });
-  return { host, client: connectClient(host) };
-}
 
 describe('engine host runs', () => {
   it('loads the pair with progress, streams steps under the cap with histograms and metrics, and finishes', async () => {
     const { host, client } = newHost();
-    const config = tinyConfig(pair, { kmax: 10 });
+    const config = tinyConfig(fixture.pair, { kmax: 10 });
     client.send({ type: 'run.start', config });
     await client.next('run.state', (e) => e.state === 'loading');
     const load = await client.next('progress', (e) => e.task === 'load');
@@ -78,7 +59,7 @@ describe('engine host runs', () => {
   it("reports an echo run's warm-up as progress: prompt runs finished out of all, up to all", async () => {
     const { host, client } = newHost();
     // No τ_d and no profile: echo calibrates on a warm-up over the run's 6 prompts, once per signal.
-    client.send({ type: 'run.start', config: tinyConfig(pair, { policy: 'echo', requests: 2, maxNewTokens: 8 }) });
+    client.send({ type: 'run.start', config: tinyConfig(fixture.pair, { policy: 'echo', requests: 2, maxNewTokens: 8 }) });
     const done = await client.next('progress', (e) => e.task === 'calibrate' && e.total === 12 && e.done === 12);
     expect(done.message).toBe('warm-up: 12 of 12 prompt runs finished');
     const counts = client.events.flatMap((e) => (e.type === 'progress' && e.task === 'calibrate' && e.total === 12 ? [e.done] : []));
@@ -91,7 +72,7 @@ describe('engine host runs', () => {
 
   it('pauses, takes exactly one step per run.step, applies knobs from the next step, resumes and stops', async () => {
     const { host, client } = newHost();
-    client.send({ type: 'run.start', config: tinyConfig(pair, { kmax: 16, requests: 6, maxNewTokens: 40 }) });
+    client.send({ type: 'run.start', config: tinyConfig(fixture.pair, { kmax: 16, requests: 6, maxNewTokens: 40 }) });
     await client.next('run.state', (e) => e.state === 'running');
     client.send({ type: 'run.pause' });
     await client.next('run.state', (e) => e.state === 'paused');
@@ -119,7 +100,7 @@ describe('engine host runs', () => {
     expect((await client.next('error')).message).toMatch(/K_max \(1\) is below/);
 
     // A trace cannot be opened into a live run (its frames would mix with the run's).
-    client.send({ type: 'trace.open', path: join(tmp.path, 'any.jsonl') });
+    client.send({ type: 'trace.open', path: join(fixture.root, 'any.jsonl') });
     expect((await client.next('error')).message).toMatch(/a run is in progress: stop it before opening a trace/);
 
     client.send({ type: 'run.resume' });
@@ -138,7 +119,7 @@ describe('engine host runs', () => {
 
   it('applies new τ_d from the next step: the gate checks carry the new thresholds', async () => {
     const { host, client } = newHost();
-    client.send({ type: 'run.start', config: tinyConfig(pair, { policy: 'echo', taus: { '0': 0.2, '2': 0.3 }, requests: 6, maxNewTokens: 40 }) });
+    client.send({ type: 'run.start', config: tinyConfig(fixture.pair, { policy: 'echo', taus: { '0': 0.2, '2': 0.3 }, requests: 6, maxNewTokens: 40 }) });
     await client.next('run.state', (e) => e.state === 'running');
     client.send({ type: 'run.pause' });
     await client.next('run.state', (e) => e.state === 'paused');
@@ -157,7 +138,7 @@ describe('engine host runs', () => {
     client.send({ type: 'run.stop' });
     await client.next('run.state', (e) => e.state === 'finished');
     // The recording notes the change at the step it took effect, so a replay shows it there.
-    const recording = join(tmp.path, 'knobs.jsonl');
+    const recording = join(fixture.root, 'knobs.jsonl');
     client.send({ type: 'trace.export', path: recording, format: 'jsonl' });
     await client.next('progress', (e) => e.task === 'export');
     const knobLines = readFileSync(recording, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.type === 'knobs');
@@ -168,7 +149,7 @@ describe('engine host runs', () => {
 
   it('shuts down mid-run: the loop ends after its step and the recording is removed', async () => {
     const { host, client } = newHost();
-    client.send({ type: 'run.start', config: tinyConfig(pair, { requests: 6, maxNewTokens: 40 }) });
+    client.send({ type: 'run.start', config: tinyConfig(fixture.pair, { requests: 6, maxNewTokens: 40 }) });
     await client.next('run.state', (e) => e.state === 'running');
     await client.next('frame');
     const ours = () => readdirSync(join(tmpdir(), 'echo-studio-runs')).filter((f) => f.endsWith(`-${process.pid}.jsonl`));
@@ -180,25 +161,25 @@ describe('engine host runs', () => {
   it('reports bad configs and unusable models as one error, sets run state error, and keeps serving', async () => {
     const { host, client } = newHost();
     // Refused at the boundary by the RunConfig schema: the run never starts.
-    client.send({ type: 'run.start', config: tinyConfig(pair, { batch: 4, kmax: 3 }) });
+    client.send({ type: 'run.start', config: tinyConfig(fixture.pair, { batch: 4, kmax: 3 }) });
     expect((await client.next('error')).message).toMatch(/K_max \(3\) is below the batch size \(4\)/);
 
-    const missing = join(tmp.path, 'no-such-model');
-    client.send({ type: 'run.start', config: tinyConfig(pair, { draftDir: missing }) });
+    const missing = join(fixture.root, 'no-such-model');
+    client.send({ type: 'run.start', config: tinyConfig(fixture.pair, { draftDir: missing }) });
     await client.next('run.state', (e) => e.state === 'error');
     const gone = await client.next('error');
     expect(gone.message).toMatch(/^cannot start the run: /);
     expect(gone.message).toContain(missing);
     expect(gone.message).not.toContain('\n');
 
-    const otherDraft = join(tmp.path, 'other-vocab');
+    const otherDraft = join(fixture.root, 'other-vocab');
     writeSwappedVocabModel(otherDraft, { seed: 4, hiddenSize: 32 });
-    client.send({ type: 'run.start', config: tinyConfig(pair, { draftDir: otherDraft }) });
+    client.send({ type: 'run.start', config: tinyConfig(fixture.pair, { draftDir: otherDraft }) });
     await client.next('run.state', (e) => e.state === 'error');
     expect((await client.next('error')).message).toMatch(/draft and target vocabularies differ/);
 
     // The bundled pair is not in this host's models folder.
-    const { draftDir: _d, targetDir: _t, ...bundled } = tinyConfig(pair);
+    const { draftDir: _d, targetDir: _t, ...bundled } = tinyConfig(fixture.pair);
     client.send({ type: 'run.start', config: bundled });
     await client.next('run.state', (e) => e.state === 'error');
     expect((await client.next('error')).message).toMatch(/bundled demo pair \(echo-demo-draft, echo-demo-target\) is not installed/);
@@ -208,21 +189,21 @@ describe('engine host runs', () => {
 
     client.send({ type: 'hello' });
     expect((await client.next('status')).runState).toBe('error');
-    client.send({ type: 'run.start', config: tinyConfig(pair, { requests: 1, maxNewTokens: 3 }) });
+    client.send({ type: 'run.start', config: tinyConfig(fixture.pair, { requests: 1, maxNewTokens: 3 }) });
     await client.next('run.state', (e) => e.state === 'finished');
     client.close();
     await host.shutdown();
   });
 
   it('finds the bundled demo pair through the host’s model scan', async () => {
-    const bundledDir = join(tmp.path, 'bundled');
+    const bundledDir = join(fixture.root, 'bundled');
     mkdirSync(bundledDir);
     const { cpSync } = await import('node:fs');
-    cpSync(pair.draftDir, join(bundledDir, 'echo-demo-draft'), { recursive: true });
-    cpSync(pair.targetDir, join(bundledDir, 'echo-demo-target'), { recursive: true });
+    cpSync(fixture.pair.draftDir, join(bundledDir, 'echo-demo-draft'), { recursive: true });
+    cpSync(fixture.pair.targetDir, join(bundledDir, 'echo-demo-target'), { recursive: true });
     const host = new EngineHost({ version: 'test', modelsDir: bundledDir, log: () => {} });
     const client = connectClient(host);
-    const { draftDir: _d, targetDir: _t, ...config } = tinyConfig(pair, { requests: 1, maxNewTokens: 4 });
+    const { draftDir: _d, targetDir: _t, ...config } = tinyConfig(fixture.pair, { requests: 1, maxNewTokens: 4 });
     client.send({ type: 'run.start', config });
     await client.next('run.state', (e) => e.state === 'finished');
     expect(client.steps().length).toBeGreaterThan(0);
@@ -232,10 +213,10 @@ describe('engine host runs', () => {
 
   it('validates a folder on model.open and describes it in one line', async () => {
     const { host, client } = newHost();
-    client.send({ type: 'model.open', dir: pair.targetDir });
+    client.send({ type: 'model.open', dir: fixture.pair.targetDir });
     const info = await client.next('progress', (e) => e.task === 'model');
     expect(info.message).toMatch(/llama, .* parameters .* 2 layers, hidden 32/);
-    client.send({ type: 'model.open', dir: join(tmp.path, 'nowhere') });
+    client.send({ type: 'model.open', dir: join(fixture.root, 'nowhere') });
     const bad = await client.next('error');
     expect(bad.message).toMatch(/^cannot use .*nowhere as a model: /);
     client.close();

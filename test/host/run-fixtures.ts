@@ -1,15 +1,17 @@
 // For the engine host's run and trace tests: a tiny random-weight draft/target pair (the draft is
 // the target with noisy weights, so trees are partly accepted), a prompts file, and a client on a
 // real MessageChannel that collects validated events and waits for the ones a test expects.
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
-import type { EngineHost } from '../../src/host/host.js';
+import { afterAll, beforeAll } from 'vitest';
+import { EngineHost } from '../../src/host/host.js';
 import { nodeMessagePortPort } from '../../src/host/port.js';
 import type { RunConfig } from '../../src/shared/config.js';
 import type { StepEvent } from '../../src/shared/events.js';
 import { parseEvent, type EngineEvent, type EngineRequest, type EventOf, type EventType } from '../../src/shared/messages.js';
 import { writePerturbedPair } from '../engine/model/fixtures.js';
+import { tempDir } from '../engine/model/helpers.js';
 
 export interface TinyPair {
   draftDir: string;
@@ -74,4 +76,40 @@ export function connectClient(host: EngineHost) {
   const steps = (): StepEvent[] => events.flatMap((e) => (e.type === 'frame' ? e.steps : []));
   const send = (request: EngineRequest) => channel.port2.postMessage(request);
   return { send, next, events, steps, close: () => channel.port2.close() };
+}
+
+export interface TinyPairHost {
+  /** The temporary folder everything lives in. */
+  root: string;
+  pair: TinyPair;
+  /** An empty models folder: hosts made by newHost find no bundled pair. */
+  modelsDir: string;
+  newHost(): { host: EngineHost; client: ReturnType<typeof connectClient> };
+}
+
+/**
+ * Registers, for the calling test file, a tiny pair in a temporary folder with a graph cache of
+ * its own (ECHO_STUDIO_CACHE, restored afterwards); the fields are set once beforeAll has run.
+ */
+export function useTinyPairHost(prefix: string): TinyPairHost {
+  const tmp = tempDir(prefix);
+  const savedCache = process.env.ECHO_STUDIO_CACHE;
+  const fixture = {
+    root: tmp.path,
+    newHost() {
+      const host = new EngineHost({ version: 'test', modelsDir: fixture.modelsDir, log: () => {} });
+      return { host, client: connectClient(host) };
+    },
+  } as TinyPairHost;
+  beforeAll(() => {
+    process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
+    fixture.pair = writeTinyPair(tmp.path);
+    fixture.modelsDir = join(tmp.path, 'models');
+    mkdirSync(fixture.modelsDir);
+  });
+  afterAll(() => {
+    process.env.ECHO_STUDIO_CACHE = savedCache;
+    tmp.cleanup();
+  });
+  return fixture;
 }
