@@ -16,7 +16,8 @@ import { promptText } from '../../engine/workload.js';
 import { ExpansionRecorder } from '../../engine/trace/expansions.js';
 import { TraceRecorder } from '../../engine/trace/writer.js';
 import { ConfidenceSignalSchema, defaultDraftPrecision, GATED_POLICIES, MAX_DRAFT_COST, parseValidAttentionWindow, POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema, type AttentionWindow, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
-import type { RunMetrics } from '../../shared/events.js';
+import type { RunMetrics, StepTimeSplit } from '../../shared/events.js';
+import { atBaselineStepCost, meanStepMs } from '../../shared/step-costs.js';
 
 // Resolving a RunConfig into loaded models and a runner is shared with the studio's engine host.
 export { BUNDLED_DRAFT, BUNDLED_TARGET, resolveModelDirs, resolvePrompts } from '../../engine/session-run.js';
@@ -69,6 +70,8 @@ export interface RunReport {
   results: RequestResult[];
   /** Present with `--clock modelled`: the run's time on the modelled hardware. */
   modelled?: ModelledTime;
+  /** With --compare-ar: ar's steps on the same workload, and this run's throughput over ar's had its steps cost ar's (atBaselineStepCost). */
+  ar?: { steps: number; stepTime?: StepTimeSplit; atArStepCost: number };
 }
 
 export interface ModelledTime {
@@ -242,7 +245,8 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
     }
     const metrics = ar ? withSpeedupVsAr(main.metrics, ar.metrics) : main.metrics;
     recorder?.finish('finished', { wallMs: main.summary.wallMs, speedupVsAr: metrics.speedupVsAr });
-    return { config, draftDir, targetDir, metrics, engineOverhead: main.engineOverhead, results: main.summary.results, modelled: main.modelled };
+    const arSteps = ar ? { ar: { steps: ar.metrics.steps, stepTime: ar.metrics.stepTime, atArStepCost: atBaselineStepCost(main.metrics, ar.metrics) } } : {};
+    return { config, draftDir, targetDir, metrics, engineOverhead: main.engineOverhead, results: main.summary.results, modelled: main.modelled, ...arSteps };
   } finally {
     await setup.release();
   }
@@ -427,6 +431,7 @@ export function register(program: Command): void {
             ...m,
             engineOverhead: report.engineOverhead,
             ...(report.modelled ? { modelled: report.modelled } : {}),
+            ...(report.ar ? { ar: report.ar } : {}),
             config: report.config,
             draftDir: report.draftDir,
             targetDir: report.targetDir,
@@ -443,6 +448,11 @@ export function register(program: Command): void {
           `time per output token p50 ${fmt(m.tpotP50Ms)} ms, p99 ${fmt(m.tpotP99Ms)} ms · engine overhead ${fmt(100 * report.engineOverhead, 1)}% of step time`,
           ...(m.stepTime ? [`per step: ${formatStepTime(m.stepTime)}`] : []),
           ...(m.speedupVsAr !== undefined ? [`wall-time speedup over ar on the same workload: ${fmt(m.speedupVsAr)}×`] : []),
+          ...(report.ar?.stepTime && m.stepTime
+            ? [
+                `  ar took ${report.ar.steps} steps of ${fmt(meanStepMs(report.ar.stepTime))} ms to these ${m.steps} of ${fmt(meanStepMs(m.stepTime))} ms; at ar's step cost this run would be ${fmt(report.ar.atArStepCost)}× ar (what taking fewer steps buys, before what drafting costs)`,
+              ]
+            : []),
           ...(report.modelled
             ? [
                 `modelled clock (${report.modelled.clock}): ${fmt(report.modelled.ms / 1000, 3)} s (draft ${fmt(report.modelled.draftMs / 1000, 3)} s, verify ${fmt(report.modelled.verifyMs / 1000, 3)} s) → ${fmt(report.modelled.throughput, 1)} tok/s, next to ${fmt(m.wallMs / 1000)} s wall`,

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeRun, ignoredFlagNotes, register, runConfigFromFlags } from '../../../src/cli/commands/run.js';
 import { rescoreTrace } from '../../../src/engine/trace/what-if.js';
+import { atBaselineStepCost } from '../../../src/shared/step-costs.js';
 import { readTrace } from '../../../src/engine/trace/read.js';
 import { writeFixtureModel, writeSwappedVocabModel } from '../../engine/model/fixtures.js';
 import { tempDir } from '../../engine/model/helpers.js';
@@ -81,6 +82,9 @@ describe('echo-studio run', () => {
     expect(summary.generatedTokens).toBeLessThanOrEqual(30);
     expect(summary.verifiedTokensPerStep).toBeLessThanOrEqual(12);
     expect(summary.speedupVsAr).toBeGreaterThan(0);
+    // ar's steps on the same workload, and this run priced at ar's step cost.
+    expect(summary.ar.steps).toBeGreaterThanOrEqual(summary.steps); // every request-step emits at least what ar's does
+    expect(summary.ar.atArStepCost).toBeCloseTo(atBaselineStepCost(summary, summary.ar), 12);
     for (const key of ['throughput', 'meanAcceptedTokens', 'meanAcceptanceLength', 'draftUtilisation', 'tpotP50Ms', 'tpotP99Ms', 'paddingWaste']) {
       expect(typeof summary[key], key).toBe('number');
     }
