@@ -1,6 +1,7 @@
 // `echo-studio trace summary IN [--json]`: a run's metrics from its trace file alone.
 // `echo-studio trace export IN --format parquet|perfetto|csv --out PATH`: the trace for other tools.
 // `echo-studio trace what-if IN [--kmax N] [--taus 0=0.2,5=0.35] …`: re-score a greedy run.
+// `echo-studio trace compare RUN BASE [--json]`: one run against another, steps and step cost.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { computeRunMetrics, formatStepTime, type RequestMetrics } from '../../engine/metrics/run-metrics.js';
 import { exportCsv } from '../../engine/trace/export-csv.js';
@@ -11,6 +12,7 @@ import { readTraceStreaming } from '../../engine/trace/read.js';
 import { rescoreTrace, type WhatIfResult, type WhatIfSettings } from '../../engine/trace/what-if.js';
 import type { DepthHistogram, RunMetrics } from '../../shared/events.js';
 import type { TraceHeader } from '../../shared/trace-schema.js';
+import { compareRuns, type RunComparison } from '../../shared/step-costs.js';
 import { formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
 import { parseDraftCost } from './run.js';
 import { DEFAULT_PORT, parsePort, serveStudio } from './serve.js';
@@ -114,6 +116,42 @@ export function formatSummary(r: TraceSummaryReport): string {
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   return [`${r.file}  (${state}, written ${r.header.createdAt} by ${r.header.writer})`, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join('\n');
+}
+
+export interface TraceComparison {
+  run: TraceSummaryReport;
+  base: TraceSummaryReport;
+  comparison: RunComparison;
+  /** Why the two may not compare like for like (other workload, other machine), one line each. */
+  caveats: string[];
+}
+
+/** Two traces' metrics and the first against the second (compareRuns). */
+export async function compareTraces(runFile: string, baseFile: string): Promise<TraceComparison> {
+  const [run, base] = [await summariseTrace(runFile), await summariseTrace(baseFile)];
+  const caveats: string[] = [];
+  const work = (r: TraceSummaryReport) => `${r.metrics.requests} requests, ${r.metrics.generatedTokens} tokens`;
+  if (work(run) !== work(base)) caveats.push(`different work (${work(run)} against ${work(base)}): only throughput compares`);
+  const machine = (r: TraceSummaryReport) => JSON.stringify(r.header.hardware ?? null);
+  if (machine(run) !== machine(base)) caveats.push('recorded on different hardware or settings (the headers differ): the wall clocks do not compare');
+  for (const r of [run, base]) if (r.error) caveats.push(`${r.file}: ${r.error.message}; its metrics cover the steps before it`);
+  return { run, base, comparison: compareRuns(run.metrics, base.metrics), caveats };
+}
+
+export function formatComparison(c: TraceComparison): string {
+  const name = (r: TraceSummaryReport) => `${r.header.config.policy} (${r.file})`;
+  const lines = [`${name(c.run)} against ${name(c.base)}`];
+  for (const r of [c.run, c.base]) {
+    const m = r.metrics;
+    lines.push(`  ${r.header.config.policy.padEnd(8)} ${fixed(m.throughput, 1).padStart(9)} tok/s  ${String(m.steps).padStart(6)} steps  ${m.stepTime ? formatStepTime(m.stepTime) : '-'}`);
+  }
+  const x = c.comparison;
+  lines.push(`  throughput ${fixed(x.throughput)}x`);
+  if (x.steps) {
+    lines.push(`  steps ${x.steps.run} to ${x.steps.base}, each ${fixed(x.steps.stepTime)}x the time; at ${c.base.header.config.policy}'s step cost ${fixed(x.steps.sched)}x (its number of steps alone)`);
+  }
+  for (const caveat of c.caveats) lines.push(`  note: ${caveat}`);
+  return lines.join('\n');
 }
 
 function parseCount(value: string): number {
@@ -223,6 +261,17 @@ export function register(program: Command): void {
       const contents = await readTraceStreaming(file);
       warnPartial(file, contents.error, contents.steps.length);
       await serveStudio({ port: options.port, host: '127.0.0.1', replay: file });
+    });
+
+  trace
+    .command('compare')
+    .description('one run against another from their trace files: throughput, and whether from fewer steps or cheaper ones')
+    .argument('<run>', 'trace file of the run (.jsonl)')
+    .argument('<base>', 'trace file of the run to compare it with (.jsonl)')
+    .option('--json', 'print the report as JSON')
+    .action(async (runFile: string, baseFile: string, options: { json?: boolean }) => {
+      const report = await compareTraces(runFile, baseFile);
+      process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatComparison(report)}\n`);
     });
 
   trace

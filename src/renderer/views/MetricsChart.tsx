@@ -3,8 +3,8 @@
 import { memo, useMemo, useRef } from 'react';
 import { CartesianGrid, Line, LineChart, Tooltip, XAxis, YAxis } from 'recharts';
 import type { RunMetrics } from '../../shared/events.js';
+import { compareRuns } from '../../shared/step-costs.js';
 import { METRIC_KEYS, metricSeries, overlaySeries, thinSeries, type MetricKey, type StepPoint } from '../studio/series.js';
-import { compareRuns } from '../studio/compare.js';
 import type { ComparisonRun, StudioState } from '../studio/store.js';
 import { formatNumber } from '../studio/tokens.js';
 import { COMPARE_COLOUR, GRANT_COLOURS } from './colors.js';
@@ -90,7 +90,7 @@ function ComparisonLine({ run, kept, label }: { run: RunMetrics; kept: RunMetric
         }
       >
         {ratio(c.throughput)} its throughput
-        {c.steps && ` · ${c.steps.run} steps to its ${c.steps.kept} · ${ratio(c.steps.stepTime)} its time a step · ${ratio(c.steps.sched)} at its step cost`}
+        {c.steps && ` · ${c.steps.run} steps to its ${c.steps.base} · ${ratio(c.steps.stepTime)} its time a step · ${ratio(c.steps.sched)} at its step cost`}
       </dd>
     </>
   );

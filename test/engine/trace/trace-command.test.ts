@@ -5,14 +5,16 @@ import { Command } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { register, summariseTrace } from '../../../src/cli/commands/trace.js';
 import { TraceRecorder } from '../../../src/engine/trace/writer.js';
-import { tempDir, testHeader, testRun } from './fixtures.js';
+import { atBaselineStepCost } from '../../../src/shared/step-costs.js';
+import type { SyntheticRunOptions } from '../metrics/synthetic-run.js';
+import { RUN_OPTIONS, tempDir, testHeader, testRun } from './fixtures.js';
 
-function recordedTrace(): { file: string; dir: string } {
+function recordedTrace(options: SyntheticRunOptions = RUN_OPTIONS): { file: string; dir: string } {
   const dir = tempDir();
   const file = path.join(dir, 'run.jsonl');
-  const recorder = new TraceRecorder(file, testHeader());
-  for (const e of testRun()) recorder.step(e);
-  recorder.finish('finished', { wallMs: testRun().at(-1)!.t + 3 });
+  const recorder = new TraceRecorder(file, testHeader(options));
+  for (const e of testRun(options)) recorder.step(e);
+  recorder.finish('finished', { wallMs: testRun(options).at(-1)!.t + 3 });
   return { file, dir };
 }
 
@@ -32,6 +34,31 @@ async function cli(...args: string[]): Promise<{ stdout: string; stderr: string 
 }
 
 afterEach(() => vi.restoreAllMocks());
+
+describe('echo-studio trace compare', () => {
+  it('puts one run against another: throughput, the steps each took and what each step cost', async () => {
+    // The same requests and tokens (every synthetic request runs to its length), drafted one layer
+    // deep instead of four: more steps.
+    const run = recordedTrace();
+    const base = recordedTrace({ ...RUN_OPTIONS, depth: 1 });
+    const report = JSON.parse((await cli('trace', 'compare', run.file, base.file, '--json')).stdout);
+    const [m, b] = [report.run.metrics, report.base.metrics];
+    expect(m.generatedTokens).toBe(b.generatedTokens);
+    expect(m.steps).toBeLessThan(b.steps);
+    expect(report.comparison.throughput).toBeCloseTo(m.throughput / b.throughput, 12);
+    expect(report.comparison.steps).toMatchObject({ run: m.steps, base: b.steps });
+    expect(report.comparison.steps.sched).toBeCloseTo(atBaselineStepCost(m, b), 12);
+    expect(report.caveats).toEqual([]);
+    const text = (await cli('trace', 'compare', run.file, base.file)).stdout;
+    expect(text).toMatch(new RegExp(`steps ${m.steps} to ${b.steps}, each [\\d.]+x the time; at echo's step cost [\\d.]+x`));
+
+    // Other work: only throughput compares, and the report says why.
+    const fewer = recordedTrace({ ...RUN_OPTIONS, requests: 3 });
+    const other = JSON.parse((await cli('trace', 'compare', run.file, fewer.file, '--json')).stdout);
+    expect(other.comparison.steps).toBeNull();
+    expect(other.caveats).toEqual([expect.stringMatching(/^different work \(5 requests, 120 tokens against 3 requests, 72 tokens\): only throughput compares$/)]);
+  });
+});
 
 describe('echo-studio trace summary', () => {
   it("prints the recorded run's metrics, recomputed from the file", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { RunMetrics } from '../../../src/shared/events.js';
-import { compareRuns } from '../../../src/renderer/studio/compare.js';
+import type { RunMetrics } from '../../src/shared/events.js';
+import { compareRuns } from '../../src/shared/step-costs.js';
 
 const metrics = (over: Partial<RunMetrics>): RunMetrics => ({
   policy: 'x',
@@ -29,7 +29,7 @@ describe('compareRuns', () => {
     expect(c.throughput).toBeCloseTo(3000 / 2900, 12);
     expect(c.steps).not.toBeNull();
     expect(c.steps!.run).toBe(90);
-    expect(c.steps!.kept).toBe(97);
+    expect(c.steps!.base).toBe(97);
     expect(c.steps!.stepTime).toBeCloseTo(28.9 / 27.7, 12);
     // 97 steps of 27.7 ms against 90 of this run's 9 ms of prefill plus static's 19.2 ms of decoding.
     expect(c.steps!.sched).toBeCloseTo((97 * 27.7) / (90 * (9 + 19.2)), 12);
