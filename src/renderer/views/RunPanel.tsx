@@ -27,8 +27,11 @@ export interface RunForm {
   taus: string;
   /** One τ for `fixed`. */
   tau: string;
-  /** What the τ of echo / dense / fixed are compared with. */
-  confidence: ConfidenceSignal;
+  /**
+   * What the τ of echo / dense / fixed are compared with; 'auto': the signal a warm-up calibration
+   * finds separates accepted from rejected better (as the command line does), path-prob with τ_d given.
+   */
+  confidence: ConfidenceSignal | 'auto';
   /** The draft's attention sinks and recent window as "sink:recent"; empty = its whole past. */
   draftWindow: string;
 }
@@ -49,12 +52,13 @@ export const DEFAULT_FORM: RunForm = {
   seed: '1',
   taus: '',
   tau: '0.3',
-  confidence: 'path-prob',
+  confidence: 'auto',
   draftWindow: '',
 };
 
 const DOMAINS = ['code', 'prose', 'math'];
-const SIGNAL_LABELS: Record<ConfidenceSignal, string> = {
+const SIGNAL_LABELS: Record<ConfidenceSignal | 'auto', string> = {
+  auto: 'the better separating one (calibration picks)',
   'path-prob': "path probability (the paper's)",
   'path-margin': 'margin over the runner-up',
 };
@@ -109,7 +113,7 @@ export function formToConfig(form: RunForm): { config: RunConfig } | { errors: F
     seed: toNumber(form.seed),
     ...((form.policy === 'echo' || form.policy === 'dense') && typeof taus === 'object' ? { taus } : {}),
     ...(form.policy === 'fixed' ? { tau: toNumber(form.tau) } : {}),
-    ...(isGatedPolicy(form.policy) ? { confidence: form.confidence } : {}),
+    ...(isGatedPolicy(form.policy) && form.confidence !== 'auto' ? { confidence: form.confidence } : {}),
     ...(typeof draftWindow === 'object' ? { draftWindow } : {}),
   };
   if (form.modelSource === 'folders' && (form.draftDir.trim() === '' || form.targetDir.trim() === '')) {
@@ -361,8 +365,8 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
         )}
         {isGatedPolicy(form.policy) && (
           <Field label="confidence signal (what τ is compared with)" htmlFor="run-confidence" error={errors.confidence}>
-            <select id="run-confidence" value={form.confidence} disabled={live} onChange={(e) => set('confidence', e.target.value as ConfidenceSignal)}>
-              {ConfidenceSignalSchema.options.map((signal) => (
+            <select id="run-confidence" value={form.confidence} disabled={live} onChange={(e) => set('confidence', e.target.value as RunForm['confidence'])}>
+              {(['auto', ...ConfidenceSignalSchema.options] as const).map((signal) => (
                 <option key={signal} value={signal}>
                   {SIGNAL_LABELS[signal]}
                 </option>

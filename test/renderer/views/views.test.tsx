@@ -93,7 +93,8 @@ describe('RunPanel', () => {
     expect(sent[0]).toEqual({
       type: 'run.start',
       // No τ_d given: the engine calibrates them on a warm-up first, as the command line does.
-      config: { domain: 'code', policy: 'echo', batch: 8, kmax: 96, requests: 64, maxNewTokens: 64, temperature: 0, seed: 1, confidence: 'path-prob' },
+      // Nor a signal: the calibration keeps the one that separates accepted from rejected better.
+      config: { domain: 'code', policy: 'echo', batch: 8, kmax: 96, requests: 64, maxNewTokens: 64, temperature: 0, seed: 1 },
     });
     act(() => store.getState().ingest({ type: 'run.state', state: 'running' }));
     expect((screen.getByRole('button', { name: 'Start' }) as HTMLButtonElement).disabled).toBe(true);
@@ -161,6 +162,8 @@ describe('RunPanel', () => {
   it('offers the confidence signal for the gated policies only, and sends the chosen one', () => {
     const { sent } = renderWithStudio(<RunPanel />);
     const signal = () => screen.queryByLabelText('confidence signal (what τ is compared with)') as HTMLSelectElement | null;
+    expect([...signal()!.options].map((o) => o.value)).toEqual(['auto', 'path-prob', 'path-margin']);
+    expect(signal()!.value).toBe('auto');
     fireEvent.change(signal()!, { target: { value: 'path-margin' } });
     fireEvent.change(screen.getByLabelText('τ_d (depth:τ, …; empty: calibrate first)'), { target: { value: '0:0.6' } });
     fireEvent.click(screen.getByRole('button', { name: 'Start' }));
