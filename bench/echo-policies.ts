@@ -116,9 +116,6 @@ interface Measured {
   /** Every forward read off this machine's curves measured at this batch size (machineClocks). */
   curvesMs: number;
   moved: number;
-  /** Mean per step, wall: drafting (all draft forwards and gating) and verification (the target forward). */
-  draftMs: number;
-  verifyMs: number;
   /** Each step's wall time, prefill included (for stepMedianMs). */
   stepMs: number[];
 }
@@ -129,22 +126,15 @@ function startMeasured(pair: ModelPair, policy: SpeculationPolicy, batch: number
   let modelledMs = 0;
   let curvesMs = 0;
   let moved = 0;
-  let draftMs = 0;
-  let verifyMs = 0;
   const stepMs: number[] = [];
   const runner = greedyRunner(pair, policy, { batch, kmax, maxNewTokens }, workload, (e) => {
     metrics.addStep(e);
     modelledMs += clock.stepMs(e).totalMs;
     curvesMs += machineClocks.get(batch)!.stepMs(e).totalMs;
     for (const t of e.transfers) moved += t.tokens;
-    draftMs += e.timings.draftMs;
-    verifyMs += e.timings.verifyMs;
     stepMs.push(e.timings.totalMs);
   });
-  const finish = (summary: RunSummary): Measured => {
-    const steps = stepMs.length;
-    return { metrics: metrics.metrics(summary.wallMs), modelledMs, curvesMs, moved, draftMs: draftMs / steps, verifyMs: verifyMs / steps, stepMs };
-  };
+  const finish = (summary: RunSummary): Measured => ({ metrics: metrics.metrics(summary.wallMs), modelledMs, curvesMs, moved, stepMs });
   return { runner, finish };
 }
 
@@ -189,6 +179,7 @@ for (const batch of batches) {
 console.log(`draft price of echo / dense / fixed: ${draftCost > 0 ? `a layer's forward = ${draftCost} of a target forward, against the calibration's measured acceptance` : 'off (--draft-cost 0)'}\n`);
 
 const pad = (s: string | number, n: number) => String(s).padStart(n);
+const ms = (x: number | undefined) => (x === undefined ? '-' : x.toFixed(2));
 for (const domain of domains) {
   // Calibrate on the domain's last prompts; the runs take its first ones.
   const calibrationSet = tokenized[domain].slice(-calibrationPrompts).map((w, i) => ({ id: `cal-${i}`, promptTokens: w.promptTokens }));
@@ -271,7 +262,7 @@ for (const domain of domains) {
         `${name.padEnd(18)}${pad(m.metrics.throughput.toFixed(1), 9)}${pad(times(wall), 9)}${range}` +
           `${pad(times(decode), 9)}${rounds >= 3 ? pad(ratio(stepMedianOf(name), stepMedianOf('static')), 9) : ''}${pad(times(scheduleOnly(name)), 8)}` +
           `${pad(modelledTps.toFixed(1), 10)}${pad(ratio(modelledTps, baseModelled), 9)}${pad(curveTps.toFixed(1), 10)}${pad(ratio(curveTps, baseCurve), 9)}${pad(m.metrics.meanAcceptedTokens.toFixed(2), 7)}` +
-          `${pad(m.metrics.draftUtilisation.toFixed(2), 7)}${pad(m.metrics.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.metrics.steps, 7)}${pad(m.moved, 7)}${pad(m.draftMs.toFixed(2), 10)}${pad(m.verifyMs.toFixed(2), 11)}`,
+          `${pad(m.metrics.draftUtilisation.toFixed(2), 7)}${pad(m.metrics.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.metrics.steps, 7)}${pad(m.moved, 7)}${pad(ms(m.metrics.stepTime?.draftMs), 10)}${pad(ms(m.metrics.stepTime?.verifyMs), 11)}`,
       );
     }
     const control = policies.find((p) => p !== 'static' && splitRepeat(p).repeated === 'static');

@@ -48,9 +48,6 @@ const kmaxOf = (batch: number) => kmaxFor.get(batch) ?? Math.max(16, kmaxPerRequ
 interface Measured {
   metrics: RunMetrics;
   engineShare: number;
-  /** Mean per step: drafting (all draft forwards) and verification (the target forward). */
-  draftMs: number;
-  verifyMs: number;
 }
 
 function workloadFor(pair: ModelPair, domain: string, count: number): WorkItem[] {
@@ -77,18 +74,12 @@ function startMeasured(pairs: Map<WeightPrecision, ModelPair>, policy: string, b
   const metrics = new RunMetricsAccumulator({ policy });
   let stepMs = 0;
   let modelMs = 0;
-  let draftMs = 0;
-  let verifyMs = 0;
-  let steps = 0;
   const runner = greedyRunner(pairs.get(precisionOf(policy))!, policyFrom(policy, batch, kmax), { batch, kmax, maxNewTokens }, workload, (e) => {
     metrics.addStep(e);
     stepMs += e.timings.totalMs;
     modelMs += e.timings.modelMs ?? 0;
-    draftMs += e.timings.draftMs;
-    verifyMs += e.timings.verifyMs;
-    steps++;
   });
-  const finish = (summary: RunSummary): Measured => ({ metrics: metrics.metrics(summary.wallMs), engineShare: (stepMs - modelMs) / stepMs, draftMs: draftMs / steps, verifyMs: verifyMs / steps });
+  const finish = (summary: RunSummary): Measured => ({ metrics: metrics.metrics(summary.wallMs), engineShare: (stepMs - modelMs) / stepMs });
   return { runner, finish };
 }
 
@@ -142,7 +133,7 @@ for (const domain of domains) {
       console.log(
         `${policy.padEnd(20)}${pad(throughput.toFixed(1), 9)}${pad(speedup, 8)}${pad(m.meanAcceptedTokens.toFixed(2), 7)}` +
           `${pad(m.draftUtilisation.toFixed(2), 7)}${pad(m.verifiedTokensPerStep.toFixed(1), 12)}${pad(m.steps, 7)}${pad((100 * engineShare).toFixed(1), 10)}` +
-          `${pad(median(measured.map((r) => r.draftMs)).toFixed(2), 10)}${pad(median(measured.map((r) => r.verifyMs)).toFixed(2), 11)}`,
+          `${pad(median(measured.map((r) => r.metrics.stepTime?.draftMs ?? NaN)).toFixed(2), 10)}${pad(median(measured.map((r) => r.metrics.stepTime?.verifyMs ?? NaN)).toFixed(2), 11)}`,
       );
     }
   }
