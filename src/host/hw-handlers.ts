@@ -38,16 +38,11 @@ export const hwHandlers: HandlerModule = (host) => {
         const total = DEFAULT_TOKEN_COUNTS.length + 1;
         host.progress('knee', 0, total, `timing the target's forward: ${dir}`);
         const target = await loadModel(dir, { slots: measure.slots, maxLength: rowsNeeded(measure) });
-        let curve;
-        try {
-          let done = 0;
-          curve = await measureForwardCurve(target, {
-            ...measure,
-            onPoint: (p) => host.progress('knee', ++done, total, `${p.tokens} tokens: ${p.ms.toFixed(2)} ms`),
-          });
-        } finally {
-          await target.release();
-        }
+        let done = 0;
+        const curve = await measureForwardCurve(target, {
+          ...measure,
+          onPoint: (p) => host.progress('knee', ++done, total, `${p.tokens} tokens: ${p.ms.toFixed(2)} ms`),
+        }).finally(() => target.release());
         const fit = fitKnee(curve);
         const knee = Math.max(1, Math.round(fit.kmax));
         const kmax = suggestKmax(fit, batch);
