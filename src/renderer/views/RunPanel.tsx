@@ -354,6 +354,14 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
             </span>
           )}
         </div>
+        {kneeSuggestion && kneeSuggestion.batch >= kneeSuggestion.knee && (
+          // Past the knee the roots alone fill the flat part of the target's cost curve: a drafted
+          // token pays for itself only if accepted often enough (docs/echo.md, priced ECHO).
+          <p className="muted" data-testid="knee-past">
+            Batch {kneeSuggestion.batch} is at or past the knee: every drafted token lengthens verification, so on this
+            machine plain decoding (ar) may be faster. Run both and compare with Keep for comparison.
+          </p>
+        )}
         {form.policy === 'fixed' ? (
           <Field label="τ (every gated depth)" htmlFor="run-tau" error={errors.tau}>
             {input('tau', { type: 'number', step: '0.01', knob: true })}

@@ -147,6 +147,12 @@ describe('RunPanel', () => {
     expect(ask.disabled).toBe(false);
     expect((screen.getByLabelText('K_max') as HTMLInputElement).value).toBe('62');
     expect(screen.getByTestId('knee-suggestion').textContent).toBe('knee 30 tokens: K_max 62 for batch 32');
+    // Batch 32 is past a knee of 30: the form says ar may be faster here; below the knee it does not.
+    expect(screen.getByTestId('knee-past').textContent).toContain('Batch 32 is at or past the knee');
+    act(() => store.getState().ingest({ type: 'hw.knee', batch: 32, knee: 40, kmax: 40, tArMs: 1.9, target: '/models/target' }));
+    expect(screen.queryByTestId('knee-past')).toBeNull();
+    expect((screen.getByLabelText('K_max') as HTMLInputElement).value).toBe('40');
+    act(() => store.getState().ingest({ type: 'hw.knee', batch: 32, knee: 30, kmax: 62, tArMs: 1.9, target: '/models/target' }));
     // An answer for another batch than the form's leaves K_max alone; Hugging Face folders need a target.
     fireEvent.change(screen.getByLabelText('batch size'), { target: { value: '8' } });
     act(() => store.getState().ingest({ type: 'hw.knee', batch: 64, knee: 30, kmax: 94, tArMs: 1.9, target: '/models/target' }));
