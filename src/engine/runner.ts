@@ -4,8 +4,9 @@
 // Between steps the studio may pause, single-step, stop, or change K_max and the batch size.
 import type { Knobs } from '../shared/config';
 import type { FinishReason, StepEvent } from '../shared/events';
-import type { ForwardEntry, ModelSession } from './model/types';
+import type { ModelSession } from './model/types';
 import type { SpeculationPolicy } from './policy/types';
+import { prefill } from './prefill';
 import { Rng } from './rng';
 import { MAX_DRAFT_DEPTH, speculativeStep, type InFlight, type StepEngine } from './step';
 
@@ -233,7 +234,8 @@ export class Runner {
     }
     const event = await speculativeStep(this.engine, this.inFlight, this.stepIndex++, this.kmax, this.runStart + this.parkedMs);
     if (this.pendingPrefillMs > 0) {
-      event.timings.prefillMs = this.pendingPrefillMs;
+      // The step's own part (the draft's deferred prefill) is inside its total already.
+      event.timings.prefillMs = (event.timings.prefillMs ?? 0) + this.pendingPrefillMs;
       event.timings.totalMs += this.pendingPrefillMs;
       event.timings.modelMs = (event.timings.modelMs ?? 0) + this.pendingPrefillModelMs;
       this.pendingPrefillMs = 0;
@@ -287,7 +289,11 @@ export class Runner {
     wake?.();
   }
 
-  /** Takes arrived requests into free places and prefills them (prompt minus its last token) on both models. */
+  /**
+   * Takes arrived requests into free places and prefills the target (prompt minus its last token).
+   * The draft's prefill waits for the first step that drafts the request (step.ts): a request the
+   * policy never drafts, e.g. a priced ECHO past the knee, never costs the draft its prompt.
+   */
   private async admit(): Promise<void> {
     const admitted: Live[] = [];
     const now = this.now();
@@ -303,6 +309,7 @@ export class Runner {
         draftSlot: this.engine.draft ? this.engine.draft.allocSlot() : -1,
         root,
         draftPending: [root],
+        draftPrefix: this.engine.draft && prompt.length > 1 ? prompt.slice(0, -1) : null,
         output: [],
         maxNewTokens: this.options.maxNewTokens,
         rng: new Rng(this.options.seed, index),
@@ -317,10 +324,7 @@ export class Runner {
     const withPrefix = admitted.filter((r) => r.promptTokens.length > 1);
     if (withPrefix.length === 0) return;
     const start = performance.now();
-    let modelMs = await prefill(this.engine.target, withPrefix.map((r) => ({ slot: r.targetSlot, prompt: r.promptTokens })));
-    if (this.engine.draft) {
-      modelMs += await prefill(this.engine.draft, withPrefix.map((r) => ({ slot: r.draftSlot, prompt: r.promptTokens })));
-    }
+    const modelMs = await prefill(this.engine.target, withPrefix.map((r) => ({ slot: r.targetSlot, prefix: r.promptTokens.slice(0, -1) })));
     this.pendingPrefillMs += performance.now() - start;
     this.pendingPrefillModelMs += modelMs;
   }
@@ -358,21 +362,4 @@ export class Runner {
     for (const r of this.inFlight) this.release(r);
     this.inFlight.length = 0;
   }
-}
-
-/** Forwards each prompt minus its last token as a chain and commits it; returns onnxruntime ms. */
-async function prefill(model: ModelSession, prompts: { slot: number; prompt: readonly number[] }[]): Promise<number> {
-  const entries: ForwardEntry[] = prompts.map(({ slot, prompt }) => {
-    const n = prompt.length - 1;
-    const parents = new Int32Array(n);
-    for (let j = 0; j < n; j++) parents[j] = j - 1;
-    return { slot, tokens: prompt.slice(0, n), parents };
-  });
-  const result = await model.forward(entries, {});
-  for (const { slot, prompt } of prompts) {
-    const keep: number[] = [];
-    for (let j = 0; j < prompt.length - 1; j++) keep.push(j);
-    model.commit(slot, keep);
-  }
-  return result.runMs;
 }

@@ -5,6 +5,7 @@ import type { BudgetSplit, FinishReason, RequestStep, StepEvent, TreeNode } from
 import { recordLayerConfidences } from './draft/confidence';
 import { draftLayer, type DraftSlot } from './draft/drafter';
 import type { ModelSession } from './model/types';
+import { prefill } from './prefill';
 import type { SpeculationPolicy, StepContext, StepRequest } from './policy/types';
 import type { Rng } from './rng';
 import { DraftTree } from './tree';
@@ -26,6 +27,11 @@ export interface InFlight {
   root: number;
   /** Tokens the draft has not seen yet, the root last. */
   draftPending: number[];
+  /**
+   * The prompt before its last token while the draft has not prefilled it: the first step that
+   * drafts the request prefills it then, so a request never drafted never costs the draft its prompt.
+   */
+  draftPrefix: readonly number[] | null;
   readonly output: number[];
   readonly maxNewTokens: number;
   readonly rng: Rng;
@@ -47,6 +53,8 @@ interface StepState {
   ctx: StepContext;
   drafts: DraftSlot[];
   modelMs: number;
+  /** Wall time of the draft's deferred prefill in this step (reported as prefill, not drafting). */
+  prefillMs: number;
   /** Rows of each draft forward, catch-up tokens included, and the requests they belong to: what a modelled clock prices. */
   draftRows: number[];
   draftRequests: number[];
@@ -61,7 +69,7 @@ export async function speculativeStep(
 ): Promise<StepEvent> {
   const start = performance.now();
   const state = beginStep(batch, stepIndex, kmax, engine.policy);
-  await draftAndGate(engine, state);
+  await draftAndGate(engine, batch, state);
   const drafted = performance.now();
   scheduleSuperTree(engine.policy, state.ctx);
   const superTree = packSuperTree(
@@ -78,12 +86,13 @@ export async function speculativeStep(
     kmax,
     paddingWaste,
     timings: {
-      draftMs: drafted - start,
+      draftMs: drafted - start - state.prefillMs,
       packMs: packed - drafted,
       verifyMs: verified - packed,
       commitMs: committed - verified,
       totalMs: 0,
       modelMs: state.modelMs,
+      ...(state.prefillMs > 0 ? { prefillMs: state.prefillMs } : {}),
     },
   });
   // Building the event is the engine's work too: the step's total includes it.
@@ -110,16 +119,17 @@ function beginStep(batch: readonly InFlight[], step: number, kmax: number, polic
   }));
   const ctx: StepContext = { step, kmax, requests, transfers: [] };
   policy.begin(ctx);
-  return { ctx, drafts, modelMs: 0, draftRows: [], draftRequests: [] };
+  return { ctx, drafts, modelMs: 0, prefillMs: 0, draftRows: [], draftRequests: [] };
 }
 
 /** Depth by depth: the policy picks the frontier (gating there), the draft forwards it, the policy grows the layer. */
-async function draftAndGate(engine: StepEngine, state: StepState): Promise<void> {
+async function draftAndGate(engine: StepEngine, batch: readonly InFlight[], state: StepState): Promise<void> {
   const { policy, draft } = engine;
   if (policy.candidatesPerNode === 0 || draft === null) return;
   const { ctx, drafts } = state;
   for (let depth = 0; depth < MAX_DRAFT_DEPTH; depth++) {
     const frontiers = policy.frontier(depth, ctx);
+    if (depth === 0) await prefillDraftOnFirstUse(draft, batch, frontiers, state);
     const stats = await draftLayer(draft, drafts, frontiers, depth, policy.candidatesPerNode);
     if (stats === null) return;
     state.modelMs += stats.runMs;
@@ -128,6 +138,21 @@ async function draftAndGate(engine: StepEngine, state: StepState): Promise<void>
     policy.grow(depth, ctx);
     recordLayerConfidences(ctx.requests, depth, policy.confidence);
   }
+}
+
+/** Prefills the draft for the requests it drafts for the first time (InFlight.draftPrefix). */
+async function prefillDraftOnFirstUse(
+  draft: ModelSession,
+  batch: readonly InFlight[],
+  rootFrontiers: ReadonlyArray<readonly number[]>,
+  state: StepState,
+): Promise<void> {
+  const first = batch.filter((r, i) => r.draftPrefix !== null && rootFrontiers[i].length > 0);
+  if (first.length === 0) return;
+  const start = performance.now();
+  state.modelMs += await prefill(draft, first.map((r) => ({ slot: r.draftSlot, prefix: r.draftPrefix! })));
+  for (const r of first) r.draftPrefix = null;
+  state.prefillMs += performance.now() - start;
 }
 
 /** The policy picks the verified nodes; the engine enforces the global cap. */

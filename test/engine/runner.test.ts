@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { availablePolicies, createPolicy } from '../../src/engine/policy/index.js';
+import type { ModelSession } from '../../src/engine/model/types.js';
 import { Runner, type RunSummary, type WorkItem } from '../../src/engine/runner.js';
 import type { StepEvent } from '../../src/shared/events.js';
 import { expectConsistentEvent } from './fixtures/event-invariants.js';
@@ -130,6 +131,44 @@ describe('runner behaviour on a pair whose draft is the target itself', () => {
     // Slots were all freed: the models can hand out every slot again.
     const slots = Array.from({ length: pair.target.capacity }, () => pair.target.allocSlot());
     slots.forEach((s) => pair.target.freeSlot(s));
+  });
+
+  it("prefills the draft's prompt only for requests a step drafts, and reports it as prefill", async () => {
+    const workload = randomPrompts(3, 31);
+    // Tokens of each draft forward, through a session that counts them.
+    const draftForwards: number[] = [];
+    const draft = new Proxy(pair.draft, {
+      get(target, key) {
+        if (key === 'forward') {
+          return (entries: Parameters<ModelSession['forward']>[0], outputs: Parameters<ModelSession['forward']>[1]) => {
+            draftForwards.push(entries.reduce((sum, e) => sum + e.tokens.length, 0));
+            return target.forward(entries, outputs);
+          };
+        }
+        const value = Reflect.get(target, key, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as ModelSession;
+    const run = (kmax: number, onStep?: (e: StepEvent) => void) =>
+      new Runner(
+        { target: pair.target, draft, policy: createPolicy('static', { batch: 3, kmax }), batch: 3, kmax, maxNewTokens: 6, temperature: 0, seed: 1, eosTokenIds: pair.target.info.eosTokenIds, onStep },
+        workload,
+      ).run();
+    const ar = await runner('ar', workload, { batch: 3, kmax: 3, maxNew: 6 }).run();
+
+    // K_max = batch leaves static no draft token: the draft never runs, not even a prefill.
+    const idle = await run(3);
+    expect(draftForwards).toEqual([]);
+    expect(idle.results.map((r) => r.tokens)).toEqual(ar.results.map((r) => r.tokens));
+
+    // One token to spare goes to the first request: the first step prefills its prompt alone, then
+    // drafts its root. That prefill is the step's prefill time, not its drafting.
+    const steps: StepEvent[] = [];
+    const one = await run(4, (e) => steps.push(e));
+    expect(draftForwards.slice(0, 2)).toEqual([workload[0].promptTokens.length - 1, 1]);
+    expect(steps[0].draftRows).toEqual([1]);
+    expect(steps[0].timings.prefillMs).toBeGreaterThan(0);
+    expect(one.results.map((r) => r.tokens)).toEqual(ar.results.map((r) => r.tokens));
   });
 
   it('runs no draft forward under ar: its steps verify the roots alone', async () => {
