@@ -382,15 +382,20 @@ export class OrtModelSession implements ModelSession {
     for (let l = 0; l < this.info.numLayers; l++) {
       const newK = out[`new_key_${l}`].data as Float32Array;
       const newV = out[`new_value_${l}`].data as Float32Array;
+      const keys = this.keys[l];
+      const values = this.values[l];
       for (let h = 0; h < this.kvHeads; h++) {
         let packed = h * n * this.headDim;
         for (const e of entries) {
           const s = this.slotStates[e.slot];
-          const base = h * this.headStride + (e.slot * this.slotStride + s.committed + s.parents.length) * this.headDim;
-          const len = e.tokens.length * this.headDim;
-          this.keys[l].set(newK.subarray(packed, packed + len), base);
-          this.values[l].set(newV.subarray(packed, packed + len), base);
-          packed += len;
+          let to = h * this.headStride + (e.slot * this.slotStride + s.committed + s.parents.length) * this.headDim;
+          const end = packed + e.tokens.length * this.headDim;
+          // A plain loop: most entries are a row or two, where subarray() + set() cost more in
+          // view objects than in copying.
+          for (; packed < end; packed++, to++) {
+            keys[to] = newK[packed];
+            values[to] = newV[packed];
+          }
         }
       }
     }
