@@ -11,9 +11,10 @@ import { draftRowCost, suggestKmax, type KneeFit, type TimedPoint } from '../../
 import { DEFAULT_TOKEN_COUNTS, HardwareProfileSchema, measureForwardCurve, rowsNeeded, type HardwareProfile } from '../../engine/cost/measure.js';
 import { fitKnee } from '../../engine/cost/knee.js';
 import { loadModel } from '../../engine/model/loader.js';
+import { pairThreads } from '../../engine/pair.js';
 import { defaultDraftPrecision, formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
 import { pairDirs } from './calibrate.js';
-import { DRAFT_PRECISION_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag } from './run.js';
+import { DRAFT_PRECISION_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag, THREADS_HELP } from './run.js';
 
 export interface ProfileHwFlags {
   draft?: string;
@@ -47,10 +48,12 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
   const curves: Record<'target' | 'draft', TimedPoint[]> = { target: [], draft: [] };
   // The draft is timed with the weights runs give it: its curve prices their draft forwards.
   const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
+  // Each model is timed on the threads a run gives it (pairThreads).
+  const threads = pairThreads(flags.threads);
   for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
     const precision = which === 'draft' ? draftPrecision : 'float32';
     const window = which === 'draft' ? flags.draftWindow : undefined;
-    const session = await loadModel(dir, { slots: flags.slots, maxLength: rowsNeeded(measure), threads: flags.threads, provider: flags.provider, precision, ...(window ? { window } : {}), onMessage: log });
+    const session = await loadModel(dir, { slots: flags.slots, maxLength: rowsNeeded(measure), ...threads[which], provider: flags.provider, precision, ...(window ? { window } : {}), onMessage: log });
     try {
       log?.(`${which}: ${dir} (${precision} weights${window ? `, attention window ${formatAttentionWindow(window)}` : ''})`);
       curves[which] = await measureForwardCurve(session, {
@@ -132,7 +135,7 @@ export function register(program: Command): void {
     .option('--repeats <n>', 'timed forwards per size (median kept)', integer('--repeats', 1), 5)
     .option('--slots <n>', 'requests the packed tokens are spread over', integer('--slots', 1), 16)
     .option('--context <n>', 'committed context rows per request', integer('--context', 0), 64)
-    .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
+    .option('--threads <n>', THREADS_HELP, integer('--threads', 1))
     .option('--provider <name>', 'cpu or cuda', provider, 'cpu')
     .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
     .option('--draft-window <sink:recent>', DRAFT_WINDOW_HELP, draftWindowFlag)

@@ -319,6 +319,7 @@ export function confidenceFlag(value: string): ConfidenceSignal {
   return parsed.data;
 }
 
+export const THREADS_HELP = "onnxruntime threads of the target (default 2; its workers spin between kernels); the draft runs on one thread, so that it never waits for a core the target's workers hold";
 export const DRAFT_PRECISION_HELP = "the draft's weights: int8 (default on CPU: 8-bit linear layers and head, a faster draft) or float32 (as on disk; default with cuda). The target is always float32";
 
 function parseShape(value: string): { depth: number; topk: number; tokens: number } {
@@ -364,7 +365,7 @@ export function withWorkloadOptions(command: Command, requests: number): Command
 /** The onnxruntime options of run and sweep. */
 export function withRuntimeOptions(command: Command): Command {
   return command
-    .option('--threads <n>', 'onnxruntime threads per model', integer('--threads', 1))
+    .option('--threads <n>', THREADS_HELP, integer('--threads', 1))
     .option('--provider <name>', 'onnxruntime execution provider: cpu (default) or cuda (falls back to cpu, saying why)', provider)
     .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
     .option('--draft-window <sink:recent>', DRAFT_WINDOW_HELP, draftWindowFlag);

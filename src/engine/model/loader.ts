@@ -27,6 +27,13 @@ import type { AttentionWindow, ModelInfo } from './types.js';
 export interface LoadOptions {
   /** onnxruntime intra-op threads (default 2). */
   threads?: number;
+  /**
+   * Let the pool's worker threads spin between kernels, and briefly after a run, instead of
+   * sleeping (default false). A sleeping worker is woken for every parallel kernel of a forward; a
+   * spinning one holds a core while it waits, so of two models that alternate only one may spin
+   * (pair.ts, pairThreads).
+   */
+  spin?: boolean;
   /** 'cuda' falls back to CPU, with a message in `warnings`, when the CUDA provider is missing. */
   provider?: 'cpu' | 'cuda';
   /** KV slots = requests in flight at once (default 8). */
@@ -152,16 +159,14 @@ export interface EnsuredGraph {
 }
 
 /** onnxruntime session options of every model this runtime loads (execution providers aside). */
-export function runtimeSessionOptions(threads: number): ort.InferenceSession.SessionOptions {
+export function runtimeSessionOptions(threads: number, spin = false): ort.InferenceSession.SessionOptions {
   return {
     intraOpNumThreads: threads,
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
     logSeverityLevel: 3,
-    // The draft and target alternate many short runs; spinning worker threads of one session
-    // would steal the cores the other session needs next.
-    extra: { session: { intra_op: { allow_spinning: '0' } } },
+    extra: { session: { intra_op: { allow_spinning: spin ? '1' : '0' } } },
   };
 }
 
@@ -259,7 +264,7 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
     if (reason === null) provider = 'cuda';
     else note(`CUDA requested but ${reason}; running on CPU`);
   }
-  const sessionOptions = runtimeSessionOptions(threads);
+  const sessionOptions = runtimeSessionOptions(threads, options.spin ?? false);
   let session: ort.InferenceSession;
   try {
     session = await ort.InferenceSession.create(path, { ...sessionOptions, executionProviders: provider === 'cuda' ? ['cuda', 'cpu'] : ['cpu'] });
