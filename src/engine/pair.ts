@@ -5,7 +5,7 @@
 // target accepts. The target is always float32.
 import { defaultDraftPrecision, type WeightPrecision } from '../shared/config.js';
 import { readConfigJson } from './model/config.js';
-import { loadModel, type LoadOptions } from './model/loader.js';
+import { DEFAULT_THREADS, loadModel, type LoadOptions } from './model/loader.js';
 import { assertSameVocabulary, ModelTokenizer } from './model/tokenizer.js';
 import type { AttentionWindow, ModelSession } from './model/types.js';
 
@@ -34,9 +34,6 @@ export interface PairOptions extends Pick<LoadOptions, 'threads' | 'provider' | 
   draftWindow?: AttentionWindow;
 }
 
-/** onnxruntime threads of a pair's target when not told otherwise. */
-export const DEFAULT_TARGET_THREADS = 2;
-
 /**
  * How a pair's two models share the cores: the target on `threads` threads whose workers spin,
  * the draft on one thread, the caller's. Sleeping workers are woken for every parallel kernel,
@@ -45,7 +42,7 @@ export const DEFAULT_TARGET_THREADS = 2;
  * On the demo pair on a 2-core CPU this gives `static` and `echo` 8–29 % more throughput than two
  * sleeping pools of 2 threads, and `ar` 30–48 % (batch 1–64; docs/model-runtime.md, "Threads").
  */
-export function pairThreads(threads = DEFAULT_TARGET_THREADS): { target: { threads: number; spin: boolean }; draft: { threads: number; spin: boolean } } {
+export function pairThreads(threads = DEFAULT_THREADS): { target: { threads: number; spin: boolean }; draft: { threads: number; spin: boolean } } {
   return { target: { threads, spin: threads > 1 }, draft: { threads: 1, spin: false } };
 }
 

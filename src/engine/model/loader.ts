@@ -24,8 +24,11 @@ import { OrtModelSession, windowProblem } from './session.js';
 import { ModelTokenizer } from './tokenizer.js';
 import type { AttentionWindow, ModelInfo } from './types.js';
 
+/** onnxruntime intra-op threads of a model when not told otherwise. */
+export const DEFAULT_THREADS = 2;
+
 export interface LoadOptions {
-  /** onnxruntime intra-op threads (default 2). */
+  /** onnxruntime intra-op threads (default DEFAULT_THREADS). */
   threads?: number;
   /**
    * Let the pool's worker threads spin between kernels, and briefly after a run, instead of
@@ -231,7 +234,7 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   const precision = options.precision ?? 'float32';
   if (!WeightPrecisionSchema.safeParse(precision).success) throw new ModelLoadError(dir, `precision must be float32 or int8, got ${String(precision)}`);
   const folder = openModelFolder(dir, options.cacheDir ?? cacheRoot(), precision);
-  const threads = options.threads ?? 2;
+  const threads = options.threads ?? DEFAULT_THREADS;
   const slots = options.slots ?? 8;
   const maxLength = options.maxLength ?? Math.min(2048, folder.config.maxPositions);
   if (!Number.isInteger(threads) || threads < 1) throw new ModelLoadError(dir, `threads must be a positive integer, got ${threads}`);
