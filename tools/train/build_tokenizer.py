@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import time
 
 import numpy as np
@@ -20,8 +21,23 @@ def main():
     ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), ".data"))
     ap.add_argument("--vocab-size", type=int, default=4096)
     ap.add_argument("--sample-chars", type=int, default=1_500_000, help="per domain, for BPE training")
+    ap.add_argument("--tokenizer", default=None,
+                    help="encode with this existing tokenizer.json instead of training one (a new model then "
+                         "shares the bundled pair's vocabulary, prompts and token ids)")
     a = ap.parse_args()
     t0 = time.time()
+    tokdir = os.path.join(a.data, "tokenizer")
+    os.makedirs(tokdir, exist_ok=True)
+    if a.tokenizer:
+        enc = bpe.load(a.tokenizer)
+        shutil.copy(a.tokenizer, os.path.join(tokdir, "tokenizer.json"))
+        print(f"bpe: reusing {a.tokenizer}")
+    else:
+        enc = train_tokenizer(a, tokdir, t0)
+    encode_corpora(a, enc, t0)
+
+
+def train_tokenizer(a, tokdir, t0):
     sample = []
     for d in DOMAINS:
         with open(os.path.join(a.data, "corpus", f"{d}.train.json"), encoding="utf-8") as fh:
@@ -35,11 +51,12 @@ def main():
             n += len(doc)
     symbols, merges = bpe.train(sample, a.vocab_size)
     print(f"bpe: trained {len(merges)} merges, vocab {len(symbols)} in {time.time() - t0:.1f}s")
-    tokdir = os.path.join(a.data, "tokenizer")
-    os.makedirs(tokdir, exist_ok=True)
     with open(os.path.join(tokdir, "tokenizer.json"), "w", encoding="utf-8") as fh:
         json.dump(bpe.tokenizer_json(symbols, merges), fh, ensure_ascii=False)
-    enc = bpe.Encoder(symbols, merges)
+    return bpe.Encoder(symbols, merges)
+
+
+def encode_corpora(a, enc, t0):
     outdir = os.path.join(a.data, "tokens")
     os.makedirs(outdir, exist_ok=True)
     stats = {}

@@ -4,6 +4,9 @@
   code   Python 3.11 standard-library sources (Debian, /usr/lib/python3.11/*.py), PSF licence.
   prose  The Debian Administrator's Handbook, English HTML edition (Debian package
          `debian-handbook`), GPL-2+ or CC-BY-SA-3.0; only running-text paragraphs are kept.
+         With --prose-sources handbook,python-docs also the Python 3.11 documentation's running
+         text (Debian package `python3.11-doc`, PSF licence): about five times the handbook, for
+         targets large enough to over-fit the handbook alone.
   math   Arithmetic word problems with worked answers, generated here from templates.
 
 Each domain is written as two JSON files (train / heldout), each a list of documents (strings).
@@ -109,6 +112,50 @@ def collect_prose(handbook_dir):
             docs.append(cur + "\n")
         (heldout if held_out(os.path.basename(p), 120) else train).extend(docs)
     return train, heldout
+
+
+_P = re.compile(r"<p>(.*?)</p>", re.S)
+# Sections that are lists of changes or C declarations rather than running text.
+_PYDOC_SKIP = ("/whatsnew/", "/c-api/", "/genindex", "/py-modindex", "/search.html")
+
+
+def collect_python_docs(doc_dir):
+    """Running-text paragraphs of the Python documentation, one document per run of paragraphs."""
+    pages = sorted(p for p in glob.glob(os.path.join(doc_dir, "**", "*.html"), recursive=True)
+                   if not any(skip in p for skip in _PYDOC_SKIP))
+    if not pages:
+        sys.exit(f"no Python documentation pages found in {doc_dir}")
+    train, heldout = [], []
+    for p in pages:
+        with open(p, encoding="utf-8") as fh:
+            s = fh.read()
+        paras = [clean(" ".join(html.unescape(_TAG.sub("", m.group(1))).split())) for m in _P.finditer(s)]
+        docs, cur = [], ""
+        for t in (t for t in paras if len(t) >= 80):
+            if cur and len(cur) + len(t) > 800:
+                docs.append(cur + "\n")
+                cur = ""
+            cur = t if not cur else cur + "\n\n" + t
+        if cur:
+            docs.append(cur + "\n")
+        (heldout if held_out(os.path.relpath(p, doc_dir), 120) else train).extend(docs)
+    return train, heldout
+
+
+def fetch_deb_dir(workdir, package, inner):
+    """Download and unpack a Debian package (no installation needed); returns its folder `inner`."""
+    target = os.path.join(workdir, package)
+    found = os.path.join(target, inner.lstrip("/"))
+    if os.path.isdir(found):
+        return found
+    if os.path.isdir(inner):
+        return inner
+    os.makedirs(target, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(["apt-get", "download", package], cwd=tmp, check=True)
+        debs = glob.glob(os.path.join(tmp, f"{package}_*.deb"))
+        subprocess.run(["dpkg-deb", "-x", debs[0], target], check=True)
+    return found
 
 
 def fetch_handbook(workdir):
@@ -262,18 +309,36 @@ def collect_math(n_train, n_heldout):
     return train, heldout
 
 
+def collect_prose_sources(workdir, sources):
+    train, heldout = [], []
+    if "handbook" in sources:
+        tr, ho = collect_prose(fetch_handbook(workdir))
+        train += tr
+        heldout += ho
+    if "python-docs" in sources:
+        tr, ho = collect_python_docs(fetch_deb_dir(workdir, "python3.11-doc", "/usr/share/doc/python3.11/html"))
+        train += tr
+        heldout += ho
+    return train, heldout
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), ".data"))
     ap.add_argument("--pydir", default="/usr/lib/python3.11")
     ap.add_argument("--math-train", type=int, default=16000)
     ap.add_argument("--math-heldout", type=int, default=400)
+    ap.add_argument("--prose-sources", default="handbook",
+                    help="comma-separated: handbook (the Debian Administrator's Handbook), python-docs")
     a = ap.parse_args()
+    sources = set(a.prose_sources.split(","))
+    if not sources or not sources <= {"handbook", "python-docs"}:
+        sys.exit(f"--prose-sources: expected handbook and/or python-docs, got {a.prose_sources}")
     corpus = os.path.join(a.out, "corpus")
     os.makedirs(corpus, exist_ok=True)
     domains = {
         "code": collect_code(a.pydir),
-        "prose": collect_prose(fetch_handbook(a.out)),
+        "prose": collect_prose_sources(a.out, sources),
         "math": collect_math(a.math_train, a.math_heldout),
     }
     for d, (tr, ho) in domains.items():
