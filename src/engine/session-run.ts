@@ -68,6 +68,8 @@ export interface RunSetupOptions {
   /** Model folders to use instead of what the config names (the host passes the bundled pair it found). */
   models?: { draftDir: string; targetDir: string };
   threads?: number;
+  /** Prompts other runs on this pair will take besides the config's (a study over several domains): the KV rows fit them too. */
+  alsoFits?: readonly PromptRecord[];
   /** KV slots to load each model with (default the config's batch; a sweep taking turns by steps needs more). */
   slots?: number;
   /** onnxruntime execution provider; CUDA falls back to CPU with a one-line message. */
@@ -116,7 +118,8 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
   const warmupWorkload = needsWarmup(config)
     ? source.slice(0, AUTO_WARMUP.prompts).map((r, i) => ({ id: `warmup-${i}`, promptTokens: encodePrompt(r, tokenizer) }))
     : [];
-  const longest = Math.max(...workload.map((w) => w.promptTokens.length), ...warmupWorkload.map((w) => w.promptTokens.length));
+  const others = (options.alsoFits ?? []).map((r) => encodePrompt(r, tokenizer).length);
+  const longest = Math.max(...workload.map((w) => w.promptTokens.length), ...warmupWorkload.map((w) => w.promptTokens.length), ...others);
   const maxLength = slotRows(longest, config.maxNewTokens, config.kmax);
   progress('load', 1, 3, 'building or reusing the ONNX graphs and starting onnxruntime');
   const onMessage = (line: string) => {

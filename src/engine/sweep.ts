@@ -77,6 +77,8 @@ export interface SweepOptions {
   clock?: ModelledClock;
   /** One line per finished run, for progress. */
   log?: (line: string) => void;
+  /** Every step of every run, with its batch size, entry and round (from 0): for studies that read more than the rows keep. */
+  onStep?: (run: { batch: number; entry: string; round: number }, event: StepEvent) => void;
 }
 
 export interface SweepRow {
@@ -181,6 +183,7 @@ async function sweepBatch(
 ): Promise<SweepRow[]> {
   const { config, gates } = setup;
   const kmax = options.kmax(batch);
+  const started = new Map<string, number>();
   // One entry's run: its runner, and what its summary makes of the steps it heard. (In lockstep
   // every entry runs under one window, checkSweep made sure; setting it before any run starts is allowed.)
   const start = (name: string): StartedRun<SweepRun> => {
@@ -190,8 +193,11 @@ async function sweepBatch(
     const metrics = new RunMetricsAccumulator({ policy: entry.policy });
     let modelledMs = 0;
     const stepMs: number[] = [];
+    const round = started.get(name) ?? 0;
+    started.set(name, round + 1);
     const onStep = (e: StepEvent) => {
       metrics.addStep(e);
+      options.onStep?.({ batch, entry: name, round }, e);
       stepMs.push(e.timings.totalMs);
       if (options.clock) modelledMs += options.clock.stepMs(e).totalMs;
     };

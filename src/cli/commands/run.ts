@@ -5,6 +5,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { clockFromSpec, type ModelledClock } from '../../engine/cost/clock.js';
+import { suggestKmax } from '../../engine/cost/knee.js';
 import { loadHardwareProfile, profileMismatches, type HardwareProfile } from '../../engine/cost/measure.js';
 import { formatStepTime, RunMetricsAccumulator, withSpeedupVsAr } from '../../engine/metrics/run-metrics.js';
 import type { VerifyCost } from '../../engine/policy/echo-scheduler.js';
@@ -25,7 +26,8 @@ export { BUNDLED_DRAFT, BUNDLED_TARGET, resolveModelDirs, resolvePrompts } from 
 export interface RunFlags {
   policy: string;
   batch: number;
-  kmax: number;
+  /** Default: the modelled device's knee (suggestKmax) on a modelled clock, else DEFAULT_RUN_KMAX. */
+  kmax?: number;
   domain?: string;
   prompts?: string;
   requests: number;
@@ -119,7 +121,7 @@ export function runConfigFromFlags(flags: RunFlags): RunConfig {
     promptsFile: flags.prompts,
     policy: flags.policy,
     batch: flags.batch,
-    kmax: flags.kmax,
+    kmax: flags.kmax ?? DEFAULT_RUN_KMAX,
     requests: flags.requests,
     maxNewTokens: flags.maxNewTokens,
     temperature: flags.temperature,
@@ -161,6 +163,31 @@ export interface RunOptions {
   /** Price draft forwards at what one costs on this machine (`--draft-cost auto`). */
   measureDraftCost?: boolean;
   log?: (line: string) => void;
+}
+
+/** `run`'s K_max when neither --kmax nor a modelled clock says otherwise. */
+export const DEFAULT_RUN_KMAX = 64;
+
+/**
+ * The clock decides the costs. On a modelled clock the run is budgeted and priced as that device
+ * would: K_max defaults to the device's knee (suggestKmax for the batch) and the draft price
+ * (`--draft-cost`, or `auto`) to the device's draft forward over its target forward, so the steps
+ * a policy chooses are chosen for the device they are timed on. Explicit values win. On the wall
+ * clock nothing changes (`auto` measures this machine). Returns the K_max rule, the draft price to
+ * put in the config (undefined: the config's default) and whether to measure this machine's.
+ */
+export function clockCosts(
+  flags: { draftCost?: number | 'auto' },
+  clock: ModelledClock | undefined,
+  log?: (line: string) => void,
+): { knee?: number; draftCost?: number; measureDraftCost: boolean } {
+  if (!clock) return { draftCost: flags.draftCost === 'auto' ? undefined : flags.draftCost, measureDraftCost: flags.draftCost === 'auto' };
+  const { knee, draftForward } = clock.costs;
+  const draftCost = typeof flags.draftCost === 'number' ? flags.draftCost : draftForward;
+  log?.(
+    `priced as the modelled device (${clock.label}): K_max from its knee, ${knee} tokens, unless --kmax is given; draft forward ${draftCost} of a target forward${typeof flags.draftCost === 'number' ? ' (--draft-cost)' : ' (the device\'s)'}`,
+  );
+  return { knee, draftCost, measureDraftCost: false };
 }
 
 /** `--clock modelled --hw SPEC [--hw-profile FILE]` → a modelled clock; wall time alone otherwise. */
@@ -377,7 +404,7 @@ export function register(program: Command): void {
     .description('run the speculative engine on a workload and report throughput, MAT and utilisation')
     .requiredOption('--policy <name>', `speculation policy (${POLICY_NAMES.join(', ')})`)
     .option('--batch <n>', 'requests in flight at once', integer('--batch', 1), 1)
-    .option('--kmax <n>', 'verification budget: Σ(1+K_i) ≤ K_max tokens per step', integer('--kmax', 1), 64);
+    .option('--kmax <n>', `verification budget: Σ(1+K_i) ≤ K_max tokens per step (default ${DEFAULT_RUN_KMAX}; on a modelled clock, the device's knee)`, integer('--kmax', 1));
   withRuntimeOptions(withWorkloadOptions(command, 8))
     .option('--chain-length <n>', 'chain: draft tokens per step (default 5)', integer('--chain-length', 1))
     .option('--shape <d,k,t>', 'tree policies: base depth, top-k, draft tokens per request (default 8,10,60)', parseShape)
@@ -398,12 +425,18 @@ export function register(program: Command): void {
     .option('--hw <spec>', 'modelled clock: HARDWARE[:MODEL] roofline (e.g. h100:70b, a100:8b, h200:235b-a22b), measured (the paper\'s T_ver formula fitted to this machine) or curves (this machine\'s measured curves, no formula)')
     .option('--hw-profile <file>', 'with --hw measured or curves: a profile from `echo-studio profile-hw --out`')
     .option('--json', 'print one JSON summary object instead of text')
-    .action(async (flags: RunFlags) => {
-      const config = runConfigFromFlags(flags);
-      const hwProfile = flags.hwProfile ? loadHardwareProfile(flags.hwProfile) : undefined;
-      const clock = clockFromFlags(flags, hwProfile);
+    .action(async (given: RunFlags) => {
+      const hwProfile = given.hwProfile ? loadHardwareProfile(given.hwProfile) : undefined;
+      const clock = clockFromFlags(given, hwProfile);
       const log = (line: string) => process.stderr.write(`${line}\n`);
-      for (const note of ignoredFlagNotes(flags)) log(note);
+      const costs = clockCosts(given, clock, log);
+      const flags: RunFlags = {
+        ...given,
+        kmax: given.kmax ?? (costs.knee !== undefined ? suggestKmax({ kmax: costs.knee }, given.batch) : undefined),
+        ...(costs.draftCost !== undefined ? { draftCost: costs.draftCost } : {}),
+      };
+      const config = runConfigFromFlags(flags);
+      for (const note of ignoredFlagNotes(given)) log(note);
       if (hwProfile && clock) {
         const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
         for (const note of profileMismatches(hwProfile, { batch: config.batch, draftPrecision, draftWindow: flags.draftWindow })) log(note);
@@ -416,7 +449,7 @@ export function register(program: Command): void {
         recordCandidates: flags.recordCandidates,
         compareAr: flags.compareAr,
         clock,
-        measureDraftCost: flags.draftCost === 'auto',
+        measureDraftCost: costs.measureDraftCost,
         log,
       });
       if (flags.out) {

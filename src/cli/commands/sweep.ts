@@ -15,7 +15,7 @@ import { loadRunSetup } from '../../engine/session-run.js';
 import { INTERLEAVINGS, slotsForRounds, type Interleaving } from '../../engine/rounds.js';
 import { checkSweep, draftWindows, parseSweepEntry, runSweep, splitRepeat, type SweepRow } from '../../engine/sweep.js';
 import { defaultDraftPrecision, GATED_POLICIES, POLICY_NAMES } from '../../shared/config.js';
-import { confidenceFlag, draftCostFlag, integer, runConfigFromFlags, withRuntimeOptions, withWorkloadOptions, type RunFlags } from './run.js';
+import { clockCosts, confidenceFlag, draftCostFlag, integer, runConfigFromFlags, withRuntimeOptions, withWorkloadOptions, type RunFlags } from './run.js';
 
 /** The workload, model, gate and runtime flags are run's; the rest say what to sweep. */
 export interface SweepFlags
@@ -85,9 +85,11 @@ export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) 
   const flags = sweepFlags.control && !sweepFlags.policies.includes(control) ? { ...sweepFlags, policies: [...sweepFlags.policies, control] } : sweepFlags;
   const entries = flags.policies.map(parseSweepEntry);
   const hwProfile = flags.hwProfile === undefined ? undefined : loadHardwareProfile(flags.hwProfile);
-  const knee = hwProfile === undefined ? undefined : fitKnee(hwProfile.target).kmax;
   const clock = flags.hw === undefined ? undefined : clockFromSpec(flags.hw, hwProfile);
-  if (knee !== undefined) log?.(`K_max from the hardware profile's knee, ${knee} tokens${flags.kmax ? ' (--kmax given: not used)' : ''}`);
+  // On a modelled clock the device's knee and draft price; else the profile's knee, and this machine's price.
+  const costs = clockCosts(flags, clock, log);
+  const knee = costs.knee ?? (hwProfile === undefined ? undefined : fitKnee(hwProfile.target).kmax);
+  if (knee !== undefined && costs.knee === undefined) log?.(`K_max from the hardware profile's knee, ${knee} tokens${flags.kmax ? ' (--kmax given: not used)' : ''}`);
   if (hwProfile !== undefined && clock !== undefined) {
     const run = { batch: Math.max(...flags.batches), draftPrecision: flags.draftPrecision ?? defaultDraftPrecision(flags.provider), draftWindow: flags.draftWindow };
     for (const note of profileMismatches(hwProfile, run)) log?.(note);
@@ -103,6 +105,7 @@ export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) 
   const gated = entries.find((e) => (GATED_POLICIES as readonly string[]).includes(e.policy));
   const config = runConfigFromFlags({
     ...flags,
+    draftCost: costs.draftCost,
     policy: (gated ?? entries[0]).policy,
     batch: Math.max(...flags.batches),
     kmax: Math.max(...flags.batches.map(kmax)),
@@ -112,7 +115,7 @@ export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) 
     slots: slotsForRounds(plan),
     provider: flags.provider,
     draftPrecision: flags.draftPrecision,
-    measureDraftCost: flags.draftCost === 'auto',
+    measureDraftCost: costs.measureDraftCost,
     log,
   });
   try {
@@ -226,7 +229,7 @@ export function register(program: Command): void {
     .addOption(new Option('--batches <list>', 'batch sizes').argParser(list('--batches', integer('--batches', 1))).default([1, 8], '1,8'))
     .option('--kmax <list>', 'K_max: one value for every batch size, or one per batch size (default: from --hw-profile, else max(16, 8 × batch))', list('--kmax', integer('--kmax', 1)))
     .option('--hw-profile <file>', 'a `profile-hw --out` file: without --kmax, K_max from this machine’s knee (the knee, or batch + knee once the batch passes it); the curves of --hw measured or curves')
-    .option('--hw <spec>', 'also time every run on a modelled clock, as run --clock modelled --hw: HARDWARE[:MODEL], measured or curves (with --hw-profile); its ratios carry no machine noise and, like the decode ratio, leave prefill out')
+    .option('--hw <spec>', 'also time every run on a modelled clock, as run --clock modelled --hw: HARDWARE[:MODEL], measured or curves (with --hw-profile); its ratios carry no machine noise and, like the decode ratio, leave prefill out. The device then also prices the runs: K_max defaults to its knee and the draft price to its own (explicit --kmax and --draft-cost win)')
     .option('--baseline <policy>', 'the policy ratios are taken against (default static if listed, else the first)')
     .option('--control', 'also run the baseline again in every round, as BASELINE#2 (an A/A control): its ratio to the baseline is how far two identical runs drift apart, the noise to read the other ratios against; any entry can be repeated so, e.g. echo#2')
     .option('--rounds <n>', 'interleaved repetitions, the order rotated each round (see --interleave); tok/s is the median round, a ratio the median of the rounds\' ratios', integer('--rounds', 1), 1)

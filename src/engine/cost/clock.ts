@@ -4,7 +4,7 @@
 // time.
 import type { StepEvent } from '../../shared/events';
 import { fitKnee, tverMs, type TimedPoint, type TverModel } from './knee';
-import { hardwareByName, modelByName, rooflineForward, type Hardware, type ModelSize } from './roofline';
+import { hardwareByName, modelByName, rooflineForward, rooflineKnee, type Hardware, type ModelSize } from './roofline';
 
 export interface ModelledStep {
   draftMs: number;
@@ -15,7 +15,30 @@ export interface ModelledStep {
 export interface ModelledClock {
   /** What the clock models, for tables and trace headers. */
   readonly label: string;
+  /** What the modelled device charges, in the terms the policies' cost rules read. */
+  readonly costs: DeviceCosts;
   stepMs(event: StepEvent): ModelledStep;
+}
+
+/**
+ * A device's prices as a policy reads them, each relative to the device's own one-token target
+ * forward (T_ar): a run timed on a modelled device must budget and price by that device, not by
+ * the machine it runs on, or its steps are chosen for one machine and timed for another.
+ */
+export interface DeviceCosts {
+  /** Tokens verified for about the price of one forward: K_max's default (suggestKmax). */
+  knee: number;
+  /** Each verified token past the knee, as a share of T_ar (the T_ver formula's γ). */
+  gamma: number;
+  /** One draft forward of one row, as a share of T_ar: the draft price (`--draft-cost`). */
+  draftForward: number;
+  /** Each further row in a draft forward, as a share of T_ar (VerifyCost.draftRow). */
+  draftRow: number;
+}
+
+/** Shares rounded to what a flag would carry (three significant digits). */
+function share(x: number): number {
+  return Number.isFinite(x) && x > 0 ? Number(x.toPrecision(3)) : 0;
 }
 
 /**
@@ -121,8 +144,10 @@ export function tverClock(model: TverModel, draft: DraftForwardPrice = DEFAULT_D
     const rows = `${Math.min(...points.map((p) => p.tokens))}–${Math.max(...points.map((p) => p.tokens))} rows`;
     draftLabel = `draft forward from its measured curve (${rows}${spread === undefined ? '' : ` over up to ${spread} requests`})`;
   }
+  const perRow = (draftForwardMs(2 * model.kmax, 1) - draftForwardMs(model.kmax, 1)) / model.kmax;
   return {
     label: `${label} (T_ar ${model.tArMs.toFixed(2)} ms, γ ${model.gamma.toPrecision(3)}, knee ${model.kmax}; ${draftLabel})`,
+    costs: { knee: model.kmax, gamma: model.gamma, draftForward: share(draftForwardMs(1, 1) / model.tArMs), draftRow: share(perRow / model.tArMs) },
     stepMs(event) {
       const verifyMs = tverMs(model, event.verifiedTokens);
       let draftMs = 0;
@@ -149,8 +174,18 @@ export function curvesClock(curves: MeasuredCurves, label = 'measured curves', s
   // its requests (the verification holds every request of the step); without it, by its rows.
   const targetMs = spreadCurve(curves.target, spread);
   const draftMs = spreadCurve(curves.draft, spread);
+  // Too few sizes for a knee: the largest measured is all the curve says is nearly free.
+  const sizes = curves.target.filter((p) => p.tokens > 0 && p.ms > 0);
+  const fit = sizes.length >= 3 ? fitKnee(sizes) : { kmax: Math.max(1, ...sizes.map((p) => p.tokens)), gamma: 0 };
+  const tAr = targetMs(1, 1);
   return {
     label,
+    costs: {
+      knee: fit.kmax,
+      gamma: fit.gamma,
+      draftForward: share(draftMs(1, 1) / tAr),
+      draftRow: share((draftMs(2 * fit.kmax, 1) - draftMs(fit.kmax, 1)) / fit.kmax / tAr),
+    },
     stepMs(event) {
       const verifyMs = targetMs(Math.max(1, event.verifiedTokens), event.requests.length);
       let draft = 0;
@@ -175,8 +210,17 @@ export function rooflineClock(
     kvBytesPerToken: target.kvBytesPerToken * fraction,
   };
   const context = options.contextTokensPerRequest ?? 0;
+  const tAr = rooflineForward(hw, target, 1).ms;
+  const knee = rooflineKnee(hw, target);
+  const forward = (model: ModelSize, tokens: number) => rooflineForward(hw, model, tokens).ms;
   return {
     label: `roofline ${hw.name} × ${target.name}`,
+    costs: {
+      knee,
+      gamma: (forward(target, 2 * knee) - forward(target, knee)) / knee / tAr,
+      draftForward: share(forward(draft, 1) / tAr),
+      draftRow: share((forward(draft, 2 * knee) - forward(draft, knee)) / knee / tAr),
+    },
     stepMs(event) {
       const kv = context * event.requests.length;
       const verifyMs = rooflineForward(hw, target, Math.max(1, event.verifiedTokens), kv).ms;

@@ -3,7 +3,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { executeRun, ignoredFlagNotes, register, runConfigFromFlags } from '../../../src/cli/commands/run.js';
+import { DEFAULT_RUN_KMAX, executeRun, ignoredFlagNotes, register, runConfigFromFlags } from '../../../src/cli/commands/run.js';
+import { clockFromSpec } from '../../../src/engine/cost/clock.js';
+import { suggestKmax } from '../../../src/engine/cost/knee.js';
 import { rescoreTrace } from '../../../src/engine/trace/what-if.js';
 import { atBaselineStepCost } from '../../../src/shared/step-costs.js';
 import { readTrace } from '../../../src/engine/trace/read.js';
@@ -194,6 +196,22 @@ describe('echo-studio run', () => {
     expect(measured).toBeLessThan(10);
     expect(lastStderr).toContain(`echo: measured a draft forward at ${measured} of a target forward`);
     expect(lastStderr).toContain(`priced at ${measured} of a target forward`);
+    // On a modelled clock the device prices the run: its knee is K_max (batch 2 is below the laptop
+    // CPU's knee of 7) and its draft forward over its target forward the draft price, `auto` too;
+    // an explicit --draft-cost or --kmax wins.
+    const onDevice = ['--policy', 'echo', '--profile', profile, '--batch', '2', '--prompts', promptsFile, '--requests', '2', '--max-new-tokens', '3', ...pairFlags(), '--clock', 'modelled', '--hw', 'cpu-laptop'];
+    const device = clockFromSpec('cpu-laptop').costs;
+    for (const extra of [[], ['--draft-cost', 'auto']]) {
+      await run([...onDevice, ...extra, '--trace', trace('device.jsonl')]);
+      const header = (await readTrace(trace('device.jsonl'))).header.config;
+      expect([header.kmax, header.draftCost]).toEqual([suggestKmax({ kmax: device.knee }, 2), device.draftForward]);
+      expect(lastStderr).toContain(`priced at ${device.draftForward} of a target forward`);
+    }
+    await run([...onDevice, '--draft-cost', '0.3', '--kmax', '9', '--trace', trace('device.jsonl')]);
+    expect([(await readTrace(trace('device.jsonl'))).header.config.kmax, (await readTrace(trace('device.jsonl'))).header.config.draftCost]).toEqual([9, 0.3]);
+    // On the wall clock run's K_max stays its default.
+    await run([...args.filter((a, i) => a !== '--kmax' && args[i - 1] !== '--kmax'), '--trace', trace('wall.jsonl')]);
+    expect((await readTrace(trace('wall.jsonl'))).header.config.kmax).toBe(DEFAULT_RUN_KMAX);
     const lines: string[] = [];
     const config = runConfigFromFlags({ policy: 'echo', profile, batch: 2, kmax: 16, prompts: promptsFile, requests: 1, maxNewTokens: 2, temperature: 0, seed: 0, draft: draftDir, target: targetDir });
     await executeRun(config, { measureDraftCost: true, log: (line) => lines.push(line) });

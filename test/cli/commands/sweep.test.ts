@@ -8,6 +8,8 @@ import { formatSweep, kmaxOf, register, type SweepReport } from '../../../src/cl
 import { atBaselineStepCost } from '../../../src/shared/step-costs.js';
 import { loadRunSetup } from '../../../src/engine/session-run.js';
 import { runSweep } from '../../../src/engine/sweep.js';
+import { clockFromSpec } from '../../../src/engine/cost/clock.js';
+import { suggestKmax } from '../../../src/engine/cost/knee.js';
 import { writeFixtureModel } from '../../engine/model/fixtures.js';
 import { tempDir } from '../../engine/model/helpers.js';
 import { runCli, saveRootGateProfile } from '../helpers.js';
@@ -126,6 +128,13 @@ describe('echo-studio sweep', () => {
     expect(again.rows.map((r) => r.modelledThroughput)).toEqual(modelled.rows.map((r) => r.modelledThroughput));
     expect(formatSweep(modelled)).toMatch(/modelled ÷[\s\S]*modelled: measured curves/);
     expect(JSON.parse(await sweep(args)).clock).toBeUndefined();
+    // A named device budgets the runs by its own knee, not this machine's profile's, and prices
+    // drafting as it would.
+    const device = clockFromSpec('cpu-laptop').costs;
+    const { stdout, stderr } = await runCli(register, ['sweep', ...args, '--hw-profile', hw, '--hw', 'cpu-laptop']);
+    expect((JSON.parse(stdout) as SweepReport).rows.map((r) => r.kmax)).toEqual([1, 1, 5, 5].map((b) => suggestKmax({ kmax: device.knee }, b)));
+    expect(stderr).toContain(`K_max from its knee, ${device.knee} tokens`);
+    expect(stderr).toContain(`draft forward ${device.draftForward} of a target forward (the device's)`);
   });
 
   it('runs an entry with its own draft window on the same pair, in paired rounds, and restores the loaded one', async () => {

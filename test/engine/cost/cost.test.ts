@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { clockFromSpec, curvesClock, draftForwardSizes, measuredCurve, rooflineClock, spreadCurve, tverClock } from '../../../src/engine/cost/clock';
 import { fitKnee, suggestKmax, tverMs } from '../../../src/engine/cost/knee';
-import { HARDWARE, MODEL_SIZES, rooflineForward, rooflineKnee, weightBytesRead } from '../../../src/engine/cost/roofline';
+import { HARDWARE, hardwareByName, MODEL_SIZES, modelByName, rooflineForward, rooflineKnee, weightBytesRead } from '../../../src/engine/cost/roofline';
 import { Rng } from '../../../src/engine/rng';
 import type { StepEvent } from '../../../src/shared/events';
 
@@ -222,5 +222,18 @@ describe('measured curve', () => {
     expect(ms(3)).toBeCloseTo(2.5, 9);
     for (let n = 1; n < 8; n += 0.5) expect(ms(n + 0.5)).toBeGreaterThanOrEqual(ms(n));
     expect(() => measuredCurve([])).toThrow(/at least one point/);
+  });
+
+  it("gives each clock's device prices: the knee and γ of its target, its draft forward's share of a one-token target forward", () => {
+    const roofline = clockFromSpec('h100:70b');
+    expect(roofline.costs.knee).toBe(rooflineKnee(hardwareByName('h100'), modelByName('70b')));
+    const t1 = rooflineForward(hardwareByName('h100'), modelByName('70b'), 1).ms;
+    const draft = { ...modelByName('70b'), totalParams: 0.05 * 70.6e9, activeParams: 0.05 * 70.6e9, kvBytesPerToken: 0.05 * modelByName('70b').kvBytesPerToken };
+    expect(roofline.costs.draftForward).toBeCloseTo(rooflineForward(hardwareByName('h100'), draft, 1).ms / t1, 2);
+    const fit = { tArMs: 10, gamma: 0.1, kmax: 12 };
+    expect(tverClock(fit, 0.2).costs).toEqual({ knee: 12, gamma: 0.1, draftForward: 0.2, draftRow: 0 });
+    const target = [1, 2, 4, 8, 16, 32, 64].map((tokens) => ({ tokens, ms: 2 * Math.max(4, tokens) }));
+    const curves = curvesClock({ target, draft: target.map((p) => ({ tokens: p.tokens, ms: p.ms / 4 })) }).costs;
+    expect([curves.knee, curves.draftForward]).toEqual([4, 0.25]);
   });
 });
