@@ -8,6 +8,8 @@ Loads both models from their Hugging Face folders (the files that ship), then
   3. greedy chain acceptance: for every bundled prompt (BOS + prompt), the draft proposes
      --chain greedy tokens, the target accepts the longest prefix equal to its own greedy tokens
      and adds one bonus token; repeated until --max-new tokens are produced or EOS.
+  4. with an EAGLE-3 head folder present (--head), evaluate_head.py's comparison of the head with
+     the draft.
 Writes assets/models/card.json and assets/models/README.md.
 """
 import argparse
@@ -28,7 +30,8 @@ DOMAINS = ("code", "prose", "math")
 
 
 # ------------------------------------------------------------ independent NumPy reference
-def np_forward(folder, ids):
+def np_forward(folder, ids, capture=()):
+    """Logits [t, V]; with `capture`, also the outputs of those decoder layers (0-based), by index."""
     with open(os.path.join(folder, "config.json")) as fh:
         c = json.load(fh)
     with open(os.path.join(folder, "model.safetensors"), "rb") as fh:
@@ -52,6 +55,7 @@ def np_forward(folder, ids):
         return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], -1)
 
     x = W["model.embed_tokens.weight"][ids]
+    captured = {}
     causal = np.triu(np.ones((t, t), bool), 1)
     for i in range(c["num_hidden_layers"]):
         p = f"model.layers.{i}."
@@ -71,23 +75,35 @@ def np_forward(folder, ids):
         h = rms(x, W[p + "post_attention_layernorm.weight"])
         g = h @ W[p + "mlp.gate_proj.weight"].T
         x = x + ((g / (1 + np.exp(-g))) * (h @ W[p + "mlp.up_proj.weight"].T)) @ W[p + "mlp.down_proj.weight"].T
+        if i in capture:
+            captured[i] = x
     head = W["model.embed_tokens.weight"] if c["tie_word_embeddings"] else W["lm_head.weight"]
-    return rms(x, W["model.norm.weight"]) @ head.T
+    logits = rms(x, W["model.norm.weight"]) @ head.T
+    return (logits, captured) if capture else logits
 
 
 # ------------------------------------------------------------ acceptance
-@torch.no_grad()
-def chain_run(target, draft, prompt_ids, bos, eos, k, max_new, is_number):
-    """Returns the accepted count per step, and (target token is a number, draft matched it) for
-    every drafted position that was reached (all earlier draft tokens accepted)."""
-    ctx = [bos] + prompt_ids
-    accepted, produced, by_kind = [], 0, []
-    while produced < max_new:
+def lm_proposer(draft):
+    """A standalone draft model's greedy chain: k tokens following ctx."""
+    def propose(ctx, k):
         d_ctx, prop = list(ctx), []
         for _ in range(k):
             t = int(draft(torch.tensor([d_ctx]))[0, -1].argmax())
             prop.append(t)
             d_ctx.append(t)
+        return prop
+    return propose
+
+
+@torch.no_grad()
+def chain_run(target, propose, prompt_ids, bos, eos, k, max_new, is_number):
+    """Returns the accepted count per step, and (target token is a number, draft matched it) for
+    every drafted position that was reached (all earlier draft tokens accepted).
+    propose(ctx, k) returns the draft's k greedy tokens following ctx."""
+    ctx = [bos] + prompt_ids
+    accepted, produced, by_kind = [], 0, []
+    while produced < max_new:
+        prop = propose(ctx, k)
         tl = target(torch.tensor([ctx + prop]))[0, len(ctx) - 1:]
         greedy = tl.argmax(-1).tolist()  # k + 1 target choices
         a = 0
@@ -107,6 +123,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--target", default=os.path.join(ROOT, "assets/models/echo-demo-target"))
     ap.add_argument("--draft", default=os.path.join(ROOT, "assets/models/echo-demo-draft"))
+    ap.add_argument("--head", default=os.path.join(ROOT, "assets/models/echo-demo-head"),
+                    help="EAGLE-3 head folder, evaluated beside the draft when it exists")
     ap.add_argument("--prompts", default=os.path.join(ROOT, "assets/prompts"))
     ap.add_argument("--data", default=os.path.join(HERE, ".data"))
     ap.add_argument("--out", default=os.path.join(ROOT, "assets/models"))
@@ -163,7 +181,7 @@ def main():
             prompts = prompts[: a.max_prompts]
         steps, kinds = [], []
         for p in prompts:
-            got, by_kind = chain_run(models["target"], models["draft"], enc.encode(p["prompt"]),
+            got, by_kind = chain_run(models["target"], lm_proposer(models["draft"]), enc.encode(p["prompt"]),
                                      tc["bos_token_id"], tc["eos_token_id"], a.chain, a.max_new, is_number)
             steps += got
             kinds += by_kind
@@ -243,6 +261,11 @@ def main():
         "notes": a.note,
         "eval_seconds": round(time.time() - t0, 1),
     }
+    if os.path.exists(os.path.join(a.head, "config.json")):
+        import evaluate_head
+        meta["head"], card["head_evaluation"] = evaluate_head.evaluate(
+            a.target, a.draft, a.head, a.prompts, a.data, a.chain, a.max_new, a.max_prompts, a.max_windows)
+        card["eval_seconds"] = round(time.time() - t0, 1)
     with open(os.path.join(a.out, "card.json"), "w", encoding="utf-8") as fh:
         json.dump(card, fh, indent=1, ensure_ascii=False)
     import write_card

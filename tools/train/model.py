@@ -160,15 +160,28 @@ class LlamaForCausalLM(nn.Module):
         return sd
 
 
+_ST_DTYPES = {"F32": "<f4", "I64": "<i8", "BOOL": "|b1"}
+
+
 def save_safetensors(tensors, path, metadata=None):
-    """safetensors: u64 little-endian header length, JSON header, raw little-endian data."""
+    """safetensors: u64 little-endian header length, JSON header, raw little-endian data.
+    Floating tensors are written as F32; int64 tensors as I64 and bool tensors as BOOL (the
+    vocabulary maps of an EAGLE-3 head)."""
     header, blobs, offset = {}, [], 0
     if metadata:
         header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
     for name in sorted(tensors):
-        a = tensors[name].cpu().numpy().astype("<f4", copy=False)
+        t = tensors[name].detach().cpu()
+        if t.dtype == torch.bool:
+            tag = "BOOL"
+        elif t.dtype == torch.int64:
+            tag = "I64"
+        else:
+            tag = "F32"
+        a = t.float().numpy() if tag == "F32" else t.numpy()
+        a = a.astype(_ST_DTYPES[tag], copy=False)
         b = np.ascontiguousarray(a).tobytes()
-        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + len(b)]}
+        header[name] = {"dtype": tag, "shape": list(a.shape), "data_offsets": [offset, offset + len(b)]}
         blobs.append(b)
         offset += len(b)
     h = json.dumps(header, separators=(",", ":")).encode("utf-8")
@@ -189,9 +202,10 @@ def load_safetensors(path):
     for name, info in header.items():
         if name == "__metadata__":
             continue
-        assert info["dtype"] == "F32", info
+        assert info["dtype"] in _ST_DTYPES, info
         s, e = info["data_offsets"]
-        out[name] = torch.from_numpy(np.frombuffer(data[s:e], dtype="<f4").reshape(info["shape"]).copy())
+        a = np.frombuffer(data[s:e], dtype=_ST_DTYPES[info["dtype"]]).reshape(info["shape"]).copy()
+        out[name] = torch.from_numpy(a)
     return out
 
 

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Rebuild the bundled demo model pair from scratch (a maintainer's step, never part of install/CI).
 #
-#   tools/train/train_demo_pair.sh            # run from anywhere; about 80 minutes on 2 idle CPU cores
+#   tools/train/train_demo_pair.sh            # run from anywhere; about two hours on 2 idle CPU cores
 #
 # Needs Debian's PyTorch and NumPy (apt-get install python3-torch python3-numpy libopenblas0-pthread),
 # apt-get/dpkg-deb (to fetch the debian-handbook package) and, for the tokenizer check, Node with the
 # project's node_modules. Intermediate files go to tools/train/.data/ (gitignored); a rerun resumes
 # training from the checkpoints there (delete .data/ckpt to train again from zero).
-# Outputs: assets/models/echo-demo-{target,draft}/, assets/prompts/*.jsonl,
+# Outputs: assets/models/echo-demo-{target,draft,head}/, assets/prompts/*.jsonl,
 #          assets/models/card.json and assets/models/README.md.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -43,10 +43,18 @@ stage "4/6 train the draft (Llama, ~0.9M parameters): (a) cross-entropy pre-trai
   --init "$DATA/echo-demo-draft-ce" --teacher "$ROOT/assets/models/echo-demo-target" --kd-alpha 0.7 \
   --batch 8 --steps 3000 --lr 1.5e-3 --warmup 50 --seed 1 --eval-every 250 --ckpt-every 100 --time-budget-min 20
 
+stage "4c/6 train the EAGLE-3 draft head (~1.6M parameters) on the target's own features"
+# One decoder layer over the outputs of target layers 1, 3 and 5; training-time test over 4 steps.
+"$PY" "$HERE/train_eagle3.py" --name echo-demo-head --target "$ROOT/assets/models/echo-demo-target" \
+  --out "$ROOT/assets/models/echo-demo-head" --layer-ids 1,3,5 --draft-vocab 2048 --ttt-steps 4 \
+  --seq 128 --batch 8 --steps 6000 --lr 2e-3 --warmup 40 --eval-every 100 --ckpt-every-min 3 \
+  --time-budget-min 40
+
 stage "5/6 prompt sets and tokenizer check (Python ids == @huggingface/tokenizers ids)"
 "$PY" "$HERE/make_prompts.py"
 "$PY" "$HERE/tokenizer_samples.py" --tokenizer "$ROOT/assets/models/echo-demo-target/tokenizer.json"
 cmp "$ROOT/assets/models/echo-demo-target/tokenizer.json" "$ROOT/assets/models/echo-demo-draft/tokenizer.json"
+cmp "$ROOT/assets/models/echo-demo-target/tokenizer.json" "$ROOT/assets/models/echo-demo-head/tokenizer.json"
 if command -v node >/dev/null && [ -d "$ROOT/node_modules/@huggingface/tokenizers" ]; then
   node "$HERE/check_tokenizer.mjs"
 else

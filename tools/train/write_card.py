@@ -9,6 +9,74 @@ def _fmt_int(n):
     return f"{n:,}" if isinstance(n, int) else "n/a"
 
 
+def _head_section(L, card):
+    h, ev = card["models"]["head"], card["head_evaluation"]
+    c, tr = h["config"], h["training"]
+    L.append("## EAGLE-3 draft head\n")
+    L.append(f"`{h['folder']}` is a second drafter for the same target: an EAGLE-3 head (`{c['architectures'][0]}`,")
+    L.append("the published folder layout: `fc`, one decoder layer `midlayer.*` whose q/k/v read the normed token")
+    L.append("embedding and the normed hidden state side by side, `norm`, `lm_head` over a draft vocabulary,")
+    L.append("`d2t`/`t2d`; no `embed_tokens`, the target's embedding is used). It drafts from the target's own hidden")
+    L.append(f"states: the outputs of target layers {c['eagle_aux_hidden_state_layer_ids']} (0-based; the target has fewer")
+    L.append("than 8 layers, so the config names them), projected by `fc` from 3 x "
+             f"{c['target_hidden_size']} to {c['hidden_size']}. At a committed position t it reads")
+    L.append("those features with the embedding of token t+1 and predicts token t+2; a deeper tree node reads its")
+    L.append("parent's output instead of the features.\n")
+    L.append(f"- {_fmt_int(h['parameters'])} parameters ({h['size_bytes'] / 1e6:.1f} MB float32): hidden {c['hidden_size']}, "
+             f"MLP {c['intermediate_size']}, {c['num_attention_heads']} query / {c['num_key_value_heads']} KV heads of "
+             f"{c['head_dim']}, draft vocabulary {c['draft_vocab_size']} of {c['vocab_size']}.")
+    if tr.get("steps") is not None:
+        cov = tr.get("draft_vocab_coverage")
+        L.append(f"- Draft vocabulary: the {tr['draft_vocab']} most frequent tokens of the training streams"
+                 + (f" ({100 * cov:.1f}% of training tokens)" if cov else "") + ".")
+        L.append(f"- Training: {tr['steps']} steps x {tr['batch']} windows of {tr['seq']} tokens "
+                 f"({_fmt_int(tr['positions'])} positions), {tr['train_seconds'] / 60:.1f} min on shared CPU cores "
+                 f"(planned {tr['planned_steps']} steps or {tr['time_budget_min']:g} min, whichever came first). "
+                 f"The target is frozen and run on every batch for its features and logits. EAGLE-3's training-time "
+                 f"test unrolls {tr['ttt_steps']} steps: step k > 0 continues from the head's own step k-1 output, and "
+                 f"its attention sees the step-0 keys up to its position plus its own position's keys of steps 1..k. "
+                 f"Loss per step: KL(target || head) over the draft vocabulary (the target's distribution restricted "
+                 f"to it and renormalised), step k weighted {tr['step_decay']}^k. AdamW (weight decay "
+                 f"{tr['weight_decay']}), peak lr {tr['lr']}, {tr['warmup']} warm-up steps, cosine to 10%; "
+                 f"`lm_head` and `norm` start from the target's embedding rows and final norm.")
+    tf = ev["teacher_forced"]
+    L.append("")
+    L.append(f"**Teacher-forced agreement with the target** (held-out {tf['window']}-token windows, "
+             f"{_fmt_int(tf['per_domain']['code']['head']['positions'])} / "
+             f"{_fmt_int(tf['per_domain']['prose']['head']['positions'])} / "
+             f"{_fmt_int(tf['per_domain']['math']['head']['positions'])} positions per depth for code / prose / math):")
+    L.append("the fraction of positions where the drafter's top token is the target's top token, with the held-out")
+    L.append("text as the tokens read. The head sees the target's features only at depth 0, so its agreement falls")
+    L.append("with depth; the small draft reads the same tokens at every depth, so its figure is one number. AUC:")
+    L.append("how well the drafter's top probability separates agreeing from disagreeing positions (0.5 = not at all).\n")
+    depths = tf["depths"]
+    L.append("| domain | drafter | " + " | ".join(f"agreement d{k}" for k in range(depths)) + " | "
+             + " | ".join(f"AUC d{k}" for k in range(depths)) + " |")
+    L.append("|---|---|" + "---|" * (2 * depths))
+    for dom in DOMAINS:
+        r = tf["per_domain"][dom]
+        fmt = lambda v: "-" if v is None else f"{v:.3f}"
+        L.append(f"| {dom} | head | " + " | ".join(fmt(v) for v in r["head"]["top1_agreement"]) + " | "
+                 + " | ".join(fmt(v) for v in r["head"]["auc"]) + " |")
+        L.append(f"| {dom} | small draft | {fmt(r['draft']['top1_agreement'][0])} (every depth) |" + " |" * (depths - 1)
+                 + f" {fmt(r['draft']['auc'][0])} (every depth) |" + " |" * (depths - 1))
+    ch = ev["chain"]
+    acc = card["acceptance"]["per_domain"]
+    L.append("")
+    L.append(f"**Greedy chain acceptance**, measured as for the small draft above (chain of {ch['chain_length']}, "
+             f"{ch['max_new_tokens']} new tokens per prompt, same prompts):\n")
+    hdr = " / ".join(str(i) for i in range(ch["chain_length"]))
+    L.append(f"| domain | drafter | mean accepted | tokens/step | acceptance at depth {hdr} |")
+    L.append("|---|---|---|---|---|")
+    for dom in DOMAINS:
+        for who, r in (("head", ch["per_domain"][dom]), ("small draft", acc[dom])):
+            per = " / ".join("-" if v is None else f"{v:.2f}" for v in r["acceptance_per_depth"])
+            L.append(f"| {dom} | {who} | {r['mean_accepted']:.2f} | {r['tokens_per_step']:.2f} | {per} |")
+    L.append("")
+    L.append(f"The head's exported files were checked against an independent NumPy forward (target features, depth 0 "
+             f"at every position and depth 1): max |logit difference| {ev['reference_check_max_abs_logit_diff']:.1e}.\n")
+
+
 def write(card, path):
     m, loss, acc = card["models"], card["heldout_loss"], card["acceptance"]
     t, d = m["target"], m["draft"]
@@ -119,6 +187,8 @@ def write(card, path):
     L.append("Machine-readable numbers: `card.json` (`heldout_loss.target.code`, `acceptance.per_domain.math.mean_accepted`, ...).")
     L.append(f"The exported files were checked against an independent NumPy Llama forward (max |logit difference|: "
              + ", ".join(f"{k} {v:.1e}" for k, v in card["reference_check_max_abs_logit_diff"].items()) + ").\n")
+    if "head" in m and "head_evaluation" in card:
+        _head_section(L, card)
     L.append("## Limitations\n")
     seen = m["target"]["training"].get("tokens")
     order = sorted(DOMAINS, key=lambda d: -acc["per_domain"][d]["mean_accepted"])
