@@ -150,7 +150,7 @@ def main():
     ckdir = os.path.join(a.data, "ckpt", a.name)
     os.makedirs(ckdir, exist_ok=True)
     ck = os.path.join(ckdir, "last.pt")
-    step, elapsed, history = 0, 0.0, []
+    step, elapsed, positions, history = 0, 0.0, 0, []
     fingerprint = T.data_fingerprint(a.data)
     with open(os.path.join(a.target, "model.safetensors"), "rb") as fh:
         import hashlib
@@ -164,7 +164,7 @@ def main():
         opt.load_state_dict(st["opt"])
         batches.rng.bit_generator.state = st["rng"]
         torch.set_rng_state(st["torch_rng"])
-        step, elapsed, history = st["step"], st["elapsed"], st["history"]
+        step, elapsed, positions, history = st["step"], st["elapsed"], st["positions"], st["history"]
         log(f"resumed from {ck} at step {step} ({elapsed / 60:.1f} min)")
 
     budget_s = a.time_budget_min * 60
@@ -177,7 +177,8 @@ def main():
     def save():
         tmp = ck + ".tmp"
         torch.save({"model": head.state_dict(), "opt": opt.state_dict(), "rng": batches.rng.bit_generator.state,
-                    "torch_rng": torch.get_rng_state(), "step": step, "elapsed": elapsed, "history": history,
+                    "torch_rng": torch.get_rng_state(), "step": step, "elapsed": elapsed, "positions": positions,
+                    "history": history,
                     "data": fingerprint, "config": cfg, "target": target_hash}, tmp)
         os.replace(tmp, ck)
 
@@ -195,12 +196,13 @@ def main():
         torch.nn.utils.clip_grad_norm_(head.parameters(), 1.0)
         opt.step()
         step += 1
+        positions += x.size(0) * (x.size(1) - a.ttt_steps)
         now = time.time()
         elapsed += now - t_last
         t_last = now
         ema = agree if ema is None else [0.95 * e + 0.05 * g for e, g in zip(ema, agree)]
         if step % 10 == 0 or step == 1:
-            tps = step * a.batch * (a.seq - a.ttt_steps) / max(elapsed, 1e-9)
+            tps = positions / max(elapsed, 1e-9)
             log(f"{a.name} step {step}/{a.steps} lr {lr:.2e} kl/step " + " ".join(f"{l.item():.3f}" for l in losses)
                 + " | top-1 agreement (ema) " + " ".join(f"{v:.3f}" for v in ema)
                 + f" | {tps:.0f} positions/s, {elapsed / 60:.1f} min")
@@ -218,7 +220,7 @@ def main():
     E.save_folder(head, a.out, a.target)
     meta = {"name": a.name, "parameters": head.num_parameters(), "steps": step, "planned_steps": a.steps,
             "time_budget_min": a.time_budget_min or None, "batch": a.batch, "seq": a.seq,
-            "positions": step * a.batch * (a.seq - a.ttt_steps), "tokens": step * a.batch * a.seq,
+            "positions": positions,
             "train_seconds": round(elapsed, 1), "lr": a.lr, "warmup": a.warmup, "weight_decay": a.wd,
             "domain_weights": weights, "ttt_steps": a.ttt_steps, "step_decay": a.step_decay,
             "layer_ids": layer_ids, "draft_vocab": nv, "draft_vocab_coverage": round(float(cover), 4),

@@ -17,8 +17,8 @@ def _head_section(L, card):
     L.append("the published folder layout: `fc`, one decoder layer `midlayer.*` whose q/k/v read the normed token")
     L.append("embedding and the normed hidden state side by side, `norm`, `lm_head` over a draft vocabulary,")
     L.append("`d2t`/`t2d`; no `embed_tokens`, the target's embedding is used). It drafts from the target's own hidden")
-    L.append(f"states: the outputs of target layers {c['eagle_aux_hidden_state_layer_ids']} (0-based; the target has fewer")
-    L.append("than 8 layers, so the config names them), projected by `fc` from 3 x "
+    L.append(f"states: the outputs of target layers {c['eagle_aux_hidden_state_layer_ids']} (0-based; on a target this")
+    L.append("shallow EAGLE-3's default layers coincide, so the config names them), projected by `fc` from 3 x "
              f"{c['target_hidden_size']} to {c['hidden_size']}. At a committed position t it reads")
     L.append("those features with the embedding of token t+1 and predicts token t+2; a deeper tree node reads its")
     L.append("parent's output instead of the features.\n")
@@ -47,7 +47,8 @@ def _head_section(L, card):
              f"{_fmt_int(tf['per_domain']['math']['head']['positions'])} positions per depth for code / prose / math):")
     L.append("the fraction of positions where the drafter's top token is the target's top token, with the held-out")
     L.append("text as the tokens read. The head sees the target's features only at depth 0, so its agreement falls")
-    L.append("with depth; the small draft reads the same tokens at every depth, so its figure is one number. AUC:")
+    L.append("with depth; the small draft reads the same tokens at every depth, so its figure stays put (only the")
+    L.append("positions shift by one per depth). AUC:")
     L.append("how well the drafter's top probability separates agreeing from disagreeing positions (0.5 = not at all).\n")
     depths = tf["depths"]
     L.append("| domain | drafter | " + " | ".join(f"agreement d{k}" for k in range(depths)) + " | "
@@ -58,8 +59,8 @@ def _head_section(L, card):
         fmt = lambda v: "-" if v is None else f"{v:.3f}"
         L.append(f"| {dom} | head | " + " | ".join(fmt(v) for v in r["head"]["top1_agreement"]) + " | "
                  + " | ".join(fmt(v) for v in r["head"]["auc"]) + " |")
-        L.append(f"| {dom} | small draft | {fmt(r['draft']['top1_agreement'][0])} (every depth) |" + " |" * (depths - 1)
-                 + f" {fmt(r['draft']['auc'][0])} (every depth) |" + " |" * (depths - 1))
+        L.append(f"| {dom} | small draft | " + " | ".join(fmt(v) for v in r["draft"]["top1_agreement"]) + " | "
+                 + " | ".join(fmt(v) for v in r["draft"]["auc"]) + " |")
     ch = ev["chain"]
     acc = card["acceptance"]["per_domain"]
     L.append("")
