@@ -11,8 +11,8 @@ Loads the shipped folders, then
      agreement is the same at every depth (it sees all tokens, just as the target does); the
      head's falls with depth because it sees the target's features only at depth 0. Also the
      ROC AUC of each drafter's top probability for telling agreeing positions from the others;
-  3. greedy chain acceptance exactly as evaluate.py measures the small draft (same prompts,
-     chain length and number of new tokens), with the head proposing.
+  3. greedy chain acceptance exactly as evaluate.py measures the small draft (chain length, number
+     of new tokens), for the head and the small draft on the same prompts in the same run.
 Run alone, it adds `models.head` and `head_evaluation` to an existing card.json and re-renders
 README.md; evaluate.py calls `evaluate` itself when the head folder exists.
 """
@@ -181,28 +181,30 @@ def head_proposer(target, head):
     return propose
 
 
-def chain_acceptance(target, head, enc, prompts_dir, tc, chain, max_new, max_prompts):
+def chain_acceptance(target, drafters, enc, prompts_dir, tc, chain, max_new, max_prompts):
+    """Greedy chain acceptance per drafter (name -> propose) and domain, on the same prompts."""
     is_number = [any(ch.isdigit() for ch in enc.decode([i])) for i in range(len(enc.vocab))]
     is_number += [False] * (tc["vocab_size"] - len(is_number))
-    propose = head_proposer(target, head)
-    out = {}
+    out = {name: {} for name in drafters}
     for d in DOMAINS:
         with open(os.path.join(prompts_dir, f"{d}.jsonl"), encoding="utf-8") as fh:
             prompts = [json.loads(l) for l in fh if l.strip()]
         if max_prompts:
             prompts = prompts[:max_prompts]
-        steps = []
-        for p in prompts:
-            got, _ = EV.chain_run(target, propose, enc.encode(p["prompt"]), tc["bos_token_id"], tc["eos_token_id"],
-                                  chain, max_new, is_number)
-            steps += got
-        s = np.array(steps)
-        reached = [int((s >= i).sum()) for i in range(chain)]
-        passed = [int((s > i).sum()) for i in range(chain)]
-        out[d] = {"prompts": len(prompts), "steps": int(s.size), "mean_accepted": round(float(s.mean()), 3),
-                  "tokens_per_step": round(float(s.mean()) + 1, 3),
-                  "acceptance_per_depth": [round(p / r, 3) if r else None for p, r in zip(passed, reached)]}
-        print(f"head chain {d}: mean accepted {out[d]['mean_accepted']} / {chain}, per depth {out[d]['acceptance_per_depth']}")
+        for name, propose in drafters.items():
+            steps = []
+            for p in prompts:
+                got, _ = EV.chain_run(target, propose, enc.encode(p["prompt"]), tc["bos_token_id"], tc["eos_token_id"],
+                                      chain, max_new, is_number)
+                steps += got
+            s = np.array(steps)
+            reached = [int((s >= i).sum()) for i in range(chain)]
+            passed = [int((s > i).sum()) for i in range(chain)]
+            out[name][d] = {"prompts": len(prompts), "steps": int(s.size), "mean_accepted": round(float(s.mean()), 3),
+                            "tokens_per_step": round(float(s.mean()) + 1, 3),
+                            "acceptance_per_depth": [round(p / r, 3) if r else None for p, r in zip(passed, reached)]}
+            print(f"{name} chain {d}: mean accepted {out[name][d]['mean_accepted']} / {chain}, "
+                  f"per depth {out[name][d]['acceptance_per_depth']}", flush=True)
     return out
 
 
@@ -218,15 +220,16 @@ def evaluate(target_folder, draft_folder, head_folder, prompts_dir, data, chain,
         tc = json.load(fh)
     ids = enc.encode("def add(a, b):\n    return a + b\n\nThe answer is 3 * 12 = 36.")
     ref = reference_check(head, target, head_folder, target_folder, [tc["bos_token_id"]] + ids)
-    print(f"head: torch vs NumPy reference max |logit diff| = {ref:.2e}")
+    print(f"head: torch vs NumPy reference max |logit diff| = {ref:.2e}", flush=True)
     if ref > 1e-3:
         raise SystemExit(f"head: exported head disagrees with the NumPy reference ({ref})")
     windows = T.heldout_windows(data, 256, max_windows=max_windows or None)
     tf = teacher_forced(target, draft, head, windows, depths)
     for d in DOMAINS:
         print(f"teacher-forced {d}: head {tf[d]['head']['top1_agreement']} auc {tf[d]['head']['auc']}; "
-              f"draft {tf[d]['draft']['top1_agreement'][0]} auc {tf[d]['draft']['auc'][0]}")
-    ch = chain_acceptance(target, head, enc, prompts_dir, tc, chain, max_new, max_prompts)
+              f"draft {tf[d]['draft']['top1_agreement'][0]} auc {tf[d]['draft']['auc'][0]}", flush=True)
+    ch = chain_acceptance(target, {"head": head_proposer(target, head), "draft": EV.lm_proposer(draft)}, enc,
+                          prompts_dir, tc, chain, max_new, max_prompts)
     with open(os.path.join(head_folder, "config.json")) as fh:
         hc = json.load(fh)
     tm_path = os.path.join(data, f"train_{os.path.basename(os.path.normpath(head_folder))}.json")
@@ -248,7 +251,8 @@ def evaluate(target_folder, draft_folder, head_folder, prompts_dir, data, chain,
     evaluation = {
         "reference_check_max_abs_logit_diff": ref,
         "teacher_forced": {"window": 256, "depths": depths, "per_domain": tf},
-        "chain": {"chain_length": chain, "max_new_tokens": max_new, "per_domain": ch},
+        "chain": {"chain_length": chain, "max_new_tokens": max_new, "per_domain": ch["head"],
+                  "draft_per_domain": ch["draft"]},
         "eval_seconds": round(time.time() - t0, 1),
     }
     return model_meta, evaluation
@@ -263,15 +267,19 @@ def main():
     ap.add_argument("--data", default=os.path.join(HERE, ".data"))
     ap.add_argument("--card", default=os.path.join(ROOT, "assets/models/card.json"))
     ap.add_argument("--max-windows", type=int, default=32, help="held-out 256-token windows per domain; 0 = all")
+    ap.add_argument("--max-prompts", type=int, default=0,
+                    help="first N prompts per domain for the chain runs; 0 = as many as the card's draft numbers used")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--note", action="append", default=[], help="a line for the head's training notes in the card")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     with open(a.card, encoding="utf-8") as fh:
         card = json.load(fh)
     acc = card["acceptance"]
-    prompts = acc["per_domain"]["code"]["prompts"]
+    prompts = a.max_prompts or acc["per_domain"]["code"]["prompts"]
     meta, ev = evaluate(a.target, a.draft, a.head, a.prompts, a.data, acc["chain_length"], acc["max_new_tokens"],
                         prompts, a.max_windows)
+    meta["notes"] = a.note
     card["models"]["head"] = meta
     card["head_evaluation"] = ev
     with open(a.card, "w", encoding="utf-8") as fh:

@@ -39,6 +39,8 @@ def _head_section(L, card):
                  f"to it and renormalised), step k weighted {tr['step_decay']}^k. AdamW (weight decay "
                  f"{tr['weight_decay']}), peak lr {tr['lr']}, {tr['warmup']} warm-up steps, cosine to 10%; "
                  f"`lm_head` and `norm` start from the target's embedding rows and final norm.")
+    for note in h.get("notes", []):
+        L.append(f"- {note}")
     tf = ev["teacher_forced"]
     L.append("")
     L.append(f"**Teacher-forced agreement with the target** (held-out {tf['window']}-token windows, "
@@ -62,10 +64,11 @@ def _head_section(L, card):
         L.append(f"| {dom} | small draft | " + " | ".join(fmt(v) for v in r["draft"]["top1_agreement"]) + " | "
                  + " | ".join(fmt(v) for v in r["draft"]["auc"]) + " |")
     ch = ev["chain"]
-    acc = card["acceptance"]["per_domain"]
+    acc = ch.get("draft_per_domain") or card["acceptance"]["per_domain"]
     L.append("")
     L.append(f"**Greedy chain acceptance**, measured as for the small draft above (chain of {ch['chain_length']}, "
-             f"{ch['max_new_tokens']} new tokens per prompt, same prompts):\n")
+             f"{ch['max_new_tokens']} new tokens per prompt), both drafters on the first "
+             f"{ch['per_domain']['code']['prompts']} prompts of each set in the same run:\n")
     hdr = " / ".join(str(i) for i in range(ch["chain_length"]))
     L.append(f"| domain | drafter | mean accepted | tokens/step | acceptance at depth {hdr} |")
     L.append("|---|---|---|---|---|")
