@@ -9,12 +9,14 @@ import { register as registerTrace } from './commands/trace.js';
 import { register as registerCalibrate } from './commands/calibrate.js';
 import { register as registerProfileHw } from './commands/profile-hw.js';
 import { register as registerSweep } from './commands/sweep.js';
+import { register as registerReproduce } from './commands/reproduce.js';
 
 const COMMANDS: Array<(program: Command) => void> = [
   registerServe,
   registerModel,
   registerRun,
   registerSweep,
+  registerReproduce,
   registerCalibrate,
   registerProfileHw,
   registerTrace,

@@ -181,6 +181,11 @@ export function policyOptions(config: RunConfig, gates: ResolvedGates | null): P
  */
 async function runDraftCost(config: RunConfig, pair: ModelPair, options: RunSetupOptions): Promise<number> {
   if (!options.measureDraftCost) return config.draftCost ?? DEFAULT_DRAFT_COST;
+  return measureDraftCost(config, pair, options);
+}
+
+/** A draft forward's cost on this machine as a share of a target forward (`--draft-cost auto`), said in a line. */
+export async function measureDraftCost(config: Pick<RunConfig, 'policy'>, pair: ModelPair, options: Pick<RunSetupOptions, 'log'>): Promise<number> {
   const forward = { tokenCounts: [1], repeats: 9, slots: 1, context: 16 };
   const [target] = await measureForwardCurve(pair.target, forward);
   const [draft] = await measureForwardCurve(pair.draft, forward);

@@ -11,6 +11,7 @@ import { DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_R
 import { saveProfile, signalAucs, type EchoProfile } from '../../engine/calibrate/profile.js';
 import { calibratePair, CLEARLY_BETTER_AUC, warmupKmax, warmupProgressLog } from '../../engine/calibrate/warmup.js';
 import { loadPair } from '../../engine/pair.js';
+import { formatServingHandOff, servingHandOff } from '../../engine/calibrate/serving-flags.js';
 import { slotRows } from '../../engine/runner.js';
 import { encodePrompt, readPromptsFile, takeRequests, type PromptRecord } from '../../engine/workload.js';
 import { findPackageRoot } from '../../host/paths.js';
@@ -229,6 +230,8 @@ export function register(program: Command): void {
         process.stdout.write(`${JSON.stringify(report.profile)}\n`);
         return;
       }
-      process.stdout.write(`${formatProfile(report.profile)}\nwrote ${report.out} in ${report.seconds.toFixed(1)} s\n`);
+      const { draftDir } = pairDirs(flags);
+      const serving = (['low', 'high'] as const).map((load) => formatServingHandOff(servingHandOff(report.profile, { load, draftModel: draftDir })));
+      process.stdout.write(`${formatProfile(report.profile)}\nwrote ${report.out} in ${report.seconds.toFixed(1)} s\n\nfor serving engines:\n${serving.join('\n')}\n`);
     });
 }
