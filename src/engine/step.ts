@@ -45,8 +45,22 @@ export interface StepEngine {
   readonly policy: SpeculationPolicy;
   readonly eos: ReadonlySet<number>;
   readonly temperature: number;
-  /** Token text for emittedText; absent = no text in events. */
+  /** Token text for emittedText and each tree node's text; absent = no text in events. */
   readonly decode?: (ids: number[]) => string;
+}
+
+/** Each decoder's text per token id, decoded once: a batch's trees repeat the same few thousand tokens. */
+const tokenTextCaches = new WeakMap<(ids: number[]) => string, Map<number, string>>();
+
+function tokenTextOf(decode: (ids: number[]) => string): (token: number) => string {
+  let cache = tokenTextCaches.get(decode);
+  if (!cache) tokenTextCaches.set(decode, (cache = new Map()));
+  const texts = cache;
+  return (token) => {
+    let text = texts.get(token);
+    if (text === undefined) texts.set(token, (text = decode([token])));
+    return text;
+  };
 }
 
 interface StepState {
@@ -230,6 +244,7 @@ function stepEvent(
   meta: { stepIndex: number; kmax: number; paddingWaste: number; timings: StepEvent['timings'] },
 ): StepEvent {
   const budget: BudgetSplit = { roots: 0, base: 0, depth: 0, width: 0, unused: 0 };
+  const textOf = engine.decode ? tokenTextOf(engine.decode) : null;
   const requests: RequestStep[] = state.ctx.requests.map((r, i) => {
     const tree = r.tree;
     const nodes: TreeNode[] = new Array(tree.size);
@@ -244,6 +259,7 @@ function stepEvent(
         grant: tree.grant[id],
         verified: tree.verified[id],
       };
+      if (textOf) node.text = textOf(node.token);
       const paidBy = tree.paidBy[id];
       if (paidBy !== undefined) node.paidBy = paidBy;
       nodes[id] = node;

@@ -7,7 +7,9 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BUNDLED_DRAFT, BUNDLED_TARGET, LiveRun, prepareRun, type PreparedRun } from '../engine/session-run.js';
-import type { RunConfig } from '../shared/config.js';
+import type { Knobs, RunConfig } from '../shared/config.js';
+import type { CalibrationSummary, EngineKnobsEvent } from '../shared/messages.js';
+import type { ResolvedGates } from '../engine/calibrate/gates.js';
 import type { HandlerModule, HostContext } from './handlers.js';
 import { setRunRecording } from './trace-handlers.js';
 
@@ -25,6 +27,47 @@ interface ActiveRun {
   stopRequested: boolean;
   /** Steps emitted so far: the next step's index, where a knobs change takes effect. */
   steps: number;
+  /** What the engine runs with now (null while loading). */
+  knobs: EngineKnobsEvent | null;
+}
+
+/** The calibration behind a run's τ_d, with its per-depth reasons, for the studio to show. */
+export function calibrationSummary(gates: ResolvedGates): CalibrationSummary {
+  const profile = gates.profile;
+  if (!profile) return { source: gates.source, confidence: gates.confidence, depths: [] };
+  return {
+    source: gates.source,
+    confidence: profile.confidence,
+    delta: profile.delta,
+    significance: profile.significance,
+    targetDepth: profile.targetDepth,
+    depths: profile.depths.map((d) => ({ depth: d.depth, accepted: d.accepted, rejected: d.rejected, auc: d.auc, tau: d.tau, sweetSpot: d.sweetSpot })),
+  };
+}
+
+/** The knobs a prepared run starts with: its config's batch and K_max, the τ_d it resolved. */
+export function initialKnobs(prepared: PreparedRun): EngineKnobsEvent {
+  const { config, gates } = prepared;
+  // dense gates every depth the calibration measured; echo and fixed only the sweet spots.
+  const taus = gates ? (config.policy === 'dense' && Object.keys(gates.denseTaus).length > 0 ? gates.denseTaus : gates.taus) : {};
+  return {
+    type: 'knobs',
+    policy: config.policy,
+    batch: config.batch,
+    kmax: config.kmax,
+    taus: config.policy === 'fixed' && config.tau !== undefined ? Object.fromEntries(Object.keys(taus).map((d) => [d, config.tau!])) : { ...taus },
+    ...(config.policy === 'fixed' && config.tau !== undefined ? { tau: config.tau } : {}),
+    ...(gates ? { confidence: gates.confidence, calibration: calibrationSummary(gates) } : {}),
+  };
+}
+
+/** The knobs after the engine took a change (τ_d replace the old set; fixed keeps one τ for all). */
+export function appliedKnobs(current: EngineKnobsEvent, change: Knobs): EngineKnobsEvent {
+  const { refused: _refused, ...rest } = current;
+  const tau = change.tau ?? current.tau;
+  let taus = change.taus !== undefined ? { ...change.taus } : current.taus;
+  if (current.policy === 'fixed' && tau !== undefined) taus = Object.fromEntries(Object.keys(taus).map((d) => [d, tau]));
+  return { ...rest, batch: change.batch ?? current.batch, kmax: change.kmax ?? current.kmax, taus, ...(tau !== undefined ? { tau } : {}) };
 }
 
 /** The folders of the bundled demo pair, as the host's model scan found them. */
@@ -74,6 +117,11 @@ export const runHandlers: HandlerModule = (host) => {
     forgetRecording();
   });
 
+  // A page opened during a run learns the knobs the engine runs with.
+  host.onHello((ctx) => {
+    if (active?.knobs) ctx.reply(active.knobs);
+  });
+
   const requireLive = (verb: string): LiveRun => {
     if (!active) throw new Error(`no run is in progress to ${verb}`);
     if (!active.live) throw new Error(`the run is still loading; ${verb} once it runs`);
@@ -87,7 +135,7 @@ export const runHandlers: HandlerModule = (host) => {
   };
 
   const start = async (config: RunConfig): Promise<void> => {
-    const run: ActiveRun = { live: null, prepared: null, stopRequested: false, steps: 0 };
+    const run: ActiveRun = { live: null, prepared: null, stopRequested: false, steps: 0, knobs: null };
     active = run;
     host.setRunState('loading');
     forgetRecording();
@@ -132,6 +180,8 @@ export const runHandlers: HandlerModule = (host) => {
       }
       const live = new LiveRun(prepared.runner);
       run.live = live;
+      run.knobs = initialKnobs(prepared);
+      host.broadcast(run.knobs);
       host.setRunState('running');
       let summary;
       try {
@@ -183,8 +233,19 @@ export const runHandlers: HandlerModule = (host) => {
 
     'knobs.set'({ knobs }) {
       const live = requireLive('change knobs of');
-      live.setKnobs(knobs); // refuses, with the reason, a K_max below the batch or the requests in flight
-      active?.prepared?.recorder?.knobs(active.steps, knobs);
+      const run = active!;
+      try {
+        live.setKnobs(knobs); // refuses, with the reason, a K_max below the batch or the requests in flight
+      } catch (err) {
+        // Nothing changed: every studio shows the values the engine kept, and why.
+        if (run.knobs) host.broadcast({ ...run.knobs, refused: firstLine(err) });
+        throw err;
+      }
+      if (run.knobs) {
+        run.knobs = appliedKnobs(run.knobs, knobs);
+        host.broadcast(run.knobs);
+      }
+      run.prepared?.recorder?.knobs(run.steps, knobs);
     },
   };
 };

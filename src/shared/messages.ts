@@ -2,7 +2,7 @@
 // the engine MessagePort, the web host's WebSocket, the engine host's parent channel) carries these
 // plain JSON objects {type, ...} and validates them with these schemas where they enter.
 import { z } from 'zod';
-import { KnobsSchema, RunConfigSchema, WeightPrecisionSchema } from './config.js';
+import { ConfidenceSignalSchema, KnobsSchema, POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema } from './config.js';
 import { DepthHistogramSchema, RunMetricsSchema, StepEventSchema } from './trace-schema.js';
 
 /** Largest message any transport accepts, in bytes of JSON. Frames of big trees stay far below. */
@@ -73,6 +73,53 @@ export const BundledModelSchema = z.object({
 });
 export type BundledModel = z.infer<typeof BundledModelSchema>;
 
+/** One depth of the calibration behind a run's τ_d: what it measured and what it decided. */
+export const CalibrationDepthSchema = z.object({
+  depth: z.number().int().min(0),
+  accepted: z.number().int().min(0),
+  rejected: z.number().int().min(0),
+  /** Null with too few samples in a class to measure. */
+  auc: z.number().min(0).max(1).nullable(),
+  /** The τ whose truncations passed the significance test; null when none did (or too few samples). */
+  tau: z.number().min(0).max(1).nullable(),
+  sweetSpot: z.boolean(),
+});
+export type CalibrationDepth = z.infer<typeof CalibrationDepthSchema>;
+
+/** Where a run's τ_d came from and, for a calibration, its reasons per depth. */
+export const CalibrationSummarySchema = z.object({
+  source: z.enum(['flags', 'profile', 'warm-up']),
+  confidence: ConfidenceSignalSchema,
+  /** The AUC a depth had to pass to be a sweet spot (depth 0 and the last depth: above chance). */
+  delta: z.number().optional(),
+  /** The level a τ's truncations had to be significant at (1: no test). */
+  significance: z.number().optional(),
+  targetDepth: z.number().int().min(0).optional(),
+  depths: z.array(CalibrationDepthSchema),
+});
+export type CalibrationSummary = z.infer<typeof CalibrationSummarySchema>;
+
+/**
+ * The knobs the engine runs with now: sent when a run starts stepping, after every knobs.set
+ * (with `refused` when the engine refused it, the values then being the unchanged ones), and to a
+ * client that says hello during a run. The studio's form shows these, never its own guesses.
+ */
+export const EngineKnobsEventSchema = z.object({
+  type: z.literal('knobs'),
+  policy: z.enum(POLICY_NAMES),
+  batch: z.number().int().min(1),
+  kmax: z.number().int().min(1),
+  /** τ per gated depth (echo, dense, fixed); empty: no gates. */
+  taus: z.record(z.string().regex(/^\d+$/), z.number().min(0).max(1)),
+  /** fixed: its one τ. */
+  tau: z.number().min(0).max(1).optional(),
+  confidence: ConfidenceSignalSchema.optional(),
+  calibration: CalibrationSummarySchema.optional(),
+  /** Why the last knobs.set was refused. */
+  refused: z.string().optional(),
+});
+export type EngineKnobsEvent = z.infer<typeof EngineKnobsEventSchema>;
+
 export const EventSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('status'),
@@ -108,6 +155,7 @@ export const EventSchema = z.discriminatedUnion('type', [
     tArMs: z.number().min(0),
     target: z.string(),
   }),
+  EngineKnobsEventSchema,
 ]);
 export type EngineEvent = z.infer<typeof EventSchema>;
 export type EventType = EngineEvent['type'];

@@ -224,6 +224,8 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
       const modelled = { totalMs: 0, draftMs: 0, verifyMs: 0 };
       const runner = createRunner(setup, {
         policy: record && expansions ? expansions.wrap(which) : which,
+        // A recorded trace carries each node's token text, as the studio's do.
+        decodeText: record && recorder !== null,
         onStep: (event) => {
           metrics.addStep(event);
           if (record) recorder?.step(expansions ? expansions.annotate(event) : event);

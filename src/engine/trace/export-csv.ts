@@ -26,6 +26,7 @@ export const CSV_COLUMNS = [
   'stop_depth',
   'confidences',
   'confidence_signal',
+  'accepted_text',
 ] as const;
 
 type CsvValue = string | number | undefined;
@@ -69,6 +70,8 @@ export function* csvRows(trace: TraceContents): Generator<string> {
         stop_depth: r.stop?.depth,
         confidences: r.confidences.join(' '),
         confidence_signal: stepConfidenceSignal(s),
+        // Traces written before nodes carried text leave it empty.
+        accepted_text: r.nodes.some((n) => n.text !== undefined) ? r.accepted.map((id) => r.nodes[id]?.text ?? '').join('') : undefined,
       };
       yield csvRecord(CSV_COLUMNS.map((c) => row[c]));
     }

@@ -1,4 +1,5 @@
 // View-model for the per-depth confidence histograms and the draggable τ line.
+import type { CalibrationSummary } from '../../shared/messages.js';
 import type { DepthHistogram, StepEvent } from '../../shared/events.js';
 
 export interface HistogramBin {
@@ -75,4 +76,32 @@ export function tausInUse(step: StepEvent | null): Record<string, number> {
   if (step === null) return out;
   for (const req of step.requests) for (const gate of req.gates) out[String(gate.depth)] ??= gate.tau;
   return out;
+}
+
+/** Why the calibration gated a depth or not, in a reader's words; null when it did not measure it. */
+export function calibrationReason(summary: CalibrationSummary | undefined, depth: number): string | null {
+  if (!summary) return null;
+  if (summary.source === 'flags') return depth === 0 ? 'τ_d given with the run: no calibration' : null;
+  const d = summary.depths.find((entry) => entry.depth === depth);
+  if (!d) return 'the calibration did not reach this depth';
+  const counts = `${d.accepted} accepted, ${d.rejected} rejected`;
+  if (d.auc === null) return `calibration: too few samples to judge (${counts}): no gate`;
+  const auc = `AUC ${d.auc.toFixed(2)}`;
+  const test = summary.significance !== undefined && summary.significance < 1 ? ` at significance ${summary.significance}` : '';
+  if (d.tau === null) return `calibration: ${auc}; no τ cut layers accepted significantly less often than the alternative${test}: no gate`;
+  const anchor = depth === 0 || depth === summary.targetDepth;
+  const bar = anchor ? 0.5 : summary.delta;
+  if (!d.sweetSpot) return `calibration: ${auc} ≤ ${bar === undefined ? 'the bar' : bar === 0.5 ? 'chance (0.5)' : `δ ${bar}`}: not a sweet spot, no gate (τ ${d.tau.toFixed(3)} passed the test${test})`;
+  return `calibration: ${auc} > ${bar === 0.5 ? 'chance' : `δ ${bar ?? ''}`} and τ ${d.tau.toFixed(3)} passed the test${test}: gated`;
+}
+
+/** One line on where the run's τ_d came from. */
+export function calibrationHeadline(summary: CalibrationSummary | undefined, gated: number): string | null {
+  if (!summary) return null;
+  const from = summary.source === 'flags' ? 'given with the run' : summary.source === 'profile' ? 'a calibration profile' : 'a warm-up calibration';
+  const rule =
+    summary.source === 'flags'
+      ? ''
+      : ` (${summary.confidence}${summary.delta !== undefined ? `, sweet spot: AUC > δ ${summary.delta}` : ''}${summary.significance !== undefined && summary.significance < 1 ? `, τ significant at ${summary.significance}` : ''})`;
+  return `τ_d from ${from}${rule}: ${gated === 0 ? 'no gate chosen; the reasons are under each depth' : `${gated} gated ${gated === 1 ? 'depth' : 'depths'}`}`;
 }

@@ -4,7 +4,7 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { RunConfig } from '../../shared/config.js';
 import type { DepthHistogram, RunMetrics, StepEvent } from '../../shared/events.js';
-import type { EngineEvent, EventOf, RunState, StatusEvent } from '../../shared/messages.js';
+import type { EngineEvent, EngineKnobsEvent, EventOf, RunState, StatusEvent } from '../../shared/messages.js';
 import { digestStep, type DeliveredFrame, type GateStep, type StepDigest } from './digest.js';
 import type { TextSegment } from './requestText.js';
 import { thinSeries, type StepPoint } from './series.js';
@@ -62,6 +62,11 @@ export interface RunSlice {
   seekPending: boolean;
   /** The engine host's latest answer to hw.knee: the target's knee on this machine and its K_max. */
   kneeSuggestion: KneeSuggestion | null;
+  /**
+   * The knobs the engine runs with (its latest 'knobs' event: after the run's setup, after each
+   * knobs.set, refused ones included); null before a run steps. The form shows these.
+   */
+  engineKnobs: EngineKnobsEvent | null;
 }
 
 export interface StreamSlice {
@@ -79,7 +84,10 @@ export interface StreamSlice {
 }
 
 export interface KnobsSlice {
-  /** τ per depth as the user last set it (knobs.set sent); the engine's own values come with gates. */
+  /**
+   * τ per gated depth: the engine's (its knobs events), or what the user set since (knobs.set sent,
+   * until the engine answers). A depth absent has no gate.
+   */
   taus: Record<string, number>;
 }
 
@@ -105,6 +113,8 @@ export interface StudioActions {
   pinStep(step: number | null): void;
   setTeaching(on: boolean): void;
   setTau(depth: number, tau: number): void;
+  /** Takes the gate off a depth (until the engine answers with its own set). */
+  removeTau(depth: number): void;
   keepForCompare(label: string): void;
   clearCompare(): void;
 }
@@ -173,6 +183,7 @@ export function createStudioStore(): StudioStore {
       runEndStep: null,
       seekPending: false,
       kneeSuggestion: null,
+      engineKnobs: null,
       ...emptyStream(),
       taus: {},
       selectedRequestId: null,
@@ -209,11 +220,14 @@ export function createStudioStore(): StudioStore {
           case 'hw.knee':
             set({ kneeSuggestion: event });
             return;
+          case 'knobs':
+            set({ engineKnobs: event, taus: { ...event.taus } });
+            return;
         }
       },
       ingestFrame,
       runStarted(config) {
-        set({ ...emptyStream(), config, taus: { ...(config.taus ?? {}) }, pinnedStep: null, selectedRequestId: null, runEndStep: null, seekPending: false });
+        set({ ...emptyStream(), config, engineKnobs: null, taus: { ...(config.taus ?? {}) }, pinnedStep: null, selectedRequestId: null, runEndStep: null, seekPending: false });
       },
       reportError(message, detail) {
         const error: StudioError = { id: nextErrorId++, message, ...(detail !== undefined ? { detail } : {}) };
@@ -241,6 +255,10 @@ export function createStudioStore(): StudioStore {
       },
       setTau(depth, tau) {
         set({ taus: { ...get().taus, [String(depth)]: tau } });
+      },
+      removeTau(depth) {
+        const { [String(depth)]: _removed, ...rest } = get().taus;
+        set({ taus: rest });
       },
       keepForCompare(label) {
         set({ compare: { label, points: get().points.slice(), metrics: get().metrics } });

@@ -8,8 +8,9 @@ import { memo, useCallback, useRef, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, XAxis, YAxis } from 'recharts';
 import type { DepthHistogram } from '../../shared/events.js';
 import { stepConfidenceSignal } from '../../shared/trace-schema.js';
-import { histogramBins, isSweetSpot, pointerFromTau, sampleCount, tauFromPointer, tausInUse, unverifiedCount } from '../studio/histograms.js';
+import { calibrationHeadline, calibrationReason, histogramBins, isSweetSpot, pointerFromTau, sampleCount, tauFromPointer, tausInUse, unverifiedCount } from '../studio/histograms.js';
 import type { StudioState } from '../studio/store.js';
+import { isGatedPolicy } from '../../shared/config.js';
 import { formatNumber } from '../studio/tokens.js';
 import { STATE_COLOURS, UNVERIFIED_COLOUR } from './colors.js';
 import { useOnScreen, useSend, useStudio, useStudioStore, useThrottledStudio } from './StudioContext.js';
@@ -78,6 +79,8 @@ function TauLine({ depth, tau, plotLeft, plotWidth, onCommit }: TauLineProps) {
           onCommit(value);
         }}
         onPointerCancel={() => setDragging(null)}
+        // A release on the line is a drag, not a click on the chart (which would place the gate).
+        onClick={(e) => e.stopPropagation()}
         onKeyDown={(e) => {
           const delta = e.key === 'ArrowRight' || e.key === 'ArrowUp' ? 0.01 : e.key === 'ArrowLeft' || e.key === 'ArrowDown' ? -0.01 : 0;
           if (delta === 0) return;
@@ -97,6 +100,9 @@ const DepthChart = memo(function DepthChart({
   tau,
   engineTau,
   onTau,
+  editable,
+  onRemove,
+  reason,
 }: {
   depth: number;
   /** Position in the list; spreads the charts' re-renders over the update interval. */
@@ -104,6 +110,11 @@ const DepthChart = memo(function DepthChart({
   tau: number | undefined;
   engineTau: number | undefined;
   onTau(depth: number, tau: number): void;
+  /** Gates can be added, moved and removed (a live run of a gated policy). */
+  editable: boolean;
+  onRemove(depth: number): void;
+  /** Why the calibration gated this depth or not. */
+  reason: string | null;
 }) {
   const slotRef = useRef<HTMLDivElement>(null);
   const onScreen = useOnScreen(slotRef);
@@ -111,7 +122,9 @@ const DepthChart = memo(function DepthChart({
   const histogram = useThrottledStudio(selectHistogram, CHART_INTERVAL_MS, Object.is, (order * CHART_PHASE_STEP_MS) % CHART_INTERVAL_MS, onScreen);
   return (
     <div ref={slotRef} className="depth-chart-slot">
-      {histogram !== undefined && <DepthChartBody histogram={histogram} tau={tau} engineTau={engineTau} onTau={onTau} />}
+      {histogram !== undefined && (
+        <DepthChartBody histogram={histogram} tau={tau} engineTau={engineTau} onTau={onTau} editable={editable} onRemove={onRemove} reason={reason} />
+      )}
     </div>
   );
 });
@@ -121,11 +134,17 @@ function DepthChartBody({
   tau,
   engineTau,
   onTau,
+  editable,
+  onRemove,
+  reason,
 }: {
   histogram: DepthHistogram;
   tau: number | undefined;
   engineTau: number | undefined;
   onTau(depth: number, tau: number): void;
+  editable: boolean;
+  onRemove(depth: number): void;
+  reason: string | null;
 }) {
   const boxRef = useRef<HTMLDivElement>(null);
   const { width } = useCanvasSize(boxRef);
@@ -150,6 +169,11 @@ function DepthChartBody({
         )}
         {sweet && <span className="badge sweet" title="AUC above the sweet-spot threshold: a good place for a gate">sweet spot</span>}
         {tau !== undefined && <span className="badge gated">gated</span>}
+        {editable && tau !== undefined && (
+          <button type="button" className="link-button" data-testid={`remove-gate-${histogram.depth}`} onClick={() => onRemove(histogram.depth)}>
+            remove gate
+          </button>
+        )}
         {engineTau !== undefined && tau !== undefined && engineTau !== tau && <span className="pending">engine still at τ {formatNumber(engineTau)}</span>}
         {engineTau !== undefined && (tau === undefined || engineTau === tau) && (
           <span className="muted" data-testid={`engine-tau-${histogram.depth}`}>
@@ -157,7 +181,25 @@ function DepthChartBody({
           </span>
         )}
       </figcaption>
-      <div className="chart-box" ref={boxRef}>
+      {reason && (
+        <p className="calibration-reason" data-testid={`calibration-reason-${histogram.depth}`}>
+          {reason}
+        </p>
+      )}
+      <div
+        className={`chart-box${editable ? ' editable' : ''}`}
+        ref={boxRef}
+        data-testid={`chart-box-${histogram.depth}`}
+        title={editable ? (tau === undefined ? 'click to put a gate here: τ at the click' : 'click to move the gate here; drag its line') : undefined}
+        onClick={
+          editable && plotWidth > 0
+            ? (e) => {
+                const rect = e.currentTarget.getBoundingClientRect();
+                onTau(histogram.depth, tauFromPointer(e.clientX - rect.left, plotLeft, plotWidth));
+              }
+            : undefined
+        }
+      >
         {width > 0 && (
           <BarChart width={width} height={CHART_HEIGHT} data={bins} margin={MARGIN} barCategoryGap={1} barGap={0}>
             <CartesianGrid strokeDasharray="2 3" vertical={false} />
@@ -183,20 +225,38 @@ export function Histograms() {
   const depths = useThrottledStudio(selectDepths, CHART_INTERVAL_MS, sameNumbers);
   const engineTaus = useThrottledStudio(selectEngineTaus, 250, sameRecord);
   const knobTaus = useStudio((s) => s.taus);
+  const engineKnobs = useStudio((s) => s.engineKnobs);
+  const runState = useStudio((s) => s.runState);
+  const editable = engineKnobs !== null && isGatedPolicy(engineKnobs.policy) && (runState === 'running' || runState === 'paused');
+  const calibration = engineKnobs?.calibration;
   // τ_d are only meaningful in the signal they were calibrated in: say which one this run reads
   // (a replayed version 1 trace names none: its steps are path-prob).
   const signal = useStudio((s) => (s.latestStep ? stepConfidenceSignal(s.latestStep) : null));
   const store = useStudioStore();
   const send = useSend();
-  const taus = { ...engineTaus, ...knobTaus };
+  // With the engine's knobs known, its τ_d (and the user's changes since) are the gates; a replay
+  // without them shows the τ its gate checks carried.
+  const taus = engineKnobs !== null ? knobTaus : { ...engineTaus, ...knobTaus };
   const commit = useCallback(
     (depth: number, tau: number): void => {
-      const current = { ...tausInUse(store.getState().latestStep), ...store.getState().taus };
-      store.getState().setTau(depth, tau);
+      const state = store.getState();
+      const current = state.engineKnobs !== null ? { ...state.taus } : { ...tausInUse(state.latestStep), ...state.taus };
+      state.setTau(depth, tau);
       send({ type: 'knobs.set', knobs: { taus: { ...current, [String(depth)]: tau } } });
     },
     [store, send],
   );
+  const remove = useCallback(
+    (depth: number): void => {
+      const state = store.getState();
+      const { [String(depth)]: _removed, ...rest } = state.taus;
+      state.removeTau(depth);
+      send({ type: 'knobs.set', knobs: { taus: rest } });
+    },
+    [store, send],
+  );
+  const gated = Object.keys(taus).length;
+  const headline = calibrationHeadline(calibration, engineKnobs ? Object.keys(engineKnobs.taus).length : gated);
   return (
     <section className="view histograms" aria-label="Confidence histograms">
       <header className="view-header">
@@ -216,15 +276,31 @@ export function Histograms() {
           <span>
             <span className="swatch dot" style={{ background: UNVERIFIED_COLOUR }} /> never verified (no outcome)
           </span>
-          <span>drag τ to change the gate live</span>
+          {editable && gated > 0 && <span>drag τ to move a gate</span>}
+          {editable && <span data-testid="gate-hint">click a depth's chart to put a gate there</span>}
         </span>
       </header>
+      {headline && (
+        <p className="calibration-headline" data-testid="calibration-headline">
+          {headline}
+        </p>
+      )}
       {depths.length === 0 ? (
         <p className="muted">Histograms fill as the engine verifies drafts.</p>
       ) : (
         <div className="depth-charts">
           {depths.map((depth, order) => (
-            <DepthChart key={depth} depth={depth} order={order} tau={taus[String(depth)]} engineTau={engineTaus[String(depth)]} onTau={commit} />
+            <DepthChart
+              key={depth}
+              depth={depth}
+              order={order}
+              tau={taus[String(depth)]}
+              engineTau={engineTaus[String(depth)]}
+              onTau={commit}
+              editable={editable}
+              onRemove={remove}
+              reason={calibrationReason(calibration, depth)}
+            />
           ))}
         </div>
       )}

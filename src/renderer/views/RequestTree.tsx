@@ -114,7 +114,7 @@ export function RequestTreeSvg({ request: full, showPruned = false }: { request:
         return (
           <g key={`n-${n.id}`} transform={`translate(${cx(i) - NODE_W / 2},${cy(i) - NODE_H / 2})`} data-state={states[i]} data-grant={mark ?? undefined}>
             <title>
-              {`${label} · ${STATE_LABELS[states[i]]} · log q ${formatNumber(n.logq)} · S ${formatNumber(n.pathScore)}${
+              {`${n.parent < 0 ? `root ${tokenLabel(n)}` : label} · token id ${n.token} · ${STATE_LABELS[states[i]]} · log q ${formatNumber(n.logq)} · S ${formatNumber(n.pathScore)}${
                 mark ? ` · ${mark === 'depth' ? 'depth extension' : 'width expansion'}` : ''
               }${n.paidBy !== undefined ? ` · paid by request ${n.paidBy}` : ''}`}
             </title>

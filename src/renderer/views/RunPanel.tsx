@@ -2,7 +2,7 @@
 // run is live, the knobs (K_max, batch, τ) apply between steps through knobs.set, no restart.
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { ConfidenceSignalSchema, isGatedPolicy, KnobsSchema, parseAttentionWindow, POLICY_NAMES, RunConfigSchema, type AttentionWindow, type ConfidenceSignal, type Knobs, type PolicyName, type RunConfig } from '../../shared/config.js';
-import type { BundledModel } from '../../shared/messages.js';
+import type { BundledModel, EngineKnobsEvent } from '../../shared/messages.js';
 import type { KneeSuggestion } from '../studio/store.js';
 import { useSend, useStudio, useStudioStore } from './StudioContext.js';
 
@@ -131,8 +131,54 @@ export function formToConfig(form: RunForm): { config: RunConfig } | { errors: F
   return { config: parsed.data };
 }
 
-/** The knobs a live run can take from the form. */
-export function formToKnobs(form: RunForm): { knobs: Knobs } | { errors: FieldErrors } {
+/** τ_d as the form writes them: "0:0.2, 2:0.35"; no gates: "none". */
+export function formatTaus(taus: Record<string, number>): string {
+  const depths = Object.keys(taus).sort((a, b) => Number(a) - Number(b));
+  return depths.length === 0 ? 'none' : depths.map((d) => `${d}:${taus[d]}`).join(', ');
+}
+
+/** The knob fields of the form as the engine's knobs would fill them. */
+export function knobFields(knobs: EngineKnobsEvent): Pick<RunForm, 'policy' | 'batch' | 'kmax' | 'taus' | 'tau'> & { confidence?: ConfidenceSignal } {
+  return {
+    policy: knobs.policy,
+    batch: String(knobs.batch),
+    kmax: String(knobs.kmax),
+    taus: formatTaus(knobs.taus),
+    tau: knobs.tau !== undefined ? String(knobs.tau) : DEFAULT_FORM.tau,
+    ...(knobs.confidence ? { confidence: knobs.confidence } : {}),
+  };
+}
+
+const KNOB_FIELDS = ['policy', 'batch', 'kmax', 'taus', 'tau', 'confidence'] as const;
+
+/**
+ * The form after the engine reported its knobs. A refused change puts back every knob the engine
+ * kept; otherwise a field the user edited since the engine's previous report keeps the edit.
+ */
+export function syncForm(form: RunForm, knobs: EngineKnobsEvent, previous: EngineKnobsEvent | null): RunForm {
+  const next = { ...form };
+  const fields = knobFields(knobs);
+  const before = previous ? knobFields(previous) : null;
+  for (const key of KNOB_FIELDS) {
+    const value = fields[key];
+    if (value === undefined) continue;
+    const edited = before !== null && knobs.refused === undefined && before[key] !== undefined && form[key] !== before[key];
+    if (!edited) (next as Record<string, unknown>)[key] = value;
+  }
+  return next;
+}
+
+const sameTaus = (a: Record<string, number>, b: Record<string, number>): boolean => {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => b[k] === a[k]);
+};
+
+/**
+ * The knobs a live run takes from the form: only those that differ from what the engine runs
+ * (`engine`), so an Apply that changes K_max leaves a τ dragged meanwhile alone. Without the
+ * engine's knobs (an older host), every knob in the form.
+ */
+export function formToKnobs(form: RunForm, engine: EngineKnobsEvent | null = null): { knobs: Knobs } | { errors: FieldErrors } {
   const taus = parseTaus(form.taus);
   if (typeof taus === 'string') return { errors: { taus } };
   const parsed = KnobsSchema.safeParse({
@@ -145,10 +191,29 @@ export function formToKnobs(form: RunForm): { knobs: Knobs } | { errors: FieldEr
     for (const issue of parsed.error.issues) errors[(issue.path[0] ?? 'form') as keyof FieldErrors] ??= issue.message;
     return { errors };
   }
-  if (parsed.data.kmax !== undefined && parsed.data.batch !== undefined && parsed.data.kmax < parsed.data.batch) {
-    return { errors: { kmax: `K_max (${parsed.data.kmax}) is below the batch size (${parsed.data.batch})` } };
+  const knobs: Knobs = { ...parsed.data };
+  if (engine) {
+    if (knobs.kmax === engine.kmax) delete knobs.kmax;
+    if (knobs.batch === engine.batch) delete knobs.batch;
+    if (knobs.taus !== undefined && sameTaus(knobs.taus, engine.taus)) delete knobs.taus;
+    if (knobs.tau !== undefined && knobs.tau === engine.tau) delete knobs.tau;
   }
-  return { knobs: parsed.data };
+  const kmax = knobs.kmax ?? engine?.kmax;
+  const batch = knobs.batch ?? engine?.batch;
+  if (kmax !== undefined && batch !== undefined && kmax < batch) {
+    return { errors: { kmax: `K_max (${kmax}) is below the batch size (${batch})` } };
+  }
+  return { knobs };
+}
+
+/** "K_max 128, τ_d 0:0.2" for the knobs a change names. */
+export function describeKnobs(knobs: Knobs): string {
+  const parts: string[] = [];
+  if (knobs.batch !== undefined) parts.push(`batch ${knobs.batch}`);
+  if (knobs.kmax !== undefined) parts.push(`K_max ${knobs.kmax}`);
+  if (knobs.taus !== undefined) parts.push(`τ_d ${formatTaus(knobs.taus)}`);
+  if (knobs.tau !== undefined) parts.push(`τ ${knobs.tau}`);
+  return parts.join(', ');
 }
 
 function Field({ label, error, children, htmlFor }: { label: string; error?: string; children: ReactNode; htmlFor: string }) {
@@ -180,6 +245,17 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
   const send = useSend();
   const live = runState === 'running' || runState === 'paused' || runState === 'loading';
   const kneeSuggestion = useStudio((s) => s.kneeSuggestion);
+  const engineKnobs = useStudio((s) => s.engineKnobs);
+  const shownKnobs = useRef<EngineKnobsEvent | null>(null);
+  // The engine's knobs are the truth: its start values, a dragged τ, a refused change all land in the form.
+  useEffect(() => {
+    if (engineKnobs === null || engineKnobs === shownKnobs.current) return;
+    const previous = shownKnobs.current;
+    shownKnobs.current = engineKnobs;
+    setForm((f) => syncForm(f, engineKnobs, previous));
+    if (engineKnobs.refused !== undefined) setKnobsNote(`refused (${engineKnobs.refused}); the form shows what the engine runs`);
+    else if (previous !== null) setKnobsNote('applied; the form shows what the engine runs');
+  }, [engineKnobs]);
   const kneeApplied = useRef<KneeSuggestion | null>(kneeSuggestion);
   // The host reports the timing as the 'knee' task until it answers or fails.
   const timingKnee = useStudio((s) => s.progress.knee !== undefined);
@@ -215,15 +291,19 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
   };
 
   const applyKnobs = (): void => {
-    const result = formToKnobs(form);
+    const result = formToKnobs(form, engineKnobs);
     if ('errors' in result) {
       setErrors(result.errors);
       return;
     }
     setErrors({});
+    if (Object.keys(result.knobs).length === 0) {
+      setKnobsNote('unchanged: the form already shows what the engine runs');
+      return;
+    }
     for (const [depth, tau] of Object.entries(result.knobs.taus ?? {})) store.getState().setTau(Number(depth), tau);
     send({ type: 'knobs.set', knobs: result.knobs });
-    setKnobsNote('sent; the engine applies them from its next step');
+    setKnobsNote(`sent (${describeKnobs(result.knobs)}); the engine applies them from its next step`);
   };
 
   const askKnee = (): void => {
@@ -429,7 +509,11 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
           </button>
         )}
       </div>
-      {live && knobsNote && <p className="muted">Knobs {knobsNote}.</p>}
+      {knobsNote && (live || engineKnobs?.refused !== undefined) && (
+        <p className="muted" data-testid="knobs-note">
+          Knobs {knobsNote}.
+        </p>
+      )}
     </form>
   );
 }

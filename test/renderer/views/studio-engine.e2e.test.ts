@@ -82,7 +82,7 @@ describe.skipIf(staticSkip !== null)('studio on the real engine (web host, demo 
       ctx.skip();
     }
     await page.getByLabel('batch size').fill('16');
-    await page.getByLabel('K_max').fill('96');
+    await page.locator('#run-kmax').fill('96');
     // Enough requests that the run outlasts the next two tests (they drag τ and pause it): on the
     // stand-in pair 64 requests finish in a few seconds, and a finished run reports no τ.
     await page.getByLabel('requests').fill('512');
@@ -132,12 +132,66 @@ describe.skipIf(staticSkip !== null)('studio on the real engine (web host, demo 
     await page.getByTestId(`engine-tau-${depth}`).getByText(`engine τ ${after.toFixed(2)}`).waitFor({ timeout: 120_000 });
   });
 
+  it('keeps a dragged τ when Apply then changes only K_max', async (ctx) => {
+    if (dynamicSkip) ctx.skip();
+    const line = page.locator('[data-testid^="tau-line-"]').first();
+    const depth = (await line.getAttribute('data-testid'))?.replace('tau-line-', '') ?? '0';
+    const dragged = Number(await line.getAttribute('aria-valuenow'));
+    const tausField = page.getByLabel('τ_d (depth:τ, …; empty: calibrate first)');
+    // The engine's knobs event put the dragged τ in the form.
+    await expect.poll(() => tausField.inputValue(), { timeout: 30_000 }).toContain(`${depth}:${dragged}`);
+    await page.locator('#run-kmax').fill('112');
+    await page.getByRole('button', { name: 'Apply knobs' }).click();
+    await page.getByTestId('knobs-note').getByText(/applied/).waitFor({ timeout: 30_000 });
+    expect(await tausField.inputValue()).toContain(`${depth}:${dragged}`);
+    expect(await page.locator('#run-kmax').inputValue()).toBe('112');
+    // The engine's next steps still gate with the dragged τ.
+    await page.getByTestId(`engine-tau-${depth}`).getByText(`engine τ ${dragged.toFixed(2)}`).waitFor({ timeout: 60_000 });
+  });
+
+  it('shows the engine values after it refuses a batch past its KV slots', async (ctx) => {
+    if (dynamicSkip) ctx.skip();
+    await page.getByLabel('batch size').fill('64');
+    await page.locator('#run-kmax').fill('128');
+    await page.getByRole('button', { name: 'Apply knobs' }).click();
+    await page.getByTestId('knobs-note').getByText(/refused/).waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId('knobs-note').textContent()).toMatch(/exceeds the 16 KV slots/);
+    expect(await page.getByLabel('batch size').inputValue()).toBe('16');
+    expect(await page.locator('#run-kmax').inputValue()).toBe('112');
+  });
+
+  it('adds a gate with a click on a depth histogram, then removes it', async (ctx) => {
+    if (dynamicSkip) ctx.skip();
+    const tausField = page.getByLabel('τ_d (depth:τ, …; empty: calibrate first)');
+    const before = await tausField.inputValue();
+    // A depth the run does not gate yet (the run gates 0 and 2).
+    const box = page.getByTestId('chart-box-1');
+    await box.waitFor({ timeout: 60_000 });
+    await box.scrollIntoViewIfNeeded();
+    const rect = await box.boundingBox();
+    if (!rect) throw new Error('the depth-1 histogram is not visible');
+    // Plot area: left 34 px (y axis), right margin 10 px; click at τ ≈ 0.5.
+    await page.mouse.click(rect.x + 34 + (rect.width - 44) * 0.5, rect.y + rect.height / 2);
+    await page.getByTestId('tau-line-1').waitFor({ timeout: 30_000 });
+    const tau = Number(await page.getByTestId('tau-line-1').getAttribute('aria-valuenow'));
+    expect(tau).toBeGreaterThan(0.4);
+    expect(tau).toBeLessThan(0.6);
+    await expect.poll(() => tausField.inputValue(), { timeout: 30_000 }).toContain(`1:${tau}`);
+    await page.getByTestId('remove-gate-1').click();
+    await page.getByTestId('tau-line-1').waitFor({ state: 'detached', timeout: 30_000 });
+    await expect.poll(() => tausField.inputValue(), { timeout: 30_000 }).toBe(before);
+  });
+
   it('saves a screenshot of each view', async (ctx) => {
     if (dynamicSkip) ctx.skip();
     await page.getByRole('button', { name: 'Pause' }).click();
     const box = await page.getByTestId('super-tree-canvas').boundingBox();
     if (box) await page.mouse.click(box.x + 30, box.y + 30);
     await page.locator('svg.request-tree').waitFor({ timeout: 30_000 });
+    // Tokens show as text, their ids on hover.
+    const labels = await page.locator('svg.request-tree g[data-state] text').allTextContents();
+    expect(labels.some((t) => t.startsWith('"'))).toBe(true);
+    expect(await page.locator('svg.request-tree g[data-state] title').first().textContent()).toMatch(/token id \d+/);
     await mkdir(SHOTS, { recursive: true });
     await page.screenshot({ path: path.join(SHOTS, 'studio.png') });
     // The README's picture: a run on the trained demo pair, never the stand-in pair.
