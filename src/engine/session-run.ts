@@ -13,6 +13,8 @@ import { warmupProgressLog } from './calibrate/warmup.js';
 import { RunMetricsAccumulator } from './metrics/run-metrics.js';
 import { loadPair, type ModelPair } from './pair.js';
 import { measureForwardCurve } from './cost/measure.js';
+import { parseModelConfig, readConfigJson } from './model/config.js';
+import { kvFitProblem } from './model/kv-budget.js';
 import { DEFAULT_DRAFT_COST } from './policy/echo.js';
 import { createPolicy, type PolicyOptions, type SpeculationPolicy } from './policy/index.js';
 import { Runner, slotRows, type RunSummary, type WorkItem } from './runner.js';
@@ -84,6 +86,19 @@ export interface RunSetupOptions {
   measureDraftCost?: boolean;
   /** Setup phases as they happen: 'load' (tokenise, load both models), 'calibrate' (warm-up). */
   progress?: (task: 'load' | 'calibrate', done: number, total: number, message?: string) => void;
+  /** Stops the setup between its phases (and the warm-up between its steps); models loaded so far are released. */
+  signal?: AbortSignal;
+}
+
+/** Refuses, with the reason, KV slots that cannot fit this machine, before any model loads. */
+export function checkKvFits(dirs: { draftDir: string; targetDir: string }, slots: number, maxLength: number, policy: RunConfig['policy']): void {
+  const config = (dir: string) => {
+    const { path: file, json } = readConfigJson(dir);
+    return parseModelConfig(json, file);
+  };
+  const models = [{ name: 'target', config: config(dirs.targetDir) }, ...(policy === 'ar' ? [] : [{ name: 'draft', config: config(dirs.draftDir) }])];
+  const problem = kvFitProblem(models, slots, maxLength);
+  if (problem !== null) throw new Error(`${problem}: lower the batch, K_max or max new tokens`);
 }
 
 /** A run's models, prompts and policy, loaded and resolved; release() frees the models. */
@@ -108,27 +123,36 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
   const records = takeRequests(source, config.requests);
   createPolicy(config.policy, { ...config }); // an unknown or misconfigured policy fails before any model loads
   const progress = options.progress ?? (() => {});
+  const signal = options.signal;
   progress('load', 0, 3, 'reading the tokenizer');
-  // Tokenise with the target's tokenizer before loading, to size the KV slots.
+  // Tokenise with the target's tokenizer before loading, to size the KV slots. Requests past the
+  // source's length repeat its prompts (takeRequests), so each prompt is tokenised once.
   const { ModelTokenizer } = await import('./model/tokenizer.js');
   const tokenizer = ModelTokenizer.load(targetDir);
-  const workload = records.map((r) => ({ id: r.id, promptTokens: encodePrompt(r, tokenizer), arrivalMs: r.arrivalMs }));
+  const encoded: Array<number[] | undefined> = new Array(source.length);
+  const tokensOf = (i: number): number[] => (encoded[i] ??= encodePrompt(source[i], tokenizer));
+  const workload = records.map((r, i) => ({ id: r.id, promptTokens: tokensOf(i % source.length), arrivalMs: r.arrivalMs }));
   // A gated policy without τ_d calibrates on a warm-up over the first prompts of the same source
   // (as many as `calibrate` takes, not just the run's few), so the KV slots must fit those too.
   const warmupWorkload = needsWarmup(config)
-    ? source.slice(0, AUTO_WARMUP.prompts).map((r, i) => ({ id: `warmup-${i}`, promptTokens: encodePrompt(r, tokenizer) }))
+    ? source.slice(0, AUTO_WARMUP.prompts).map((_, i) => ({ id: `warmup-${i}`, promptTokens: tokensOf(i) }))
     : [];
-  const others = (options.alsoFits ?? []).map((r) => encodePrompt(r, tokenizer).length);
-  const longest = Math.max(...workload.map((w) => w.promptTokens.length), ...warmupWorkload.map((w) => w.promptTokens.length), ...others);
+  let longest = 0;
+  for (const tokens of encoded) if (tokens !== undefined && tokens.length > longest) longest = tokens.length;
+  for (const r of options.alsoFits ?? []) longest = Math.max(longest, encodePrompt(r, tokenizer).length);
   const maxLength = slotRows(longest, config.maxNewTokens, config.kmax);
+  const slots = Math.max(config.batch, options.slots ?? 0);
+  checkKvFits({ draftDir, targetDir }, slots, maxLength, config.policy);
+  signal?.throwIfAborted();
   progress('load', 1, 3, 'building or reusing the ONNX graphs and starting onnxruntime');
   const onMessage = (line: string) => {
     options.log?.(line);
     progress('load', 1, 3, line);
   };
-  const pair = await loadPair(draftDir, targetDir, { slots: Math.max(config.batch, options.slots ?? 0), maxLength, threads: options.threads, provider: options.provider, draftPrecision: options.draftPrecision, draftWindow: config.draftWindow, onMessage });
+  const pair = await loadPair(draftDir, targetDir, { slots, maxLength, threads: options.threads, provider: options.provider, draftPrecision: options.draftPrecision, draftWindow: config.draftWindow, onMessage });
   progress('load', 2, 3, 'models loaded');
   try {
+    signal?.throwIfAborted();
     // echo / dense / fixed: τ_d from the config, else its profile, else a short announced warm-up.
     const logProgress = options.log ? warmupProgressLog(options.log) : undefined;
     const gates = await resolveGates({
@@ -145,6 +169,7 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
         progress('calibrate', 0, 1, line);
       },
       onProgress: (finished, total) => {
+        signal?.throwIfAborted(); // a stop during the warm-up ends it here, between its steps
         logProgress?.(finished, total);
         progress('calibrate', finished, total, `warm-up: ${finished} of ${total} prompt runs finished`);
       },

@@ -5,6 +5,8 @@
 // chat template, as instruct models expect) are required; `domain` and `arrivalMs` (ms after the
 // run starts) optional. Blank lines are skipped. A bad line is an error naming the file, the line
 // and what is wrong.
+// A file whose first non-blank line is not a JSON object is plain text instead: each non-blank
+// line is one prompt, with ids "line-N" (its line number).
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { ChatMessage } from './model/tokenizer.js';
@@ -59,10 +61,32 @@ export function encodePrompt(record: PromptRecord, tokenizer: PromptTokenizer): 
   return tokenizer.encode(promptText(record, tokenizer), { addSpecialTokens: record.messages === undefined });
 }
 
+/** Whether a prompts file is JSON Lines (its first non-blank line is a JSON object) or plain lines. */
+export function promptsFormat(text: string): 'jsonl' | 'lines' {
+  const first = text.split('\n').find((line) => line.trim() !== '')?.trim() ?? '';
+  if (!first.startsWith('{')) return 'lines';
+  try {
+    const value: unknown = JSON.parse(first);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? 'jsonl' : 'lines';
+  } catch {
+    // A first line that opens a brace but is not JSON is a broken JSONL file, not prose: say so.
+    return 'jsonl';
+  }
+}
+
+/** A prompts file's records: JSON Lines, or one plain-text prompt per non-blank line. */
 export function parsePrompts(text: string, source: string): PromptRecord[] {
   const records: PromptRecord[] = [];
   const seen = new Map<string, number>();
   const lines = text.split('\n');
+  if (promptsFormat(text) === 'lines') {
+    for (let i = 0; i < lines.length; i++) {
+      const prompt = lines[i].replace(/\r$/, '');
+      if (prompt.trim() !== '') records.push({ id: `line-${i + 1}`, prompt });
+    }
+    if (records.length === 0) throw new Error(`${source}: no prompts in the file`);
+    return records;
+  }
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i].trim();
     if (line === '') continue;

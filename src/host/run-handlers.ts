@@ -25,6 +25,8 @@ interface ActiveRun {
   live: LiveRun | null;
   prepared: PreparedRun | null;
   stopRequested: boolean;
+  /** Aborts the setup (loading, warm-up) when the run is stopped before it steps. */
+  setup: AbortController;
   /** Steps emitted so far: the next step's index, where a knobs change takes effect. */
   steps: number;
   /** What the engine runs with now (null while loading). */
@@ -135,7 +137,7 @@ export const runHandlers: HandlerModule = (host) => {
   };
 
   const start = async (config: RunConfig): Promise<void> => {
-    const run: ActiveRun = { live: null, prepared: null, stopRequested: false, steps: 0, knobs: null };
+    const run: ActiveRun = { live: null, prepared: null, stopRequested: false, setup: new AbortController(), steps: 0, knobs: null };
     active = run;
     host.setRunState('loading');
     forgetRecording();
@@ -149,6 +151,7 @@ export const runHandlers: HandlerModule = (host) => {
       prepared = await prepareRun(config, {
         ...(models ? { models } : {}),
         trace,
+        signal: run.setup.signal,
         progress: (task, done, total, message) => host.progress(task, done, total, message),
         onStep: (event) => {
           run.steps = event.step + 1;
@@ -166,6 +169,13 @@ export const runHandlers: HandlerModule = (host) => {
     } catch (err) {
       active = null;
       forgetRecording();
+      if (run.stopRequested) {
+        // Stopped while loading: not a failure. The load bar closes with what happened.
+        host.progress('calibrate', 1, 1);
+        host.progress('load', 1, 1, 'stopped while loading; nothing was run');
+        host.setRunState('idle');
+        return;
+      }
       // Close the progress bars the failed setup left open.
       for (const task of ['load', 'calibrate']) host.progress(task, 1, 1);
       fail(`cannot start the run: ${firstLine(err)}`, (err as Error).stack);
@@ -228,6 +238,7 @@ export const runHandlers: HandlerModule = (host) => {
     'run.stop'() {
       if (!active) throw new Error('no run is in progress to stop');
       active.stopRequested = true;
+      active.setup.abort();
       active.live?.stop();
     },
 

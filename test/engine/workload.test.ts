@@ -33,6 +33,16 @@ describe('prompts JSONL', () => {
     expect(() => parsePrompts(text, 'p.jsonl')).toThrow(message);
   });
 
+  it('reads a plain-text file as one prompt per non-blank line', () => {
+    expect(parsePrompts('def add(a, b):\r\n\n  {not json} here\nThe cat', 'p.txt')).toEqual([
+      { id: 'line-1', prompt: 'def add(a, b):' },
+      { id: 'line-3', prompt: '  {not json} here' },
+      { id: 'line-4', prompt: 'The cat' },
+    ]);
+    // A first line that is a JSON array or a bare string is text too, not a broken JSONL file.
+    expect(parsePrompts('[1, 2]\nx', 'p.txt').map((r) => r.prompt)).toEqual(['[1, 2]', 'x']);
+  });
+
   it('reuses the file with suffixed ids and shifted arrivals when more requests are asked for', () => {
     const records = parsePrompts('{"id":"a","prompt":"x","arrivalMs":0}\n{"id":"b","prompt":"y","arrivalMs":10}', 'p');
     expect(takeRequests(records, 5).map((r) => [r.id, r.arrivalMs])).toEqual([

@@ -199,7 +199,7 @@ export function register(program: Command): void {
     .command('calibrate')
     .description('find the sweet-spot depths and thresholds τ_d of a draft/target pair on warm-up prompts; write a profile')
     .option('--domain <name>', 'bundled prompt set (code, prose, math)')
-    .option('--prompts <file>', 'prompts JSONL file: {"id","prompt"} per line, or {"id","messages":[{"role","content"},…]} rendered by the target’s chat template (optional "domain", "arrivalMs")')
+    .option('--prompts <file>', 'prompts file: one plain-text prompt per line, or JSONL with {"id","prompt"} per line or {"id","messages":[{"role","content"},…]} rendered by the target’s chat template (optional "domain", "arrivalMs")')
     .option('--draft <dir>', 'draft model folder (Hugging Face); default: the bundled demo pair')
     .option('--target <dir>', 'target model folder (Hugging Face)')
     .option('--delta <x>', 'sweet-spot bar: keep depths with AUC_d > δ', delta, DEFAULT_DELTA)

@@ -382,7 +382,7 @@ function parseTaus(value: string): Record<string, number> {
 export function withWorkloadOptions(command: Command, requests: number): Command {
   return command
     .option('--domain <name>', 'bundled prompt set (code, prose, math); default code')
-    .option('--prompts <file>', 'prompts JSONL file: {"id","prompt"} per line, or {"id","messages":[{"role","content"},…]} rendered by the target’s chat template (optional "domain", "arrivalMs")')
+    .option('--prompts <file>', 'prompts file: one plain-text prompt per line, or JSONL with {"id","prompt"} per line or {"id","messages":[{"role","content"},…]} rendered by the target’s chat template (optional "domain", "arrivalMs")')
     .option('--requests <n>', 'requests to run', integer('--requests', 1), requests)
     .option('--max-new-tokens <n>', 'tokens to generate per request at most', integer('--max-new-tokens', 1), 64)
     .option('--temperature <x>', '0 = greedy; > 0 = lossless tree sampling', number('--temperature'), 0)
