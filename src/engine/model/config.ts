@@ -183,8 +183,37 @@ export function parseModelConfig(json: Record<string, unknown>, path: string): M
 
 /** RoPE inverse frequencies [headDim/2], with Llama 3 / linear scaling applied (as transformers does). */
 export function ropeInverseFrequencies(rope: RopeConfig, headDim: number): Float32Array {
+  return Float32Array.from(inverseFrequencies(rope, headDim));
+}
+
+/**
+ * Positions the graph's RoPE tables cover: the model's own maximum, and at least MIN_ROPE_ROWS so
+ * that a small model can still be run past what it was trained on (its output is then its own
+ * business); a session's maxLength may not exceed it.
+ */
+export function ropeTableRows(cfg: Pick<ModelConfig, 'maxPositions'>): number {
+  return Math.max(cfg.maxPositions, MIN_ROPE_ROWS);
+}
+export const MIN_ROPE_ROWS = 4096;
+
+/** cos and sin of position × inverse frequency, [rows, headDim/2] each, computed in float64. */
+export function ropeTables(rope: RopeConfig, headDim: number, rows: number): { cosTable: Float32Array; sinTable: Float32Array } {
+  const inv = inverseFrequencies(rope, headDim);
   const half = headDim / 2;
-  const out = new Float32Array(half);
+  const cosTable = new Float32Array(rows * half);
+  const sinTable = new Float32Array(rows * half);
+  for (let pos = 0; pos < rows; pos++) {
+    for (let i = 0; i < half; i++) {
+      cosTable[pos * half + i] = Math.cos(pos * inv[i]);
+      sinTable[pos * half + i] = Math.sin(pos * inv[i]);
+    }
+  }
+  return { cosTable, sinTable };
+}
+
+function inverseFrequencies(rope: RopeConfig, headDim: number): number[] {
+  const half = headDim / 2;
+  const out: number[] = [];
   for (let i = 0; i < half; i++) {
     let inv = 1 / Math.pow(rope.theta, (2 * i) / headDim);
     if (rope.type === 'linear') {
@@ -200,7 +229,7 @@ export function ropeInverseFrequencies(rope: RopeConfig, headDim: number): Float
         inv = ((1 - smooth) * inv) / rope.factor + smooth * inv;
       }
     }
-    out[i] = inv;
+    out.push(inv);
   }
   return out;
 }

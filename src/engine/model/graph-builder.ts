@@ -6,13 +6,15 @@
 //   key_index [B, K] int32                            packed rows of group b's request's new tokens (its keys); padding → any row
 //   scatter_index [N] int32                           flat b*T+t of each packed row (gather back)
 //   past_index [B, L/P] int32                         blocks of P = PAST_BLOCK rows, slot*stride/P + j, of group b's request's past
-//   attn_mask [B, 1, T, L+K] float32                  additive: 0 = visible, -1e30 = hidden
-//   past_key_i / past_value_i [kvH, slots*stride, hd] float32, the session's persistent KV buffers (head-major;
-//                                                     stride = maxLen rounded up to a whole block)
-//   logits_rows [R1], topk_rows [R2], argmax_rows [R3] int32, topk_k [1] int64
+//   attn_mask [B, G*T, L+K] float32                   additive: 0 = visible, -1e30 = hidden; each group's T rows
+//                                                     repeated for the G = nH/kvH query heads of a KV head
+//   past_key_i / past_value_i [kvH, slots*stride/P, P*hd] float32, the session's persistent KV buffers
+//                                                     (head-major; stride = maxLen rounded up to a whole block)
+//   head_rows [R1+R2+R3] int32, head_split [3] int64  rows of the logits, top-k and argmax heads, and their counts
+//   topk_k [1] int64
 // outputs:
 //   logits [R1, V], topk_logprobs [R2, k], topk_ids [R2, k] int32, argmax [R3] int32,
-//   new_key_i / new_value_i [kvH, N, hd] (K after RoPE) for the session to store.
+//   new_key_i / new_value_i [N, kvH, hd] (K after RoPE) for the session to store.
 // Linear layers and the output head run on float32 weights, or for a draft model optionally on
 // 8-bit block-quantized ones (MatMulNBits): a one-token draft call is bound by reading its weights,
 // and a small draft's float32 head alone (4096 × 128) no longer fits a core's L2 cache. Never for
@@ -22,12 +24,15 @@
 // tree among short ones, so they are not all padded to its depth); every group of a request sees
 // the request's past and all its new tokens as keys. GQA is computed without repeating K/V: q is
 // laid out [kvH, B, G*T, hd] so each KV head multiplies all its G query heads in one MatMul.
+// A small forward's cost is mostly per kernel, not per row (docs/model-runtime.md, "Where a small
+// forward's time goes"), so the graph uses onnxruntime's fused kernels where one replaces several
+// (RMSNorm with the residual add, RoPE) and takes what it can precompute as inputs.
 import type { WeightPrecision } from '../../shared/config.js';
-import { ropeInverseFrequencies, type ModelConfig } from './config.js';
+import { ropeTableRows, ropeTables, type ModelConfig } from './config.js';
 import { AttributeType, DataType, type AttributeProtoJs, type NodeProtoJs, type ValueInfoProtoJs } from './onnx-proto.js';
 
 /** Bump when the graph layout changes, so cached graphs are rebuilt. */
-export const GRAPH_VERSION = 8;
+export const GRAPH_VERSION = 9;
 export const OPSET = 17;
 export const MASK_HIDDEN = -1e30;
 /**
@@ -174,10 +179,9 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     valueInfo('key_index', DataType.INT32, ['B', 'K']),
     valueInfo('scatter_index', DataType.INT32, ['N']),
     valueInfo('past_index', DataType.INT32, ['B', 'LB']),
-    valueInfo('attn_mask', DataType.FLOAT, ['B', 1, 'T', 'LT']),
-    valueInfo('logits_rows', DataType.INT32, ['R1']),
-    valueInfo('topk_rows', DataType.INT32, ['R2']),
-    valueInfo('argmax_rows', DataType.INT32, ['R3']),
+    valueInfo('attn_mask', DataType.FLOAT, ['B', 'GT', 'LT']),
+    valueInfo('head_rows', DataType.INT32, ['R']),
+    valueInfo('head_split', DataType.INT64, [3]),
     valueInfo('topk_k', DataType.INT64, [1]),
   ];
   const outputs: ValueInfoProtoJs[] = [
@@ -208,48 +212,44 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     return bias ? g.one('Add', [y, bias]) : y;
   };
 
-  const rmsNorm = (x: string, weight: string, axis: number): string => {
-    // Pow → ReduceMean → Add → Sqrt → Div → Mul: the pattern onnxruntime fuses into one kernel.
-    const sq = g.one('Pow', [x, g.f32(2)]);
-    const mean = g.one('ReduceMean', [sq], { axes: [axis], keepdims: 1 });
-    const denom = g.one('Sqrt', [g.one('Add', [mean, g.f32(cfg.rmsNormEps)])]);
-    return g.one('Mul', [g.one('Div', [x, denom]), weight]);
+  // RMSNorm over the last axis as onnxruntime's own kernel (the one its optimiser fuses
+  // Pow → ReduceMean → Add → Sqrt → Div → Mul into).
+  const rmsNorm = (x: string, weight: string): string =>
+    g.one('SimplifiedLayerNormalization', [x, weight], { axis: -1, epsilon: { float: cfg.rmsNormEps }, stash_type: 1 });
+  // The residual stream: `residual` plus a branch output not yet added to it. Adding it in the next
+  // norm's kernel (SkipSimplifiedLayerNormalization, which also returns the sum) saves an Add per norm.
+  let residual = '';
+  let pendingBranch: string | null = null;
+  /** RMSNorm of the residual stream with any pending branch added first; the sum becomes the stream. */
+  const addAndNorm = (weight: string): string => {
+    if (pendingBranch === null) return rmsNorm(residual, weight);
+    const [normed, , , sum] = g.op('SkipSimplifiedLayerNormalization', [pendingBranch, residual, weight], { epsilon: { float: cfg.rmsNormEps } }, 4, undefined, MS_DOMAIN);
+    residual = sum;
+    pendingBranch = null;
+    return normed;
   };
 
-  // RoPE tables from explicit positions, [N, 1, hd]: angle = position * inv_freq, repeated for both
-  // halves. rotate_half(x) = [-x2, x1] is a swap of the halves (Split + Concat: cheaper than a Gather
-  // over the head dimension) times a sign, and the sign is folded into the sine table:
-  // rope(x) = x * cos + swap(x) * signed_sin.
-  const invFreq = g.init('rope_inv_freq', [hd / 2], ropeInverseFrequencies(cfg.rope, hd));
-  const posF = g.one('Unsqueeze', [g.one('Cast', ['positions'], { to: DataType.FLOAT }), g.i64([1])]);
-  const half = g.one('Mul', [posF, invFreq]);
-  const angles = g.one('Unsqueeze', [g.one('Concat', [half, half], { axis: 1 }), g.i64([1])]);
-  const cos = g.one('Cos', [angles]);
-  const sign = new Float32Array(hd).map((_, i) => (i < hd / 2 ? -1 : 1));
-  const signedSin = g.one('Mul', [g.one('Sin', [angles]), g.init('rope_sign', [hd], sign)]);
-  const halves = g.i64([hd / 2, hd / 2]);
-  const swapHalves = (x: string): string => {
-    const [x1, x2] = g.op('Split', [x, halves], { axis: 2 }, 2);
-    return g.one('Concat', [x2, x1], { axis: 2 });
-  };
-  const rope = (x: string): string => g.one('Add', [g.one('Mul', [x, cos]), g.one('Mul', [swapHalves(x), signedSin])]);
+  // RoPE by onnxruntime's RotaryEmbedding kernel (rotate-half layout) over q and k heads together,
+  // from cos/sin tables of every position (computed here in float64) and the explicit positions.
+  const ropeRows = ropeTableRows(cfg);
+  const { cosTable, sinTable } = ropeTables(cfg.rope, hd, ropeRows);
+  const cosCache = g.init('rope_cos', [ropeRows, hd / 2], cosTable);
+  const sinCache = g.init('rope_sin', [ropeRows, hd / 2], sinTable);
+  const positionIds = g.one('Unsqueeze', [g.one('Cast', ['positions'], { to: DataType.INT64 }), g.i64([0])]); // [1, N]
+  /** [1, N, heads·hd] → the same with every head rotated by its row's position. */
+  const rope = (x: string, heads: number): string =>
+    g.op('RotaryEmbedding', [x, positionIds, cosCache, sinCache], { interleaved: 0, num_heads: heads }, 1, undefined, MS_DOMAIN)[0];
 
-  // Shapes that depend on L+K (the attention width), taken from the mask.
-  const lt = g.one('Shape', ['attn_mask'], { start: -1 });
-  const scoresSplitShape = g.one('Concat', [g.i64([0, 0, G, -1]), lt], { axis: 0 });
-  const scoresMergeShape = g.one('Concat', [g.i64([0, 0, -1]), lt], { axis: 0 });
-
-  const pastBlocks = g.i64([kvH, -1, PAST_BLOCK * hd]);
   const pastRows = g.i64([0, 0, -1, hd]);
 
-  let hidden = g.one('Gather', [embed, 'input_ids'], { axis: 0 });
+  residual = g.one('Gather', [embed, 'input_ids'], { axis: 0 });
 
   for (let layer = 0; layer < cfg.numLayers; layer++) {
     const p = `model.layers.${layer}.`;
     const w = (name: string, shape: number[]): string => g.init(p + name, shape, weights.get(p + name, shape));
 
     const inNorm = w('input_layernorm.weight', [H]);
-    const x = rmsNorm(hidden, inNorm, 1);
+    const x = addAndNorm(inNorm);
 
     // q, k, v in one Gemm over a concatenated weight: one kernel instead of three. The softmax
     // scale 1/sqrt(hd) is folded into q's weights (or into q_norm's weight when q is normalised):
@@ -270,31 +270,29 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
       qkvBName = g.init(p + 'self_attn.qkv_proj.bias', [qDim + 2 * kvDim], qkvB);
     }
     const qkv = linear(x, p + 'self_attn.qkv_proj.weight', qkvW, [qDim + 2 * kvDim, H], qkvBName);
-    // q and k heads share one RoPE (and one head norm on Qwen3): [N, nH + kvH, hd].
+    // q and k heads share one RoPE (and one head norm on Qwen3).
     const [qkFlat, vFlat] = g.op('Split', [qkv, g.i64([qDim + kvDim, kvDim])], { axis: 1 }, 2);
-    let qk = g.one('Reshape', [qkFlat, g.i64([-1, nH + kvH, hd])]);
+    let qk = qkFlat;
     if (cfg.qkNorm) {
       const qn = weights.get(p + 'self_attn.q_norm.weight', [hd]);
       const kn = weights.get(p + 'self_attn.k_norm.weight', [hd]);
       const headNorm = new Float32Array((nH + kvH) * hd);
       for (let h = 0; h < nH + kvH; h++) headNorm.set(h < nH ? qn.map((x) => x * scale) : kn, h * hd);
-      qk = rmsNorm(qk, g.init(p + 'self_attn.qk_norm.weight', [nH + kvH, hd], headNorm), 2);
+      qk = rmsNorm(g.one('Reshape', [qk, g.i64([-1, nH + kvH, hd])]), g.init(p + 'self_attn.qk_norm.weight', [nH + kvH, hd], headNorm));
     }
-    const [q, kRoped] = g.op('Split', [rope(qk), g.i64([nH, kvH])], { axis: 1 }, 2);
-    const k = g.one('Reshape', [kRoped, g.i64([-1, kvH, hd])]); // [N, kvH, hd]
-    const v = g.one('Reshape', [vFlat, g.i64([-1, kvH, hd])]);
-    // The session stores them head-major, as its buffers are: one contiguous run per head and entry.
-    g.one('Transpose', [k], { perm: [1, 0, 2] }, `new_key_${layer}`); // [kvH, N, hd]
-    g.one('Transpose', [v], { perm: [1, 0, 2] }, `new_value_${layer}`);
+    const roped = rope(g.one('Reshape', [qk, g.i64([1, -1, (nH + kvH) * hd])]), nH + kvH);
+    // k and v [N, kvH, hd] are returned as they are: the session writes them into its head-major buffers.
+    const [q, k] = g.op('Split', [g.one('Reshape', [roped, g.i64([-1, nH + kvH, hd])]), g.i64([nH, kvH])], { axis: 1 }, 2, [`q_${layer}`, `new_key_${layer}`]);
+    const v = g.one('Reshape', [vFlat, g.i64([-1, kvH, hd])], {}, `new_value_${layer}`);
 
     // Per-group padded attention over past rows [B, L] of the persistent buffers + new rows [B, K].
     // The buffers are head-major, so gathering a request's past gives [kvH, B, L, hd], the layout
     // the batched MatMuls read: K and V are never transposed (Kᵀ below is fused into its MatMul).
     // With buffers laid out by row, the two transposes of K and V took a third of a batch-64
     // forward; joining the past and new rows still copies them once.
-    // Gathered in blocks of PAST_BLOCK rows: [kvH, S/P, P·hd] → [kvH, B, L/P, P·hd] → [kvH, B, L, hd].
-    const gatherPast = (buffer: string): string =>
-      g.one('Reshape', [g.one('Gather', [g.one('Reshape', [buffer, pastBlocks]), 'past_index'], { axis: 1 }), pastRows]);
+    // Gathered in blocks of PAST_BLOCK rows (the session feeds the buffers as [kvH, S/P, P·hd]):
+    // [kvH, B, L/P, P·hd] → [kvH, B, L, hd].
+    const gatherPast = (buffer: string): string => g.one('Reshape', [g.one('Gather', [buffer, 'past_index'], { axis: 1 }), pastRows]);
     const pastK = gatherPast(`past_key_${layer}`); // [kvH, B, L, hd]
     const pastV = gatherPast(`past_value_${layer}`);
     const newK = g.one('Transpose', [g.one('Gather', [k, 'key_index'], { axis: 0 })], { perm: [2, 0, 1, 3] }); // [kvH, B, K, hd]
@@ -308,8 +306,9 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     // Kᵀ as a Transpose of the last two axes right before its MatMul: onnxruntime fuses the pair
     // into one FusedMatMul that reads K in place.
     const keysT = g.one('Transpose', [keys], { perm: [0, 1, 3, 2] });
-    const scores = g.one('Reshape', [g.one('MatMul', [qHeads, keysT]), scoresSplitShape]); // [kvH, B, G, T, L+K]
-    const probs = g.one('Reshape', [g.one('Softmax', [g.one('Add', [scores, 'attn_mask'])], { axis: -1 }), scoresMergeShape]); // [kvH, B, G*T, L+K]
+    const scores = g.one('MatMul', [qHeads, keysT]); // [kvH, B, G*T, L+K]
+    // The mask comes repeated for the G query heads of a KV head, [B, G*T, L+K]: it broadcasts over kvH.
+    const probs = g.one('Softmax', [g.one('Add', [scores, 'attn_mask'])], { axis: -1 });
     const ctx = g.one('MatMul', [probs, values]); // [kvH, B, G*T, hd]
     const ctx5 = g.one('Reshape', [ctx, g.i64([0, 0, G, -1, hd])]);
     const ctxRows = g.one('Reshape', [g.one('Transpose', [ctx5], { perm: [1, 3, 0, 2, 4] }), g.i64([-1, qDim])]); // [B*T, qDim]
@@ -317,10 +316,10 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
 
     const oW = weights.get(p + 'self_attn.o_proj.weight', [H, qDim]);
     const oB = cfg.oBias ? w('self_attn.o_proj.bias', [H]) : null;
-    hidden = g.one('Add', [hidden, linear(attn, p + 'self_attn.o_proj.weight', oW, [H, qDim], oB)]);
+    pendingBranch = linear(attn, p + 'self_attn.o_proj.weight', oW, [H, qDim], oB);
 
     const postNorm = w('post_attention_layernorm.weight', [H]);
-    const y = rmsNorm(hidden, postNorm, 1);
+    const y = addAndNorm(postNorm);
     const guW = new Float32Array(2 * I * H);
     guW.set(weights.get(p + 'mlp.gate_proj.weight', [I, H]), 0);
     guW.set(weights.get(p + 'mlp.up_proj.weight', [I, H]), I * H);
@@ -335,16 +334,16 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     const act = g.one('Mul', [g.one('Mul', [gate, g.one('Sigmoid', [gate])]), up]);
     const downW = weights.get(p + 'mlp.down_proj.weight', [H, I]);
     const downB = cfg.mlpBias ? w('mlp.down_proj.bias', [H]) : null;
-    hidden = g.one('Add', [hidden, linear(act, p + 'mlp.down_proj.weight', downW, [H, I], downB)]);
+    pendingBranch = linear(act, p + 'mlp.down_proj.weight', downW, [H, I], downB);
 
-    inputs.push(valueInfo(`past_key_${layer}`, DataType.FLOAT, [kvH, 'S', hd]));
-    inputs.push(valueInfo(`past_value_${layer}`, DataType.FLOAT, [kvH, 'S', hd]));
-    outputs.push(valueInfo(`new_key_${layer}`, DataType.FLOAT, [kvH, 'N', hd]));
-    outputs.push(valueInfo(`new_value_${layer}`, DataType.FLOAT, [kvH, 'N', hd]));
+    inputs.push(valueInfo(`past_key_${layer}`, DataType.FLOAT, [kvH, 'SB', PAST_BLOCK * hd]));
+    inputs.push(valueInfo(`past_value_${layer}`, DataType.FLOAT, [kvH, 'SB', PAST_BLOCK * hd]));
+    outputs.push(valueInfo(`new_key_${layer}`, DataType.FLOAT, ['N', kvH, hd]));
+    outputs.push(valueInfo(`new_value_${layer}`, DataType.FLOAT, ['N', kvH, hd]));
   }
 
   const finalNorm = g.init('model.norm.weight', [H], weights.get('model.norm.weight', [H]));
-  const normed = rmsNorm(hidden, finalNorm, 1);
+  const normed = addAndNorm(finalNorm);
   // A file without lm_head.weight ties it to the embeddings even if config.json does not say so
   // (transformers does the same when loading such a checkpoint).
   const tied = cfg.tieWordEmbeddings || !weights.has('lm_head.weight');
@@ -358,15 +357,17 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     project = (x) => gemm(x, lmHead, null);
   }
 
-  // Each head gathers its rows before lm_head, so the vocabulary projection runs only on the rows
-  // asked for; onnxruntime computes only the heads whose outputs are fetched.
-  const head = (rows: string): string => project(g.one('Gather', [normed, rows], { axis: 0 }));
-  g.one('Identity', [head('logits_rows')], {}, 'logits');
-  const logprobs = g.one('LogSoftmax', [head('topk_rows')], { axis: -1 });
+  // The three heads' rows are gathered and projected together, so the vocabulary projection runs
+  // once, on exactly the rows asked for (its weights are read once however many heads ask), and
+  // then split among the heads: `head_split` = [R1, R2, R3].
+  const headLogits = project(g.one('Gather', [normed, 'head_rows'], { axis: 0 }));
+  const [logitsPart, topkPart, argmaxPart] = g.op('Split', [headLogits, 'head_split'], { axis: 0 }, 3);
+  g.one('Identity', [logitsPart], {}, 'logits');
+  const logprobs = g.one('LogSoftmax', [topkPart], { axis: -1 });
   const [topV, topI] = g.op('TopK', [logprobs, 'topk_k'], { axis: -1, largest: 1, sorted: 1 }, 2);
   g.one('Identity', [topV], {}, 'topk_logprobs');
   g.one('Cast', [topI], { to: DataType.INT32 }, 'topk_ids');
-  g.one('Cast', [g.one('ArgMax', [head('argmax_rows')], { axis: -1, keepdims: 0 })], { to: DataType.INT32 }, 'argmax');
+  g.one('Cast', [g.one('ArgMax', [argmaxPart], { axis: -1, keepdims: 0 })], { to: DataType.INT32 }, 'argmax');
 
   return { nodes: g.nodes, initializers: g.initializers, inputs, outputs };
 }

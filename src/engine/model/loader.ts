@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { WeightPrecisionSchema, type WeightPrecision } from '../../shared/config.js';
-import { parseModelConfig, readConfigJson, type ModelConfig } from './config.js';
+import { parseModelConfig, readConfigJson, ropeTableRows, type ModelConfig } from './config.js';
 import { ModelLoadError } from './errors.js';
 import { buildGraph, GRAPH_VERSION, type WeightSource } from './graph-builder.js';
 import {
@@ -134,7 +134,8 @@ export function isGraphCached(folder: ModelFolder): boolean {
   return existsSync(folder.graphPath);
 }
 
-function weightSource(weights: WeightIndex): WeightSource {
+/** A folder's weights as the graph builder reads them: float32, shape-checked, one tensor at a time. */
+export function weightSource(weights: WeightIndex): WeightSource {
   return {
     has: (name) => weights.tensors.has(name),
     get: (name, shape) => {
@@ -240,6 +241,8 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   if (!Number.isInteger(threads) || threads < 1) throw new ModelLoadError(dir, `threads must be a positive integer, got ${threads}`);
   if (!Number.isInteger(slots) || slots < 1) throw new ModelLoadError(dir, `slots must be a positive integer, got ${slots}`);
   if (!Number.isInteger(maxLength) || maxLength < 1) throw new ModelLoadError(dir, `maxLength must be a positive integer, got ${maxLength}`);
+  const positions = ropeTableRows(folder.config);
+  if (maxLength > positions) throw new ModelLoadError(dir, `maxLength ${maxLength} is past the ${positions} positions the graph's RoPE tables cover`);
   // Mistral windows every layer alike, which the session's mask does; Qwen2's use_sliding_window
   // windows only some layers (max_window_layers), which it does not. A window no sequence outgrows
   // changes nothing.

@@ -93,6 +93,19 @@ export function queryChunk(lengths: readonly number[]): number {
   return best;
 }
 
+/**
+ * The mask's rows, [groups, T·width], laid out for the graph's scores, [groups, G·T, width]: each
+ * group's T rows repeated once per query head of a KV head.
+ */
+function repeatMaskRows(mask: Float32Array, groups: number, groupFloats: number, copies: number): Float32Array {
+  const out = new Float32Array(groups * copies * groupFloats);
+  for (let b = 0; b < groups; b++) {
+    const rows = mask.subarray(b * groupFloats, (b + 1) * groupFloats);
+    for (let c = 0; c < copies; c++) out.set(rows, (b * copies + c) * groupFloats);
+  }
+  return out;
+}
+
 export class OrtModelSession implements ModelSession {
   readonly info: ModelInfo;
   readonly capacity: number;
@@ -134,7 +147,8 @@ export class OrtModelSession implements ModelSession {
     this.headDim = parts.info.headDim;
     this.slotStride = Math.ceil(parts.maxLength / PAST_BLOCK) * PAST_BLOCK;
     this.headStride = parts.slots * this.slotStride * parts.info.headDim;
-    const dims = [parts.info.numKvHeads, parts.slots * this.slotStride, parts.info.headDim];
+    // Fed as [kvH, slots·stride/P, P·hd]: the graph gathers the past in blocks of P = PAST_BLOCK rows.
+    const dims = [parts.info.numKvHeads, (parts.slots * this.slotStride) / PAST_BLOCK, PAST_BLOCK * parts.info.headDim];
     for (let l = 0; l < parts.info.numLayers; l++) {
       const k = new Float32Array(parts.slots * this.slotStride * this.rowSize);
       const v = new Float32Array(parts.slots * this.slotStride * this.rowSize);
@@ -269,6 +283,8 @@ export class OrtModelSession implements ModelSession {
     const keyIndex = new Int32Array(groups * tMax);
     const scatterIndex = new Int32Array(n);
     const pastIndex = new Int32Array(groups * pastBlocks);
+    // One row per (group, query); repeated below for the G query heads of a KV head, the layout
+    // the graph's scores have ([B, G·T, L+K]).
     const mask = new Float32Array(groups * chunk * width).fill(MASK_HIDDEN);
     // Scratch-node depth of every new token, appended to the slot after the run succeeds.
     const newDepths: number[][] = [];
@@ -342,6 +358,17 @@ export class OrtModelSession implements ModelSession {
       row += len;
     }
 
+    const queryHeadsPerKv = this.info.numHeads / this.kvHeads;
+    const headMask = queryHeadsPerKv === 1 ? mask : repeatMaskRows(mask, groups, chunk * width, queryHeadsPerKv);
+    // The heads' rows in one list, logits then top-k then argmax. onnxruntime runs every node
+    // whatever is fetched (checked in the tests), so heads that were not asked for get zero rows
+    // and cost nothing. Except top-k: TopK on zero rows kills the process in onnxruntime 1.30
+    // (SIGFPE), so it gets one row with k = 1.
+    const topkFed = topkRows.length ? topkRows : [0];
+    const headRows = new Int32Array(logitsRows.length + topkFed.length + argmaxRows.length);
+    headRows.set(logitsRows, 0);
+    headRows.set(topkFed, logitsRows.length);
+    headRows.set(argmaxRows, logitsRows.length + topkFed.length);
     const feeds: Record<string, ort.Tensor> = {
       input_ids: new ort.Tensor('int32', inputIds, [n]),
       positions: new ort.Tensor('int32', positions, [n]),
@@ -349,13 +376,9 @@ export class OrtModelSession implements ModelSession {
       key_index: new ort.Tensor('int32', keyIndex, [groups, tMax]),
       scatter_index: new ort.Tensor('int32', scatterIndex, [n]),
       past_index: new ort.Tensor('int32', pastIndex, [groups, pastBlocks]),
-      attn_mask: new ort.Tensor('float32', mask, [groups, 1, chunk, width]),
-      // onnxruntime runs every node whatever is fetched (checked in the tests), so heads that were
-      // not asked for get zero rows and cost nothing. Except top-k: TopK on zero rows kills the
-      // process in onnxruntime 1.30 (SIGFPE), so it gets one row with k = 1 (one lm_head row).
-      logits_rows: new ort.Tensor('int32', Int32Array.from(logitsRows), [logitsRows.length]),
-      topk_rows: new ort.Tensor('int32', Int32Array.from(topkRows.length ? topkRows : [0]), [Math.max(1, topkRows.length)]),
-      argmax_rows: new ort.Tensor('int32', Int32Array.from(argmaxRows), [argmaxRows.length]),
+      attn_mask: new ort.Tensor('float32', headMask, [groups, queryHeadsPerKv * chunk, width]),
+      head_rows: new ort.Tensor('int32', headRows, [headRows.length]),
+      head_split: new ort.Tensor('int64', BigInt64Array.of(BigInt(logitsRows.length), BigInt(topkFed.length), BigInt(argmaxRows.length)), [3]),
       topk_k: new ort.Tensor('int64', BigInt64Array.of(BigInt(topkRows.length ? topk : 1)), [1]),
     };
     const fetches: string[] = [];
@@ -378,23 +401,28 @@ export class OrtModelSession implements ModelSession {
     }
     const runMs = performance.now() - t0;
 
-    // Store the new tokens' K/V ([kvH, N, hd]) in each slot's scratch rows, then record the nodes.
+    // Store the new tokens' K/V ([N, kvH, hd], row-major as the graph computes them) in each
+    // slot's scratch rows of the head-major buffers, then record the nodes. Plain loops: most
+    // entries are a row or two, where subarray() + set() cost more in view objects than in copying.
+    const hd = this.headDim;
+    const rowFloats = this.kvHeads * hd;
     for (let l = 0; l < this.info.numLayers; l++) {
       const newK = out[`new_key_${l}`].data as Float32Array;
       const newV = out[`new_value_${l}`].data as Float32Array;
       const keys = this.keys[l];
       const values = this.values[l];
-      for (let h = 0; h < this.kvHeads; h++) {
-        let packed = h * n * this.headDim;
-        for (const e of entries) {
-          const s = this.slotStates[e.slot];
-          let to = h * this.headStride + (e.slot * this.slotStride + s.committed + s.parents.length) * this.headDim;
-          const end = packed + e.tokens.length * this.headDim;
-          // A plain loop: most entries are a row or two, where subarray() + set() cost more in
-          // view objects than in copying.
-          for (; packed < end; packed++, to++) {
-            keys[to] = newK[packed];
-            values[to] = newV[packed];
+      let packedRow = 0;
+      for (const e of entries) {
+        const s = this.slotStates[e.slot];
+        const firstRow = e.slot * this.slotStride + s.committed + s.parents.length;
+        for (let t = 0; t < e.tokens.length; t++, packedRow++) {
+          for (let h = 0; h < this.kvHeads; h++) {
+            let from = packedRow * rowFloats + h * hd;
+            let to = h * this.headStride + (firstRow + t) * hd;
+            for (const end = from + hd; from < end; from++, to++) {
+              keys[to] = newK[from];
+              values[to] = newV[from];
+            }
           }
         }
       }

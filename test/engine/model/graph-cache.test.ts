@@ -51,7 +51,9 @@ test('onnxruntime runs unfetched heads too, so the session gives them zero rows'
   const { path } = ensureGraph(folder);
   const session = await ort.InferenceSession.create(path, { logSeverityLevel: 4 }); // the failure below is expected: keep it off stderr
   const { numLayers: layers, numKvHeads: kvH, headDim: hd } = fx;
+  const G = fx.numHeads / kvH;
   const i32 = (v: number[], dims = [v.length]) => new ort.Tensor('int32', Int32Array.from(v), dims);
+  const i64 = (v: number[]) => new ort.Tensor('int64', BigInt64Array.from(v.map(BigInt)), [v.length]);
   const feeds: Record<string, ort.Tensor> = {
     input_ids: i32([5]),
     positions: i32([0]),
@@ -59,21 +61,21 @@ test('onnxruntime runs unfetched heads too, so the session gives them zero rows'
     key_index: i32([0], [1, 1]),
     scatter_index: i32([0]),
     past_index: i32([0], [1, 1]),
-    // One block of past rows, all hidden, and the new token's own key.
-    attn_mask: new ort.Tensor('float32', Float32Array.from({ length: PAST_BLOCK + 1 }, (_, i) => (i < PAST_BLOCK ? -1e30 : 0)), [1, 1, 1, PAST_BLOCK + 1]),
-    // Out-of-range rows in an unfetched head: onnxruntime still runs it and fails.
-    logits_rows: i32([1000]),
-    argmax_rows: i32([]),
-    topk_rows: i32([0]),
+    // One block of past rows, all hidden, and the new token's own key, for each of the G query heads of a KV head.
+    attn_mask: new ort.Tensor('float32', Float32Array.from({ length: G * (PAST_BLOCK + 1) }, (_, i) => (i % (PAST_BLOCK + 1) < PAST_BLOCK ? -1e30 : 0)), [1, G, PAST_BLOCK + 1]),
+    // An out-of-range logits row while only top-k is fetched: onnxruntime still runs that head and fails.
+    head_rows: i32([1000, 0]),
+    head_split: i64([1, 1, 0]),
     topk_k: new ort.Tensor('int64', BigInt64Array.of(3n), [1]),
   };
   for (let l = 0; l < layers; l++) {
-    feeds[`past_key_${l}`] = new ort.Tensor('float32', new Float32Array(kvH * PAST_BLOCK * hd), [kvH, PAST_BLOCK, hd]);
-    feeds[`past_value_${l}`] = new ort.Tensor('float32', new Float32Array(kvH * PAST_BLOCK * hd), [kvH, PAST_BLOCK, hd]);
+    feeds[`past_key_${l}`] = new ort.Tensor('float32', new Float32Array(kvH * PAST_BLOCK * hd), [kvH, 1, PAST_BLOCK * hd]);
+    feeds[`past_value_${l}`] = new ort.Tensor('float32', new Float32Array(kvH * PAST_BLOCK * hd), [kvH, 1, PAST_BLOCK * hd]);
   }
   await expect(session.run(feeds, ['topk_ids', 'new_key_0'])).rejects.toThrow(/out of data bounds/);
   // Zero rows are valid and give empty outputs.
-  feeds.logits_rows = i32([]);
+  feeds.head_rows = i32([0]);
+  feeds.head_split = i64([0, 1, 0]);
   const out = await session.run(feeds, ['topk_ids', 'logits', 'argmax']);
   expect(out.topk_ids.dims).toEqual([1, 3]);
   expect(out.logits.dims).toEqual([0, fx.vocabSize]);
