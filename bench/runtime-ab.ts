@@ -96,6 +96,7 @@ async function block(session: OrtModelSession): Promise<{ ms: number; output: nu
   let next = pre.argmax![0];
   const output: number[] = [];
   const rows = Array.from({ length: tokens }, (_, i) => i);
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   for (let f = 0; f < forwards; f++) {
     // A chain of `tokens`: the next token, then fixed guesses; keep the first row (as ar keeps its one token).
@@ -106,37 +107,44 @@ async function block(session: OrtModelSession): Promise<{ ms: number; output: nu
     output.push(next);
   }
   const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(c0);
   session.freeSlot(slot);
-  return { ms, output };
+  return { ms, cpuMs: (cpu.user + cpu.system) / 1000, output };
 }
 
 const ratios: number[][] = names.map(() => []);
+const cpuRatios: number[][] = names.map(() => []);
 const perForward: number[][] = names.map(() => []);
 let reference: number[] | null = null;
 const mismatches = new Set<string>();
 for (let b = 0; b < blocks + 1; b++) {
   const times: number[] = new Array(names.length);
+  const cpuTimes: number[] = new Array(names.length);
   // Rotate the order so no variant always runs first after the previous block's last.
   for (let j = 0; j < names.length; j++) {
     const i = (j + b) % names.length;
-    const { ms, output } = await block(sessions[i]);
+    const { ms, cpuMs, output } = await block(sessions[i]);
     times[i] = ms;
+    cpuTimes[i] = cpuMs;
     if (i === 0) reference ??= output;
     else if (reference !== null && output.join() !== reference.join()) mismatches.add(names[i]);
   }
   if (b === 0) continue; // warm-up
   for (let i = 0; i < names.length; i++) {
     ratios[i].push(times[i] / times[0]);
+    cpuRatios[i].push(cpuTimes[i] / cpuTimes[0]);
     perForward[i].push(times[i] / forwards);
   }
 }
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 console.log(`${args.model} (${precision}), ${tokens} new token${tokens === 1 ? '' : 's'} per forward, ${blocks} blocks of ${forwards} forwards, past ${past}+`);
-console.log('| variant | time ÷ first: median | range | ms per forward (median block) |');
-console.log('|---|---:|---:|---:|');
+console.log('| variant | wall ÷ first: median | range | CPU time ÷ first: median | range | wall ms per forward (median block) |');
+console.log('|---|---:|---:|---:|---:|---:|');
+const range = (r: number[]): string => `${Math.min(...r).toFixed(3)}–${Math.max(...r).toFixed(3)}`;
 for (let i = 0; i < names.length; i++) {
   const r = ratios[i];
-  console.log(`| ${names[i]} | ${median(r).toFixed(3)} | ${Math.min(...r).toFixed(3)}–${Math.max(...r).toFixed(3)} | ${median(perForward[i]).toFixed(3)} |`);
+  const c = cpuRatios[i];
+  console.log(`| ${names[i]} | ${median(r).toFixed(3)} | ${range(r)} | ${median(c).toFixed(3)} | ${range(c)} | ${median(perForward[i]).toFixed(3)} |`);
 }
 if (mismatches.size > 0) console.log(`greedy output differs from ${names[0]}'s: ${[...mismatches].join(', ')}`);
 else console.log(`greedy output identical to ${names[0]}'s in every variant`);
