@@ -89,7 +89,7 @@ for (const name of names) sessions.push(await load(name));
 const vocab = folder.info.vocabSize;
 const prompt = Array.from({ length: past }, (_, i) => (17 + 31 * i) % vocab);
 /** One block: prefill the prompt (untimed), then `forwards` greedy steps of `tokens` new tokens (a chain: the argmax of each row feeds the next step's guesses). */
-async function block(session: OrtModelSession): Promise<{ ms: number; output: number[] }> {
+async function block(session: OrtModelSession): Promise<{ ms: number; cpuMs: number; output: number[] }> {
   const slot = session.allocSlot();
   const pre = await session.forward([{ slot, tokens: prompt, parents: prompt.map((_, i) => i - 1) }], { argmaxRows: [past - 1] });
   session.commit(slot, prompt.map((_, i) => i));
