@@ -110,7 +110,7 @@ export async function executeReproduce(flags: ReproduceFlags, argv: readonly str
       ...(clock ? { clock } : {}),
     };
     const expected = await expectedSeconds(setup, plan, maxNewTokens);
-    log(`expected duration: about ${formatDuration(expected)} (from a short probe of this machine's speed); progress follows`);
+    log(`expected duration: at most about ${formatDuration(expected)} (from short probe runs on this machine, which pay more per token than the study's); progress follows`);
     const data = await runStudy(setup, plan, log);
     const seed = flags.seed;
     const claims = judgeClaims(data, { seed, delta: DEFAULT_DELTA });

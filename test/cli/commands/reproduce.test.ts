@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { register } from '../../../src/cli/commands/reproduce.js';
 import { VERDICTS, type Claim } from '../../../src/engine/reproduce/claims.js';
+import { clockFromSpec } from '../../../src/engine/cost/clock.js';
+import { suggestKmax } from '../../../src/engine/cost/knee.js';
 import { tempDir } from '../../engine/model/helpers.js';
 import { writeTinyPair, type TinyPair } from '../../host/run-fixtures.js';
 import { runCli } from '../helpers.js';
@@ -26,9 +28,11 @@ afterAll(() => {
 describe('echo-studio reproduce', () => {
   it('writes a self-contained report whose every verdict is computed from the data', async () => {
     const out = join(tmp.path, 'report');
-    const args = ['reproduce', '--quick', '--draft', pair.draftDir, '--target', pair.targetDir, '--domains', 'code,math', '--batches', '1,3', '--requests', '2', '--max-new-tokens', '4', '--out', out, '--threads', '1'];
+    const args = ['reproduce', '--quick', '--draft', pair.draftDir, '--target', pair.targetDir, '--domains', 'code,math', '--batches', '1,3', '--requests', '2', '--max-new-tokens', '4', '--out', out, '--threads', '1', '--clock', 'modelled', '--hw', 'cpu-laptop'];
     const { stdout, stderr } = await runCli(register, args);
-    expect(stderr).toMatch(/expected duration: about \d/);
+    expect(stderr).toMatch(/expected duration: at most about \d/);
+    // Timed on a modelled device, the study is budgeted by its knee too (the laptop CPU's: 7).
+    expect(stderr).toContain(`K_max from its knee, ${clockFromSpec('cpu-laptop').costs.knee} tokens`);
     expect(stderr).toMatch(/\[calibration 1\/2\] code/);
     expect(stderr).toMatch(/\[throughput against batch size\] code: batches 1, 3/);
     expect(stdout).toMatch(/wrote \d+ files to .* open .*report\.html/);
@@ -40,7 +44,7 @@ describe('echo-studio reproduce', () => {
     expect(report.meta.command).toMatch(/^echo-studio reproduce --out \S+ --draft \S+ --target \S+ .*--domains code,math --batches 1,3 .*--quick/);
     expect(report.meta.machine.cores).toBeGreaterThan(0);
     // Every claim has a verdict of the three and says what it measured and against what noise.
-    expect(report.claims.map((c) => c.id)).toEqual(expect.arrayContaining(['fig2-sweet-spots', 'table1-echo-static-wall', 'table1-echo-ddd-wall', 'fig1-gain-shrinks-wall', 'fig5-echo-static-wall', 'fig5-dense-wall', 'fig5-fixed-wall', 'fig4-utilisation-median', 'fig4-utilisation-iqr']));
+    expect(report.claims.map((c) => c.id)).toEqual(expect.arrayContaining(['table1-echo-static-modelled', 'fig5-echo-static-modelled', 'fig2-sweet-spots', 'table1-echo-static-wall', 'table1-echo-ddd-wall', 'fig1-gain-shrinks-wall', 'fig5-echo-static-wall', 'fig5-dense-wall', 'fig5-fixed-wall', 'fig4-utilisation-median', 'fig4-utilisation-iqr']));
     for (const c of report.claims) {
       expect(VERDICTS).toContain(c.verdict);
       expect(c.measured).toMatch(/\d/);
@@ -49,7 +53,10 @@ describe('echo-studio reproduce', () => {
     }
     // A ratio claim's verdict follows from its measured ratio and band (recomputed here).
     const table1 = readFileSync(join(out, 'table1.csv'), 'utf8').trim().split('\n');
-    expect(table1[0]).toMatch(/^domain,policy,paper_method,mat,utilisation,throughput,speedup_vs_ar/);
+    expect(table1[0]).toMatch(/^domain,policy,paper_method,mat,utilisation,throughput,speedup_vs_ar,speedup_min,speedup_max,modelled_speedup_vs_ar/);
+    const throughput = readFileSync(join(out, 'throughput.csv'), 'utf8').trim().split('\n').slice(1).map((l) => l.split(','));
+    expect(new Set(throughput.map((cells) => cells[2]))).toEqual(new Set([String(suggestKmax({ kmax: clockFromSpec('cpu-laptop').costs.knee }, 1)), String(suggestKmax({ kmax: clockFromSpec('cpu-laptop').costs.knee }, 3))]));
+    expect(throughput.every((cells) => Number(cells[9]) > 0)).toBe(true); // modelled throughput in every row
     expect(table1).toHaveLength(1 + 2 * 7); // two domains × six policies and the A/A control
     expect(table1.filter((l) => l.endsWith(',false'))).toEqual([]); // lossless: every run emitted ar's tokens
     const html = readFileSync(join(out, 'report.html'), 'utf8');
@@ -57,6 +64,7 @@ describe('echo-studio reproduce', () => {
     expect((html.match(/<svg /g) ?? []).length).toBeGreaterThanOrEqual(5);
     expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/); // self-contained: nothing fetched, nothing run
     expect(html).toContain('Qwen3-235B'); // the paper's numbers beside the measured ones
+    expect(html).toContain('Throughput against batch size (code, modelled)');
     expect(readFileSync(join(out, 'serving.txt'), 'utf8')).toMatch(/--speculative-algorithm EAGLE3 .*--speculative-echo-threshold [\d.]+/);
     // A bad flag is one clear line before anything loads.
     await expect(runCli(register, ['reproduce', '--domains', 'nope', '--out', out])).rejects.toThrow(/unknown domain "nope"/);
