@@ -1,6 +1,6 @@
 // The studio shell: header with the engine link, the error banner, the engine card, and the
 // named panels that views fill in.
-import { Component, type ErrorInfo, type ReactNode } from 'react';
+import { Component, useState, type ErrorInfo, type ReactNode } from 'react';
 import { useStore } from 'zustand';
 import { StudioProvider, useStudio } from './views/StudioContext.js';
 import { PANELS, type PanelSpec } from './panels.js';
@@ -60,15 +60,27 @@ function ConnectionNotice({ connection }: { connection: ConnectionStore }) {
   return <div className="connection-notice">{detail}</div>;
 }
 
+/** A panel's title bar, with the control that folds the panel to its title (the others take its room). */
+function PanelTitle({ id, title, collapsed, onToggle }: { id: string; title: string; collapsed: boolean; onToggle(): void }) {
+  return (
+    <h2 className="panel-title" id={`panel-${id}-title`}>
+      <button type="button" className="panel-toggle" aria-expanded={!collapsed} aria-controls={`panel-${id}-body`} title={collapsed ? `show ${title}` : `fold ${title} away`} onClick={onToggle}>
+        <span aria-hidden="true">{collapsed ? '▸' : '▾'}</span>
+      </button>
+      {title}
+    </h2>
+  );
+}
+
 function EngineCard() {
   const status = useStudio((s) => s.status);
   const models = status?.bundledModels ?? [];
+  // Folded by default: a lecture needs the screen for the run, not the engine's facts.
+  const [collapsed, setCollapsed] = useState(true);
   return (
-    <section className="panel panel-engine" data-panel="engine" aria-labelledby="panel-engine-title">
-      <h2 className="panel-title" id="panel-engine-title">
-        Engine
-      </h2>
-      <div className="panel-body">
+    <section className={`panel panel-engine${collapsed ? ' collapsed' : ''}`} data-panel="engine" aria-labelledby="panel-engine-title">
+      <PanelTitle id="engine" title="Engine" collapsed={collapsed} onToggle={() => setCollapsed(!collapsed)} />
+      <div className="panel-body" id="panel-engine-body" hidden={collapsed}>
         {status === null ? (
           <p className="muted">Waiting for the engine host…</p>
         ) : (
@@ -139,12 +151,12 @@ function Panel({ spec }: { spec: PanelSpec }) {
   const reportError = useStudio((s) => s.reportError);
   const View = spec.view;
   const titleId = `panel-${spec.id}-title`;
+  const [collapsed, setCollapsed] = useState(false);
   return (
-    <section className={`panel panel-${spec.id}`} data-panel={spec.id} aria-labelledby={titleId}>
-      <h2 className="panel-title" id={titleId}>
-        {spec.title}
-      </h2>
-      <div className="panel-body">
+    <section className={`panel panel-${spec.id}${collapsed ? ' collapsed' : ''}`} data-panel={spec.id} aria-labelledby={titleId}>
+      <PanelTitle id={spec.id} title={spec.title} collapsed={collapsed} onToggle={() => setCollapsed(!collapsed)} />
+      {/* Folded views stay mounted (hidden), so their state and subscriptions survive. */}
+      <div className="panel-body" id={`panel-${spec.id}-body`} hidden={collapsed}>
         {View ? (
           <PanelBoundary title={spec.title} onError={reportError}>
             <View />
@@ -177,8 +189,8 @@ export function App({ studio, connection, transport }: { studio: StudioStore; co
             {panel('super-tree')}
             {panel('request')}
           </div>
-          <div className="column column-right">
-            {panel('histograms')}
+          <div className="column column-right">{panel('histograms')}</div>
+          <div className="column column-far">
             {panel('gates')}
             {panel('budget')}
             {panel('metrics')}

@@ -1,6 +1,7 @@
 // Per-step series for the budget and metrics charts, computed from step events alone so that a
 // live run and a replayed trace draw the same lines.
 import type { BudgetTransfer, StepEvent } from '../../shared/events.js';
+import { draftForwardSizes } from '../../engine/cost/clock.js';
 
 export interface StepPoint {
   step: number;
@@ -22,6 +23,9 @@ export interface StepPoint {
   /** Verified draft nodes this step, roots excluded. */
   draftedVerified: number;
   totalMs: number;
+  /** Rows of each draft forward, and their requests when recorded: what a modelled clock prices. */
+  draftRows: number[];
+  draftRequests?: number[];
 }
 
 export function stepPoint(event: StepEvent): StepPoint {
@@ -44,6 +48,8 @@ export function stepPoint(event: StepEvent): StepPoint {
     accepted,
     draftedVerified,
     totalMs: event.timings.totalMs,
+    draftRows: draftForwardSizes(event),
+    ...(event.draftRequests ? { draftRequests: event.draftRequests } : {}),
   };
 }
 
@@ -58,8 +64,8 @@ export interface MetricPoint {
   verifiedTokens: number;
 }
 
-/** Rolling metrics; `window` steps smooth the noise of single steps. */
-export function metricSeries(points: readonly StepPoint[], window = 8): MetricPoint[] {
+/** Rolling metrics; `window` steps smooth the noise of single steps; `stepMs` is the clock (wall by default). */
+export function metricSeries(points: readonly StepPoint[], window = 8, stepMs: (p: StepPoint) => number = (p) => p.totalMs): MetricPoint[] {
   const out: MetricPoint[] = [];
   let emitted = 0;
   let ms = 0;
@@ -68,14 +74,14 @@ export function metricSeries(points: readonly StepPoint[], window = 8): MetricPo
   let drafted = 0;
   points.forEach((p, i) => {
     emitted += p.emitted;
-    ms += p.totalMs;
+    ms += stepMs(p);
     accepted += p.accepted;
     requestSteps += p.requests;
     drafted += p.draftedVerified;
     if (i >= window) {
       const old = points[i - window];
       emitted -= old.emitted;
-      ms -= old.totalMs;
+      ms -= stepMs(old);
       accepted -= old.accepted;
       requestSteps -= old.requests;
       drafted -= old.draftedVerified;

@@ -97,6 +97,8 @@ export interface ViewSlice {
   pinnedStep: number | null;
   teaching: boolean;
   compare: ComparisonRun | null;
+  /** The clock throughput and speedups are read under: 'wall' or a modelled device (studio/clock.ts). */
+  clock: string;
 }
 
 export interface StudioActions {
@@ -116,6 +118,7 @@ export interface StudioActions {
   /** Takes the gate off a depth (until the engine answers with its own set). */
   removeTau(depth: number): void;
   keepForCompare(label: string): void;
+  setClock(clock: string): void;
   clearCompare(): void;
 }
 
@@ -190,6 +193,7 @@ export function createStudioStore(): StudioStore {
       pinnedStep: null,
       teaching: false,
       compare: null,
+      clock: 'wall',
 
       ingest(event) {
         switch (event.type) {
@@ -262,6 +266,9 @@ export function createStudioStore(): StudioStore {
       },
       keepForCompare(label) {
         set({ compare: { label, points: get().points.slice(), metrics: get().metrics } });
+      },
+      setClock(clock) {
+        set({ clock });
       },
       clearCompare() {
         set({ compare: null });

@@ -16,7 +16,7 @@ import { STATE_COLOURS, UNVERIFIED_COLOUR } from './colors.js';
 import { useOnScreen, useSend, useStudio, useStudioStore, useThrottledStudio } from './StudioContext.js';
 import { useCanvasSize } from './useCanvas.js';
 
-const CHART_HEIGHT = 150;
+const CHART_HEIGHT = 120;
 const MARGIN = { top: 8, right: 10, bottom: 4, left: 0 };
 const Y_AXIS_WIDTH = 34;
 

@@ -8,11 +8,12 @@ import { METRIC_KEYS, metricSeries, overlaySeries, thinSeries, type MetricKey, t
 import type { ComparisonRun, StudioState } from '../studio/store.js';
 import { formatNumber } from '../studio/tokens.js';
 import { COMPARE_COLOUR, GRANT_COLOURS } from './colors.js';
+import { CLOCK_OPTIONS, clockName, stepTimer, throughputOf, WALL_CLOCK } from '../studio/clock.js';
 import { useOnScreen, useStudio, useStudioStore, useThrottledStudio } from './StudioContext.js';
 import { useCanvasSize } from './useCanvas.js';
 
 const TITLES: Record<MetricKey, string> = {
-  throughput: 'Throughput (tokens/s)',
+  throughput: 'Throughput (tokens/s',
   mat: 'MAT (accepted per request-step, bonus excluded)',
   utilisation: 'Draft utilisation (accepted / verified drafts)',
   verifiedTokens: 'Verified tokens per step',
@@ -27,8 +28,11 @@ const MetricPanel = memo(function MetricPanel({
   order,
   compare,
   runLabel,
+  clock,
 }: {
   metric: MetricKey;
+  /** The clock throughput is read under. */
+  clock: string;
   /** Position in the list; spreads the charts' re-renders over the second (see useThrottledStudio). */
   order: number;
   compare: ComparisonRun | null;
@@ -37,8 +41,8 @@ const MetricPanel = memo(function MetricPanel({
   const boxRef = useRef<HTMLDivElement>(null);
   const onScreen = useOnScreen(boxRef);
   const points = useThrottledStudio(selectPoints, 1000, Object.is, 450 + order * 80, onScreen);
-  const series = useMemo(() => metricSeries(thinSeries(points, CHART_POINTS)), [points]);
-  const compareSeries = useMemo(() => (compare ? metricSeries(thinSeries(compare.points, CHART_POINTS)) : []), [compare]);
+  const series = useMemo(() => metricSeries(thinSeries(points, CHART_POINTS), 8, stepTimer(clock)), [points, clock]);
+  const compareSeries = useMemo(() => (compare ? metricSeries(thinSeries(compare.points, CHART_POINTS), 8, stepTimer(clock)) : []), [compare, clock]);
   const rows = useMemo(
     () =>
       overlaySeries(
@@ -54,14 +58,28 @@ const MetricPanel = memo(function MetricPanel({
   const { width } = useCanvasSize(boxRef);
   return (
     <figure className="metric-chart" data-testid={`metric-${metric}`}>
-      <figcaption>{TITLES[metric]}</figcaption>
+      <figcaption>
+        {TITLES[metric]}
+        {metric === 'throughput' ? `, ${clockName(clock)})` : ''}
+        {compareLabel !== null && (
+          <span className="legend-inline" data-testid={`legend-${metric}`}>
+            <span>
+              <span className="swatch line" style={{ borderTopColor: GRANT_COLOURS.depth }} /> {runLabel} (this run)
+            </span>
+            <span>
+              <span className="swatch line dashed" style={{ borderTopColor: COMPARE_COLOUR }} /> {compareLabel} (kept)
+            </span>
+          </span>
+        )}
+      </figcaption>
       <div className="chart-box" ref={boxRef}>
         {width > 0 && (
           <LineChart width={width} height={120} data={rows} margin={{ top: 4, right: 10, bottom: 0, left: 0 }}>
             <CartesianGrid strokeDasharray="2 3" vertical={false} />
             <XAxis dataKey="step" type="number" domain={['dataMin', 'dataMax']} interval={0} tick={{ fontSize: 10 }} height={18} />
-            <YAxis width={44} interval={0} tick={{ fontSize: 10 }} tickFormatter={(v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2))} />
-            <Tooltip isAnimationActive={false} formatter={(v) => (typeof v === 'number' ? formatNumber(v) : String(v))} />
+            <YAxis width={44} interval={0} tick={{ fontSize: 10 }} tickFormatter={(v: number) => (metric === 'verifiedTokens' || Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2))} />
+            {/* Token counts are whole numbers. */}
+            <Tooltip isAnimationActive={false} formatter={(v) => (typeof v === 'number' ? formatNumber(v, metric === 'verifiedTokens' ? 0 : 2) : String(v))} />
             <Line dataKey="run" name={runLabel} stroke={GRANT_COLOURS.depth} dot={false} strokeWidth={1.6} isAnimationActive={false} connectNulls />
             {compareLabel !== null && (
               <Line dataKey="compare" name={compareLabel} stroke={COMPARE_COLOUR} strokeDasharray="4 3" dot={false} strokeWidth={1.6} isAnimationActive={false} connectNulls />
@@ -76,8 +94,19 @@ const MetricPanel = memo(function MetricPanel({
 const ratio = (x: number): string => (Number.isFinite(x) ? `${x.toFixed(3)}×` : '–');
 
 /** This run against the kept one: how much faster, and whether from fewer steps or cheaper ones. */
-function ComparisonLine({ run, kept, label }: { run: RunMetrics; kept: RunMetrics; label: string }) {
+function ComparisonLine({ run, kept, label, clock, points, keptPoints }: { run: RunMetrics; kept: RunMetrics; label: string; clock: string; points: StepPoint[]; keptPoints: StepPoint[] }) {
   const c = compareRuns(run, kept);
+  if (clock !== WALL_CLOCK) {
+    const speedup = throughputOf(points, clock) / throughputOf(keptPoints, clock);
+    return (
+      <>
+        <dt>against {label}</dt>
+        <dd data-testid="run-comparison" title={`both runs' steps priced on the ${clockName(clock)} clock (draft and verify; prefill left out)`}>
+          {ratio(speedup)} its throughput ({clockName(clock)})
+        </dd>
+      </>
+    );
+  }
   return (
     <>
       <dt>against {label}</dt>
@@ -108,6 +137,8 @@ export function MetricsChart() {
   const compare: ComparisonRun | null = useStudio((s) => s.compare);
   const runLabel = useStudio(runLabelOf);
   const draftWindow = useStudio((s) => s.config?.draftWindow);
+  const clock = useStudio((s) => s.clock);
+  const points = useThrottledStudio(selectPoints, 1000, Object.is, 970);
   const store = useStudioStore();
   return (
     <section className="view metrics" aria-label="Metrics">
@@ -121,13 +152,26 @@ export function MetricsChart() {
             Clear comparison ({compare.label})
           </button>
         )}
+        <label className="clock-select">
+          clock{' '}
+          <select aria-label="clock" value={clock} onChange={(e) => store.getState().setClock(e.target.value)}>
+            {CLOCK_OPTIONS.map((option) => (
+              <option key={option.id} value={option.id}>
+                {option.label}
+              </option>
+            ))}
+          </select>
+        </label>
       </header>
       {metrics && (
         <dl className="metric-summary" data-testid="run-metrics">
           <dt>policy</dt>
           <dd>{metrics.policy}</dd>
           <dt>throughput</dt>
-          <dd>{formatNumber(metrics.throughput, 1)} tok/s</dd>
+          <dd data-testid="throughput">
+            {clock === WALL_CLOCK ? formatNumber(metrics.throughput, 1) : formatNumber(throughputOf(points, clock), 1)} tok/s ({clockName(clock)}
+            {clock === WALL_CLOCK ? '' : ': draft and verify priced on the device, acceptance from these models'})
+          </dd>
           <dt>MAT</dt>
           <dd>{formatNumber(metrics.meanAcceptedTokens)}</dd>
           <dt>accept length</dt>
@@ -155,7 +199,7 @@ export function MetricsChart() {
               </dd>
             </>
           )}
-          {compare?.metrics && <ComparisonLine run={metrics} kept={compare.metrics} label={compare.label} />}
+          {compare?.metrics && <ComparisonLine run={metrics} kept={compare.metrics} label={compare.label} clock={clock} points={points} keptPoints={compare.points} />}
           {metrics.speedupVsAr !== undefined && (
             <>
               <dt>speedup vs ar</dt>
@@ -169,7 +213,7 @@ export function MetricsChart() {
       ) : (
         <div className="metric-charts">
           {METRIC_KEYS.map((metric, order) => (
-            <MetricPanel key={metric} metric={metric} order={order} compare={compare} runLabel={runLabel} />
+            <MetricPanel key={metric} metric={metric} order={order} compare={compare} runLabel={runLabel} clock={clock} />
           ))}
         </div>
       )}

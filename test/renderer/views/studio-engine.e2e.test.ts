@@ -74,7 +74,7 @@ afterAll(async () => {
 
 describe.skipIf(staticSkip !== null)('studio on the real engine (web host, demo pair)', () => {
   it('starts a run from the Run panel and fills the Super-Tree and the histograms', async (ctx) => {
-    await page.locator('[data-testid="models"], [data-testid="no-models"]').first().waitFor({ timeout: 60_000 });
+    await page.locator('[data-testid="models"], [data-testid="no-models"]').first().waitFor({ state: 'attached', timeout: 60_000 });
     const models = await page.getByTestId('models').locator('li').count();
     if (models < 2) {
       dynamicSkip = 'the engine host lists no model pair';
@@ -193,16 +193,41 @@ describe.skipIf(staticSkip !== null)('studio on the real engine (web host, demo 
     expect(await page.locator('svg.request-tree g[data-state] title').first().textContent()).toMatch(/^root ".*" · token id \d+/s);
     await mkdir(SHOTS, { recursive: true });
     await page.screenshot({ path: path.join(SHOTS, 'studio.png') });
-    // The README's picture: a run on the trained demo pair, never the stand-in pair.
-    if (process.env.ECHO_UPDATE_SCREENSHOT === '1' && demoPairInstalled) {
-      await copyFile(path.join(SHOTS, 'studio.png'), path.join(repoRoot, 'docs', 'screenshot.png'));
-    }
     for (const panel of ['run', 'super-tree', 'request', 'histograms', 'gates', 'budget', 'metrics']) {
       const locator = page.locator(`[data-panel="${panel}"]`);
       await locator.scrollIntoViewIfNeeded();
       await locator.screenshot({ path: path.join(SHOTS, `${panel}.png`) });
     }
     expect(existsSync(path.join(SHOTS, 'metrics.png'))).toBe(true);
+  });
+});
+
+describe.skipIf(staticSkip !== null)('the studio on one lecture screen', () => {
+  it('shows every main view at once at 1366×768, run controls in reach', async (ctx) => {
+    if (dynamicSkip) ctx.skip();
+    await page.setViewportSize({ width: 1366, height: 768 });
+    // Zoomed into the Super-Tree: request labels and token text show where they can be read.
+    await page.getByRole('button', { name: 'zoom in' }).click();
+    await page.waitForTimeout(300);
+    await mkdir(SHOTS, { recursive: true });
+    await page.screenshot({ path: path.join(SHOTS, 'studio-1366x768.png') });
+    // The README's picture: a run on the trained demo pair, never the stand-in pair.
+    if (process.env.ECHO_UPDATE_SCREENSHOT === '1' && demoPairInstalled) {
+      await copyFile(path.join(SHOTS, 'studio-1366x768.png'), path.join(repoRoot, 'docs', 'screenshot.png'));
+    }
+    for (const panel of ['run', 'super-tree', 'request', 'histograms', 'gates', 'budget', 'metrics']) {
+      const box = await page.locator(`[data-panel="${panel}"]`).boundingBox();
+      expect(box, panel).not.toBeNull();
+      expect(box!.y + box!.height, `${panel} ends on screen`).toBeLessThanOrEqual(768 + 1);
+      expect(box!.x + box!.width, `${panel} ends on screen`).toBeLessThanOrEqual(1366 + 1);
+      expect(box!.height, `${panel} has room`).toBeGreaterThan(100);
+    }
+    for (const name of ['Start', 'Stop']) {
+      const button = await page.getByRole('button', { name, exact: true }).boundingBox();
+      expect(button!.y + button!.height, `${name} is on screen`).toBeLessThanOrEqual(768);
+    }
+    await page.getByRole('button', { name: 'fit' }).click();
+    await page.setViewportSize({ width: 1680, height: 1050 });
   });
 });
 
