@@ -75,8 +75,11 @@ function PanelTitle({ id, title, collapsed, onToggle }: { id: string; title: str
 function EngineCard() {
   const status = useStudio((s) => s.status);
   const models = status?.bundledModels ?? [];
-  // Folded by default: a lecture needs the screen for the run, not the engine's facts.
-  const [collapsed, setCollapsed] = useState(true);
+  // Open until a run starts, then folded (a lecture needs the screen for the run), unless the user chose.
+  const runState = useStudio((s) => s.runState);
+  const [chosen, setChosen] = useState<boolean | null>(null);
+  const collapsed = chosen ?? runState !== 'idle';
+  const setCollapsed = (value: boolean) => setChosen(value);
   return (
     <section className={`panel panel-engine${collapsed ? ' collapsed' : ''}`} data-panel="engine" aria-labelledby="panel-engine-title">
       <PanelTitle id="engine" title="Engine" collapsed={collapsed} onToggle={() => setCollapsed(!collapsed)} />
