@@ -5,7 +5,7 @@
 // target accepts. The target is always float32.
 import { defaultDraftPrecision, type WeightPrecision } from '../shared/config.js';
 import { readConfigJson } from './model/config.js';
-import { DEFAULT_THREADS, loadModel, type LoadOptions } from './model/loader.js';
+import { defaultThreads, loadModel, readModelInfo, type LoadOptions } from './model/loader.js';
 import { assertSameVocabulary, ModelTokenizer } from './model/tokenizer.js';
 import type { AttentionWindow, ModelSession } from './model/types.js';
 
@@ -35,15 +35,18 @@ export interface PairOptions extends Pick<LoadOptions, 'threads' | 'provider' | 
 }
 
 /**
- * How a pair's two models share the cores: the target on `threads` threads whose workers spin,
- * the draft on one thread, the caller's. Sleeping workers are woken for every parallel kernel,
- * which costs a small forward more than its second core gives it; spinning ones hold their cores
- * while they wait, so the draft, which runs between the target's forwards, must not need them.
- * On the demo pair on a 2-core CPU this gives `static` and `echo` 8–29 % more throughput than two
- * sleeping pools of 2 threads, and `ar` 30–48 % (batch 1–64; docs/model-runtime.md, "Threads").
+ * How a pair's two models share the cores: the target on `threads` threads (default: what its size
+ * measured best with, defaultThreads) whose workers spin, the draft on one thread, the caller's.
+ * Sleeping workers are woken for every parallel kernel, which costs a small forward more than its
+ * second core gives it; spinning ones hold their cores while they wait, so the draft, which runs
+ * between the target's forwards, must not need them (docs/model-runtime.md, "Threads").
  */
-export function pairThreads(threads = DEFAULT_THREADS): { target: { threads: number; spin: boolean }; draft: { threads: number; spin: boolean } } {
-  return { target: { threads, spin: threads > 1 }, draft: { threads: 1, spin: false } };
+export function pairThreads(
+  threads: number | undefined,
+  targetParameters: number,
+): { target: { threads: number; spin: boolean }; draft: { threads: number; spin: boolean } } {
+  const target = threads ?? defaultThreads(targetParameters);
+  return { target: { threads: target, spin: target > 1 }, draft: { threads: 1, spin: false } };
 }
 
 export async function loadPair(draftDir: string, targetDir: string, options: PairOptions): Promise<ModelPair> {
@@ -54,7 +57,7 @@ export async function loadPair(draftDir: string, targetDir: string, options: Pai
   const draftTokenizer = ModelTokenizer.load(draftDir);
   assertSameVocabulary(draftTokenizer, targetTokenizer);
   const load = { provider: options.provider, cacheDir: options.cacheDir, onMessage: options.onMessage, slots: options.slots };
-  const threads = pairThreads(options.threads);
+  const threads = pairThreads(options.threads, readModelInfo(targetDir).parameters);
   const target = await loadModel(targetDir, { ...load, ...threads.target, maxLength: options.maxLength });
   const draft = await loadModel(draftDir, {
     ...load,

@@ -4,7 +4,7 @@
 // while a run lives: the run's forwards would share the cores with the timed ones.
 import { fitKnee, suggestKmax } from '../engine/cost/knee.js';
 import { DEFAULT_TOKEN_COUNTS, measureForwardCurve, rowsNeeded } from '../engine/cost/measure.js';
-import { loadModel } from '../engine/model/loader.js';
+import { loadModel, readModelInfo } from '../engine/model/loader.js';
 import { pairThreads } from '../engine/pair.js';
 import { BUNDLED_TARGET } from '../engine/session-run.js';
 import type { HandlerModule } from './handlers.js';
@@ -38,7 +38,7 @@ export const hwHandlers: HandlerModule = (host) => {
         // One step per timed token count, and a last one for the fit.
         const total = DEFAULT_TOKEN_COUNTS.length + 1;
         host.progress('knee', 0, total, `timing the target's forward: ${dir}`);
-        const target = await loadModel(dir, { slots: measure.slots, maxLength: rowsNeeded(measure), ...pairThreads().target });
+        const target = await loadModel(dir, { slots: measure.slots, maxLength: rowsNeeded(measure), ...pairThreads(undefined, readModelInfo(dir).parameters).target });
         let done = 0;
         const curve = await measureForwardCurve(target, {
           ...measure,

@@ -2,7 +2,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { loadPair } from '../../src/engine/pair.js';
+import { loadPair, pairThreads } from '../../src/engine/pair.js';
+import { ONE_THREAD_BELOW_PARAMETERS } from '../../src/engine/model/loader.js';
 import { writeFixtureModel } from './model/fixtures.js';
 import { tempDir } from './model/helpers.js';
 
@@ -16,5 +17,17 @@ describe('loadPair on folders that are not model pairs', () => {
     mkdirSync(empty, { recursive: true });
     await expect(loadPair(empty, model.dir, { slots: 1, maxLength: 8 })).rejects.toThrow(/not-a-model\/config\.json: missing \(not a Hugging Face model folder\?\)/);
     await expect(loadPair(model.dir, join(tmp.path, 'nowhere'), { slots: 1, maxLength: 8 })).rejects.toThrow(/nowhere: folder does not exist/);
+  });
+});
+
+describe('pairThreads', () => {
+  test('a small target runs on one thread, a large one on two spinning threads, the draft always on one; --threads wins', () => {
+    const small = pairThreads(undefined, ONE_THREAD_BELOW_PARAMETERS - 1);
+    expect(small.target).toEqual({ threads: 1, spin: false });
+    const large = pairThreads(undefined, ONE_THREAD_BELOW_PARAMETERS);
+    expect(large.target).toEqual({ threads: 2, spin: true });
+    for (const p of [small, large]) expect(p.draft).toEqual({ threads: 1, spin: false });
+    expect(pairThreads(2, 1000).target).toEqual({ threads: 2, spin: true });
+    expect(pairThreads(1, 1e9).target).toEqual({ threads: 1, spin: false });
   });
 });

@@ -10,7 +10,7 @@ import { cpus } from 'node:os';
 import { draftRowCost, suggestKmax, type KneeFit, type TimedPoint } from '../../engine/cost/knee.js';
 import { DEFAULT_TOKEN_COUNTS, HardwareProfileSchema, measureForwardCurve, rowsNeeded, type HardwareProfile } from '../../engine/cost/measure.js';
 import { fitKnee } from '../../engine/cost/knee.js';
-import { loadModel } from '../../engine/model/loader.js';
+import { loadModel, readModelInfo } from '../../engine/model/loader.js';
 import { pairThreads } from '../../engine/pair.js';
 import { defaultDraftPrecision, formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
 import { pairDirs } from './calibrate.js';
@@ -49,7 +49,7 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
   // The draft is timed with the weights runs give it: its curve prices their draft forwards.
   const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
   // Each model is timed on the threads a run gives it (pairThreads).
-  const threads = pairThreads(flags.threads);
+  const threads = pairThreads(flags.threads, readModelInfo(targetDir).parameters);
   for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
     const precision = which === 'draft' ? draftPrecision : 'float32';
     const window = which === 'draft' ? flags.draftWindow : undefined;

@@ -348,7 +348,7 @@ export function confidenceFlag(value: string): ConfidenceSignal {
   return parsed.data;
 }
 
-export const THREADS_HELP = "onnxruntime threads of the target (default 2; its workers spin between kernels); the draft runs on one thread, so that it never waits for a core the target's workers hold";
+export const THREADS_HELP = "onnxruntime threads of the target (default 1 below 200M parameters, else 2; its workers spin between kernels); the draft runs on one thread, so that it never waits for a core the target's workers hold";
 export const DRAFT_PRECISION_HELP = "the draft's weights: int8 (default on CPU: 8-bit linear layers and head, a faster draft) or float32 (as on disk; default with cuda). The target is always float32";
 
 function parseShape(value: string): { depth: number; topk: number; tokens: number } {

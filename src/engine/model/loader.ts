@@ -24,11 +24,24 @@ import { OrtModelSession, windowProblem } from './session.js';
 import { ModelTokenizer } from './tokenizer.js';
 import type { AttentionWindow, ModelInfo } from './types.js';
 
-/** onnxruntime intra-op threads of a model when not told otherwise. */
+/** onnxruntime intra-op threads of a model large enough to use a second core (see defaultThreads). */
 export const DEFAULT_THREADS = 2;
 
+/**
+ * Below this many parameters a forward's kernels are too small to pay for waking (or spinning) a
+ * second thread: on a 2-core machine the demo pair's target and draft and a 100M-parameter model
+ * all ran their one-token forwards faster on one thread than on two (docs/model-runtime.md,
+ * "Threads"). Larger models keep two: their matrix products are long enough to split.
+ */
+export const ONE_THREAD_BELOW_PARAMETERS = 200_000_000;
+
+/** onnxruntime intra-op threads for a model of this many parameters when not told otherwise. */
+export function defaultThreads(parameters: number): number {
+  return parameters < ONE_THREAD_BELOW_PARAMETERS ? 1 : DEFAULT_THREADS;
+}
+
 export interface LoadOptions {
-  /** onnxruntime intra-op threads (default DEFAULT_THREADS). */
+  /** onnxruntime intra-op threads (default: defaultThreads of the model's parameter count). */
   threads?: number;
   /**
    * Let the pool's worker threads spin between kernels, and briefly after a run, instead of
@@ -235,7 +248,7 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   const precision = options.precision ?? 'float32';
   if (!WeightPrecisionSchema.safeParse(precision).success) throw new ModelLoadError(dir, `precision must be float32 or int8, got ${String(precision)}`);
   const folder = openModelFolder(dir, options.cacheDir ?? cacheRoot(), precision);
-  const threads = options.threads ?? DEFAULT_THREADS;
+  const threads = options.threads ?? defaultThreads(folder.info.parameters);
   const slots = options.slots ?? 8;
   const maxLength = options.maxLength ?? Math.min(2048, folder.config.maxPositions);
   if (!Number.isInteger(threads) || threads < 1) throw new ModelLoadError(dir, `threads must be a positive integer, got ${threads}`);
