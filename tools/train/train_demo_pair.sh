@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuild the bundled demo model pair from scratch (a maintainer's step, never part of install/CI).
 #
-#   tools/train/train_demo_pair.sh            # run from anywhere; about two and a half hours on 2 idle CPU cores
+#   tools/train/train_demo_pair.sh            # run from anywhere; about three hours on 2 idle CPU cores
 #
 # Needs Debian's PyTorch and NumPy (apt-get install python3-torch python3-numpy libopenblas0-pthread),
 # apt-get/dpkg-deb (to fetch the debian-handbook package) and, for the tokenizer check, Node with the
@@ -48,7 +48,7 @@ stage "4c/6 train the EAGLE-3 draft head (~1.6M parameters) on the target's own 
 "$PY" "$HERE/train_eagle3.py" --name echo-demo-head --target "$ROOT/assets/models/echo-demo-target" \
   --out "$ROOT/assets/models/echo-demo-head" --layer-ids 1,3,5 --draft-vocab 2048 --ttt-steps 4 \
   --seq 128 --batch 4 --steps 6000 --lr 2e-3 --warmup 40 --eval-every 100 --ckpt-every-min 3 \
-  --time-budget-min 60
+  --time-budget-min 80
 
 stage "5/6 prompt sets and tokenizer check (Python ids == @huggingface/tokenizers ids)"
 "$PY" "$HERE/make_prompts.py"
