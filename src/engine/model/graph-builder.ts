@@ -50,6 +50,12 @@ export const Q8_BLOCK = 32;
 
 export interface GraphOptions {
   precision?: WeightPrecision;
+  /**
+   * For a target an EAGLE-3 head drafts for: the hidden-state boundaries (b = the residual stream
+   * entering layer b, L = after the last layer) the `features` output concatenates for the rows in
+   * `feature_rows`. Absent: the graph has neither, so other runs pay nothing for them.
+   */
+  featureBoundaries?: number[];
 }
 
 export interface GraphInitializer {
@@ -74,7 +80,7 @@ export interface WeightSource {
 
 type Attr = number | number[] | { float: number };
 
-class GraphBuilder {
+export class GraphBuilder {
   readonly nodes: NodeProtoJs[] = [];
   readonly initializers: GraphInitializer[] = [];
   private counter = 0;
@@ -124,7 +130,7 @@ class GraphBuilder {
   }
 }
 
-function valueInfo(name: string, elemType: number, dims: (number | string)[]): ValueInfoProtoJs {
+export function valueInfo(name: string, elemType: number, dims: (number | string)[]): ValueInfoProtoJs {
   return {
     name,
     type: {
@@ -243,6 +249,8 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
   const pastRows = g.i64([0, 0, -1, hd]);
 
   residual = g.one('Gather', [embed, 'input_ids'], { axis: 0 });
+  const boundaries = options.featureBoundaries ?? [];
+  const captured = new Map<number, string>();
 
   for (let layer = 0; layer < cfg.numLayers; layer++) {
     const p = `model.layers.${layer}.`;
@@ -250,6 +258,8 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
 
     const inNorm = w('input_layernorm.weight', [H]);
     const x = addAndNorm(inNorm);
+    // The stream entering this layer, the branch before it now added.
+    if (boundaries.includes(layer)) captured.set(layer, residual);
 
     // q, k, v in one Gemm over a concatenated weight: one kernel instead of three. The softmax
     // scale 1/sqrt(hd) is folded into q's weights (or into q_norm's weight when q is normalised):
@@ -344,6 +354,15 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
 
   const finalNorm = g.init('model.norm.weight', [H], weights.get('model.norm.weight', [H]));
   const normed = addAndNorm(finalNorm);
+  if (boundaries.includes(cfg.numLayers)) captured.set(cfg.numLayers, residual);
+  if (boundaries.length > 0) {
+    // Rows first, then the concatenation: with no rows asked for, nothing is copied.
+    const parts = boundaries.map((b) => g.one('Gather', [captured.get(b)!, 'feature_rows'], { axis: 0 }));
+    g.one('Concat', parts, { axis: 1 }, 'features');
+    inputs.push(valueInfo('feature_rows', DataType.INT32, ['R4']));
+    outputs.push(valueInfo('features', DataType.FLOAT, ['R4', boundaries.length * H]));
+  }
+
   // A file without lm_head.weight ties it to the embeddings even if config.json does not say so
   // (transformers does the same when loading such a checkpoint).
   const tied = cfg.tieWordEmbeddings || !weights.has('lm_head.weight');

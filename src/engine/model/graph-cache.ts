@@ -19,8 +19,8 @@ export function cacheRoot(): string {
 }
 
 /** float32 keeps the key it had before precisions existed, so those graphs stay valid. */
-export function graphCacheKey(configText: string, weightIdentity: string, precision: WeightPrecision = 'float32'): string {
-  const variant = precision === 'float32' ? '' : `\nprecision=${precision}`;
+export function graphCacheKey(configText: string, weightIdentity: string, precision: WeightPrecision = 'float32', featureBoundaries: readonly number[] = []): string {
+  const variant = (precision === 'float32' ? '' : `\nprecision=${precision}`) + (featureBoundaries.length === 0 ? '' : `\nfeatures=${featureBoundaries.join(',')}`);
   return createHash('sha256').update(`graph-v${GRAPH_VERSION}\n${configText}\n${weightIdentity}${variant}`).digest('hex').slice(0, 32);
 }
 
@@ -113,6 +113,8 @@ export interface GraphSidecar {
   architecture: string;
   /** Weight precision the graph was built with (sidecars from before it existed: float32). */
   precision: WeightPrecision;
+  /** Hidden-state boundaries of its `features` output (for an EAGLE-3 head's target); absent: none. */
+  features?: number[];
   /** ISO time the graph was written. */
   builtAt: string;
   /** .onnx + .onnx.data bytes when written. */
@@ -128,6 +130,8 @@ export interface GraphCacheEntry {
   architecture: string | null;
   graphVersion: number | null;
   precision: WeightPrecision | null;
+  /** Feature boundaries of a graph built for an EAGLE-3 head's target; empty: none. */
+  features: number[];
   builtAt: string | null;
   /** The .onnx file's mtime: set when written, touched by `markGraphUsed` on every reuse. */
   lastUsedAt: string;
@@ -166,13 +170,14 @@ export function graphFileBytes(graphPath: string): number {
 /** Writes `<key>.json` next to a freshly written graph, atomically (temp file + rename). */
 export function writeGraphSidecar(
   graphPath: string,
-  what: { source: string; graphVersion: number; architecture: string; precision: WeightPrecision },
+  what: { source: string; graphVersion: number; architecture: string; precision: WeightPrecision; features?: number[] },
 ): GraphSidecar {
   const sidecar: GraphSidecar = {
     source: resolve(what.source),
     graphVersion: what.graphVersion,
     architecture: what.architecture,
     precision: what.precision,
+    ...(what.features && what.features.length > 0 ? { features: what.features } : {}),
     builtAt: new Date().toISOString(),
     bytes: graphFileBytes(graphPath),
   };
@@ -198,7 +203,8 @@ function readSidecar(path: string): GraphSidecar | null {
   const s = raw as Partial<GraphSidecar> | null;
   if (s === null || typeof s !== 'object' || typeof s.source !== 'string' || typeof s.graphVersion !== 'number' || typeof s.architecture !== 'string') return null;
   const precision: WeightPrecision = s.precision === 'int8' ? 'int8' : 'float32';
-  return { source: s.source, graphVersion: s.graphVersion, architecture: s.architecture, precision, builtAt: typeof s.builtAt === 'string' ? s.builtAt : '', bytes: typeof s.bytes === 'number' ? s.bytes : 0 };
+  const features = Array.isArray(s.features) && s.features.every((b) => typeof b === 'number') ? { features: s.features } : {};
+  return { source: s.source, graphVersion: s.graphVersion, architecture: s.architecture, precision, ...features, builtAt: typeof s.builtAt === 'string' ? s.builtAt : '', bytes: typeof s.bytes === 'number' ? s.bytes : 0 };
 }
 
 function listNames(dir: string): string[] {
@@ -243,6 +249,7 @@ export function listGraphCache(root = cacheRoot()): GraphCacheEntry[] {
       architecture: sidecar?.architecture ?? null,
       graphVersion: sidecar?.graphVersion ?? null,
       precision: sidecar?.precision ?? null,
+      features: sidecar?.features ?? [],
       builtAt: sidecar?.builtAt || null,
       lastUsedAt: stat.mtime.toISOString(),
       bytes,
@@ -339,10 +346,17 @@ export const OTHER_LAYOUT_GRACE_MS = 14 * 24 * 3600_000;
  * After `keepPath` was written for model folder `source`: deletes the other entries built from
  * the same folder with the same weight precision and graph layout (the model files changed
  * since), the same folder's graphs of other layouts unused for OTHER_LAYOUT_GRACE_MS, and stale
- * leftovers. A folder used both as a draft (int8) and as a target keeps both graphs. Entries
+ * leftovers. A folder used both as a draft (int8) and as a target keeps both graphs, and a target
+ * with and without an EAGLE-3 head's features keeps both. Entries
  * without a sidecar are left alone: their source is unknown.
  */
-export function pruneSupersededGraphs(keepPath: string, source: string, precision: WeightPrecision = 'float32', now = Date.now()): GraphRemoval {
+export function pruneSupersededGraphs(
+  keepPath: string,
+  source: string,
+  precision: WeightPrecision = 'float32',
+  now = Date.now(),
+  features: readonly number[] = [],
+): GraphRemoval {
   const root = dirname(dirname(keepPath));
   const keep = resolve(keepPath);
   const folder = resolve(source);
@@ -351,6 +365,7 @@ export function pruneSupersededGraphs(keepPath: string, source: string, precisio
       e.source !== null &&
       resolve(e.source) === folder &&
       (e.precision ?? 'float32') === precision &&
+      e.features.join(',') === features.join(',') &&
       resolve(e.path) !== keep &&
       (e.graphVersion === GRAPH_VERSION || now - Date.parse(e.lastUsedAt) >= OTHER_LAYOUT_GRACE_MS),
   );

@@ -19,7 +19,7 @@ import {
   writeGraphSidecar,
   type GraphRemoval,
 } from './graph-cache.js';
-import { indexWeights, readTensorF32, weightIdentity, type WeightIndex } from './safetensors.js';
+import { indexWeights, isWeightDtype, readTensorF32, weightIdentity, type WeightIndex } from './safetensors.js';
 import { OrtModelSession, windowProblem } from './session.js';
 import { ModelTokenizer } from './tokenizer.js';
 import type { AttentionWindow, ModelInfo } from './types.js';
@@ -71,6 +71,11 @@ export interface LoadOptions {
    * the model's sliding window (Mistral), else the whole past.
    */
   window?: AttentionWindow | null;
+  /**
+   * For a target an EAGLE-3 head drafts for: the hidden-state boundaries its forward returns as
+   * `features` (eagle3-config.ts, featureBoundaries). Default: none.
+   */
+  featureBoundaries?: number[];
   /** Receives one-line notes (CUDA fallback, graph built vs reused). */
   onMessage?: (line: string) => void;
 }
@@ -84,6 +89,8 @@ export interface ModelFolder {
   cacheKey: string;
   graphPath: string;
   precision: WeightPrecision;
+  /** Feature boundaries built into the graph (an EAGLE-3 head's target); empty: none. */
+  featureBoundaries: number[];
 }
 
 /**
@@ -106,7 +113,7 @@ function mergeGenerationEos(dir: string, eos: number[]): number[] {
 }
 
 /** Reads config.json and the safetensors headers (no weights): enough for `model info`. */
-export function openModelFolder(dir: string, cacheDir = cacheRoot(), precision: WeightPrecision = 'float32'): ModelFolder {
+export function openModelFolder(dir: string, cacheDir = cacheRoot(), precision: WeightPrecision = 'float32', featureBoundaries: number[] = []): ModelFolder {
   const { path, text, json } = readConfigJson(dir);
   const config = parseModelConfig(json, path);
   const weights = indexWeights(dir);
@@ -115,7 +122,7 @@ export function openModelFolder(dir: string, cacheDir = cacheRoot(), precision: 
   for (const t of weights.tensors.values()) {
     const count = t.shape.reduce((a, b) => a * b, 1);
     parameters += count;
-    dtypeCounts.set(t.dtype, (dtypeCounts.get(t.dtype) ?? 0) + count);
+    if (isWeightDtype(t.dtype)) dtypeCounts.set(t.dtype, (dtypeCounts.get(t.dtype) ?? 0) + count);
   }
   const dtype = [...dtypeCounts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'float32';
   const info: ModelInfo = {
@@ -134,8 +141,8 @@ export function openModelFolder(dir: string, cacheDir = cacheRoot(), precision: 
     eosTokenIds: mergeGenerationEos(dir, config.eosTokenIds),
     precision,
   };
-  const cacheKey = graphCacheKey(text, weightIdentity(weights), precision);
-  return { dir, configText: text, config, weights, info, cacheKey, graphPath: cachedGraphPath(cacheKey, cacheDir), precision };
+  const cacheKey = graphCacheKey(text, weightIdentity(weights), precision, featureBoundaries);
+  return { dir, configText: text, config, weights, info, cacheKey, graphPath: cachedGraphPath(cacheKey, cacheDir), precision, featureBoundaries };
 }
 
 export function readModelInfo(dir: string): ModelInfo {
@@ -202,14 +209,20 @@ export function ensureGraph(folder: ModelFolder, externalThreshold = DEFAULT_EXT
     }
     return { path: folder.graphPath, built: false, pruned: null, cacheProblems };
   }
-  const graph = buildGraph(folder.config, weightSource(folder.weights), { precision: folder.precision });
+  const graph = buildGraph(folder.config, weightSource(folder.weights), { precision: folder.precision, featureBoundaries: folder.featureBoundaries });
   try {
     writeGraph(graph, folder.graphPath, { source: folder.dir, graph_version: String(GRAPH_VERSION), architecture: folder.config.architecture }, externalThreshold);
   } catch (err) {
     throw new ModelLoadError(folder.graphPath, `cannot write the graph cache (${errorCode(err)}); set ECHO_STUDIO_CACHE to a writable folder`);
   }
   try {
-    writeGraphSidecar(folder.graphPath, { source: folder.dir, graphVersion: GRAPH_VERSION, architecture: folder.config.architecture, precision: folder.precision });
+    writeGraphSidecar(folder.graphPath, {
+      source: folder.dir,
+      graphVersion: GRAPH_VERSION,
+      architecture: folder.config.architecture,
+      precision: folder.precision,
+      features: folder.featureBoundaries,
+    });
   } catch (err) {
     // Without its sidecar the graph still works; only automatic pruning cannot tell its folder.
     cacheProblems.push(`cannot write the sidecar of ${folder.graphPath} (${errorCode(err)}); it will not be pruned automatically`);
@@ -217,7 +230,7 @@ export function ensureGraph(folder: ModelFolder, externalThreshold = DEFAULT_EXT
   }
   let pruned: GraphRemoval | null = null;
   try {
-    pruned = pruneSupersededGraphs(folder.graphPath, folder.dir, folder.precision);
+    pruned = pruneSupersededGraphs(folder.graphPath, folder.dir, folder.precision, Date.now(), folder.featureBoundaries);
     for (const f of pruned.failed) cacheProblems.push(`cannot delete ${f.path} (${f.reason})`);
   } catch (err) {
     cacheProblems.push(`cannot prune ${dirname(folder.graphPath)} (${errorCode(err)})`);
@@ -247,7 +260,7 @@ export function cudaUnavailableReason(): string | null {
 export async function loadModel(dir: string, options: LoadOptions = {}): Promise<OrtModelSession> {
   const precision = options.precision ?? 'float32';
   if (!WeightPrecisionSchema.safeParse(precision).success) throw new ModelLoadError(dir, `precision must be float32 or int8, got ${String(precision)}`);
-  const folder = openModelFolder(dir, options.cacheDir ?? cacheRoot(), precision);
+  const folder = openModelFolder(dir, options.cacheDir ?? cacheRoot(), precision, options.featureBoundaries ?? []);
   const threads = options.threads ?? defaultThreads(folder.info.parameters);
   const slots = options.slots ?? 8;
   const maxLength = options.maxLength ?? Math.min(2048, folder.config.maxPositions);
@@ -295,7 +308,8 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
     provider = 'cpu';
     session = await ort.InferenceSession.create(path, { ...sessionOptions, executionProviders: ['cpu'] });
   }
-  return new OrtModelSession({ info: folder.info, session, slots, maxLength, provider, window });
+  const info = folder.featureBoundaries.length > 0 ? { ...folder.info, featureWidth: folder.featureBoundaries.length * folder.config.hiddenSize } : folder.info;
+  return new OrtModelSession({ info, session, slots, maxLength, provider, window });
 }
 
 export { graphFileBytes } from './graph-cache.js';

@@ -5,13 +5,19 @@ import { basename, join } from 'node:path';
 import { ModelLoadError } from './errors.js';
 
 export type WeightDtype = 'float32' | 'float16' | 'bfloat16';
+/** Integer and bool tensors hold tables, not weights (an EAGLE-3 head's vocabulary maps). */
+export type TensorDtype = WeightDtype | 'int64' | 'int32' | 'bool';
 
-const DTYPE_BY_TAG: Record<string, WeightDtype> = { F32: 'float32', F16: 'float16', BF16: 'bfloat16' };
-const BYTES: Record<WeightDtype, number> = { float32: 4, float16: 2, bfloat16: 2 };
+const DTYPE_BY_TAG: Record<string, TensorDtype> = { F32: 'float32', F16: 'float16', BF16: 'bfloat16', I64: 'int64', I32: 'int32', BOOL: 'bool', U8: 'bool' };
+const BYTES: Record<TensorDtype, number> = { float32: 4, float16: 2, bfloat16: 2, int64: 8, int32: 4, bool: 1 };
+
+export function isWeightDtype(dtype: TensorDtype): dtype is WeightDtype {
+  return dtype === 'float32' || dtype === 'float16' || dtype === 'bfloat16';
+}
 
 export interface TensorEntry {
   name: string;
-  dtype: WeightDtype;
+  dtype: TensorDtype;
   shape: number[];
   file: string;
   /** Absolute byte offset of the data in the file. */
@@ -60,7 +66,7 @@ function readHeader(path: string): { info: SafetensorsFileInfo; entries: TensorE
       const t = raw as { dtype?: string; shape?: number[]; data_offsets?: [number, number] };
       const dtype = DTYPE_BY_TAG[t.dtype ?? ''];
       if (dtype === undefined) {
-        throw new ModelLoadError(name, `tensor ${tensorName} has dtype ${String(t.dtype)}; supported: F32, F16, BF16`);
+        throw new ModelLoadError(name, `tensor ${tensorName} has dtype ${String(t.dtype)}; supported: F32, F16, BF16 (and I64, I32, BOOL, U8 for tables)`);
       }
       if (!Array.isArray(t.shape) || !Array.isArray(t.data_offsets) || t.data_offsets.length !== 2) {
         throw new ModelLoadError(name, `tensor ${tensorName} has a malformed header entry`);
@@ -133,8 +139,35 @@ function halfToFloat(h: number): number {
 
 let halfTable: Float32Array | null = null;
 
+function readBytes(entry: TensorEntry): Uint8Array {
+  const bytes = new Uint8Array(entry.byteLength);
+  const fd = openSync(entry.file, 'r');
+  try {
+    let done = 0;
+    while (done < entry.byteLength) {
+      const n = readSync(fd, bytes, done, Math.min(entry.byteLength - done, 1 << 30), entry.offset + done);
+      if (n === 0) throw new ModelLoadError(entry.file, `truncated while reading ${entry.name}`);
+      done += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return bytes;
+}
+
+/** Reads an integer or bool tensor as float64 numbers (exact for ids). */
+export function readTensorInts(entry: TensorEntry): number[] {
+  const bytes = readBytes(entry);
+  const count = entry.byteLength / BYTES[entry.dtype];
+  if (entry.dtype === 'int64') return Array.from(new BigInt64Array(bytes.buffer, 0, count), (v) => Number(v));
+  if (entry.dtype === 'int32') return Array.from(new Int32Array(bytes.buffer, 0, count));
+  if (entry.dtype === 'bool') return Array.from(bytes);
+  throw new ModelLoadError(entry.file, `${entry.name} is ${entry.dtype}, expected an integer or bool tensor`);
+}
+
 /** Reads one tensor as float32 (a fresh array the caller owns). */
 export function readTensorF32(entry: TensorEntry): Float32Array {
+  if (!isWeightDtype(entry.dtype)) throw new ModelLoadError(entry.file, `${entry.name} is ${entry.dtype}, expected F32, F16 or BF16 weights`);
   const count = entry.byteLength / BYTES[entry.dtype];
   // Read straight into a fresh, aligned buffer (safetensors offsets need not be 4-byte aligned);
   // the typed-array views below assume a little-endian host, as every supported platform is.

@@ -22,6 +22,12 @@ interface SlotState {
   depths: number[];
 }
 
+/** Feeds and fetches a graph adds to the common ones (an EAGLE-3 head's incoming hidden states). */
+export interface ExtraIO {
+  feeds: Record<string, ort.Tensor>;
+  fetches: string[];
+}
+
 export interface OrtSessionParts {
   info: ModelInfo;
   session: ort.InferenceSession;
@@ -213,15 +219,24 @@ export class OrtModelSession implements ModelSession {
   }
 
   async forward(allEntries: ForwardEntry[], outputs: ForwardOutputs): Promise<ForwardResult> {
+    return (await this.forwardWith(allEntries, outputs, null)).result;
+  }
+
+  /** `forward`, plus the graph's extra inputs and outputs (extra outputs come back as float32 data). */
+  async forwardWith(
+    allEntries: ForwardEntry[],
+    outputs: ForwardOutputs,
+    extra: ExtraIO | null,
+  ): Promise<{ result: ForwardResult; extra: Record<string, Float32Array> }> {
     this.assertLive();
     if (this.inFlight) throw new ModelUsageError('a forward is already running on this session; await it first');
     for (const e of allEntries) this.slot(e.slot);
     // Entries without tokens (e.g. a one-token prompt's empty prefill) contribute nothing.
     const entries = allEntries.filter((e) => e.tokens.length > 0);
     if (entries.length === 0) {
-      const asked = (outputs.logitsRows?.length ?? 0) + (outputs.topkRows?.length ?? 0) + (outputs.argmaxRows?.length ?? 0);
+      const asked = (outputs.logitsRows?.length ?? 0) + (outputs.topkRows?.length ?? 0) + (outputs.argmaxRows?.length ?? 0) + (outputs.featureRows?.length ?? 0);
       if (asked > 0) throw new ModelUsageError('outputs were asked for rows of a forward without tokens');
-      return { paddingWaste: 0, runMs: 0, tokens: 0 };
+      return { result: { paddingWaste: 0, runMs: 0, tokens: 0 }, extra: {} };
     }
     const seen = new Set<number>();
     // Per entry, the past blocks its groups gather (computed once: it sizes pastLen and fills past_index).
@@ -264,6 +279,9 @@ export class OrtModelSession implements ModelSession {
     const logitsRows = rowsOf(outputs.logitsRows, 'logits');
     const topkRows = rowsOf(outputs.topkRows, 'top-k');
     const argmaxRows = rowsOf(outputs.argmaxRows, 'argmax');
+    const featureRows = rowsOf(outputs.featureRows, 'feature');
+    const hasFeatures = this.info.featureWidth !== undefined;
+    if (featureRows.length > 0 && !hasFeatures) throw new ModelUsageError(`${this.info.dir} was not loaded with EAGLE-3 features; it cannot return them`);
     const topk = outputs.topk ?? 1;
     if (topkRows.length > 0 && (!Number.isInteger(topk) || topk < 1 || topk > vocab)) {
       throw new ModelUsageError(`topk ${topk} must be an integer in [1, ${vocab}]`);
@@ -382,6 +400,12 @@ export class OrtModelSession implements ModelSession {
       topk_k: new ort.Tensor('int64', BigInt64Array.of(BigInt(topkRows.length ? topk : 1)), [1]),
     };
     const fetches: string[] = [];
+    if (hasFeatures) feeds.feature_rows = new ort.Tensor('int32', Int32Array.from(featureRows), [featureRows.length]);
+    if (featureRows.length) fetches.push('features');
+    if (extra !== null) {
+      Object.assign(feeds, extra.feeds);
+      fetches.push(...extra.fetches);
+    }
     for (let l = 0; l < this.info.numLayers; l++) {
       feeds[`past_key_${l}`] = this.keyTensors[l];
       feeds[`past_value_${l}`] = this.valueTensors[l];
@@ -442,7 +466,10 @@ export class OrtModelSession implements ModelSession {
       result.topkIds = out.topk_ids.data as Int32Array;
     }
     if (argmaxRows.length) result.argmax = out.argmax.data as Int32Array;
-    return result;
+    if (featureRows.length) result.features = out.features.data as Float32Array;
+    const extraOut: Record<string, Float32Array> = {};
+    for (const name of extra?.fetches ?? []) extraOut[name] = out[name].data as Float32Array;
+    return { result, extra: extraOut };
   }
 
   commit(slot: number, keepScratch: number[]): void {

@@ -29,6 +29,10 @@ export interface ModelInfo {
   eosTokenIds: number[];
   /** Weight precision of the loaded graph's linear layers and head ('float32' until loaded otherwise). */
   precision: WeightPrecision;
+  /** 'eagle3-head': an EAGLE-3 draft head (model/head-session.ts); absent: a language model. */
+  kind?: 'model' | 'eagle3-head';
+  /** Width of the features a forward can return (3 × hidden size), or absent when it returns none. */
+  featureWidth?: number;
 }
 
 /**
@@ -61,6 +65,11 @@ export interface ForwardOutputs {
   topk?: number;
   /** Rows whose argmax token id to return (cheaper than top-1: no log-softmax). */
   argmaxRows?: number[];
+  /**
+   * Rows whose EAGLE-3 features [rows, featureWidth] to return: only from a target loaded for a
+   * head (LoadOptions.featureBoundaries).
+   */
+  featureRows?: number[];
 }
 
 export interface ForwardResult {
@@ -72,6 +81,8 @@ export interface ForwardResult {
   topkIds?: Int32Array;
   /** [argmaxRows.length] argmax token ids. */
   argmax?: Int32Array;
+  /** [featureRows.length * featureWidth] hidden-state features for an EAGLE-3 head. */
+  features?: Float32Array;
   /** Fraction of attention query rows in the forward that were padding (each group padded to the longest). */
   paddingWaste: number;
   /** Milliseconds spent inside onnxruntime's run(). */

@@ -1,0 +1,201 @@
+// Builds the ONNX graph of an EAGLE-3 draft head (docs/model-runtime.md, "EAGLE-3 draft heads").
+//
+// The attention inputs, KV buffers and output heads are the decoder graph's (graph-builder.ts), so
+// the same session code packs, masks and stores a head's rows. What differs is a row's input: the
+// token's embedding together with an incoming hidden state, which is either fc(target features)
+// (a committed position) or the head's own pre-norm output at the parent node (a drafted one):
+//   features [F, 3·H_target], prev_hidden [P, H]   the two kinds of incoming state
+//   hidden_source [N] int32                        row of [fc(features); prev_hidden] each packed row reads
+// extra outputs:
+//   hidden_out [N, H]                              pre-norm output of every packed row (its children read it)
+// topk_ids and argmax are target ids (draft id + d2t[draft id]); logits are over the draft vocabulary.
+import type { WeightPrecision } from '../../shared/config.js';
+import { ropeInverseFrequencies } from './config.js';
+import type { Eagle3Config } from './eagle3-config.js';
+import { GraphBuilder, PAST_BLOCK, Q8_BLOCK, MS_DOMAIN, quantizeBlocks8, valueInfo, type BuiltGraph, type WeightSource } from './graph-builder.js';
+import { DataType, type ValueInfoProtoJs } from './onnx-proto.js';
+
+export interface HeadWeights {
+  /** The head's own tensors, by their published name without the `model.` prefix. */
+  head: WeightSource;
+  /** [vocab, H] token embedding: the head's own, or the target's when the head has none. */
+  embedding: Float32Array;
+  /** Target id of each draft id. */
+  draftToTarget: Int32Array;
+}
+
+export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options: { precision?: WeightPrecision } = {}): BuiltGraph {
+  const int8 = options.precision === 'int8';
+  const g = new GraphBuilder();
+  const L = cfg.layers;
+  const H = L.hiddenSize;
+  const hd = L.headDim;
+  const nH = L.numHeads;
+  const kvH = L.numKvHeads;
+  const G = nH / kvH;
+  const V = L.vocabSize;
+  const Vd = cfg.draftVocabSize;
+  const I = L.intermediateSize;
+  const Ht = cfg.targetHiddenSize;
+  const qDim = nH * hd;
+  const kvDim = kvH * hd;
+  const w = weights.head;
+
+  const inputs: ValueInfoProtoJs[] = [
+    valueInfo('input_ids', DataType.INT32, ['N']),
+    valueInfo('positions', DataType.INT32, ['N']),
+    valueInfo('gather_index', DataType.INT32, ['B', 'T']),
+    valueInfo('key_index', DataType.INT32, ['B', 'K']),
+    valueInfo('scatter_index', DataType.INT32, ['N']),
+    valueInfo('past_index', DataType.INT32, ['B', 'LB']),
+    valueInfo('attn_mask', DataType.FLOAT, ['B', 1, 'T', 'LT']),
+    valueInfo('logits_rows', DataType.INT32, ['R1']),
+    valueInfo('topk_rows', DataType.INT32, ['R2']),
+    valueInfo('argmax_rows', DataType.INT32, ['R3']),
+    valueInfo('topk_k', DataType.INT64, [1]),
+    valueInfo('features', DataType.FLOAT, ['F', 3 * Ht]),
+    valueInfo('prev_hidden', DataType.FLOAT, ['P', H]),
+    valueInfo('hidden_source', DataType.INT32, ['N']),
+  ];
+  const outputs: ValueInfoProtoJs[] = [
+    valueInfo('logits', DataType.FLOAT, ['R1', Vd]),
+    valueInfo('topk_logprobs', DataType.FLOAT, ['R2', 'K']),
+    valueInfo('topk_ids', DataType.INT32, ['R2', 'K']),
+    valueInfo('argmax', DataType.INT32, ['R3']),
+    valueInfo('hidden_out', DataType.FLOAT, ['N', H]),
+  ];
+
+  const gemm = (x: string, wName: string, bias: string | null): string => g.one('Gemm', bias ? [x, wName, bias] : [x, wName], { transB: 1 });
+  const linear = (x: string, name: string, data: Float32Array, [out, inner]: [number, number], bias: string | null): string => {
+    if (!int8) return gemm(x, g.init(name, [out, inner], data), bias);
+    const { q, scales, blocks } = quantizeBlocks8(data, out, inner);
+    const qName = g.init(`${name}_q8`, [out, blocks, Q8_BLOCK], q);
+    const scaleName = g.init(`${name}_q8_scales`, [out * blocks], scales);
+    const y = g.op('MatMulNBits', [x, qName, scaleName], { K: inner, N: out, bits: 8, block_size: Q8_BLOCK, accuracy_level: 4 }, 1, undefined, MS_DOMAIN)[0];
+    return bias ? g.one('Add', [y, bias]) : y;
+  };
+  const rmsNorm = (x: string, weight: string, axis: number): string => {
+    const sq = g.one('Pow', [x, g.f32(2)]);
+    const mean = g.one('ReduceMean', [sq], { axes: [axis], keepdims: 1 });
+    const denom = g.one('Sqrt', [g.one('Add', [mean, g.f32(L.rmsNormEps)])]);
+    return g.one('Mul', [g.one('Div', [x, denom]), weight]);
+  };
+
+  // RoPE as in the decoder graph: rope(x) = x·cos + swap_halves(x)·signed_sin.
+  const invFreq = g.init('rope_inv_freq', [hd / 2], ropeInverseFrequencies(L.rope, hd));
+  const posF = g.one('Unsqueeze', [g.one('Cast', ['positions'], { to: DataType.FLOAT }), g.i64([1])]);
+  const half = g.one('Mul', [posF, invFreq]);
+  const angles = g.one('Unsqueeze', [g.one('Concat', [half, half], { axis: 1 }), g.i64([1])]);
+  const cos = g.one('Cos', [angles]);
+  const sign = new Float32Array(hd).map((_, i) => (i < hd / 2 ? -1 : 1));
+  const signedSin = g.one('Mul', [g.one('Sin', [angles]), g.init('rope_sign', [hd], sign)]);
+  const halves = g.i64([hd / 2, hd / 2]);
+  const rope = (x: string): string => {
+    const [x1, x2] = g.op('Split', [x, halves], { axis: 2 }, 2);
+    return g.one('Add', [g.one('Mul', [x, cos]), g.one('Mul', [g.one('Concat', [x2, x1], { axis: 2 }), signedSin])]);
+  };
+  const lt = g.one('Shape', ['attn_mask'], { start: -1 });
+  const scoresSplitShape = g.one('Concat', [g.i64([0, 0, G, -1]), lt], { axis: 0 });
+  const scoresMergeShape = g.one('Concat', [g.i64([0, 0, -1]), lt], { axis: 0 });
+  const pastBlocks = g.i64([kvH, -1, PAST_BLOCK * hd]);
+  const pastRows = g.i64([0, 0, -1, hd]);
+
+  /** Tree attention of one layer over its KV buffers (the decoder graph's layout); returns [N, qDim]. */
+  const attention = (layer: number, x: string, inWidth: number, p: string): string => {
+    const scale = 1 / Math.sqrt(hd);
+    const qkvW = new Float32Array((qDim + 2 * kvDim) * inWidth);
+    qkvW.set(w.get(p + 'self_attn.q_proj.weight', [qDim, inWidth]).map((v) => v * scale), 0);
+    qkvW.set(w.get(p + 'self_attn.k_proj.weight', [kvDim, inWidth]), qDim * inWidth);
+    qkvW.set(w.get(p + 'self_attn.v_proj.weight', [kvDim, inWidth]), (qDim + kvDim) * inWidth);
+    let qkvB: string | null = null;
+    if (L.qkvBias) {
+      const b = new Float32Array(qDim + 2 * kvDim);
+      b.set(w.get(p + 'self_attn.q_proj.bias', [qDim]).map((v) => v * scale), 0);
+      b.set(w.get(p + 'self_attn.k_proj.bias', [kvDim]), qDim);
+      b.set(w.get(p + 'self_attn.v_proj.bias', [kvDim]), qDim + kvDim);
+      qkvB = g.init(`${p}qkv_bias`, [qDim + 2 * kvDim], b);
+    }
+    const qkv = linear(x, `${p}qkv_proj.weight`, qkvW, [qDim + 2 * kvDim, inWidth], qkvB);
+    const [qkFlat, vFlat] = g.op('Split', [qkv, g.i64([qDim + kvDim, kvDim])], { axis: 1 }, 2);
+    const qk = g.one('Reshape', [qkFlat, g.i64([-1, nH + kvH, hd])]);
+    const [q, kRoped] = g.op('Split', [rope(qk), g.i64([nH, kvH])], { axis: 1 }, 2);
+    const k = g.one('Reshape', [kRoped, g.i64([-1, kvH, hd])]);
+    const v = g.one('Reshape', [vFlat, g.i64([-1, kvH, hd])]);
+    g.one('Transpose', [k], { perm: [1, 0, 2] }, `new_key_${layer}`);
+    g.one('Transpose', [v], { perm: [1, 0, 2] }, `new_value_${layer}`);
+    const gatherPast = (buffer: string): string =>
+      g.one('Reshape', [g.one('Gather', [g.one('Reshape', [buffer, pastBlocks]), 'past_index'], { axis: 1 }), pastRows]);
+    const pastK = gatherPast(`past_key_${layer}`);
+    const pastV = gatherPast(`past_value_${layer}`);
+    const newK = g.one('Transpose', [g.one('Gather', [k, 'key_index'], { axis: 0 })], { perm: [2, 0, 1, 3] });
+    const newV = g.one('Transpose', [g.one('Gather', [v, 'key_index'], { axis: 0 })], { perm: [2, 0, 1, 3] });
+    const qPad = g.one('Gather', [q, 'gather_index'], { axis: 0 });
+    const q5 = g.one('Reshape', [qPad, g.i64([0, 0, kvH, G, hd])]);
+    const qHeads = g.one('Reshape', [g.one('Transpose', [q5], { perm: [2, 0, 3, 1, 4] }), g.i64([0, 0, -1, hd])]);
+    const keysT = g.one('Transpose', [g.one('Concat', [pastK, newK], { axis: 2 })], { perm: [0, 1, 3, 2] });
+    const values = g.one('Concat', [pastV, newV], { axis: 2 });
+    const scores = g.one('Reshape', [g.one('MatMul', [qHeads, keysT]), scoresSplitShape]);
+    const probs = g.one('Reshape', [g.one('Softmax', [g.one('Add', [scores, 'attn_mask'])], { axis: -1 }), scoresMergeShape]);
+    const ctx5 = g.one('Reshape', [g.one('MatMul', [probs, values]), g.i64([0, 0, G, -1, hd])]);
+    const ctxRows = g.one('Reshape', [g.one('Transpose', [ctx5], { perm: [1, 3, 0, 2, 4] }), g.i64([-1, qDim])]);
+    inputs.push(valueInfo(`past_key_${layer}`, DataType.FLOAT, [kvH, 'S', hd]));
+    inputs.push(valueInfo(`past_value_${layer}`, DataType.FLOAT, [kvH, 'S', hd]));
+    outputs.push(valueInfo(`new_key_${layer}`, DataType.FLOAT, [kvH, 'N', hd]));
+    outputs.push(valueInfo(`new_value_${layer}`, DataType.FLOAT, [kvH, 'N', hd]));
+    return g.one('Gather', [ctxRows, 'scatter_index'], { axis: 0 });
+  };
+  const norm = (name: string): string => g.init(name, [H], w.get(name, [H]));
+  const bias = (name: string, n: number, used: boolean): string | null => (used ? g.init(name, [n], w.get(name, [n])) : null);
+  /** o_proj + residual, then the SiLU MLP + residual. */
+  const finishLayer = (attn: string, residual: string, p: string): string => {
+    const o = linear(attn, `${p}self_attn.o_proj.weight`, w.get(`${p}self_attn.o_proj.weight`, [H, qDim]), [H, qDim], bias(`${p}self_attn.o_proj.bias`, H, L.oBias));
+    const h = g.one('Add', [residual, o]);
+    const y = rmsNorm(h, norm(`${p}post_attention_layernorm.weight`), 1);
+    const gate = linear(y, `${p}mlp.gate_proj.weight`, w.get(`${p}mlp.gate_proj.weight`, [I, H]), [I, H], bias(`${p}mlp.gate_proj.bias`, I, L.mlpBias));
+    const up = linear(y, `${p}mlp.up_proj.weight`, w.get(`${p}mlp.up_proj.weight`, [I, H]), [I, H], bias(`${p}mlp.up_proj.bias`, I, L.mlpBias));
+    const act = g.one('Mul', [g.one('Mul', [gate, g.one('Sigmoid', [gate])]), up]);
+    const down = linear(act, `${p}mlp.down_proj.weight`, w.get(`${p}mlp.down_proj.weight`, [H, I]), [H, I], bias(`${p}mlp.down_proj.bias`, H, L.mlpBias));
+    return g.one('Add', [h, down]);
+  };
+
+  // The incoming state of every row: fc(features) for committed positions, the parent's output otherwise.
+  const fcOut = linear('features', 'fc.weight', w.get('fc.weight', [H, 3 * Ht]), [H, 3 * Ht], bias('fc.bias', H, cfg.fcBias));
+  const incoming = g.one('Gather', [g.one('Concat', [fcOut, 'prev_hidden'], { axis: 0 }), 'hidden_source'], { axis: 0 });
+  const embed = g.init('embed_tokens.weight', [V, H], weights.embedding);
+  const tokenEmbedding = g.one('Gather', [embed, 'input_ids'], { axis: 0 });
+
+  // Layer 0 (midlayer): q/k/v read [input_layernorm(embedding), hidden_norm(incoming)].
+  const first = 'midlayer.';
+  const x0 = g.one('Concat', [rmsNorm(tokenEmbedding, norm(`${first}input_layernorm.weight`), 1), rmsNorm(incoming, norm(`${first}hidden_norm.weight`), 1)], { axis: 1 });
+  let hidden = finishLayer(attention(0, x0, 2 * H, first), incoming, first);
+  for (let layer = 1; layer < L.numLayers; layer++) {
+    const p = `layers.${layer}.`;
+    const x = rmsNorm(hidden, norm(`${p}input_layernorm.weight`), 1);
+    hidden = finishLayer(attention(layer, x, H, p), hidden, p);
+  }
+  g.one('Identity', [hidden], {}, 'hidden_out');
+
+  const normed = rmsNorm(hidden, norm('norm.weight'), 1);
+  const lmHead = w.get('lm_head.weight', [Vd, H]);
+  // One projection initializer shared by the three heads (int8 quantizes it once).
+  let projectShared: (x: string) => string;
+  if (int8) {
+    const { q, scales, blocks } = quantizeBlocks8(lmHead, Vd, H);
+    const qName = g.init('lm_head.weight_q8', [Vd, blocks, Q8_BLOCK], q);
+    const scaleName = g.init('lm_head.weight_q8_scales', [Vd * blocks], scales);
+    projectShared = (x) => g.op('MatMulNBits', [x, qName, scaleName], { K: H, N: Vd, bits: 8, block_size: Q8_BLOCK, accuracy_level: 4 }, 1, undefined, MS_DOMAIN)[0];
+  } else {
+    const lm = g.init('lm_head.weight', [Vd, H], lmHead);
+    projectShared = (x) => gemm(x, lm, null);
+  }
+  const toTarget = g.init('draft_to_target', [Vd], weights.draftToTarget);
+  const headRows = (rows: string): string => projectShared(g.one('Gather', [normed, rows], { axis: 0 }));
+  g.one('Identity', [headRows('logits_rows')], {}, 'logits');
+  const logprobs = g.one('LogSoftmax', [headRows('topk_rows')], { axis: -1 });
+  const [topV, topI] = g.op('TopK', [logprobs, 'topk_k'], { axis: -1, largest: 1, sorted: 1 }, 2);
+  g.one('Identity', [topV], {}, 'topk_logprobs');
+  g.one('Gather', [toTarget, topI], { axis: 0 }, 'topk_ids');
+  g.one('Gather', [toTarget, g.one('ArgMax', [headRows('argmax_rows')], { axis: -1, keepdims: 0 })], { axis: 0 }, 'argmax');
+
+  return { nodes: g.nodes, initializers: g.initializers, inputs, outputs };
+}
