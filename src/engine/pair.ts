@@ -4,13 +4,18 @@
 // and what the draft proposes never changes a lossless run's output, only how much of it the
 // target accepts. The target is always float32.
 import { defaultDraftPrecision, type WeightPrecision } from '../shared/config.js';
-import { readConfigJson } from './model/config.js';
+import { parseModelConfig, readConfigJson } from './model/config.js';
+import { isHeadFolder, loadHead, openHeadFolder } from './model/head-loader.js';
 import { defaultThreads, loadModel, readModelInfo, type LoadOptions } from './model/loader.js';
 import { assertSameVocabulary, ModelTokenizer } from './model/tokenizer.js';
 import type { AttentionWindow, ModelSession } from './model/types.js';
 
+/** What drafts: a small language model, or an EAGLE-3 head that reads the target's features. */
+export type DraftKind = 'model' | 'eagle3-head';
+
 export interface ModelPair {
   draft: ModelSession;
+  draftKind: DraftKind;
   target: ModelSession;
   tokenizer: ModelTokenizer;
   draftDir: string;
@@ -32,6 +37,8 @@ export interface PairOptions extends Pick<LoadOptions, 'threads' | 'provider' | 
    * drafted row then reads at most sink + recent rows of its request's past, however long it grows.
    */
   draftWindow?: AttentionWindow;
+  /** What the draft folder holds; default: an EAGLE-3 head when its config.json says so, else a model. */
+  draftKind?: DraftKind;
 }
 
 /**
@@ -51,8 +58,15 @@ export function pairThreads(
 
 export async function loadPair(draftDir: string, targetDir: string, options: PairOptions): Promise<ModelPair> {
   // A folder that is not a model at all should say so, not that its tokenizer.json is missing.
-  readConfigJson(targetDir);
+  const targetJson = readConfigJson(targetDir);
   readConfigJson(draftDir);
+  const headFolder = isHeadFolder(draftDir);
+  const kind = options.draftKind ?? (headFolder ? 'eagle3-head' : 'model');
+  if (kind === 'eagle3-head') {
+    if (!headFolder) throw new Error(`${draftDir} is not an EAGLE-3 head: its config.json names no Eagle3 architecture`);
+    return loadHeadPair(draftDir, targetDir, parseModelConfig(targetJson.json, targetJson.path), options);
+  }
+  if (headFolder) throw new Error(`${draftDir} is an EAGLE-3 head, not a draft model (draft kind "head" loads it)`);
   const targetTokenizer = ModelTokenizer.load(targetDir);
   const draftTokenizer = ModelTokenizer.load(draftDir);
   assertSameVocabulary(draftTokenizer, targetTokenizer);
@@ -76,8 +90,48 @@ export async function loadPair(draftDir: string, targetDir: string, options: Pai
   const tokenizer = ModelTokenizer.load(targetDir, target.info.eosTokenIds);
   return {
     draft,
+    draftKind: 'model',
     target,
     tokenizer,
+    draftDir,
+    targetDir,
+    maxLength: options.maxLength,
+    release: async () => {
+      await Promise.all([draft.release(), target.release()]);
+    },
+  };
+}
+
+/**
+ * A target and the EAGLE-3 head that drafts for it: the head is checked against the target's config
+ * first (one line on a mismatch), then the target is loaded with the features the head reads. The
+ * head has no tokenizer of its own; it reads and proposes the target's ids.
+ */
+async function loadHeadPair(draftDir: string, targetDir: string, targetConfig: ReturnType<typeof parseModelConfig>, options: PairOptions): Promise<ModelPair> {
+  const { featureBoundaries } = openHeadFolder(draftDir, targetConfig);
+  const load = { provider: options.provider, cacheDir: options.cacheDir, onMessage: options.onMessage, slots: options.slots };
+  const threads = pairThreads(options.threads, readModelInfo(targetDir).parameters);
+  const target = await loadModel(targetDir, { ...load, ...threads.target, maxLength: options.maxLength, featureBoundaries });
+  let draft;
+  try {
+    draft = await loadHead(draftDir, targetDir, {
+      cacheDir: options.cacheDir,
+      onMessage: options.onMessage,
+      slots: options.slots,
+      ...threads.draft,
+      maxLength: options.maxLength,
+      precision: options.draftPrecision ?? defaultDraftPrecision(options.provider),
+      ...(options.draftWindow ? { window: options.draftWindow } : {}),
+    });
+  } catch (err) {
+    await target.release();
+    throw err;
+  }
+  return {
+    draft,
+    draftKind: 'eagle3-head',
+    target,
+    tokenizer: ModelTokenizer.load(targetDir, target.info.eosTokenIds),
     draftDir,
     targetDir,
     maxLength: options.maxLength,

@@ -4,7 +4,7 @@
 // Between steps the studio may pause, single-step, stop, or change K_max and the batch size.
 import type { Knobs } from '../shared/config';
 import type { FinishReason, StepEvent } from '../shared/events';
-import type { ModelSession } from './model/types';
+import { isDraftHead, type ModelSession } from './model/types';
 import type { SpeculationPolicy } from './policy/types';
 import { prefill } from './prefill';
 import { Rng } from './rng';
@@ -309,7 +309,7 @@ export class Runner {
         draftSlot: this.engine.draft ? this.engine.draft.allocSlot() : -1,
         root,
         draftPending: [root],
-        draftPrefix: this.engine.draft && prompt.length > 1 ? prompt.slice(0, -1) : null,
+        draftPrefix: this.draftPrefixOf(prompt),
         output: [],
         maxNewTokens: this.options.maxNewTokens,
         rng: new Rng(this.options.seed, index),
@@ -324,9 +324,26 @@ export class Runner {
     const withPrefix = admitted.filter((r) => r.promptTokens.length > 1);
     if (withPrefix.length === 0) return;
     const start = performance.now();
-    const modelMs = await prefill(this.engine.target, withPrefix.map((r) => ({ slot: r.targetSlot, prefix: r.promptTokens.slice(0, -1) })));
+    // An EAGLE-3 head reads the prompt's features: queued now, read when it first drafts the request.
+    const head = isDraftHead(this.engine.draft) ? this.engine.draft : null;
+    const modelMs = await prefill(
+      this.engine.target,
+      withPrefix.map((r) => ({ slot: r.targetSlot, prefix: r.promptTokens.slice(0, -1) })),
+      head ? (i, rows) => head.pushFeatures(withPrefix[i].draftSlot, rows) : undefined,
+    );
     this.pendingPrefillMs += performance.now() - start;
     this.pendingPrefillModelMs += modelMs;
+  }
+
+  /**
+   * The prompt tokens the draft reads before the root when it first drafts the request. A head's
+   * row reads a token with the target's features of the one before it, so it starts at the
+   * second token.
+   */
+  private draftPrefixOf(prompt: readonly number[]): number[] | null {
+    if (!this.engine.draft) return null;
+    const first = isDraftHead(this.engine.draft) ? 1 : 0;
+    return prompt.length > first + 1 ? prompt.slice(first, -1) : null;
   }
 
   private retire(): void {

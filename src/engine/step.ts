@@ -4,12 +4,13 @@
 import type { BudgetSplit, FinishReason, RequestStep, StepEvent, TreeNode } from '../shared/events';
 import { recordLayerConfidences } from './draft/confidence';
 import { draftLayer, type DraftSlot } from './draft/drafter';
-import type { ModelSession } from './model/types';
+import { isDraftHead, type ModelSession } from './model/types';
 import { prefill } from './prefill';
 import type { SpeculationPolicy, StepContext, StepRequest } from './policy/types';
 import type { Rng } from './rng';
 import { DraftTree } from './tree';
 import { commitDraft, commitTarget, emitTokens, type Emission } from './verify/commit';
+import { commitHead } from './verify/commit-head';
 import { verifyGreedy, type Verdict } from './verify/greedy';
 import { packSuperTree, type SuperTree } from './verify/pack';
 import { verifySampled } from './verify/sampling';
@@ -25,7 +26,10 @@ export interface InFlight {
   readonly draftSlot: number;
   /** The last emitted token: the target has not seen it yet. */
   root: number;
-  /** Tokens the draft has not seen yet, the root last. */
+  /**
+   * Tokens the draft has not seen yet, the root last. An EAGLE-3 head has the target's features of
+   * the token before each of them queued (head-session.ts).
+   */
   draftPending: number[];
   /**
    * The prompt before its last token while the draft has not prefilled it: the first step that
@@ -72,6 +76,8 @@ interface StepState {
   /** Rows of each draft forward, catch-up tokens included, and the requests they belong to: what a modelled clock prices. */
   draftRows: number[];
   draftRequests: number[];
+  /** The verification forward's features of every packed row, when the draft is an EAGLE-3 head. */
+  features: Float32Array | null;
 }
 
 export async function speculativeStep(
@@ -133,7 +139,7 @@ function beginStep(batch: readonly InFlight[], step: number, kmax: number, polic
   }));
   const ctx: StepContext = { step, kmax, requests, transfers: [] };
   policy.begin(ctx);
-  return { ctx, drafts, modelMs: 0, prefillMs: 0, draftRows: [], draftRequests: [] };
+  return { ctx, drafts, modelMs: 0, prefillMs: 0, draftRows: [], draftRequests: [], features: null };
 }
 
 /** Depth by depth: the policy picks the frontier (gating there), the draft forwards it, the policy grows the layer. */
@@ -189,16 +195,20 @@ async function verifySuperTree(
 ): Promise<{ verdicts: Verdict[]; paddingWaste: number }> {
   const rows = Array.from({ length: superTree.tokens }, (_, i) => i);
   const verdicts: Verdict[] = [];
+  // An EAGLE-3 head reads the target's features of the accepted rows next step: ask for every row's.
+  const featureRows = isDraftHead(engine.draft) ? { featureRows: rows } : {};
   if (engine.temperature === 0) {
-    const result = await engine.target.forward(superTree.entries, { argmaxRows: rows });
+    const result = await engine.target.forward(superTree.entries, { argmaxRows: rows, ...featureRows });
     state.modelMs += result.runMs;
+    state.features = result.features ?? null;
     const argmax = result.argmax;
     if (!argmax) throw new Error('the target model returned no argmax output');
     for (const packed of superTree.requests) verdicts.push(verifyGreedy(packed, argmax));
     return { verdicts, paddingWaste: result.paddingWaste };
   }
-  const result = await engine.target.forward(superTree.entries, { logitsRows: rows });
+  const result = await engine.target.forward(superTree.entries, { logitsRows: rows, ...featureRows });
   state.modelMs += result.runMs;
+  state.features = result.features ?? null;
   const logits = result.logits;
   if (!logits) throw new Error('the target model returned no logits');
   const vocab = engine.target.info.vocabSize;
@@ -229,7 +239,12 @@ function commitStep(
       continue; // the runner frees both slots
     }
     commitTarget(engine.target, r.targetSlot, superTree.requests[i], verdicts[i]);
-    if (engine.draft !== null) r.draftPending = commitDraft(engine.draft, r.draftSlot, tree, r.draftPending, verdicts[i]);
+    if (isDraftHead(engine.draft)) {
+      if (state.features === null) throw new Error('the target returned no features for the EAGLE-3 head');
+      r.draftPending = commitHead(engine.draft, r.draftSlot, tree, r.draftPending, verdicts[i], superTree.requests[i], state.features);
+    } else if (engine.draft !== null) {
+      r.draftPending = commitDraft(engine.draft, r.draftSlot, tree, r.draftPending, verdicts[i]);
+    }
     r.root = verdicts[i].bonus;
   }
   return emissions;

@@ -47,6 +47,35 @@ describe('lossless greedy on a random pair with a perturbed draft', () => {
   });
 });
 
+describe.each(['head', 'head-subset'] as const)('lossless greedy with an EAGLE-3 head (%s)', (kind) => {
+  let pair: FixturePair;
+  const workload = randomPrompts(12, 7);
+  let reference: RunSummary;
+  let accepted = 0;
+  beforeAll(async () => {
+    pair = await loadFixturePair({ draft: kind, slots: 9 });
+    reference = await runPolicy(pair, 'ar', 4, 4, workload);
+  });
+  afterAll(async () => {
+    await pair?.release();
+    // The head agrees with its target where the target repeats itself: some drafts must be kept,
+    // or the head's commit of accepted tokens went untested.
+    expect(accepted).toBeGreaterThan(0);
+  });
+
+  const cases: [string, number, number][] = [];
+  for (const policy of availablePolicies().filter((p) => p !== 'ar')) {
+    for (const batch of [1, 8]) cases.push([policy, batch, batch * 4 + 3]);
+  }
+  it.each(cases)('%s at batch %i, K_max %i emits exactly the tokens of ar', async (policy, batch, kmax) => {
+    const run = await runPolicy(pair, policy, batch, kmax, workload, (e) => {
+      expectConsistentEvent(e);
+      for (const r of e.requests) accepted += r.accepted.length;
+    });
+    await expectSameAsAr(`${policy} with a head, batch ${batch} K_max ${kmax}`, run, reference, workload, pair.target);
+  });
+});
+
 describe('runner behaviour on a pair whose draft is the target itself', () => {
   let pair: FixturePair;
   beforeAll(async () => {

@@ -4,7 +4,8 @@
 // Per slot the head keeps a queue of target features not yet read (pushFeatures) and the pre-norm
 // output of every scratch node. A forwarded token reads the next queued feature when there is one
 // (a committed position: the target has seen the token before it), else its parent node's output
-// (a drafted node). A token with neither (a one-token prompt's first root) reads zeros.
+// from an earlier forward (a drafted node). A token with neither reads zeros: a one-token prompt's
+// first root, whose previous token the target never saw, or the chains a timing forward sends.
 import * as ort from 'onnxruntime-node';
 import { ModelUsageError } from './errors.js';
 import type { OrtModelSession } from './session.js';
@@ -119,10 +120,7 @@ export class Eagle3HeadSession implements ModelSession {
           continue;
         }
         const p = e.parents[t];
-        if (p >= prior) {
-          throw new ModelUsageError(`slot ${e.slot}: token ${t} has no queued feature and its parent ${p} is forwarded in the same call; an EAGLE-3 head drafts one layer per forward`);
-        }
-        if (p < 0) {
+        if (p < 0 || p >= prior) {
           if (zeroRow < 0) {
             zeroRow = previous.length;
             previous.push(new Float32Array(H));

@@ -115,3 +115,18 @@ export interface ModelSession {
   clearScratch(slot: number): void;
   release(): Promise<void>;
 }
+
+/**
+ * A draft that reads the target's features (an EAGLE-3 head, head-session.ts): each committed
+ * token it is fed must come with the target's features of the token before it, queued in order.
+ */
+export interface DraftHeadSession extends ModelSession {
+  /** Values per feature row (3 × the target's hidden size). */
+  readonly featureWidth: number;
+  /** Queues feature rows for the slot's next committed tokens, oldest first. */
+  pushFeatures(slot: number, rows: Float32Array): void;
+}
+
+export function isDraftHead(draft: ModelSession | null | undefined): draft is DraftHeadSession {
+  return draft !== null && draft !== undefined && 'pushFeatures' in draft && typeof (draft as DraftHeadSession).pushFeatures === 'function';
+}

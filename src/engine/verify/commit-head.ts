@@ -1,0 +1,35 @@
+// KV compaction of an EAGLE-3 head after verification. A head's row at a committed position reads
+// the target's features there, which its drafted rows did not have (they read their parent's
+// output), so the head keeps only the pending chain it forwarded with features and drafts nothing
+// into its history: every accepted token and the bonus become pending again, each with the
+// target's features of the token before it (the root's row, then the accepted rows, from this
+// step's verification forward).
+import type { DraftHeadSession } from '../model/types';
+import type { DraftTree } from '../tree';
+import type { Verdict } from './greedy';
+import type { PackedRequest } from './pack';
+
+/**
+ * Commits the head's kept rows and queues the verification's features; returns the head's pending
+ * tokens for the next step. `features` are the verification forward's, one row per packed row.
+ */
+export function commitHead(
+  head: DraftHeadSession,
+  slot: number,
+  tree: DraftTree,
+  pending: readonly number[],
+  verdict: Verdict,
+  packed: PackedRequest,
+  features: Float32Array,
+): number[] {
+  const width = head.featureWidth;
+  const rootRow = tree.draftRow[0];
+  // Not drafted this step: what it has not read stays pending, its features still queued.
+  const next = rootRow === -1 ? pending.slice() : [];
+  if (rootRow !== -1) head.commit(slot, Array.from({ length: rootRow + 1 }, (_, j) => j));
+  const rows = [packed.offset, ...verdict.accepted.map((node) => packed.offset + packed.rowOfNode[node])];
+  for (const row of rows) head.pushFeatures(slot, features.subarray(row * width, (row + 1) * width));
+  for (const node of verdict.accepted) next.push(tree.token[node]);
+  next.push(verdict.bonus);
+  return next;
+}
