@@ -11,7 +11,8 @@ import type { TraceHeader, TraceSummary } from '../shared/trace-schema.js';
 import { AUTO_WARMUP, needsWarmup, resolveGates, type ResolvedGates } from './calibrate/gates.js';
 import { warmupProgressLog } from './calibrate/warmup.js';
 import { RunMetricsAccumulator } from './metrics/run-metrics.js';
-import { loadPair, type ModelPair } from './pair.js';
+import { isEagle3Config, parseEagle3Config } from './model/eagle3-config.js';
+import { loadPair, type DraftKind, type ModelPair } from './pair.js';
 import { measureForwardCurve } from './cost/measure.js';
 import { parseModelConfig, readConfigJson } from './model/config.js';
 import { kvFitProblem } from './model/kv-budget.js';
@@ -24,9 +25,17 @@ import { encodePrompt, readPromptsFile, takeRequests, type PromptRecord } from '
 
 export const BUNDLED_DRAFT = 'echo-demo-draft';
 export const BUNDLED_TARGET = 'echo-demo-target';
+/** The bundled EAGLE-3 head for the bundled target (`--draft-kind head`). */
+export const BUNDLED_HEAD = 'echo-demo-head';
 
 function packageRoot(): string {
   return findPackageRoot(import.meta.url);
+}
+
+/** loadPair's draft kind for a config's: absent lets the draft folder say. */
+export function draftKindOption(config: Pick<RunConfig, 'draftKind'>): { draftKind?: DraftKind } {
+  if (config.draftKind === undefined) return {};
+  return { draftKind: config.draftKind === 'head' ? 'eagle3-head' : 'model' };
 }
 
 /** The model folders a config names, or the bundled demo pair. */
@@ -35,8 +44,11 @@ export function resolveModelDirs(config: RunConfig, root = packageRoot()): { dra
     return { draftDir: path.resolve(config.draftDir), targetDir: path.resolve(config.targetDir) };
   }
   const models = path.join(root, 'assets', 'models');
-  const draftDir = path.join(models, BUNDLED_DRAFT);
+  const draftDir = path.join(models, config.draftKind === 'head' ? BUNDLED_HEAD : BUNDLED_DRAFT);
   const targetDir = path.join(models, BUNDLED_TARGET);
+  if (config.draftKind === 'head' && !existsSync(path.join(draftDir, 'config.json'))) {
+    throw new Error(`the bundled demo head is missing (${draftDir}); pass --draft HEAD_DIR --target DIR`);
+  }
   for (const dir of [draftDir, targetDir]) {
     if (!existsSync(path.join(dir, 'config.json'))) {
       throw new Error(`the bundled demo pair is missing (${dir}); pass --draft DIR --target DIR`);
@@ -94,7 +106,8 @@ export interface RunSetupOptions {
 export function checkKvFits(dirs: { draftDir: string; targetDir: string }, slots: number, maxLength: number, policy: RunConfig['policy']): void {
   const config = (dir: string) => {
     const { path: file, json } = readConfigJson(dir);
-    return parseModelConfig(json, file);
+    // An EAGLE-3 head's KV is its own decoder layers'.
+    return isEagle3Config(json) ? parseEagle3Config(json, file).layers : parseModelConfig(json, file);
   };
   const models = [{ name: 'target', config: config(dirs.targetDir) }, ...(policy === 'ar' ? [] : [{ name: 'draft', config: config(dirs.draftDir) }])];
   const problem = kvFitProblem(models, slots, maxLength);
@@ -149,7 +162,7 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
     options.log?.(line);
     progress('load', 1, 3, line);
   };
-  const pair = await loadPair(draftDir, targetDir, { slots, maxLength, threads: options.threads, provider: options.provider, draftPrecision: options.draftPrecision, draftWindow: config.draftWindow, onMessage });
+  const pair = await loadPair(draftDir, targetDir, { slots, maxLength, threads: options.threads, provider: options.provider, draftPrecision: options.draftPrecision, draftWindow: config.draftWindow, onMessage, ...draftKindOption(config) });
   progress('load', 2, 3, 'models loaded');
   try {
     signal?.throwIfAborted();
@@ -259,6 +272,7 @@ export function runTraceHeader(setup: RunSetup, recordCandidates = false): Promi
     targetDir: setup.targetDir,
     provider,
     draftPrecision: setup.pair.draft.info.precision,
+    draftKind: setup.pair.draftKind,
     windows: { draft: setup.pair.draft.window, target: setup.pair.target.window },
     writer: `echo-studio ${packageVersion(packageRoot())}`,
     ...(setup.gates?.profile ? { profile: setup.gates.profile as unknown as Record<string, unknown> } : {}),

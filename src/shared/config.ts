@@ -136,6 +136,12 @@ export const RunConfigSchema = z
      */
     draftWindow: AttentionWindowSchema.optional(),
     /**
+     * What drafts: 'model' (a small language model) or 'head' (an EAGLE-3 head reading the target's
+     * features). Absent: the bundled draft model, or whatever the draft folder holds. With no folders
+     * given, 'head' picks the bundled demo head.
+     */
+    draftKind: z.enum(['model', 'head']).optional(),
+    /**
      * echo / dense / fixed: the confidence signal. Default: the profile's; without a profile, the
      * warm-up's pick (the signal that separates best); with `taus` and no signal, `path-prob`.
      */

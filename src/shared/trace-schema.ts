@@ -48,6 +48,8 @@ export const ModelRefSchema = z.object({
   precision: WeightPrecisionSchema.optional(),
   /** The attention window the run gave the model (`--draft-window`, or its own sliding window); absent = the whole past. */
   window: AttentionWindowSchema.optional(),
+  /** For the draft: what drafted, a small language model or an EAGLE-3 head; absent = a model (traces before heads). */
+  kind: z.enum(['model', 'eagle3-head']).optional(),
 });
 export type ModelRef = z.infer<typeof ModelRefSchema>;
 

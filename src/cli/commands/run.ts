@@ -35,6 +35,8 @@ export interface RunFlags {
   temperature: number;
   seed: number;
   draft?: string;
+  /** `--draft-kind`: what the draft folder holds, or which bundled drafter to use. */
+  draftKind?: 'model' | 'head';
   target?: string;
   chainLength?: number;
   shape?: { depth: number; topk: number; tokens: number };
@@ -117,6 +119,7 @@ export function runConfigFromFlags(flags: RunFlags): RunConfig {
   const candidate = {
     draftDir: flags.draft,
     targetDir: flags.target,
+    draftKind: flags.draftKind,
     domain: flags.prompts === undefined ? (flags.domain ?? 'code') : flags.domain,
     promptsFile: flags.prompts,
     policy: flags.policy,
@@ -322,6 +325,12 @@ function provider(value: string): 'cpu' | 'cuda' {
   return value;
 }
 
+/** `--draft-kind`: model or head. */
+export function draftKindFlag(value: string): 'model' | 'head' {
+  if (value !== 'model' && value !== 'head') throw new InvalidArgumentError(`--draft-kind takes model or head, got "${value}"`);
+  return value;
+}
+
 /** `--draft-precision`: the draft's linear-layer weights. */
 export function draftPrecisionFlag(value: string): WeightPrecision {
   const parsed = WeightPrecisionSchema.safeParse(value);
@@ -387,8 +396,9 @@ export function withWorkloadOptions(command: Command, requests: number): Command
     .option('--max-new-tokens <n>', 'tokens to generate per request at most', integer('--max-new-tokens', 1), 64)
     .option('--temperature <x>', '0 = greedy; > 0 = lossless tree sampling', number('--temperature'), 0)
     .option('--seed <n>', 'sampling seed', integer('--seed', 0), 0)
-    .option('--draft <dir>', 'draft model folder (Hugging Face); default: the bundled demo pair')
-    .option('--target <dir>', 'target model folder (Hugging Face)');
+    .option('--draft <dir>', 'draft model folder (Hugging Face) or EAGLE-3 head folder; default: the bundled demo pair')
+    .option('--target <dir>', 'target model folder (Hugging Face)')
+    .option('--draft-kind <kind>', 'model or head: what drafts (default: what the --draft folder holds; the bundled small draft); head without --draft picks the bundled demo head', draftKindFlag);
 }
 
 /** The onnxruntime options of run and sweep. */

@@ -65,6 +65,8 @@ export interface TraceHeaderInput {
   provider: string;
   /** The draft's weight precision, when not float32. */
   draftPrecision?: WeightPrecision;
+  /** What drafted: a small model or an EAGLE-3 head. */
+  draftKind?: 'model' | 'eagle3-head';
   /** The attention window each model ran with, when not the whole past. */
   windows?: { draft?: AttentionWindow | null; target?: AttentionWindow | null };
   /** Application name and version, e.g. 'echo-studio 0.1.0'. */
@@ -88,6 +90,7 @@ export async function buildTraceHeader(input: TraceHeaderInput): Promise<TraceHe
     models: {
       draft: {
         ...draft,
+        ...(input.draftKind ? { kind: input.draftKind } : {}),
         ...(input.draftPrecision && input.draftPrecision !== 'float32' ? { precision: input.draftPrecision } : {}),
         ...(input.windows?.draft ? { window: input.windows.draft } : {}),
       },

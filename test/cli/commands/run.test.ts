@@ -10,6 +10,8 @@ import { rescoreTrace } from '../../../src/engine/trace/what-if.js';
 import { atBaselineStepCost } from '../../../src/shared/step-costs.js';
 import { readTrace } from '../../../src/engine/trace/read.js';
 import { writeFixtureModel, writeSwappedVocabModel } from '../../engine/model/fixtures.js';
+import { writePassThroughHead } from '../../engine/fixtures/head.js';
+import { resolveModelDirs } from '../../../src/engine/session-run.js';
 import { tempDir } from '../../engine/model/helpers.js';
 import { runCli, saveRootGateProfile, type Histogram } from '../helpers.js';
 
@@ -53,6 +55,32 @@ const pairFlags = () => ['--draft', draftDir, '--target', targetDir];
 /** A profile file for the test pair gating only the root, at τ in the given signal. */
 const writeGateProfile = (name: string, confidence: 'path-prob' | 'path-margin', tau: number, histogram?: Histogram): Promise<string> =>
   saveRootGateProfile(join(tmp.path, name), { draft: draftDir, target: targetDir }, confidence, tau, histogram);
+
+describe('echo-studio run with an EAGLE-3 head', () => {
+  it('takes a head folder as --draft, names the draft kind in the trace, and matches ar', async () => {
+    const headTarget = join(tmp.path, 'head-target');
+    const headDir = join(tmp.path, 'head');
+    writePassThroughHead(headDir, writeFixtureModel(headTarget, { seed: 3, hiddenSize: 32 }));
+    const trace = join(tmp.path, 'head-trace.jsonl');
+    const common = ['--batch', '2', '--kmax', '12', '--prompts', promptsFile, '--requests', '3', '--max-new-tokens', '6', '--draft', headDir, '--target', headTarget];
+    const outHead = join(tmp.path, 'head-out.jsonl');
+    const outAr = join(tmp.path, 'head-ar-out.jsonl');
+    await run(['--policy', 'static', ...common, '--json', '--trace', trace, '--out', outHead]);
+    await run(['--policy', 'ar', ...common, '--json', '--out', outAr]);
+    const header = JSON.parse(readFileSync(trace, 'utf8').split('\n')[0]);
+    expect(header.models.draft.kind).toBe('eagle3-head');
+    const tokens = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).tokens);
+    expect(tokens(outHead)).toEqual(tokens(outAr));
+    // Told it is a model, a head folder is refused in one line; a model folder told it is a head too.
+    await expect(run(['--policy', 'static', ...common, '--draft-kind', 'model'])).rejects.toThrow(/is an EAGLE-3 head, not a draft model/);
+    await expect(run(['--policy', 'static', ...common.slice(0, -4), '--draft', draftDir, '--target', targetDir, '--draft-kind', 'head'])).rejects.toThrow(/is not an EAGLE-3 head/);
+  });
+
+  it('--draft-kind head picks the bundled head, and says so when it is missing', () => {
+    const root = join(tmp.path, 'no-head-root');
+    expect(() => resolveModelDirs({ draftKind: 'head' } as Parameters<typeof resolveModelDirs>[0], root)).toThrow(/bundled demo head is missing/);
+  });
+});
 
 describe('echo-studio run', () => {
   it('renders conversation prompts with the target’s chat template, and says which prompt needs one', async () => {
