@@ -13,6 +13,8 @@ import {
   type GraphRemoval,
 } from '../../engine/model/graph-cache.js';
 import { graphFileBytes, isGraphCached, loadModel, openModelFolder } from '../../engine/model/loader.js';
+import { parseModelConfig, readConfigJson } from '../../engine/model/config.js';
+import { isHeadFolder, loadHead, openHeadFolder } from '../../engine/model/head-loader.js';
 import { ModelTokenizer } from '../../engine/model/tokenizer.js';
 import type { ModelInfo } from '../../engine/model/types.js';
 
@@ -76,6 +78,64 @@ export async function modelCheck(dir: string, text: string, options: { top?: num
     return { tokens, positions };
   } finally {
     await session.release();
+  }
+}
+
+/** The best `top` ids of one row of logits, by logit, descending. */
+function topIds(slice: Float32Array, top: number): number[] {
+  const best: number[] = [];
+  for (let id = 0; id < slice.length; id++) {
+    if (best.length < top || slice[id] > slice[best[best.length - 1]]) {
+      best.push(id);
+      best.sort((a, b) => slice[b] - slice[a]);
+      if (best.length > top) best.pop();
+    }
+  }
+  return best;
+}
+
+/**
+ * `model check HEAD --target TARGET`: an EAGLE-3 head teacher-forced over the text. Position i
+ * holds the head's depth-0 prediction of the token after tokens[i], as a model's check does: the
+ * head's row that reads the target's features of tokens[i − 1] and the embedding of tokens[i].
+ * Position 0 has none (no token before it for the target to have seen). Ids and tokens are the
+ * target's (draft ids mapped through d2t); logits are the head's over its draft vocabulary.
+ */
+export async function headCheck(headDir: string, targetDir: string, text: string, options: { top?: number; threads?: number } = {}): Promise<ModelCheckReport> {
+  const target = resolve(targetDir);
+  const { path, json } = readConfigJson(target);
+  const targetConfig = parseModelConfig(json, path);
+  const { featureBoundaries } = openHeadFolder(resolve(headDir), targetConfig);
+  const tokenizer = ModelTokenizer.load(target, targetConfig.eosTokenIds);
+  const tokens = tokenizer.encode(text);
+  if (tokens.length === 0) throw new Error(`the text ${JSON.stringify(text)} encodes to no tokens`);
+  const top = options.top ?? 5;
+  const model = await loadModel(target, { threads: options.threads, slots: 1, maxLength: tokens.length, featureBoundaries });
+  const head = await loadHead(resolve(headDir), target, { threads: options.threads, slots: 1, maxLength: tokens.length });
+  try {
+    const positions: ModelCheckReport['positions'] = [{ top: [] }];
+    const n = tokens.length - 1;
+    if (n > 0) {
+      const rows = Array.from({ length: n }, (_, i) => i);
+      const slot = model.allocSlot();
+      const { features } = await model.forward([{ slot, tokens: tokens.slice(0, n), parents: rows.map((i) => i - 1) }], { featureRows: rows });
+      const headSlot = head.allocSlot();
+      head.pushFeatures(headSlot, features!);
+      const { logits } = await head.forward([{ slot: headSlot, tokens: tokens.slice(1), parents: rows.map((i) => i - 1) }], { logitsRows: rows });
+      const vd = head.draftVocabSize;
+      for (const row of rows) {
+        const slice = logits!.subarray(row * vd, (row + 1) * vd);
+        positions.push({
+          top: topIds(slice, Math.min(top, vd)).map((draftId) => {
+            const id = head.draftToTarget[draftId];
+            return { id, token: tokenizer.tokenText(id), logit: slice[draftId] };
+          }),
+        });
+      }
+    }
+    return { tokens, positions };
+  } finally {
+    await Promise.all([model.release(), head.release()]);
   }
 }
 
@@ -203,18 +263,24 @@ export function register(program: Command): void {
   model
     .command('check')
     .description('token ids of a text and, at each position, the top next-token predictions with logits')
-    .argument('<dir>', 'model folder')
+    .argument('<dir>', 'model folder, or an EAGLE-3 head folder (with --target)')
     .requiredOption('--text <text>', 'text to run through the model')
+    .option('--target <dir>', 'for a head: the target whose features it reads (its tokenizer encodes the text)')
     .option('--top <n>', 'predictions per position', parsePositiveInt, 5)
     .option('--threads <n>', 'onnxruntime threads', parsePositiveInt, 2)
     .option('--json', 'print {"tokens":[ids],"positions":[{"top":[{"id","token","logit"}]}]}')
-    .action(async (dir: string, options: { text: string; top: number; threads: number; json?: boolean }) => {
-      const r = await modelCheck(dir, options.text, { top: options.top, threads: options.threads });
+    .action(async (dir: string, options: { text: string; top: number; threads: number; json?: boolean; target?: string }) => {
+      const isHead = isHeadFolder(resolve(dir));
+      if (isHead && options.target === undefined) throw new Error(`${dir} is an EAGLE-3 head: give the target it drafts for, --target TARGET_DIR`);
+      if (!isHead && options.target !== undefined) throw new Error(`--target is for an EAGLE-3 head, and ${dir} is not one`);
+      const r = isHead
+        ? await headCheck(dir, options.target!, options.text, { top: options.top, threads: options.threads })
+        : await modelCheck(dir, options.text, { top: options.top, threads: options.threads });
       if (options.json) {
         process.stdout.write(`${JSON.stringify(r)}\n`);
         return;
       }
-      const tokenizer = ModelTokenizer.load(resolve(dir));
+      const tokenizer = ModelTokenizer.load(resolve(options.target ?? dir));
       const out = [`tokens (${r.tokens.length}): ${r.tokens.join(' ')}`, ''];
       r.positions.forEach((p, i) => {
         const here = JSON.stringify(tokenizer.tokenText(r.tokens[i]));

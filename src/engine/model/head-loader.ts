@@ -134,6 +134,7 @@ export async function loadHead(dir: string, targetDir: string, options: HeadLoad
   if (problem !== null) throw new ModelLoadError(dir, problem);
   const note = options.onMessage ?? (() => {});
 
+  const toTarget = draftToTarget(head);
   const targetWeights = head.borrowsEmbedding ? indexWeights(targetDir) : null;
   const identity = weightIdentity(head.weights) + (targetWeights ? `\ntarget embedding:\n${weightIdentity(targetWeights)}` : '');
   const key = graphCacheKey(`eagle3-head-v${HEAD_GRAPH_VERSION}\n${head.configText}`, identity, precision);
@@ -155,7 +156,7 @@ export async function loadHead(dir: string, targetDir: string, options: HeadLoad
     } else {
       embedding = headWeightSource(dir, head.weights).get('embed_tokens.weight', [cfg.layers.vocabSize, cfg.layers.hiddenSize]);
     }
-    const graph = buildHeadGraph(cfg, { head: headWeightSource(dir, head.weights), embedding, draftToTarget: draftToTarget(head) }, { precision });
+    const graph = buildHeadGraph(cfg, { head: headWeightSource(dir, head.weights), embedding, draftToTarget: toTarget }, { precision });
     try {
       writeGraph(graph, graphPath, { source: dir, graph_version: `head-${HEAD_GRAPH_VERSION}`, architecture: 'eagle3' });
     } catch (err) {
@@ -196,5 +197,5 @@ export async function loadHead(dir: string, targetDir: string, options: HeadLoad
     throw new ModelLoadError(graphPath, `onnxruntime could not load the built head graph: ${(err as Error).message.split('\n')[0]}`);
   }
   const inner = new OrtModelSession({ info, session, slots, maxLength, provider: 'cpu', window });
-  return new Eagle3HeadSession({ inner, info, featureWidth: 3 * cfg.targetHiddenSize, draftVocabSize: cfg.draftVocabSize, featureBoundaries: head.featureBoundaries });
+  return new Eagle3HeadSession({ inner, info, featureWidth: 3 * cfg.targetHiddenSize, draftVocabSize: cfg.draftVocabSize, draftToTarget: toTarget, featureBoundaries: head.featureBoundaries });
 }

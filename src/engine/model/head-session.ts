@@ -17,6 +17,8 @@ export interface HeadSessionParts {
   /** Width of one feature row (3 × the target's hidden size). */
   featureWidth: number;
   draftVocabSize: number;
+  /** Target id of each draft id (the rows of `logits` are over draft ids). */
+  draftToTarget: Int32Array;
   /** The target's hidden-state boundaries the features are taken at. */
   featureBoundaries: number[];
 }
@@ -32,6 +34,7 @@ export class Eagle3HeadSession implements ModelSession {
   readonly info: ModelInfo;
   readonly featureWidth: number;
   readonly draftVocabSize: number;
+  readonly draftToTarget: Int32Array;
   readonly featureBoundaries: readonly number[];
   private readonly inner: OrtModelSession;
   private readonly hiddenSize: number;
@@ -42,6 +45,7 @@ export class Eagle3HeadSession implements ModelSession {
     this.info = parts.info;
     this.featureWidth = parts.featureWidth;
     this.draftVocabSize = parts.draftVocabSize;
+    this.draftToTarget = parts.draftToTarget;
     this.featureBoundaries = parts.featureBoundaries;
     this.hiddenSize = parts.info.hiddenSize;
   }

@@ -9,6 +9,7 @@ import { writeFixtureModel, type FixtureModel } from './fixtures.js';
 import { argmax, tempDir } from './helpers.js';
 import { referenceForward } from './reference.js';
 import { runCli } from '../../cli/helpers.js';
+import { writePassThroughHead } from '../fixtures/head.js';
 
 const tmp = tempDir();
 let fx: FixtureModel;
@@ -54,6 +55,29 @@ test('model check --json gives the token ids and the top-5 next tokens with logi
   });
   const human = await run(['model', 'check', fx.dir, '--text', text]);
   expect(human.split('\n')[0]).toBe(`tokens (${r.tokens.length}): ${r.tokens.join(' ')}`);
+});
+
+test('model check HEAD --target TARGET: the head teacher-forced, its predictions in the target ids, one position on', async () => {
+  // The pass-through head's row for tokens[i] reads the target's last hidden state at tokens[i − 1]
+  // and projects it as the target does: its position i must repeat the target's position i − 1.
+  const headDir = join(tmp.path, 'head');
+  writePassThroughHead(headDir, fx, { draftIds: Array.from({ length: 200 }, (_, i) => i + 3) });
+  const text = 'the cat and the hat';
+  const model = JSON.parse(await run(['model', 'check', fx.dir, '--text', text, '--json']));
+  const head = JSON.parse(await run(['model', 'check', headDir, '--target', fx.dir, '--text', text, '--json']));
+  expect(head.tokens).toEqual(model.tokens);
+  expect(head.positions).toHaveLength(model.tokens.length);
+  expect(head.positions[0].top).toEqual([]);
+  type Top = { id: number; token: string; logit: number }[];
+  for (let i = 1; i < head.positions.length; i++) {
+    const want = (model.positions[i - 1].top as Top).filter((t) => t.id >= 3 && t.id < 203);
+    const got = head.positions[i].top as Top;
+    expect(got).toHaveLength(5);
+    expect(got[0].id).toBe(want[0].id);
+    expect(Math.abs(got[0].logit - want[0].logit)).toBeLessThan(1e-3);
+    expect(got[0].token).toBe(want[0].token);
+  }
+  await expect(run(['model', 'check', headDir, '--text', text])).rejects.toThrow(/is an EAGLE-3 head: give the target/);
 });
 
 test('a bad folder is a ModelLoadError with one line naming the file', async () => {
