@@ -1,8 +1,12 @@
 // model.open in the engine host: checks that a folder is a model the engine can run (config.json,
-// the weights' headers, the tokenizer) and answers with a one-line description. The contract has
+// the weights' headers, the tokenizer; for an EAGLE-3 head its config and weights' headers) and
+// answers with a one-line description. The contract has
 // no draft/target choice, so the folder is not used by itself: a run names its pair in
 // RunConfig.draftDir / targetDir, which the studio fills from the folders it opened.
 import { loadTokenizer, readModelInfo } from '../engine/model/loader.js';
+import { readConfigJson } from '../engine/model/config.js';
+import { isEagle3Config, parseEagle3Config } from '../engine/model/eagle3-config.js';
+import { indexWeights } from '../engine/model/safetensors.js';
 import type { HandlerModule } from './handlers.js';
 
 function formatCount(n: number): string {
@@ -16,6 +20,24 @@ export const modelHandlers: HandlerModule = () => ({
   'model.open'({ dir }, ctx) {
     let description: string;
     try {
+      const { path, json } = readConfigJson(dir);
+      if (isEagle3Config(json)) {
+        // A head drafts for a target the run names; here only its own files can be checked.
+        const head = parseEagle3Config(json, path);
+        let parameters = 0;
+        for (const t of indexWeights(dir).tensors.values()) parameters += t.shape.reduce((a, b) => a * b, 1);
+        const layers = head.auxLayerIds === null ? 'the default target layers' : `target layers ${head.auxLayerIds.join(', ')}`;
+        ctx.reply({
+          type: 'progress',
+          task: 'model',
+          done: 1,
+          total: 1,
+          message:
+            `${dir}: EAGLE-3 draft head, ${formatCount(parameters)} parameters, ${head.layers.numLayers} layer${head.layers.numLayers === 1 ? '' : 's'}, ` +
+            `hidden ${head.layers.hiddenSize}, draft vocabulary ${head.draftVocabSize} of ${head.layers.vocabSize}, reads ${layers} (use it as the draft)`,
+        });
+        return;
+      }
       const info = readModelInfo(dir);
       const tokenizer = loadTokenizer(dir);
       description =

@@ -6,7 +6,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { BUNDLED_DRAFT, BUNDLED_TARGET, LiveRun, prepareRun, type PreparedRun } from '../engine/session-run.js';
+import { BUNDLED_DRAFT, BUNDLED_HEAD, BUNDLED_TARGET, LiveRun, prepareRun, type PreparedRun } from '../engine/session-run.js';
 import type { Knobs, RunConfig } from '../shared/config.js';
 import type { CalibrationSummary, EngineKnobsEvent } from '../shared/messages.js';
 import type { ResolvedGates } from '../engine/calibrate/gates.js';
@@ -72,15 +72,16 @@ export function appliedKnobs(current: EngineKnobsEvent, change: Knobs): EngineKn
   return { ...rest, batch: change.batch ?? current.batch, kmax: change.kmax ?? current.kmax, taus, ...(tau !== undefined ? { tau } : {}) };
 }
 
-/** The folders of the bundled demo pair, as the host's model scan found them. */
-async function bundledPair(host: HostContext): Promise<{ draftDir: string; targetDir: string }> {
+/** The folders of the bundled demo pair (its demo EAGLE-3 head as the draft for `head`), as the host's model scan found them. */
+async function bundledPair(host: HostContext, draftKind: RunConfig['draftKind']): Promise<{ draftDir: string; targetDir: string }> {
   const status = await host.refreshStatus();
   const find = (name: string) => status.bundledModels.find((m) => m.name === name)?.dir;
-  const draftDir = find(BUNDLED_DRAFT);
+  const draftName = draftKind === 'head' ? BUNDLED_HEAD : BUNDLED_DRAFT;
+  const draftDir = find(draftName);
   const targetDir = find(BUNDLED_TARGET);
   if (draftDir === undefined || targetDir === undefined) {
     const found = status.bundledModels.map((m) => m.name).join(', ') || 'none';
-    throw new Error(`the bundled demo pair (${BUNDLED_DRAFT}, ${BUNDLED_TARGET}) is not installed (found: ${found}); choose a draft and a target folder`);
+    throw new Error(`the bundled demo pair (${draftName}, ${BUNDLED_TARGET}) is not installed (found: ${found}); choose a draft and a target folder`);
   }
   return { draftDir, targetDir };
 }
@@ -147,7 +148,7 @@ export const runHandlers: HandlerModule = (host) => {
     let nextSnapshotAt = -Infinity;
     let prepared: PreparedRun;
     try {
-      const models = config.draftDir === undefined ? await bundledPair(host) : undefined;
+      const models = config.draftDir === undefined ? await bundledPair(host, config.draftKind) : undefined;
       prepared = await prepareRun(config, {
         ...(models ? { models } : {}),
         trace,

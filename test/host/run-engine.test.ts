@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EngineHost } from '../../src/host/host.js';
-import { writeSwappedVocabModel } from '../engine/model/fixtures.js';
+import { writeFixtureModel, writeSwappedVocabModel } from '../engine/model/fixtures.js';
+import { writePassThroughHead } from '../engine/fixtures/head.js';
 import { connectClient, tinyConfig, useTinyPairHost } from './run-fixtures.js';
 
 const fixture = useTinyPairHost('echo-host-run-');
@@ -205,6 +206,21 @@ describe('engine host runs', () => {
     const client = connectClient(host);
     const { draftDir: _d, targetDir: _t, ...config } = tinyConfig(fixture.pair, { requests: 1, maxNewTokens: 4 });
     client.send({ type: 'run.start', config });
+    await client.next('run.state', (e) => e.state === 'finished');
+    expect(client.steps().length).toBeGreaterThan(0);
+    client.close();
+    await host.shutdown();
+  });
+
+  it('takes an EAGLE-3 head folder: model.open describes it, and a run drafts with it', async () => {
+    const targetDir = join(fixture.root, 'head-target');
+    const headDir = join(fixture.root, 'head');
+    writePassThroughHead(headDir, writeFixtureModel(targetDir, { seed: 21, hiddenSize: 32, numLayers: 2 }));
+    const { host, client } = newHost();
+    client.send({ type: 'model.open', dir: headDir });
+    const info = await client.next('progress', (e) => e.task === 'model');
+    expect(info.message).toMatch(/EAGLE-3 draft head, .* parameters, 1 layer, hidden 32/);
+    client.send({ type: 'run.start', config: tinyConfig(fixture.pair, { draftDir: headDir, targetDir, requests: 2, maxNewTokens: 8 }) });
     await client.next('run.state', (e) => e.state === 'finished');
     expect(client.steps().length).toBeGreaterThan(0);
     client.close();

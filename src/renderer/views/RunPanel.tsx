@@ -7,7 +7,8 @@ import type { KneeSuggestion } from '../studio/store.js';
 import { useSend, useStudio, useStudioStore } from './StudioContext.js';
 
 export interface RunForm {
-  modelSource: 'bundled' | 'folders';
+  /** 'bundled-head': the bundled target with its demo EAGLE-3 head as the draft. */
+  modelSource: 'bundled' | 'bundled-head' | 'folders';
   draftDir: string;
   targetDir: string;
   promptSource: 'domain' | 'file';
@@ -103,6 +104,7 @@ export function formToConfig(form: RunForm): { config: RunConfig } | { errors: F
   if (typeof draftWindow === 'string') errors.draftWindow = draftWindow;
   const candidate = {
     ...(form.modelSource === 'folders' ? { draftDir: form.draftDir.trim() || undefined, targetDir: form.targetDir.trim() || undefined } : {}),
+    ...(form.modelSource === 'bundled-head' ? { draftKind: 'head' as const } : {}),
     ...(form.promptSource === 'domain' ? { domain: form.domain.trim() || undefined } : { promptsFile: form.promptsFile.trim() || undefined }),
     policy: form.policy,
     batch: toNumber(form.batch),
@@ -344,13 +346,19 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
           <input type="radio" name="modelSource" checked={form.modelSource === 'bundled'} onChange={() => set('modelSource', 'bundled')} />
           bundled demo pair{bundled.length > 0 ? ` (${bundled.map((m) => m.name).join(', ')})` : ''}
         </label>
+        {bundled.some((m) => m.name === 'echo-demo-head') && (
+          <label className="inline">
+            <input type="radio" name="modelSource" checked={form.modelSource === 'bundled-head'} onChange={() => set('modelSource', 'bundled-head')} />
+            bundled target with its demo EAGLE-3 head as the draft
+          </label>
+        )}
         <label className="inline">
           <input type="radio" name="modelSource" checked={form.modelSource === 'folders'} onChange={() => set('modelSource', 'folders')} />
           Hugging Face folders
         </label>
         {form.modelSource === 'folders' && (
           <>
-            <Field label="draft folder" htmlFor="run-draftDir" error={errors.draftDir}>
+            <Field label="draft folder (a model, or an EAGLE-3 head)" htmlFor="run-draftDir" error={errors.draftDir}>
               {input('draftDir')}
               {chooseFolder && (
                 <button type="button" onClick={() => void pickFolder('draftDir')}>
