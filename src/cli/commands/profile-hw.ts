@@ -4,6 +4,7 @@
 //   echo-studio profile-hw [--draft DIR --target DIR] [--max-tokens 512] [--repeats 5]
 //     [--slots 16] [--context 64] [--threads N] [--provider cpu|cuda] [--draft-precision int8|float32]
 //     [--out hw.json] [--json]
+import { isHeadFolder, loadHead } from '../../engine/model/head-loader.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -53,7 +54,9 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
   for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
     const precision = which === 'draft' ? draftPrecision : 'float32';
     const window = which === 'draft' ? flags.draftWindow : undefined;
-    const session = await loadModel(dir, { slots: flags.slots, maxLength: rowsNeeded(measure), ...threads[which], provider: flags.provider, precision, ...(window ? { window } : {}), onMessage: log });
+    const options = { slots: flags.slots, maxLength: rowsNeeded(measure), ...threads[which], provider: flags.provider, precision, ...(window ? { window } : {}), onMessage: log };
+    // An EAGLE-3 head is timed as a run drafts with it: its own graph, beside the target it reads.
+    const session = which === 'draft' && isHeadFolder(dir) ? await loadHead(dir, targetDir, options) : await loadModel(dir, options);
     try {
       log?.(`${which}: ${dir} (${precision} weights${window ? `, attention window ${formatAttentionWindow(window)}` : ''})`);
       curves[which] = await measureForwardCurve(session, {
