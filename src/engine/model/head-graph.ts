@@ -48,10 +48,9 @@ export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options:
     valueInfo('key_index', DataType.INT32, ['B', 'K']),
     valueInfo('scatter_index', DataType.INT32, ['N']),
     valueInfo('past_index', DataType.INT32, ['B', 'LB']),
-    valueInfo('attn_mask', DataType.FLOAT, ['B', 1, 'T', 'LT']),
-    valueInfo('logits_rows', DataType.INT32, ['R1']),
-    valueInfo('topk_rows', DataType.INT32, ['R2']),
-    valueInfo('argmax_rows', DataType.INT32, ['R3']),
+    valueInfo('attn_mask', DataType.FLOAT, ['B', 'GT', 'LT']),
+    valueInfo('head_rows', DataType.INT32, ['R']),
+    valueInfo('head_split', DataType.INT64, [3]),
     valueInfo('topk_k', DataType.INT64, [1]),
     valueInfo('features', DataType.FLOAT, ['F', 3 * Ht]),
     valueInfo('prev_hidden', DataType.FLOAT, ['P', H]),
@@ -94,10 +93,6 @@ export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options:
     const [x1, x2] = g.op('Split', [x, halves], { axis: 2 }, 2);
     return g.one('Add', [g.one('Mul', [x, cos]), g.one('Mul', [g.one('Concat', [x2, x1], { axis: 2 }), signedSin])]);
   };
-  const lt = g.one('Shape', ['attn_mask'], { start: -1 });
-  const scoresSplitShape = g.one('Concat', [g.i64([0, 0, G, -1]), lt], { axis: 0 });
-  const scoresMergeShape = g.one('Concat', [g.i64([0, 0, -1]), lt], { axis: 0 });
-  const pastBlocks = g.i64([kvH, -1, PAST_BLOCK * hd]);
   const pastRows = g.i64([0, 0, -1, hd]);
 
   /** Tree attention of one layer over its KV buffers (the decoder graph's layout); returns [N, qDim]. */
@@ -119,12 +114,10 @@ export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options:
     const [qkFlat, vFlat] = g.op('Split', [qkv, g.i64([qDim + kvDim, kvDim])], { axis: 1 }, 2);
     const qk = g.one('Reshape', [qkFlat, g.i64([-1, nH + kvH, hd])]);
     const [q, kRoped] = g.op('Split', [rope(qk), g.i64([nH, kvH])], { axis: 1 }, 2);
-    const k = g.one('Reshape', [kRoped, g.i64([-1, kvH, hd])]);
-    const v = g.one('Reshape', [vFlat, g.i64([-1, kvH, hd])]);
-    g.one('Transpose', [k], { perm: [1, 0, 2] }, `new_key_${layer}`);
-    g.one('Transpose', [v], { perm: [1, 0, 2] }, `new_value_${layer}`);
-    const gatherPast = (buffer: string): string =>
-      g.one('Reshape', [g.one('Gather', [g.one('Reshape', [buffer, pastBlocks]), 'past_index'], { axis: 1 }), pastRows]);
+    // k and v [N, kvH, hd] as the session stores them; the past comes as [kvH, S/P, P·hd] blocks.
+    const k = g.one('Reshape', [kRoped, g.i64([-1, kvH, hd])], {}, `new_key_${layer}`);
+    const v = g.one('Reshape', [vFlat, g.i64([-1, kvH, hd])], {}, `new_value_${layer}`);
+    const gatherPast = (buffer: string): string => g.one('Reshape', [g.one('Gather', [buffer, 'past_index'], { axis: 1 }), pastRows]);
     const pastK = gatherPast(`past_key_${layer}`);
     const pastV = gatherPast(`past_value_${layer}`);
     const newK = g.one('Transpose', [g.one('Gather', [k, 'key_index'], { axis: 0 })], { perm: [2, 0, 1, 3] });
@@ -134,14 +127,14 @@ export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options:
     const qHeads = g.one('Reshape', [g.one('Transpose', [q5], { perm: [2, 0, 3, 1, 4] }), g.i64([0, 0, -1, hd])]);
     const keysT = g.one('Transpose', [g.one('Concat', [pastK, newK], { axis: 2 })], { perm: [0, 1, 3, 2] });
     const values = g.one('Concat', [pastV, newV], { axis: 2 });
-    const scores = g.one('Reshape', [g.one('MatMul', [qHeads, keysT]), scoresSplitShape]);
-    const probs = g.one('Reshape', [g.one('Softmax', [g.one('Add', [scores, 'attn_mask'])], { axis: -1 }), scoresMergeShape]);
+    // The mask comes repeated for the G query heads of a KV head, [B, G·T, L+K]: it broadcasts over kvH.
+    const probs = g.one('Softmax', [g.one('Add', [g.one('MatMul', [qHeads, keysT]), 'attn_mask'])], { axis: -1 });
     const ctx5 = g.one('Reshape', [g.one('MatMul', [probs, values]), g.i64([0, 0, G, -1, hd])]);
     const ctxRows = g.one('Reshape', [g.one('Transpose', [ctx5], { perm: [1, 3, 0, 2, 4] }), g.i64([-1, qDim])]);
-    inputs.push(valueInfo(`past_key_${layer}`, DataType.FLOAT, [kvH, 'S', hd]));
-    inputs.push(valueInfo(`past_value_${layer}`, DataType.FLOAT, [kvH, 'S', hd]));
-    outputs.push(valueInfo(`new_key_${layer}`, DataType.FLOAT, [kvH, 'N', hd]));
-    outputs.push(valueInfo(`new_value_${layer}`, DataType.FLOAT, [kvH, 'N', hd]));
+    inputs.push(valueInfo(`past_key_${layer}`, DataType.FLOAT, [kvH, 'SB', PAST_BLOCK * hd]));
+    inputs.push(valueInfo(`past_value_${layer}`, DataType.FLOAT, [kvH, 'SB', PAST_BLOCK * hd]));
+    outputs.push(valueInfo(`new_key_${layer}`, DataType.FLOAT, ['N', kvH, hd]));
+    outputs.push(valueInfo(`new_value_${layer}`, DataType.FLOAT, ['N', kvH, hd]));
     return g.one('Gather', [ctxRows, 'scatter_index'], { axis: 0 });
   };
   const norm = (name: string): string => g.init(name, [H], w.get(name, [H]));
@@ -189,13 +182,15 @@ export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options:
     projectShared = (x) => gemm(x, lm, null);
   }
   const toTarget = g.init('draft_to_target', [Vd], weights.draftToTarget);
-  const headRows = (rows: string): string => projectShared(g.one('Gather', [normed, rows], { axis: 0 }));
-  g.one('Identity', [headRows('logits_rows')], {}, 'logits');
-  const logprobs = g.one('LogSoftmax', [headRows('topk_rows')], { axis: -1 });
+  // The three heads' rows projected together, then split among them (as in the decoder graph).
+  const headLogits = projectShared(g.one('Gather', [normed, 'head_rows'], { axis: 0 }));
+  const [logitsPart, topkPart, argmaxPart] = g.op('Split', [headLogits, 'head_split'], { axis: 0 }, 3);
+  g.one('Identity', [logitsPart], {}, 'logits');
+  const logprobs = g.one('LogSoftmax', [topkPart], { axis: -1 });
   const [topV, topI] = g.op('TopK', [logprobs, 'topk_k'], { axis: -1, largest: 1, sorted: 1 }, 2);
   g.one('Identity', [topV], {}, 'topk_logprobs');
   g.one('Gather', [toTarget, topI], { axis: 0 }, 'topk_ids');
-  g.one('Gather', [toTarget, g.one('ArgMax', [headRows('argmax_rows')], { axis: -1, keepdims: 0 })], { axis: 0 }, 'argmax');
+  g.one('Gather', [toTarget, g.one('ArgMax', [argmaxPart], { axis: -1, keepdims: 0 })], { axis: 0 }, 'argmax');
 
   return { nodes: g.nodes, initializers: g.initializers, inputs, outputs };
 }
