@@ -87,6 +87,19 @@ _PARA = re.compile(r'<div class="para">(.*?)</div>', re.S)
 _TAG = re.compile(r"<[^>]+>")
 
 
+def paragraph_runs(paras, max_chars=800):
+    """Documents made of runs of consecutive paragraphs, up to about max_chars each."""
+    docs, cur = [], ""
+    for t in paras:
+        if cur and len(cur) + len(t) > max_chars:
+            docs.append(cur + "\n")
+            cur = ""
+        cur = t if not cur else cur + "\n\n" + t
+    if cur:
+        docs.append(cur + "\n")
+    return docs
+
+
 def collect_prose(handbook_dir):
     pages = sorted(glob.glob(os.path.join(handbook_dir, "*.html")))
     if not pages:
@@ -101,16 +114,7 @@ def collect_prose(handbook_dir):
             t = clean(" ".join(t.split()))
             if len(t) >= 80:
                 paras.append(t)
-        # documents: runs of consecutive paragraphs, up to ~800 characters
-        docs, cur = [], ""
-        for t in paras:
-            if cur and len(cur) + len(t) > 800:
-                docs.append(cur + "\n")
-                cur = ""
-            cur = t if not cur else cur + "\n\n" + t
-        if cur:
-            docs.append(cur + "\n")
-        (heldout if held_out(os.path.basename(p), 120) else train).extend(docs)
+        (heldout if held_out(os.path.basename(p), 120) else train).extend(paragraph_runs(paras))
     return train, heldout
 
 
@@ -130,14 +134,7 @@ def collect_python_docs(doc_dir):
         with open(p, encoding="utf-8") as fh:
             s = fh.read()
         paras = [clean(" ".join(html.unescape(_TAG.sub("", m.group(1))).split())) for m in _P.finditer(s)]
-        docs, cur = [], ""
-        for t in (t for t in paras if len(t) >= 80):
-            if cur and len(cur) + len(t) > 800:
-                docs.append(cur + "\n")
-                cur = ""
-            cur = t if not cur else cur + "\n\n" + t
-        if cur:
-            docs.append(cur + "\n")
+        docs = paragraph_runs([t for t in paras if len(t) >= 80])
         (heldout if held_out(os.path.relpath(p, doc_dir), 120) else train).extend(docs)
     return train, heldout
 
