@@ -63,6 +63,8 @@ export interface RunnerOptions {
   maxLength?: number;
   decode?: (ids: number[]) => string;
   onStep?: (event: StepEvent) => void;
+  /** Each request as it finishes (before the step's onStep), so a caller can keep it at once. */
+  onRequestFinished?: (result: RequestResult) => void;
 }
 
 export interface RunSummary {
@@ -354,7 +356,7 @@ export class Runner {
       if (r.firstTokenMs < 0) r.firstTokenMs = now;
       if (!r.finished) continue;
       this.release(r);
-      this.results.push({
+      const result: RequestResult = {
         id: r.id,
         index: r.index,
         promptTokens: r.promptTokens,
@@ -365,7 +367,9 @@ export class Runner {
         firstTokenMs: r.firstTokenMs,
         finishedMs: now,
         steps: r.steps,
-      });
+      };
+      this.results.push(result);
+      this.options.onRequestFinished?.(result);
       this.inFlight.splice(i--, 1);
     }
   }

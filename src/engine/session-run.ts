@@ -18,7 +18,7 @@ import { parseModelConfig, readConfigJson } from './model/config.js';
 import { kvFitProblem } from './model/kv-budget.js';
 import { DEFAULT_DRAFT_COST } from './policy/echo.js';
 import { createPolicy, type PolicyOptions, type SpeculationPolicy } from './policy/index.js';
-import { Runner, slotRows, type RunSummary, type WorkItem } from './runner.js';
+import { Runner, slotRows, type RequestResult, type RunSummary, type WorkItem } from './runner.js';
 import { buildTraceHeader } from './trace/header.js';
 import { TraceRecorder } from './trace/writer.js';
 import { encodePrompt, readPromptsFile, takeRequests, type PromptRecord } from './workload.js';
@@ -238,7 +238,14 @@ export async function measureDraftCost(config: Pick<RunConfig, 'policy'>, pair: 
  */
 export function createRunner(
   setup: RunSetup,
-  options: { policy?: SpeculationPolicy; batch?: number; kmax?: number; onStep?: (event: StepEvent) => void; decodeText?: boolean } = {},
+  options: {
+    policy?: SpeculationPolicy;
+    batch?: number;
+    kmax?: number;
+    onStep?: (event: StepEvent) => void;
+    onRequestFinished?: (result: RequestResult) => void;
+    decodeText?: boolean;
+  } = {},
 ): Runner {
   const { config, pair } = setup;
   return new Runner(
@@ -256,6 +263,7 @@ export function createRunner(
       // The studio shows the text each step emitted; headless runs skip the decoding.
       ...(options.decodeText ? { decode: (ids: number[]) => pair.tokenizer.decode(ids) } : {}),
       onStep: options.onStep,
+      onRequestFinished: options.onRequestFinished,
     },
     setup.workload,
   );

@@ -15,6 +15,7 @@ import { formatServingHandOff, servingHandOff } from '../../engine/calibrate/ser
 import { slotRows } from '../../engine/runner.js';
 import { encodePrompt, readPromptsFile, takeRequests, type PromptRecord } from '../../engine/workload.js';
 import { findPackageRoot } from '../../host/paths.js';
+import { checkOutputPaths, writeAtomically } from '../output-files.js';
 import { BUNDLED_DRAFT, BUNDLED_TARGET, confidenceFlag, DRAFT_PRECISION_HELP, THREADS_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag } from './run.js';
 import type { AttentionWindow, ConfidenceSignal, WeightPrecision } from '../../shared/config.js';
 
@@ -36,6 +37,8 @@ export interface CalibrateFlags {
   /** The signal the profile keeps (every signal is measured): default auto, the clearly better separating one (autoSignal). */
   confidence?: ConfidenceSignal | 'auto';
   out: string;
+  /** Replace an existing --out file. */
+  force?: boolean;
   json?: boolean;
 }
 
@@ -76,6 +79,7 @@ export function calibrationPrompts(flags: { domain?: string; prompts?: string },
 
 export async function executeCalibrate(flags: CalibrateFlags, log?: (line: string) => void): Promise<CalibrateReport> {
   const start = performance.now();
+  checkOutputPaths([{ flag: '--out', path: flags.out }], { force: flags.force, inputs: [flags.prompts ? { flag: '--prompts', path: flags.prompts } : undefined] });
   const { draftDir, targetDir } = pairDirs(flags);
   const records = calibrationPrompts(flags, flags.requests);
   const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');
@@ -105,7 +109,7 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
       keep: flags.confidence ?? 'auto',
       ...(log ? { onProgress: warmupProgressLog(log) } : {}),
     });
-    await saveProfile(flags.out, profile);
+    await writeAtomically(flags.out, (temporary) => saveProfile(temporary, profile));
     return { profile, seconds: (performance.now() - start) / 1000, out: flags.out };
   } finally {
     await pair.release();
@@ -222,6 +226,7 @@ export function register(program: Command): void {
     .option('--draft-window <sink:recent>', DRAFT_WINDOW_HELP, draftWindowFlag)
     .option('--confidence <signal>', "the signal the profile keeps; both are measured and their mean AUC printed: auto (default: the higher mean AUC; the paper's path-prob unless another is more than 0.01 higher), path-prob or path-margin", keepFlag)
     .requiredOption('--out <file>', 'where to write the profile JSON')
+    .option('--force', 'replace the --out file if it exists')
     .option('--json', 'print the profile JSON instead of a table')
     .action(async (flags: CalibrateFlags) => {
       const log = flags.json ? undefined : (line: string) => process.stderr.write(`${line}\n`);

@@ -15,6 +15,7 @@ import { loadModel, readModelInfo } from '../../engine/model/loader.js';
 import { pairThreads } from '../../engine/pair.js';
 import { defaultDraftPrecision, formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
 import { pairDirs } from './calibrate.js';
+import { checkOutputPaths, writeAtomically } from '../output-files.js';
 import { DRAFT_PRECISION_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag, THREADS_HELP } from './run.js';
 
 export interface ProfileHwFlags {
@@ -30,6 +31,8 @@ export interface ProfileHwFlags {
   draftPrecision?: WeightPrecision;
   draftWindow?: AttentionWindow;
   out?: string;
+  /** Replace an existing --out file. */
+  force?: boolean;
   json?: boolean;
 }
 
@@ -42,6 +45,7 @@ export interface ProfileHwReport {
 }
 
 export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: string) => void): Promise<ProfileHwReport> {
+  if (flags.out) checkOutputPaths([{ flag: '--out', path: flags.out }], { force: flags.force });
   const { draftDir, targetDir } = pairDirs(flags);
   const tokenCounts = DEFAULT_TOKEN_COUNTS.filter((n) => n <= flags.maxTokens);
   if (tokenCounts.length < 3) throw new Error(`--max-tokens ${flags.maxTokens} leaves fewer than 3 token counts to measure`);
@@ -83,7 +87,7 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
   const target = fitKnee(profile.target);
   const draft = fitKnee(profile.draft);
   const suggestions = [1, 8, 32, 64].map((batch) => ({ batch, kmax: suggestKmax(target, batch) }));
-  if (flags.out) writeFileSync(flags.out, `${JSON.stringify(profile, null, 2)}\n`);
+  if (flags.out) await writeAtomically(flags.out, (temporary) => writeFileSync(temporary, `${JSON.stringify(profile, null, 2)}\n`));
   return { profile, target, draft, suggestions };
 }
 
@@ -143,6 +147,7 @@ export function register(program: Command): void {
     .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
     .option('--draft-window <sink:recent>', DRAFT_WINDOW_HELP, draftWindowFlag)
     .option('--out <file>', 'write the measured curves (for run --clock modelled --hw measured --hw-profile FILE)')
+    .option('--force', 'replace the --out file if it exists')
     .option('--json', 'print the report as JSON')
     .action(async (flags: ProfileHwFlags) => {
       const log = flags.json ? undefined : (line: string) => process.stderr.write(`${line}\n`);

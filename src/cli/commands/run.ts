@@ -1,9 +1,11 @@
 // `echo-studio run`: one headless run of the speculative engine on a draft/target pair.
 //   echo-studio run --policy eagle2 --batch 8 --kmax 64 --domain code --requests 16 \
 //     --max-new-tokens 64 --temperature 0 --seed 0 [--out FILE] [--trace FILE] [--json]
-// --json prints one summary object (the run's metrics); --out writes one JSONL line per request.
+// --json prints one summary object (the run's metrics); --out writes one JSONL line per request
+// as it finishes (a killed run keeps those), put in workload order when the run ends.
 import { InvalidArgumentError, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
+import { checkOutputPaths, JsonLinesOutput, streamedOutput } from '../output-files.js';
 import { clockFromSpec, type ModelledClock } from '../../engine/cost/clock.js';
 import { suggestKmax } from '../../engine/cost/knee.js';
 import { loadHardwareProfile, profileMismatches, type HardwareProfile } from '../../engine/cost/measure.js';
@@ -12,7 +14,7 @@ import type { VerifyCost } from '../../engine/policy/echo-scheduler.js';
 import { createPolicy, type SpeculationPolicy } from '../../engine/policy/index.js';
 import { runLockstep } from '../../engine/lockstep.js';
 import type { RequestResult, RunSummary } from '../../engine/runner.js';
-import { createRunner, loadRunSetup, resolvePrompts, runTraceHeader } from '../../engine/session-run.js';
+import { createRunner, loadRunSetup, resolveModelDirs, resolvePrompts, runTraceHeader } from '../../engine/session-run.js';
 import { promptText } from '../../engine/workload.js';
 import { ExpansionRecorder } from '../../engine/trace/expansions.js';
 import { TraceRecorder } from '../../engine/trace/writer.js';
@@ -56,6 +58,7 @@ export interface RunFlags {
   draftWindow?: AttentionWindow;
   out?: string;
   trace?: string;
+  force?: boolean;
   recordCandidates?: boolean;
   json?: boolean;
   compareAr?: boolean;
@@ -155,8 +158,10 @@ export interface RunOptions {
   threads?: number;
   provider?: 'cpu' | 'cuda';
   draftPrecision?: WeightPrecision;
-  /** Write the JSONL trace of the run here. */
+  /** Write the JSONL trace of the run here (in place when new, else beside it and renamed over it at the end). */
   trace?: string;
+  /** Each request of the run (not of --compare-ar's ar) as it finishes. */
+  onRequestFinished?: (result: RequestResult) => void;
   /** With trace: also record every draft expansion's top-k, so `trace what-if` can re-score the run. */
   recordCandidates?: boolean;
   /** Also run the workload under `ar` on the same pair and report the wall-time speedup. */
@@ -218,7 +223,8 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
   const { draftDir, targetDir } = setup;
   try {
     if (options.recordCandidates && !options.trace) throw new Error('--record-candidates needs --trace FILE');
-    const recorder = options.trace ? new TraceRecorder(options.trace, await runTraceHeader(setup, options.recordCandidates)) : null;
+    const traceOutput = options.trace ? streamedOutput(options.trace) : null;
+    const recorder = traceOutput ? new TraceRecorder(traceOutput.writePath, await runTraceHeader(setup, options.recordCandidates)) : null;
     const expansions = options.recordCandidates ? new ExpansionRecorder() : null;
     const startRun = (which: SpeculationPolicy, record: boolean) => {
       const metrics = new RunMetricsAccumulator({ policy: which.name });
@@ -229,6 +235,7 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
         policy: record && expansions ? expansions.wrap(which) : which,
         // A recorded trace carries each node's token text, as the studio's do.
         decodeText: record && recorder !== null,
+        ...(record ? { onRequestFinished: options.onRequestFinished } : {}),
         onStep: (event) => {
           metrics.addStep(event);
           if (record) recorder?.step(expansions ? expansions.annotate(event) : event);
@@ -273,10 +280,12 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
       }
     } catch (err) {
       recorder?.finish('error', { message: (err as Error).message });
+      traceOutput?.commit();
       throw err;
     }
     const metrics = ar ? withSpeedupVsAr(main.metrics, ar.metrics) : main.metrics;
     recorder?.finish('finished', { wallMs: main.summary.wallMs, speedupVsAr: metrics.speedupVsAr });
+    traceOutput?.commit();
     const arSteps = ar ? { ar: { steps: ar.metrics.steps, stepTime: ar.metrics.stepTime, atArStepCost: atBaselineStepCost(main.metrics, ar.metrics) } } : {};
     return { config, draftDir, targetDir, metrics, engineOverhead: main.engineOverhead, results: main.summary.results, modelled: main.modelled, ...arSteps };
   } finally {
@@ -284,11 +293,9 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
   }
 }
 
-function writeOutputs(file: string, report: RunReport, prompts: Map<string, string>, decode: (ids: number[]) => string): void {
-  const lines = report.results.map((r) =>
-    JSON.stringify({ id: r.id, prompt: prompts.get(r.id) ?? '', tokens: r.tokens, text: decode(r.tokens), finish: r.finish }),
-  );
-  writeFileSync(file, lines.join('\n') + '\n');
+/** One --out line: the request's id, its prompt text, its tokens and their text, why it ended. */
+function outputLine(result: RequestResult, prompt: string, decode: (ids: number[]) => string) {
+  return { id: result.id, prompt, tokens: result.tokens, text: decode(result.tokens), finish: result.finish };
 }
 
 export function integer(name: string, min: number) {
@@ -429,8 +436,9 @@ export function register(program: Command): void {
     .option('--draft-cost <share|auto>', "echo/dense/fixed: one draft forward's cost as a share of the target's one-token forward (profile-hw prints it), or auto: measured on this machine after loading; with a profile or warm-up, a layer is drafted only if its measured chance of acceptance pays for that; 0 = draft every layer the budget allows (default 0.05)", draftCostFlag)
     .option('--profile <file>', 'echo/dense/fixed: calibration profile JSON with τ_d (from `echo-studio calibrate`)')
     .option('--confidence <signal>', "echo/dense/fixed: what gates and priorities read: path-prob (the paper's draft path probability) or path-margin (each step renormalised over the parent's two best candidates); default: the profile's; without one, the warm-up's pick (the better separating signal); with --taus, path-prob", confidenceFlag)
-    .option('--out <file>', 'write one JSONL line per request: id, prompt, tokens, text')
+    .option('--out <file>', 'write one JSONL line per request as it finishes (id, prompt, tokens, text, finish), in workload order once the run ends')
     .option('--trace <file>', 'write the JSONL trace (header, one line per step, summary)')
+    .option('--force', 'replace --out and --trace files that already exist (each is replaced only once the run ends)')
     .option('--record-candidates', 'with --trace: also record each draft expansion’s top-k, so `trace what-if` can re-score the run (larger file)')
     .option('--compare-ar', 'also run the workload under ar, the two taking turns step by step on one loaded pair, and report the wall-time speedup')
     .option('--clock <kind>', 'wall (default), or modelled: also report time on the hardware named by --hw')
@@ -438,6 +446,18 @@ export function register(program: Command): void {
     .option('--hw-profile <file>', 'with --hw measured or curves: a profile from `echo-studio profile-hw --out`')
     .option('--json', 'print one JSON summary object instead of text')
     .action(async (given: RunFlags) => {
+      // Before any work: an output that cannot be written, or would destroy a file, fails now.
+      checkOutputPaths(
+        [...(given.out ? [{ flag: '--out', path: given.out }] : []), ...(given.trace ? [{ flag: '--trace', path: given.trace }] : [])],
+        {
+          force: given.force,
+          inputs: [
+            given.prompts ? { flag: '--prompts', path: given.prompts } : undefined,
+            given.profile ? { flag: '--profile', path: given.profile } : undefined,
+            given.hwProfile ? { flag: '--hw-profile', path: given.hwProfile } : undefined,
+          ],
+        },
+      );
       const hwProfile = given.hwProfile ? loadHardwareProfile(given.hwProfile) : undefined;
       const clock = clockFromFlags(given, hwProfile);
       const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -453,22 +473,48 @@ export function register(program: Command): void {
         const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
         for (const note of profileMismatches(hwProfile, { batch: config.batch, draftPrecision, draftWindow: flags.draftWindow })) log(note);
       }
-      const report = await executeRun(config, {
-        threads: flags.threads,
-        provider: flags.provider,
-        draftPrecision: flags.draftPrecision,
-        trace: flags.trace,
-        recordCandidates: flags.recordCandidates,
-        compareAr: flags.compareAr,
-        clock,
-        measureDraftCost: costs.measureDraftCost,
-        log,
-      });
+      // --out: one line per request as it finishes, so a killed run keeps what finished; at the
+      // end the file is rewritten in workload order (the order it always had).
+      let outputs: { file: JsonLinesOutput; lines: Map<string, unknown>; order: string[] } | null = null;
+      let onRequestFinished: ((result: RequestResult) => void) | undefined;
       if (flags.out) {
         const records = resolvePrompts(config);
         const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');
-        const tokenizer = ModelTokenizer.load(report.targetDir);
-        writeOutputs(flags.out, report, new Map(records.map((r) => [r.id, promptText(r, tokenizer)])), (ids) => tokenizer.decode(ids, { skipSpecialTokens: true }));
+        const tokenizer = ModelTokenizer.load(resolveModelDirs(config).targetDir);
+        const prompts = new Map(records.map((r) => [r.id, r]));
+        const decode = (ids: number[]) => tokenizer.decode(ids, { skipSpecialTokens: true });
+        const state = { file: new JsonLinesOutput(flags.out), lines: new Map<string, unknown>(), order: records.map((r) => r.id) };
+        outputs = state;
+        onRequestFinished = (result) => {
+          const record = prompts.get(result.id);
+          const line = outputLine(result, record ? promptText(record, tokenizer) : '', decode);
+          state.lines.set(result.id, line);
+          state.file.write(line);
+        };
+      }
+      let report: RunReport;
+      try {
+        report = await executeRun(config, {
+          threads: flags.threads,
+          provider: flags.provider,
+          draftPrecision: flags.draftPrecision,
+          trace: flags.trace,
+          recordCandidates: flags.recordCandidates,
+          compareAr: flags.compareAr,
+          clock,
+          measureDraftCost: costs.measureDraftCost,
+          onRequestFinished,
+          log,
+        });
+      } catch (err) {
+        await outputs?.file.close();
+        throw err;
+      }
+      if (outputs) {
+        const { lines, order } = outputs;
+        await outputs.file.close((temporary) =>
+          writeFileSync(temporary, order.filter((id) => lines.has(id)).map((id) => `${JSON.stringify(lines.get(id))}\n`).join('')),
+        );
       }
       const m = report.metrics;
       if (flags.json) {

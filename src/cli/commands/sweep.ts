@@ -6,6 +6,7 @@
 //     [--baseline static] [--control] [--json] [--csv FILE]
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
+import { checkOutputPaths, writeAtomically } from '../output-files.js';
 import { clockFromSpec } from '../../engine/cost/clock.js';
 import { fitKnee, suggestKmax } from '../../engine/cost/knee.js';
 import { formatPairedRatio, pairedRatio, roundRatios, type PairedRatio } from '../../engine/metrics/paired-rounds.js';
@@ -38,6 +39,8 @@ export interface SweepFlags
   /** How a round's runs share the machine: one after another, or taking turns step by step (default, unless the entries' draft windows differ). */
   interleave?: Interleaving;
   csv?: string;
+  /** Replace an existing --csv file. */
+  force?: boolean;
 }
 
 /**
@@ -243,10 +246,14 @@ export function register(program: Command): void {
     .option('--draft-cost <share|auto>', 'echo/dense/fixed: a draft forward’s price as a share of a target forward, or auto (see run --help)', draftCostFlag)
     .option('--json', 'print the rows as one JSON object')
     .option('--csv <file>', 'also write the rows as CSV')
+    .option('--force', 'replace the --csv file if it exists')
     .action(async (flags: SweepFlags) => {
       const log = (line: string) => process.stderr.write(`${line}\n`);
+      const inputs = [flags.prompts ? { flag: '--prompts', path: flags.prompts } : undefined, flags.profile ? { flag: '--profile', path: flags.profile } : undefined, flags.hwProfile ? { flag: '--hw-profile', path: flags.hwProfile } : undefined];
+      if (flags.csv) checkOutputPaths([{ flag: '--csv', path: flags.csv }], { force: flags.force, inputs });
       const report = await executeSweep(flags, log);
-      if (flags.csv) writeFileSync(flags.csv, sweepCsv(report));
+      const csv = flags.csv;
+      if (csv) await writeAtomically(csv, (temporary) => writeFileSync(temporary, sweepCsv(report)));
       process.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : `${formatSweep(report)}\n`);
     });
 }

@@ -4,9 +4,6 @@
 // `echo-studio trace compare RUN BASE [--json]`: one run against another, steps and step cost.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { computeRunMetrics, formatStepTime, type RequestMetrics } from '../../engine/metrics/run-metrics.js';
-import { exportCsv } from '../../engine/trace/export-csv.js';
-import { exportParquet } from '../../engine/trace/export-parquet.js';
-import { exportPerfetto } from '../../engine/trace/export-perfetto.js';
 import type { TraceContents, TraceLineError } from '../../engine/trace/parse.js';
 import { readTraceStreaming } from '../../engine/trace/read.js';
 import { rescoreTrace, type WhatIfResult, type WhatIfSettings } from '../../engine/trace/what-if.js';
@@ -14,11 +11,11 @@ import type { DepthHistogram, RunMetrics } from '../../shared/events.js';
 import type { TraceHeader } from '../../shared/trace-schema.js';
 import { compareRuns, type RunComparison } from '../../shared/step-costs.js';
 import { formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
+import { checkOutputPaths, EXPORT_FORMATS, traceExportPaths, writeTraceExport, type ExportFormat } from '../output-files.js';
 import { parseDraftCost } from './run.js';
 import { DEFAULT_PORT, parsePort, serveStudio } from './serve.js';
 
-export const EXPORT_FORMATS = ['parquet', 'perfetto', 'csv'] as const;
-export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+export { EXPORT_FORMATS, type ExportFormat } from '../output-files.js';
 
 export interface TraceSummaryReport {
   file: string;
@@ -60,24 +57,17 @@ export async function summariseTrace(file: string): Promise<TraceSummaryReport> 
   };
 }
 
-/** Export a trace file; returns the paths written. A bad line exports the steps before it. */
-export async function exportTraceFile(file: string, format: ExportFormat, out: string): Promise<{ written: string[]; trace: TraceContents }> {
+/**
+ * Export a trace file; returns the paths written. A bad line exports the steps before it. Every
+ * output is checked before the trace is read: never the trace itself, an existing file only with `force`.
+ */
+export async function exportTraceFile(file: string, format: ExportFormat, out: string, options: { force?: boolean } = {}): Promise<{ written: string[]; trace: TraceContents }> {
+  checkOutputPaths(
+    traceExportPaths(format, out).map((path) => ({ flag: '--out', path })),
+    { force: options.force, inputs: [{ flag: 'the trace file', path: file }] },
+  );
   const trace = await readTraceStreaming(file);
-  let written: string[];
-  switch (format) {
-    case 'parquet':
-      written = exportParquet(trace, out);
-      break;
-    case 'perfetto':
-      exportPerfetto(trace, out);
-      written = [out];
-      break;
-    case 'csv':
-      exportCsv(trace, out);
-      written = [out];
-      break;
-  }
-  return { written, trace };
+  return { written: await writeTraceExport(trace, format, out), trace };
 }
 
 const fixed = (x: number, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : String(x));
@@ -245,8 +235,9 @@ export function register(program: Command): void {
     .argument('<in>', 'trace file (.jsonl)')
     .addOption(new Option('--format <format>', 'output format').choices(EXPORT_FORMATS).makeOptionMandatory())
     .requiredOption('--out <path>', 'output file; for parquet the base name of the table files')
-    .action(async (file: string, options: { format: ExportFormat; out: string }) => {
-      const { written, trace: contents } = await exportTraceFile(file, options.format, options.out);
+    .option('--force', 'replace output files that already exist')
+    .action(async (file: string, options: { format: ExportFormat; out: string; force?: boolean }) => {
+      const { written, trace: contents } = await exportTraceFile(file, options.format, options.out, { force: options.force });
       warnPartial(file, contents.error, contents.steps.length);
       process.stdout.write(`${written.join('\n')}\n`);
     });
