@@ -139,7 +139,7 @@ function startMeasured(pair: ModelPair, policy: SpeculationPolicy, batch: number
 }
 
 const maxBatch = Math.max(...batches);
-const prompts = Object.fromEntries(domains.map((d) => [d, readPromptsFile(join('assets', 'prompts', `${d}.jsonl`))]));
+const prompts = Object.fromEntries(await Promise.all(domains.map(async (d) => [d, await readPromptsFile(join('assets', 'prompts', `${d}.jsonl`))] as const)));
 const probe = await loadPair(args.draft, args.target, { slots: 1, maxLength: 8, threads });
 const tokenized = Object.fromEntries(domains.map((d) => [d, prompts[d].map((r) => ({ id: r.id, promptTokens: encodePrompt(r, probe.tokenizer) }))]));
 await probe.release();

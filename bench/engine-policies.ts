@@ -50,8 +50,8 @@ interface Measured {
   engineShare: number;
 }
 
-function workloadFor(pair: ModelPair, domain: string, count: number): WorkItem[] {
-  const records = takeRequests(readPromptsFile(join('assets', 'prompts', `${domain}.jsonl`)), count);
+async function workloadFor(pair: ModelPair, domain: string, count: number): Promise<WorkItem[]> {
+  const records = takeRequests(await readPromptsFile(join('assets', 'prompts', `${domain}.jsonl`)), count);
   return records.map((r) => ({ id: r.id, promptTokens: encodePrompt(r, pair.tokenizer) }));
 }
 
@@ -90,7 +90,7 @@ async function measure(pairs: Map<WeightPrecision, ModelPair>, policy: string, b
 }
 
 const maxBatch = Math.max(...batches);
-const allPrompts = domains.flatMap((d) => readPromptsFile(join('assets', 'prompts', `${d}.jsonl`)));
+const allPrompts = (await Promise.all(domains.map((d) => readPromptsFile(join('assets', 'prompts', `${d}.jsonl`))))).flat();
 const probe = await loadPair(args.draft, args.target, { slots: 1, maxLength: 8, threads });
 const longest = Math.max(...allPrompts.map((r) => encodePrompt(r, probe.tokenizer).length));
 await probe.release();
@@ -106,8 +106,8 @@ console.log(`max new tokens ${maxNewTokens}, onnxruntime threads ${threads}, gre
 
 // Warm-up: first runs pay onnxruntime's allocations.
 for (const head of pairs.keys()) {
-  await measure(pairs, `ar@${head}`, 1, 16, workloadFor(pair, domains[0], 2));
-  await measure(pairs, `eagle2@${head}`, 1, 16, workloadFor(pair, domains[0], 2));
+  await measure(pairs, `ar@${head}`, 1, 16, await workloadFor(pair, domains[0], 2));
+  await measure(pairs, `eagle2@${head}`, 1, 16, await workloadFor(pair, domains[0], 2));
 }
 
 const pad = (s: string | number, n: number) => String(s).padStart(n);
@@ -115,7 +115,7 @@ for (const domain of domains) {
   for (const batch of batches) {
     const kmax = kmaxOf(batch);
     const count = args.requests ? Number(args.requests) : Math.max(8, 2 * batch);
-    const workload = workloadFor(pair, domain, count);
+    const workload = await workloadFor(pair, domain, count);
     console.log(`\n${domain}, batch ${batch}, K_max ${kmax}, ${count} requests`);
     console.log(`${'policy'.padEnd(20)}${pad('tok/s', 9)}${pad('vs ar', 8)}${pad('MAT', 7)}${pad('util', 7)}${pad('verif/step', 12)}${pad('steps', 7)}${pad('engine %', 10)}${pad('draft ms', 10)}${pad('verify ms', 11)}`);
     // Each row reports the median of its interleaved rounds.
@@ -141,7 +141,7 @@ for (const domain of domains) {
 
 if (memoryRequests > 0) {
   const batch = Math.min(8, maxBatch);
-  const workload = workloadFor(pair, domains[0], memoryRequests);
+  const workload = await workloadFor(pair, domains[0], memoryRequests);
   const samples: string[] = [];
   let steps = 0;
   const mb = (n: number) => (n / 2 ** 20).toFixed(1);

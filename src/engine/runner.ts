@@ -118,10 +118,12 @@ export class Runner {
       if (ids.has(item.id)) throw new Error(`request id "${item.id}" appears twice in the workload`);
       ids.add(item.id);
       if (item.promptTokens.length === 0) throw new Error(`request "${item.id}" has an empty prompt`);
-      const positions = item.promptTokens.length + options.maxNewTokens + MAX_DRAFT_DEPTH;
+      // A policy that never drafts (ar) needs no room for a tree.
+      const tree = policy.candidatesPerNode > 0 ? MAX_DRAFT_DEPTH : 0;
+      const positions = item.promptTokens.length + options.maxNewTokens + tree;
       if (positions > target.info.maxPositions) {
         throw new Error(
-          `request "${item.id}": ${item.promptTokens.length} prompt tokens + ${options.maxNewTokens} new tokens + a draft tree up to ${MAX_DRAFT_DEPTH} deep exceed the target's ${target.info.maxPositions} positions`,
+          `request "${item.id}": ${item.promptTokens.length} prompt tokens + ${options.maxNewTokens} new tokens${tree ? ` + a draft tree up to ${tree} deep` : ''} exceed the target's ${target.info.maxPositions} positions`,
         );
       }
       const rows = slotRows(item.promptTokens.length, options.maxNewTokens, kmax);

@@ -21,7 +21,8 @@ import { createPolicy, type PolicyOptions, type SpeculationPolicy } from './poli
 import { Runner, slotRows, type RequestResult, type RunSummary, type WorkItem } from './runner.js';
 import { buildTraceHeader } from './trace/header.js';
 import { TraceRecorder } from './trace/writer.js';
-import { encodePrompt, readPromptsFile, takeRequests, type PromptRecord } from './workload.js';
+import { MAX_DRAFT_DEPTH } from './step.js';
+import { encodePrompt, fitPrompts, readPromptsFile, repeatNote, skippedNotes, takeRequests, type FittedPrompts, type PromptRecord, type PromptTokenizer } from './workload.js';
 
 export const BUNDLED_DRAFT = 'echo-demo-draft';
 export const BUNDLED_TARGET = 'echo-demo-target';
@@ -57,25 +58,55 @@ export function resolveModelDirs(config: RunConfig, root = packageRoot()): { dra
   return { draftDir, targetDir };
 }
 
-/** The prompts a config names: `requests` of them from a file or a bundled domain's prompt set (repeating it when short). */
-export function resolvePrompts(config: RunConfig, root = packageRoot()): PromptRecord[] {
-  return takeRequests(promptSource(config, root), config.requests);
+/**
+ * The prompts of the file or bundled domain a config names, in file order, read as a stream;
+ * with `limit`, only that many (a run of few requests does not read a huge file to its end).
+ */
+export async function promptSource(config: RunConfig, options: { limit?: number; root?: string } = {}): Promise<PromptRecord[]> {
+  if (config.promptsFile !== undefined) return readPromptsFile(config.promptsFile, { limit: options.limit });
+  const dir = path.join(options.root ?? packageRoot(), 'assets', 'prompts');
+  const file = path.join(dir, `${config.domain}.jsonl`);
+  if (!existsSync(file)) {
+    const known = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.jsonl')).map((f) => f.slice(0, -6)) : [];
+    throw new Error(`unknown domain "${config.domain}" (bundled: ${known.join(', ') || 'none'}); or pass --prompts FILE`);
+  }
+  return readPromptsFile(file, { limit: options.limit });
 }
 
-/** Every prompt of the file or bundled domain a config names, once each. */
-export function promptSource(config: RunConfig, root = packageRoot()): PromptRecord[] {
-  let records: PromptRecord[];
-  if (config.promptsFile !== undefined) records = readPromptsFile(config.promptsFile);
-  else {
-    const dir = path.join(root, 'assets', 'prompts');
-    const file = path.join(dir, `${config.domain}.jsonl`);
-    if (!existsSync(file)) {
-      const known = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.jsonl')).map((f) => f.slice(0, -6)) : [];
-      throw new Error(`unknown domain "${config.domain}" (bundled: ${known.join(', ') || 'none'}); or pass --prompts FILE`);
-    }
-    records = readPromptsFile(file);
+/** The most prompt tokens a request may have: the target's positions less its new tokens and, for a policy that drafts, the deepest draft tree. */
+export function promptTokenLimit(targetDir: string, config: Pick<RunConfig, 'maxNewTokens'>, drafts: boolean): { limit: number; why: string } {
+  const { path: file, json } = readConfigJson(targetDir);
+  const positions = parseModelConfig(json, file).maxPositions;
+  const tree = drafts ? MAX_DRAFT_DEPTH : 0;
+  return {
+    limit: positions - config.maxNewTokens - tree,
+    why: `the target holds ${positions} positions: the prompt, ${config.maxNewTokens} new tokens${drafts ? ` and a draft tree up to ${tree} deep` : ''}`,
+  };
+}
+
+/**
+ * The prompts a run reads, tokenised: those that cannot fit the context are left out with a note,
+ * and a run left with none fails. `requests` of them are taken (repeating the file, said so, when short).
+ */
+export async function tokenizeRunPrompts(
+  config: RunConfig,
+  tokenizer: PromptTokenizer,
+  limits: { limit: number; why: string },
+  options: { extra?: number; log?: (line: string) => void } = {},
+): Promise<{ records: PromptRecord[]; workload: WorkItem[]; fitted: FittedPrompts }> {
+  const source = await promptSource(config, { limit: Math.max(config.requests, options.extra ?? 0) });
+  const fitted = fitPrompts(source, tokenizer, limits.limit);
+  for (const note of skippedNotes(fitted, limits.limit, limits.why)) options.log?.(note);
+  const where = config.promptsFile ?? `the ${config.domain} prompts`;
+  if (fitted.items.length === 0) {
+    throw new Error(`none of the ${source.length} prompts read from ${where} can run: ${limits.limit < 1 ? `${limits.why}, leaving no room for a prompt` : `each is empty or longer than ${limits.limit} tokens (${limits.why})`}`);
   }
-  return records;
+  const fitting = fitted.items.map((i) => i.record);
+  const note = repeatNote(fitting, config.requests, where);
+  if (note) options.log?.(note);
+  const records = takeRequests(fitting, config.requests);
+  const workload = records.map((r, i) => ({ id: r.id, promptTokens: fitted.items[i % fitted.items.length].promptTokens, arrivalMs: r.arrivalMs }));
+  return { records, workload, fitted };
 }
 
 export interface RunSetupOptions {
@@ -120,6 +151,8 @@ export interface RunSetup {
   draftDir: string;
   targetDir: string;
   pair: ModelPair;
+  /** The run's requests as read (ids as in the workload), for their prompt text. */
+  records: PromptRecord[];
   workload: WorkItem[];
   /** KV rows per slot the pair was loaded with. */
   maxLength: number;
@@ -132,26 +165,27 @@ export interface RunSetup {
 /** Resolves folders and prompts, loads the pair sized for them, resolves τ_d, builds the policy. */
 export async function loadRunSetup(config: RunConfig, options: RunSetupOptions = {}): Promise<RunSetup> {
   const { draftDir, targetDir } = options.models ?? resolveModelDirs(config);
-  const source = promptSource(config);
-  const records = takeRequests(source, config.requests);
-  createPolicy(config.policy, { ...config }); // an unknown or misconfigured policy fails before any model loads
+  // An unknown or misconfigured policy fails before any model loads.
+  const drafts = createPolicy(config.policy, { ...config }).candidatesPerNode > 0;
   const progress = options.progress ?? (() => {});
   const signal = options.signal;
   progress('load', 0, 3, 'reading the tokenizer');
-  // Tokenise with the target's tokenizer before loading, to size the KV slots. Requests past the
-  // source's length repeat its prompts (takeRequests), so each prompt is tokenised once.
+  // Tokenise with the target's tokenizer before loading, to size the KV slots. A gated policy
+  // without τ_d calibrates on a warm-up over the first prompts of the same source (as many as
+  // `calibrate` takes, not just the run's few), so the KV slots must fit those too.
   const { ModelTokenizer } = await import('./model/tokenizer.js');
   const tokenizer = ModelTokenizer.load(targetDir);
-  const encoded: Array<number[] | undefined> = new Array(source.length);
-  const tokensOf = (i: number): number[] => (encoded[i] ??= encodePrompt(source[i], tokenizer));
-  const workload = records.map((r, i) => ({ id: r.id, promptTokens: tokensOf(i % source.length), arrivalMs: r.arrivalMs }));
-  // A gated policy without τ_d calibrates on a warm-up over the first prompts of the same source
-  // (as many as `calibrate` takes, not just the run's few), so the KV slots must fit those too.
-  const warmupWorkload = needsWarmup(config)
-    ? source.slice(0, AUTO_WARMUP.prompts).map((_, i) => ({ id: `warmup-${i}`, promptTokens: tokensOf(i) }))
-    : [];
+  const warmup = needsWarmup(config);
+  const { records, workload, fitted } = await tokenizeRunPrompts(config, tokenizer, promptTokenLimit(targetDir, config, drafts), {
+    extra: warmup ? AUTO_WARMUP.prompts : 0,
+    log: (line) => {
+      options.log?.(line);
+      progress('load', 0, 3, line);
+    },
+  });
+  const warmupWorkload = warmup ? fitted.items.slice(0, AUTO_WARMUP.prompts).map((item, i) => ({ id: `warmup-${i}`, promptTokens: item.promptTokens })) : [];
   let longest = 0;
-  for (const tokens of encoded) if (tokens !== undefined && tokens.length > longest) longest = tokens.length;
+  for (const w of [...workload, ...warmupWorkload]) longest = Math.max(longest, w.promptTokens.length);
   for (const r of options.alsoFits ?? []) longest = Math.max(longest, encodePrompt(r, tokenizer).length);
   const maxLength = slotRows(longest, config.maxNewTokens, config.kmax);
   const slots = Math.max(config.batch, options.slots ?? 0);
@@ -192,7 +226,10 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
     // trace header records it, as it records the draft cost layers were priced at (when the
     // calibration's acceptance made a price possible), so a what-if re-score prices them alike.
     const draftCost = gates?.acceptance ? await runDraftCost(config, pair, options) : undefined;
-    const resolved: RunConfig = gates ? { ...config, confidence: gates.confidence, ...(draftCost !== undefined ? { draftCost } : {}) } : config;
+    // An ungated run records its empty τ_d, so its trace header says so and a re-score gates alike.
+    const resolved: RunConfig = gates
+      ? { ...config, confidence: gates.confidence, ...(gates.source === 'ungated' ? { taus: {} } : {}), ...(draftCost !== undefined ? { draftCost } : {}) }
+      : config;
     if (resolved.draftCost) {
       options.log?.(
         `${config.policy}: drafts a layer only when its measured chance of acceptance repays a draft forward, priced at ${resolved.draftCost} of a target forward (--draft-cost; 0 turns this off)`,
@@ -200,7 +237,7 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
     }
     const policy = createPolicy(config.policy, policyOptions(resolved, gates));
     progress('load', 3, 3, 'ready');
-    return { config: resolved, draftDir, targetDir, pair, workload, maxLength, gates, policy, release: () => pair.release() };
+    return { config: resolved, draftDir, targetDir, pair, records, workload, maxLength, gates, policy, release: () => pair.release() };
   } catch (err) {
     await pair.release();
     throw err;

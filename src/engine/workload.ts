@@ -4,10 +4,12 @@
 // `id` and either `prompt` (plain text) or `messages` (a conversation, rendered by the target's
 // chat template, as instruct models expect) are required; `domain` and `arrivalMs` (ms after the
 // run starts) optional. Blank lines are skipped. A bad line is an error naming the file, the line
-// and what is wrong.
+// and what is wrong (never quoting it: the file may not be a prompts file at all).
 // A file whose first non-blank line is not a JSON object is plain text instead: each non-blank
 // line is one prompt, with ids "line-N" (its line number).
-import { readFileSync } from 'node:fs';
+// Files are read line by line, never whole, and only as far as the records a run needs.
+import { open } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import type { ChatMessage } from './model/tokenizer.js';
 
@@ -61,12 +63,12 @@ export function encodePrompt(record: PromptRecord, tokenizer: PromptTokenizer): 
   return tokenizer.encode(promptText(record, tokenizer), { addSpecialTokens: record.messages === undefined });
 }
 
-/** Whether a prompts file is JSON Lines (its first non-blank line is a JSON object) or plain lines. */
-export function promptsFormat(text: string): 'jsonl' | 'lines' {
-  const first = text.split('\n').find((line) => line.trim() !== '')?.trim() ?? '';
-  if (!first.startsWith('{')) return 'lines';
+/** Whether a line opens a JSON Lines file (a JSON object) or a plain-text one. */
+function lineFormat(first: string): 'jsonl' | 'lines' {
+  const line = first.trim();
+  if (!line.startsWith('{')) return 'lines';
   try {
-    const value: unknown = JSON.parse(first);
+    const value: unknown = JSON.parse(line);
     return typeof value === 'object' && value !== null && !Array.isArray(value) ? 'jsonl' : 'lines';
   } catch {
     // A first line that opens a brace but is not JSON is a broken JSONL file, not prose: say so.
@@ -74,28 +76,36 @@ export function promptsFormat(text: string): 'jsonl' | 'lines' {
   }
 }
 
-/** A prompts file's records: JSON Lines, or one plain-text prompt per non-blank line. */
-export function parsePrompts(text: string, source: string): PromptRecord[] {
-  const records: PromptRecord[] = [];
-  const seen = new Map<string, number>();
-  const lines = text.split('\n');
-  if (promptsFormat(text) === 'lines') {
-    for (let i = 0; i < lines.length; i++) {
-      const prompt = lines[i].replace(/\r$/, '');
-      if (prompt.trim() !== '') records.push({ id: `line-${i + 1}`, prompt });
+/** Whether a prompts file is JSON Lines (its first non-blank line is a JSON object) or plain lines. */
+export function promptsFormat(text: string): 'jsonl' | 'lines' {
+  return lineFormat(text.split('\n').find((line) => line.trim() !== '') ?? '');
+}
+
+/**
+ * Checks lines of a prompts file one by one: the first non-blank one decides the format; JSON
+ * Lines must be valid JSON of the schema with ids used once, plain lines are prompts as they stand.
+ */
+class PromptLineParser {
+  readonly records: PromptRecord[] = [];
+  private readonly seen = new Map<string, number>();
+  private format: 'jsonl' | 'lines' | null = null;
+
+  constructor(private readonly source: string) {}
+
+  add(raw: string, lineNumber: number): void {
+    const line = raw.trim();
+    if (line === '') return;
+    this.format ??= lineFormat(line);
+    if (this.format === 'lines') {
+      this.records.push({ id: `line-${lineNumber}`, prompt: raw.replace(/\r$/, '') });
+      return;
     }
-    if (records.length === 0) throw new Error(`${source}: no prompts in the file`);
-    return records;
-  }
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i].trim();
-    if (line === '') continue;
-    const where = `${source} line ${i + 1}`;
+    const where = `${this.source} line ${lineNumber}`;
     let json: unknown;
     try {
       json = JSON.parse(line);
     } catch (err) {
-      throw new Error(`${where}: not valid JSON (${(err as Error).message})`);
+      throw new Error(`${where}: not valid JSON${jsonErrorPosition(err)}`);
     }
     const parsed = PromptLineSchema.safeParse(json);
     if (!parsed.success) {
@@ -103,23 +113,70 @@ export function parsePrompts(text: string, source: string): PromptRecord[] {
       const field = issue.path.length > 0 ? `field "${issue.path.join('.')}"` : 'the line';
       throw new Error(`${where}: ${field}: ${issue.message}`);
     }
-    const first = seen.get(parsed.data.id);
+    const first = this.seen.get(parsed.data.id);
     if (first !== undefined) throw new Error(`${where}: id "${parsed.data.id}" already used on line ${first}`);
-    seen.set(parsed.data.id, i + 1);
-    records.push(parsed.data);
+    this.seen.set(parsed.data.id, lineNumber);
+    this.records.push(parsed.data);
   }
-  if (records.length === 0) throw new Error(`${source}: no prompts in the file`);
-  return records;
+
+  done(): PromptRecord[] {
+    if (this.records.length === 0) throw new Error(`${this.source}: no prompts in the file`);
+    return this.records;
+  }
 }
 
-export function readPromptsFile(path: string): PromptRecord[] {
-  let text: string;
+/**
+ * Where JSON.parse stopped, without the text around it (its messages quote the input, which
+ * could be any file's bytes).
+ */
+export function jsonErrorPosition(err: unknown): string {
+  const m = /at position (\d+)/.exec(String((err as Error)?.message ?? ''));
+  return m ? ` (at character ${Number(m[1]) + 1})` : '';
+}
+
+export function parsePrompts(text: string, source: string): PromptRecord[] {
+  const parser = new PromptLineParser(source);
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) parser.add(lines[i], i + 1);
+  return parser.done();
+}
+
+/**
+ * The records of a prompts file, read as a stream of lines; with `limit`, only the first `limit`
+ * records are read (lines after them are not looked at).
+ */
+export async function readPromptsFile(path: string, options: { limit?: number } = {}): Promise<PromptRecord[]> {
+  let handle;
   try {
-    text = readFileSync(path, 'utf8');
+    handle = await open(path, 'r');
   } catch (err) {
     throw new Error(`${path}: cannot read the prompts file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
-  return parsePrompts(text, path);
+  const parser = new PromptLineParser(path);
+  const stream = handle.createReadStream({ encoding: 'utf8' });
+  const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  try {
+    let lineNumber = 0;
+    for await (const line of lines) {
+      parser.add(line, ++lineNumber);
+      if (options.limit !== undefined && parser.records.length >= options.limit) break;
+    }
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw code ? new Error(`${path}: cannot read the prompts file (${code})`) : err;
+  } finally {
+    lines.close();
+    stream.destroy();
+    await handle.close().catch(() => {});
+  }
+  return parser.done();
+}
+
+/** The latest arrival among records (0 when none has one); a loop, since a spread overflows the stack on large files. */
+function lastArrival(records: readonly PromptRecord[]): number {
+  let span = 0;
+  for (const r of records) if ((r.arrivalMs ?? 0) > span) span = r.arrivalMs ?? 0;
+  return span;
 }
 
 /**
@@ -128,7 +185,7 @@ export function readPromptsFile(path: string): PromptRecord[] {
  */
 export function takeRequests(records: readonly PromptRecord[], count: number): PromptRecord[] {
   const out: PromptRecord[] = [];
-  const span = Math.max(0, ...records.map((r) => r.arrivalMs ?? 0));
+  const span = lastArrival(records);
   for (let i = 0; i < count; i++) {
     const round = Math.floor(i / records.length);
     const r = records[i % records.length];
@@ -140,4 +197,73 @@ export function takeRequests(records: readonly PromptRecord[], count: number): P
     }
   }
   return out;
+}
+
+/** A note when `count` requests repeat a file of fewer prompts (null when they do not). */
+export function repeatNote(records: readonly PromptRecord[], count: number, source: string): string | null {
+  if (count <= records.length) return null;
+  const rounds = Math.ceil(count / records.length);
+  const ids = `${records[0].id}#2${records.length > 1 || rounds > 2 ? ', …' : ''}`;
+  return `note: ${source} holds ${records.length} prompt${records.length === 1 ? '' : 's'}; the ${count} requests repeat ${records.length === 1 ? 'it' : 'them'} (ids ${ids}); pass --requests ${records.length} to run each once`;
+}
+
+/**
+ * Characters per token assumed when deciding, from a prefix, that a prompt cannot fit: a prompt
+ * longer than (limit + 1) × this many characters is first tokenised only that far.
+ */
+export const PREFIX_CHARS_PER_TOKEN = 32;
+/** Slack for the tokens at a cut prefix's end, which merge differently in the whole text. */
+const PREFIX_BOUNDARY_SLACK = 16;
+
+/**
+ * A record's prompt tokens when at most `maxTokens` of them, else null. A long prompt is judged on a
+ * bounded prefix first, so one that cannot fit is refused without tokenising all of it.
+ */
+export function encodePromptWithin(record: PromptRecord, tokenizer: PromptTokenizer, maxTokens: number): number[] | null {
+  if (maxTokens < 1) return null;
+  const text = promptText(record, tokenizer);
+  const addSpecialTokens = record.messages === undefined;
+  const bound = (maxTokens + 1) * PREFIX_CHARS_PER_TOKEN;
+  if (text.length > bound) {
+    // Never cut a surrogate pair in two.
+    const cut = /[\uD800-\uDBFF]/.test(text[bound - 1]) ? bound - 1 : bound;
+    const head = tokenizer.encode(text.slice(0, cut), { addSpecialTokens });
+    if (head.length > maxTokens + PREFIX_BOUNDARY_SLACK) return null;
+  }
+  const tokens = tokenizer.encode(text, { addSpecialTokens });
+  return tokens.length === 0 || tokens.length > maxTokens ? null : tokens;
+}
+
+/** Prompts tokenised; the ones that cannot run (too long for the context, or no tokens at all) left out and named. */
+export interface FittedPrompts {
+  items: { record: PromptRecord; promptTokens: number[] }[];
+  tooLong: string[];
+  empty: string[];
+}
+
+/** Each record's tokens, leaving out empty prompts and those of more than `maxTokens` tokens. */
+export function fitPrompts(records: readonly PromptRecord[], tokenizer: PromptTokenizer, maxTokens: number): FittedPrompts {
+  const fitted: FittedPrompts = { items: [], tooLong: [], empty: [] };
+  for (const record of records) {
+    // An empty text is no prompt, even where the tokenizer would give it a BOS token.
+    if (promptText(record, tokenizer).length === 0) {
+      fitted.empty.push(record.id);
+      continue;
+    }
+    const promptTokens = encodePromptWithin(record, tokenizer, maxTokens);
+    if (promptTokens !== null) fitted.items.push({ record, promptTokens });
+    else fitted.tooLong.push(record.id);
+  }
+  return fitted;
+}
+
+const idList = (ids: readonly string[]) => `${ids.slice(0, 5).map((id) => `"${id}"`).join(', ')}${ids.length > 5 ? ` and ${ids.length - 5} more` : ''}`;
+
+/** One line per kind of prompt left out, naming them (a few ids, then how many more). */
+export function skippedNotes(fitted: FittedPrompts, maxTokens: number, why: string): string[] {
+  const plural = (n: number) => `${n} prompt${n === 1 ? '' : 's'}`;
+  return [
+    ...(fitted.tooLong.length > 0 ? [`note: skipped ${plural(fitted.tooLong.length)} longer than ${maxTokens} tokens (${why}): ${idList(fitted.tooLong)}`] : []),
+    ...(fitted.empty.length > 0 ? [`note: skipped ${plural(fitted.empty.length)} with no text: ${idList(fitted.empty)}`] : []),
+  ];
 }

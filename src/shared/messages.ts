@@ -88,7 +88,7 @@ export type CalibrationDepth = z.infer<typeof CalibrationDepthSchema>;
 
 /** Where a run's τ_d came from and, for a calibration, its reasons per depth. */
 export const CalibrationSummarySchema = z.object({
-  source: z.enum(['flags', 'profile', 'warm-up']),
+  source: z.enum(['flags', 'profile', 'warm-up', 'ungated']),
   confidence: ConfidenceSignalSchema,
   /** The AUC a depth had to pass to be a sweet spot (depth 0 and the last depth: above chance). */
   delta: z.number().optional(),

@@ -56,7 +56,7 @@ describe('the bundled demo pair', () => {
   beforeAll(async () => {
     pair = await loadPair(DRAFT, TARGET, { slots: PROMPTS_PER_DOMAIN, maxLength: 512, threads: 1, cacheDir: join(tmp.path, 'cache') });
     for (const domain of DOMAINS) {
-      const records = readPromptsFile(join('assets', 'prompts', `${domain}.jsonl`)).slice(0, PROMPTS_PER_DOMAIN);
+      const records = await readPromptsFile(join('assets', 'prompts', `${domain}.jsonl`), { limit: PROMPTS_PER_DOMAIN });
       prompts[domain] = records.map((r) => ({ id: r.id, tokens: pair.tokenizer.encode(r.prompt!) }));
     }
   });

@@ -44,7 +44,7 @@ describe.skipIf(!installed)('lossless greedy on the demo pair', () => {
     ).run();
 
   beforeAll(async () => {
-    const records = ['code', 'prose', 'math'].flatMap((d) => readPromptsFile(join('assets', 'prompts', `${d}.jsonl`)).slice(0, 3));
+    const records = (await Promise.all(['code', 'prose', 'math'].map((d) => readPromptsFile(join('assets', 'prompts', `${d}.jsonl`), { limit: 3 })))).flat();
     const probe = await loadPair(DRAFT, TARGET, { slots: 1, maxLength: 8, threads: 1, cacheDir: join(tmp.path, 'cache') });
     workload = records.map((r) => ({ id: r.id, promptTokens: probe.tokenizer.encode(r.prompt!) }));
     await probe.release();

@@ -9,11 +9,12 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../../engine/calibrate/calibration.js';
 import { saveProfile, signalAucs, type EchoProfile } from '../../engine/calibrate/profile.js';
-import { calibratePair, CLEARLY_BETTER_AUC, warmupKmax, warmupProgressLog } from '../../engine/calibrate/warmup.js';
+import { calibratePair, calibrationWorkload, CLEARLY_BETTER_AUC, warmupKmax, warmupProgressLog } from '../../engine/calibrate/warmup.js';
 import { loadPair } from '../../engine/pair.js';
 import { formatServingHandOff, servingHandOff } from '../../engine/calibrate/serving-flags.js';
 import { slotRows } from '../../engine/runner.js';
-import { encodePrompt, readPromptsFile, takeRequests, type PromptRecord } from '../../engine/workload.js';
+import { fitPrompts, readPromptsFile, skippedNotes, type PromptRecord } from '../../engine/workload.js';
+import { promptTokenLimit } from '../../engine/session-run.js';
 import { findPackageRoot } from '../../host/paths.js';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
 import { BUNDLED_DRAFT, BUNDLED_TARGET, confidenceFlag, DRAFT_PRECISION_HELP, THREADS_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag } from './run.js';
@@ -64,28 +65,38 @@ export function pairDirs(flags: { draft?: string; target?: string }, root = find
   return { draftDir, targetDir };
 }
 
-/** Prompts from --prompts FILE or a bundled --domain. */
-export function calibrationPrompts(flags: { domain?: string; prompts?: string }, count: number, root = findPackageRoot(import.meta.url)): PromptRecord[] {
+/** The first `count` prompts of --prompts FILE or a bundled --domain (never repeated: a copy teaches nothing). */
+export async function calibrationPrompts(flags: { domain?: string; prompts?: string }, count: number, root = findPackageRoot(import.meta.url)): Promise<PromptRecord[]> {
   if ((flags.domain === undefined) === (flags.prompts === undefined)) throw new Error('give exactly one of --domain NAME or --prompts FILE');
-  if (flags.prompts !== undefined) return takeRequests(readPromptsFile(flags.prompts), count);
+  if (flags.prompts !== undefined) return readPromptsFile(flags.prompts, { limit: count });
   const dir = path.join(root, 'assets', 'prompts');
   const file = path.join(dir, `${flags.domain}.jsonl`);
   if (!existsSync(file)) {
     const known = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.jsonl')).map((f) => f.slice(0, -6)) : [];
     throw new Error(`unknown domain "${flags.domain}" (bundled: ${known.join(', ') || 'none'}); or pass --prompts FILE`);
   }
-  return takeRequests(readPromptsFile(file), count);
+  return readPromptsFile(file, { limit: count });
 }
 
 export async function executeCalibrate(flags: CalibrateFlags, log?: (line: string) => void): Promise<CalibrateReport> {
   const start = performance.now();
   checkOutputPaths([{ flag: '--out', path: flags.out }], { force: flags.force, inputs: [flags.prompts ? { flag: '--prompts', path: flags.prompts } : undefined] });
   const { draftDir, targetDir } = pairDirs(flags);
-  const records = calibrationPrompts(flags, flags.requests);
+  const source = flags.prompts ?? `the ${flags.domain} prompts`;
+  const records = await calibrationPrompts(flags, flags.requests);
+  if (records.length < flags.requests) log?.(`note: ${source} holds ${records.length} prompt${records.length === 1 ? '' : 's'}; calibrating on ${records.length === 1 ? 'it' : 'those'} once each, not ${flags.requests}`);
   const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');
   const tokenizer = ModelTokenizer.load(targetDir);
-  const workload = records.map((r) => ({ id: r.id, promptTokens: encodePrompt(r, tokenizer) }));
-  const longest = Math.max(...workload.map((w) => w.promptTokens.length));
+  const limits = promptTokenLimit(targetDir, { maxNewTokens: flags.maxNewTokens }, true);
+  const fitted = fitPrompts(records, tokenizer, limits.limit);
+  for (const note of skippedNotes(fitted, limits.limit, limits.why)) log?.(note);
+  const { workload, notes } = calibrationWorkload(
+    fitted.items.map((i) => ({ id: i.record.id, promptTokens: i.promptTokens })),
+    source,
+  );
+  for (const note of notes) log?.(note);
+  let longest = 0;
+  for (const w of workload) longest = Math.max(longest, w.promptTokens.length);
   // The runner keeps scratch rows for the warm-up's K_max (its whole tree for every request).
   const maxLength = slotRows(longest, flags.maxNewTokens, warmupKmax(flags.batch, flags.depth));
   const pair = await loadPair(draftDir, targetDir, { slots: flags.batch, maxLength, threads: flags.threads, draftPrecision: flags.draftPrecision, draftWindow: flags.draftWindow, onMessage: log });
@@ -115,6 +126,7 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
     await pair.release();
   }
 }
+
 
 /** A τ below every sample (TPR = FPR = 1, J = 0): the gate never truncates. */
 function passesAll(d: EchoProfile['depths'][number] | undefined): boolean {

@@ -14,7 +14,7 @@ import type { VerifyCost } from '../../engine/policy/echo-scheduler.js';
 import { createPolicy, type SpeculationPolicy } from '../../engine/policy/index.js';
 import { runLockstep } from '../../engine/lockstep.js';
 import type { RequestResult, RunSummary } from '../../engine/runner.js';
-import { createRunner, loadRunSetup, resolveModelDirs, resolvePrompts, runTraceHeader } from '../../engine/session-run.js';
+import { createRunner, loadRunSetup, runTraceHeader, type RunSetup } from '../../engine/session-run.js';
 import { promptText } from '../../engine/workload.js';
 import { ExpansionRecorder } from '../../engine/trace/expansions.js';
 import { TraceRecorder } from '../../engine/trace/writer.js';
@@ -23,7 +23,7 @@ import type { RunMetrics, StepTimeSplit } from '../../shared/events.js';
 import { atBaselineStepCost, meanStepMs } from '../../shared/step-costs.js';
 
 // Resolving a RunConfig into loaded models and a runner is shared with the studio's engine host.
-export { BUNDLED_DRAFT, BUNDLED_TARGET, resolveModelDirs, resolvePrompts } from '../../engine/session-run.js';
+export { BUNDLED_DRAFT, BUNDLED_TARGET, resolveModelDirs } from '../../engine/session-run.js';
 
 export interface RunFlags {
   policy: string;
@@ -77,6 +77,8 @@ export interface RunReport {
   results: RequestResult[];
   /** Present with `--clock modelled`: the run's time on the modelled hardware. */
   modelled?: ModelledTime;
+  /** echo/dense/fixed whose warm-up found no sweet spot: the run went ungated. */
+  ungated?: boolean;
   /** With --compare-ar: ar's steps on the same workload, and this run's throughput over ar's had its steps cost ar's (atBaselineStepCost). */
   ar?: { steps: number; stepTime?: StepTimeSplit; atArStepCost: number };
 }
@@ -160,8 +162,8 @@ export interface RunOptions {
   draftPrecision?: WeightPrecision;
   /** Write the JSONL trace of the run here (in place when new, else beside it and renamed over it at the end). */
   trace?: string;
-  /** Each request of the run (not of --compare-ar's ar) as it finishes. */
-  onRequestFinished?: (result: RequestResult) => void;
+  /** Each request of the run (not of --compare-ar's ar) as it finishes, as an --out line. */
+  onOutput?: (line: RequestOutput) => void;
   /** With trace: also record every draft expansion's top-k, so `trace what-if` can re-score the run. */
   recordCandidates?: boolean;
   /** Also run the workload under `ar` on the same pair and report the wall-time speedup. */
@@ -235,7 +237,7 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
         policy: record && expansions ? expansions.wrap(which) : which,
         // A recorded trace carries each node's token text, as the studio's do.
         decodeText: record && recorder !== null,
-        ...(record ? { onRequestFinished: options.onRequestFinished } : {}),
+        ...(record && options.onOutput ? { onRequestFinished: (result: RequestResult) => options.onOutput?.(outputLine(result, setup)) } : {}),
         onStep: (event) => {
           metrics.addStep(event);
           if (record) recorder?.step(expansions ? expansions.annotate(event) : event);
@@ -287,15 +289,27 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
     recorder?.finish('finished', { wallMs: main.summary.wallMs, speedupVsAr: metrics.speedupVsAr });
     traceOutput?.commit();
     const arSteps = ar ? { ar: { steps: ar.metrics.steps, stepTime: ar.metrics.stepTime, atArStepCost: atBaselineStepCost(main.metrics, ar.metrics) } } : {};
-    return { config, draftDir, targetDir, metrics, engineOverhead: main.engineOverhead, results: main.summary.results, modelled: main.modelled, ...arSteps };
+    const ungated = setup.gates?.source === 'ungated' ? { ungated: true } : {};
+    return { config, draftDir, targetDir, metrics, engineOverhead: main.engineOverhead, results: main.summary.results, modelled: main.modelled, ...ungated, ...arSteps };
   } finally {
     await setup.release();
   }
 }
 
 /** One --out line: the request's id, its prompt text, its tokens and their text, why it ended. */
-function outputLine(result: RequestResult, prompt: string, decode: (ids: number[]) => string) {
-  return { id: result.id, prompt, tokens: result.tokens, text: decode(result.tokens), finish: result.finish };
+export interface RequestOutput {
+  id: string;
+  prompt: string;
+  tokens: number[];
+  text: string;
+  finish: RequestResult['finish'];
+}
+
+function outputLine(result: RequestResult, setup: RunSetup): RequestOutput {
+  const tokenizer = setup.pair.tokenizer;
+  const record = setup.records[result.index];
+  const prompt = record && record.id === result.id ? promptText(record, tokenizer) : '';
+  return { id: result.id, prompt, tokens: result.tokens, text: tokenizer.decode(result.tokens, { skipSpecialTokens: true }), finish: result.finish };
 }
 
 export function integer(name: string, min: number) {
@@ -475,23 +489,13 @@ export function register(program: Command): void {
       }
       // --out: one line per request as it finishes, so a killed run keeps what finished; at the
       // end the file is rewritten in workload order (the order it always had).
-      let outputs: { file: JsonLinesOutput; lines: Map<string, unknown>; order: string[] } | null = null;
-      let onRequestFinished: ((result: RequestResult) => void) | undefined;
-      if (flags.out) {
-        const records = resolvePrompts(config);
-        const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');
-        const tokenizer = ModelTokenizer.load(resolveModelDirs(config).targetDir);
-        const prompts = new Map(records.map((r) => [r.id, r]));
-        const decode = (ids: number[]) => tokenizer.decode(ids, { skipSpecialTokens: true });
-        const state = { file: new JsonLinesOutput(flags.out), lines: new Map<string, unknown>(), order: records.map((r) => r.id) };
-        outputs = state;
-        onRequestFinished = (result) => {
-          const record = prompts.get(result.id);
-          const line = outputLine(result, record ? promptText(record, tokenizer) : '', decode);
-          state.lines.set(result.id, line);
-          state.file.write(line);
-        };
-      }
+      const outputs = flags.out ? { file: new JsonLinesOutput(flags.out), lines: new Map<string, RequestOutput>() } : null;
+      const onOutput = outputs
+        ? (line: RequestOutput) => {
+            outputs.lines.set(line.id, line);
+            outputs.file.write(line);
+          }
+        : undefined;
       let report: RunReport;
       try {
         report = await executeRun(config, {
@@ -503,7 +507,7 @@ export function register(program: Command): void {
           compareAr: flags.compareAr,
           clock,
           measureDraftCost: costs.measureDraftCost,
-          onRequestFinished,
+          onOutput,
           log,
         });
       } catch (err) {
@@ -511,10 +515,11 @@ export function register(program: Command): void {
         throw err;
       }
       if (outputs) {
-        const { lines, order } = outputs;
-        await outputs.file.close((temporary) =>
-          writeFileSync(temporary, order.filter((id) => lines.has(id)).map((id) => `${JSON.stringify(lines.get(id))}\n`).join('')),
-        );
+        const inOrder = report.results.flatMap((r) => {
+          const line = outputs.lines.get(r.id);
+          return line ? [`${JSON.stringify(line)}\n`] : [];
+        });
+        await outputs.file.close((temporary) => writeFileSync(temporary, inOrder.join('')));
       }
       const m = report.metrics;
       if (flags.json) {
@@ -524,6 +529,7 @@ export function register(program: Command): void {
             engineOverhead: report.engineOverhead,
             ...(report.modelled ? { modelled: report.modelled } : {}),
             ...(report.ar ? { ar: report.ar } : {}),
+            ...(report.ungated ? { ungated: true } : {}),
             config: report.config,
             draftDir: report.draftDir,
             targetDir: report.targetDir,
@@ -535,6 +541,7 @@ export function register(program: Command): void {
       process.stdout.write(
         [
           `policy ${m.policy}: ${m.requests} requests, ${m.generatedTokens} tokens in ${fmt(m.wallMs / 1000)} s over ${m.steps} steps`,
+          ...(report.ungated ? ['ungated: the warm-up found no sweet spot, so no depth was truncated by a τ_d'] : []),
           `throughput ${fmt(m.throughput, 1)} tok/s${m.decodeThroughput ? ` (decoding ${fmt(m.decodeThroughput, 1)} tok/s: prefill left out)` : ''} · MAT ${fmt(m.meanAcceptedTokens)} (bonus excluded) · acceptance length ${fmt(m.meanAcceptanceLength)}`,
           `draft utilisation ${fmt(m.draftUtilisation)} · verified tokens/step ${fmt(m.verifiedTokensPerStep, 1)} (K_max ${config.kmax}) · padding waste ${fmt(m.paddingWaste)}`,
           `time per output token p50 ${fmt(m.tpotP50Ms)} ms, p99 ${fmt(m.tpotP99Ms)} ms · engine overhead ${fmt(100 * report.engineOverhead, 1)}% of step time`,

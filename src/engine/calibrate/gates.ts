@@ -7,7 +7,7 @@ import type { WorkItem } from '../runner';
 import type { AcceptanceTable } from './acceptance';
 import { DEFAULT_DELTA } from './calibration';
 import { loadProfile, profileGates, signalAucs, type EchoProfile } from './profile';
-import { calibratePair } from './warmup';
+import { calibratePair, calibrationWorkload, NoSweetSpotError } from './warmup';
 
 
 /**
@@ -29,7 +29,8 @@ export interface ResolvedGates {
   confidence: ConfidenceSignal;
   /** Measured acceptance by depth and confidence (for the draft price); none with --taus. */
   acceptance?: AcceptanceTable;
-  source: 'flags' | 'profile' | 'warm-up';
+  /** `ungated`: the warm-up found no sweet spot, so no depth is gated (the run says so). */
+  source: 'flags' | 'profile' | 'warm-up' | 'ungated';
   profile?: EchoProfile;
 }
 
@@ -63,30 +64,44 @@ export async function resolveGates(r: GateResolution): Promise<ResolvedGates | n
     return { ...profileGates(profile), source: 'profile', profile };
   }
   const source = r.warmupWorkload && r.warmupWorkload.length > 0 ? r.warmupWorkload : r.workload;
-  const workload = source.slice(0, AUTO_WARMUP.prompts).map((w, i) => ({ id: `warmup-${i}`, promptTokens: w.promptTokens }));
+  const warmup = calibrationWorkload(
+    source.slice(0, AUTO_WARMUP.prompts).map((w, i) => ({ id: `warmup-${i}`, promptTokens: w.promptTokens })),
+    'the run\'s prompts',
+  );
+  for (const note of warmup.notes) r.log?.(note);
+  const workload = warmup.workload;
   // No longer than the run itself, so the KV rows the pair was loaded with suffice.
   const maxNewTokens = Math.min(AUTO_WARMUP.maxNewTokens, config.maxNewTokens);
   const start = performance.now();
   r.log?.(
     `${config.policy}: no --profile given: calibrating τ_d on a warm-up (the first ${workload.length} prompts, ${maxNewTokens} tokens each) first; run \`echo-studio calibrate\` once and pass --profile to skip this`,
   );
-  const profile = await calibratePair({
-    target: r.target,
-    draft: r.draft,
-    workload,
-    eosTokenIds: r.eosTokenIds,
-    maxLength: r.maxLength,
-    depth: AUTO_WARMUP.depth,
-    batch: Math.min(AUTO_WARMUP.batch, r.target.capacity, r.draft.capacity),
-    maxNewTokens,
-    delta: DEFAULT_DELTA,
-    models: r.models,
-    domain: config.promptsFile ?? config.domain ?? 'unknown',
-    // A signal the run names is the only one measured; without one, each is (a second short
-    // warm-up) and the one that separates best on this pair is kept, as `calibrate` does.
-    ...(config.confidence ? { signals: [config.confidence], keep: config.confidence } : { keep: 'auto' as const }),
-    ...(r.onProgress ? { onProgress: r.onProgress } : {}),
-  });
+  let profile;
+  try {
+    profile = await calibratePair({
+      target: r.target,
+      draft: r.draft,
+      workload,
+      eosTokenIds: r.eosTokenIds,
+      maxLength: r.maxLength,
+      depth: AUTO_WARMUP.depth,
+      batch: Math.min(AUTO_WARMUP.batch, r.target.capacity, r.draft.capacity),
+      maxNewTokens,
+      delta: DEFAULT_DELTA,
+      models: r.models,
+      domain: config.promptsFile ?? config.domain ?? 'unknown',
+      // A signal the run names is the only one measured; without one, each is (a second short
+      // warm-up) and the one that separates best on this pair is kept, as `calibrate` does.
+      ...(config.confidence ? { signals: [config.confidence], keep: config.confidence } : { keep: 'auto' as const }),
+      ...(r.onProgress ? { onProgress: r.onProgress } : {}),
+    });
+  } catch (err) {
+    if (!(err instanceof NoSweetSpotError)) throw err;
+    // Short outputs or an unrelated pair: nothing to gate on. The run goes on without gates
+    // (every layer the budget allows is drafted) rather than failing, and says so.
+    r.log?.(`${config.policy}: the warm-up found no depth whose confidence separates accepted from rejected drafts (AUC ${err.aucs}); running ungated: no depth is truncated by a τ_d (calibrate on more or longer prompts and pass --profile to gate)`);
+    return { taus: {}, denseTaus: {}, confidence: config.confidence ?? 'path-prob', source: 'ungated' };
+  }
   const gates = profileGates(profile);
   const list = Object.entries(gates.taus)
     .map(([d, t]) => `d${d}:${t}`)

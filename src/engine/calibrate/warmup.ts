@@ -152,6 +152,51 @@ export interface CalibrateRunOptions extends Omit<WarmupOptions, 'confidence'> {
   keep?: ConfidenceSignal | 'auto';
 }
 
+/** A calibration found no depth whose confidence separates accepted from rejected drafts. */
+export class NoSweetSpotError extends Error {
+  constructor(
+    message: string,
+    /** Every measured depth's AUC, per signal, as one line. */
+    readonly aucs: string,
+  ) {
+    super(message);
+    this.name = 'NoSweetSpotError';
+  }
+}
+
+/** Fewer distinct prompts than this and a calibration says its AUCs and τ_d rest on little. */
+export const FEW_CALIBRATION_PROMPTS = 8;
+
+/**
+ * The prompts a calibration may learn from: each distinct token sequence once (a copy of a prompt
+ * decodes greedily to the same samples, which would only inflate the counts the AUC and the
+ * significance test read), with notes for what was left out and for too few; none left is refused.
+ */
+export function calibrationWorkload(items: readonly WorkItem[], source: string): { workload: WorkItem[]; notes: string[] } {
+  const seen = new Map<string, string>();
+  const workload: WorkItem[] = [];
+  const copies: string[] = [];
+  for (const item of items) {
+    if (item.promptTokens.length === 0) continue;
+    const key = item.promptTokens.join(',');
+    if (seen.has(key)) copies.push(item.id);
+    else {
+      seen.set(key, item.id);
+      workload.push(item);
+    }
+  }
+  if (workload.length === 0) throw new Error(`cannot calibrate on ${source}: it has no prompt with any tokens`);
+  const notes: string[] = [];
+  if (copies.length > 0) {
+    const shown = copies.slice(0, 5).map((id) => `"${id}"`).join(', ');
+    notes.push(`note: left ${copies.length} prompt${copies.length === 1 ? '' : 's'} out of the calibration, the same tokens as an earlier one (copies add no information): ${shown}${copies.length > 5 ? ', …' : ''}`);
+  }
+  if (workload.length < FEW_CALIBRATION_PROMPTS) {
+    notes.push(`warning: calibrating on only ${workload.length} distinct prompt${workload.length === 1 ? '' : 's'}; AUCs and τ_d from so few samples are unreliable (give ${FEW_CALIBRATION_PROMPTS} or more)`);
+  }
+  return { workload, notes };
+}
+
 /** Mean AUC over the depths that had enough samples for one; null when none had. */
 export function meanAuc(depths: readonly DepthCalibration[]): number | null {
   const aucs = depths.flatMap((d) => (d.auc === null ? [] : [d.auc]));
@@ -210,7 +255,7 @@ export async function calibrateSignals(options: CalibrateRunOptions): Promise<Si
         const aucs = measured
           .map((m) => `${m.confidence}: ${m.depths.map((d) => `d${d.depth}=${d.auc === null ? 'n/a' : d.auc.toFixed(3)}`).join(' ')}`)
           .join('; ');
-        throw new Error(`no depth separates accepted from rejected well enough (AUC ${aucs}); lower --delta or give more prompts`);
+        throw new NoSweetSpotError(`no depth separates accepted from rejected well enough (AUC ${aucs}); lower --delta or give more prompts`, aucs);
       }
       return autoSignal(candidates);
     },

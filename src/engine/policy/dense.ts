@@ -6,7 +6,7 @@ import { ElasticScheduler } from './echo-scheduler';
 import type { PolicyOptions } from './types';
 
 export function denseTaus(known: ReadonlyMap<number, number>, maxDepth: number): Map<number, number> {
-  if (known.size === 0) throw new Error('dense gating needs at least one τ');
+  if (known.size === 0) return new Map(); // no τ at all (a warm-up without a sweet spot): ungated
   const depths = [...known.keys()].sort((a, b) => a - b);
   const out = new Map<number, number>();
   for (let d = 0; d < maxDepth; d++) {

@@ -11,7 +11,8 @@ export class FixedPolicy extends ElasticScheduler {
     const shape = echoBaseShape(options);
     const perDepth = tauMap(options.taus ?? fallbackTaus(shape));
     const values = [...perDepth.values()];
-    const tau = options.tau ?? values.reduce((a, b) => a + b, 0) / values.length;
+    // No τ_d at all (a warm-up without a sweet spot): no gated depth, so the τ is never read.
+    const tau = options.tau ?? (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length);
     if (!(tau >= 0 && tau <= 1)) throw new Error(`fixed τ is ${tau}; thresholds are probabilities in [0, 1]`);
     super('fixed', {
       shape,

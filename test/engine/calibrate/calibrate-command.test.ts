@@ -22,10 +22,10 @@ describe('calibrate command and gate resolution', () => {
     tmp.cleanup();
   });
 
-  it('needs exactly one of --domain and --prompts', () => {
-    expect(() => calibrationPrompts({}, 4)).toThrow(/exactly one of --domain/);
-    expect(() => calibrationPrompts({ domain: 'code', prompts: 'x.jsonl' }, 4)).toThrow(/exactly one of --domain/);
-    expect(() => calibrationPrompts({ domain: 'no-such-domain' }, 4)).toThrow(/unknown domain "no-such-domain"/);
+  it('needs exactly one of --domain and --prompts', async () => {
+    await expect(calibrationPrompts({}, 4)).rejects.toThrow(/exactly one of --domain/);
+    await expect(calibrationPrompts({ domain: 'code', prompts: 'x.jsonl' }, 4)).rejects.toThrow(/exactly one of --domain/);
+    await expect(calibrationPrompts({ domain: 'no-such-domain' }, 4)).rejects.toThrow(/unknown domain "no-such-domain"/);
   });
 
   it('writes a loadable profile from a prompts file on a given pair', async () => {
@@ -47,7 +47,7 @@ describe('calibrate command and gate resolution', () => {
     const profile = await loadProfile(out);
     expect(profile).toEqual(report.profile);
     expect(profile.models.target).toBe(pair.targetDir);
-    expect(profile.samples.prompts).toBe(8);
+    expect(profile.samples.prompts).toBe(4); // each of the file's four prompts once: copies teach nothing
     expect(profile.depths).toHaveLength(3);
     expect(formatProfile(profile)).toMatch(/D_sig \(AUC > 0\.55/);
     // Both signals measured, the better separating one kept.

@@ -1,0 +1,125 @@
+// Large inputs: prompt files read as streams and only as far as needed, no stack-sized spreads,
+// a prompt judged against the context before it is tokenised in full, and a prompt that cannot
+// fit skipped with a note instead of failing the run.
+import { createWriteStream, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { register as registerRun } from '../../src/cli/commands/run.js';
+import { encodePromptWithin, fitPrompts, PREFIX_CHARS_PER_TOKEN, readPromptsFile, takeRequests, type PromptRecord } from '../../src/engine/workload.js';
+import { ModelTokenizer } from '../../src/engine/model/tokenizer.js';
+import { runCli } from '../cli/helpers.js';
+import { writeFixtureModel } from './model/fixtures.js';
+import { tempDir } from './model/helpers.js';
+
+const tmp = tempDir('echo-large-');
+const savedCache = process.env.ECHO_STUDIO_CACHE;
+let targetDir: string;
+let draftDir: string;
+
+beforeAll(() => {
+  process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
+  targetDir = join(tmp.path, 'target');
+  draftDir = join(tmp.path, 'draft');
+  writeFixtureModel(targetDir, { seed: 3, hiddenSize: 32 }); // 512 positions
+  writeFixtureModel(draftDir, { seed: 4, hiddenSize: 32, numLayers: 1 });
+});
+afterAll(() => {
+  process.env.ECHO_STUDIO_CACHE = savedCache;
+  tmp.cleanup();
+});
+
+async function writeLines(file: string, count: number, line: (i: number) => string): Promise<void> {
+  const out = createWriteStream(file);
+  for (let i = 0; i < count; i++) if (!out.write(`${line(i)}\n`)) await new Promise<void>((r) => out.once('drain', () => r()));
+  await new Promise<void>((r) => out.end(() => r()));
+}
+
+describe('prompt files of any size', () => {
+  it('takes requests from hundreds of thousands of records without overflowing the stack', () => {
+    const records: PromptRecord[] = Array.from({ length: 300_000 }, (_, i) => ({ id: `p${i}`, prompt: 'x', arrivalMs: i }));
+    const taken = takeRequests(records, 300_002);
+    expect(taken.at(-1)).toEqual({ id: 'p1#2', prompt: 'x', arrivalMs: 1 + 299_999 });
+  });
+
+  it('reads only the records asked for: lines after them are not looked at', async () => {
+    const file = join(tmp.path, 'big.jsonl');
+    await writeLines(file, 200_000, (i) => (i === 150_000 ? 'not json at all' : JSON.stringify({ id: `p${i}`, prompt: `line ${i}` })));
+    const two = await readPromptsFile(file, { limit: 2 });
+    expect(two.map((r) => r.id)).toEqual(['p0', 'p1']);
+    await expect(readPromptsFile(file)).rejects.toThrow(/big\.jsonl line 150001: not valid JSON$/);
+  });
+
+  it('never quotes a bad line in its error (the file may be anything)', async () => {
+    const file = join(tmp.path, 'secret.txt');
+    writeFileSync(file, '{root:x:0:0:root:/root:/bin/bash\n');
+    const err = await readPromptsFile(file).catch((e: Error) => e);
+    expect(String(err)).toMatch(/secret\.txt line 1: not valid JSON/);
+    expect(String(err)).not.toContain('root');
+  });
+});
+
+describe('a prompt against the context', () => {
+  it('refuses a huge prompt on a bounded prefix, never tokenising all of it', () => {
+    const tokenizer = ModelTokenizer.load(targetDir);
+    const lengths: number[] = [];
+    const counting = {
+      encode: (text: string, options?: { addSpecialTokens?: boolean }) => {
+        lengths.push(text.length);
+        return tokenizer.encode(text, options);
+      },
+      applyChatTemplate: tokenizer.applyChatTemplate.bind(tokenizer),
+    };
+    const huge = { id: 'huge', prompt: 'the cat sat on the mat. '.repeat(200_000) }; // 4.8 M characters
+    expect(encodePromptWithin(huge, counting, 400)).toBeNull();
+    expect(Math.max(...lengths)).toBeLessThanOrEqual(401 * PREFIX_CHARS_PER_TOKEN);
+    const small = { id: 'small', prompt: 'the cat sat' };
+    expect(encodePromptWithin(small, counting, 400)).toEqual(tokenizer.encode('the cat sat'));
+  });
+
+  it('leaves out, by id, the prompts that cannot fit and the empty ones', () => {
+    const tokenizer = ModelTokenizer.load(targetDir);
+    const fitted = fitPrompts(
+      [
+        { id: 'ok', prompt: 'the cat' },
+        { id: 'long', prompt: 'the cat sat on the mat. '.repeat(100) },
+        { id: 'empty', prompt: '' },
+      ],
+      tokenizer,
+      50,
+    );
+    expect(fitted.items.map((i) => i.record.id)).toEqual(['ok']);
+    expect(fitted.tooLong).toEqual(['long']);
+    expect(fitted.empty).toEqual(['empty']);
+  });
+
+  it('run: skips a prompt that cannot fit with a note naming it, and fails only when none can run', async () => {
+    const prompts = join(tmp.path, 'mixed.jsonl');
+    writeFileSync(prompts, [{ id: 'a', prompt: 'def add(x, y):' }, { id: 'too-long', prompt: 'the cat sat on the mat. '.repeat(200) }, { id: 'b', prompt: 'x = 1' }].map((r) => JSON.stringify(r)).join('\n'));
+    const args = ['run', '--policy', 'eagle2', '--prompts', prompts, '--max-new-tokens', '4', '--draft', draftDir, '--target', targetDir, '--json'];
+    const { stdout, stderr } = await runCli(registerRun, [...args, '--requests', '2']);
+    expect(stderr).toMatch(/note: skipped 1 prompt longer than \d+ tokens \(the target holds 512 positions.*\): "too-long"/);
+    expect(JSON.parse(stdout).requests).toBe(2);
+    const onlyLong = join(tmp.path, 'only-long.jsonl');
+    writeFileSync(onlyLong, JSON.stringify({ id: 'too-long', prompt: 'the cat sat on the mat. '.repeat(200) }));
+    await expect(runCli(registerRun, ['run', '--policy', 'eagle2', '--prompts', onlyLong, '--draft', draftDir, '--target', targetDir])).rejects.toThrow(
+      /none of the 1 prompts read from .*only-long\.jsonl can run: each is empty or longer than \d+ tokens/,
+    );
+  });
+
+  it('run: says so when a short file is repeated to make up the requests', async () => {
+    const one = join(tmp.path, 'one.jsonl');
+    writeFileSync(one, JSON.stringify({ id: 'only', prompt: 'x = 1' }));
+    const { stderr } = await runCli(registerRun, ['run', '--policy', 'chain', '--prompts', one, '--requests', '3', '--max-new-tokens', '2', '--draft', draftDir, '--target', targetDir, '--json']);
+    expect(stderr).toMatch(/note: .*one\.jsonl holds 1 prompt; the 3 requests repeat it \(ids only#2, …\); pass --requests 1 to run each once/);
+  });
+
+  it('ar is not held to a draft tree it never builds', async () => {
+    // 512 positions: 460 new tokens and a short prompt leave no room for a 64-deep tree, but ar drafts none.
+    const one = join(tmp.path, 'short.jsonl');
+    writeFileSync(one, JSON.stringify({ id: 'p', prompt: 'x' }));
+    const args = ['--prompts', one, '--requests', '1', '--max-new-tokens', '460', '--draft', draftDir, '--target', targetDir, '--json'];
+    const { stdout } = await runCli(registerRun, ['run', '--policy', 'ar', ...args]);
+    expect(JSON.parse(stdout).requests).toBe(1);
+    await expect(runCli(registerRun, ['run', '--policy', 'chain', ...args])).rejects.toThrow(/a draft tree up to 64 deep/);
+  }, 60_000);
+});
