@@ -1,6 +1,6 @@
 // On-disk cache of built graphs: <cache>/graphs/<key>.onnx (+ <key>.onnx.data for external
 // weights, + <key>.json describing the entry). The key hashes config.json, the weight files'
-// identity and GRAPH_VERSION, so a changed model or a new graph layout never reuses a stale graph;
+// identity (content hashes included, see weight-hashes.ts) and GRAPH_VERSION, so a changed model or a new graph layout never reuses a stale graph;
 // the superseded graphs of the same model folder are pruned once the new one is written.
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
@@ -381,4 +381,9 @@ export function pruneUnusedGraphs(olderThanMs: number, root = cacheRoot(), now =
 /** Deletes every entry (sidecar or not) and stale leftovers. */
 export function clearGraphCache(root = cacheRoot(), now = Date.now()): GraphRemoval {
   return merge(removeGraphEntries(listGraphCache(root)), removeGraphLeftovers(root, now));
+}
+
+/** Deletes one cached graph (its .onnx, .onnx.data and sidecar), e.g. one that no longer loads. */
+export function removeCachedGraph(graphPath: string): void {
+  for (const path of [graphPath, `${graphPath}.data`, sidecarPath(graphPath)]) rmSync(path, { force: true });
 }

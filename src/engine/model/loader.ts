@@ -15,11 +15,13 @@ import {
   graphCacheKey,
   markGraphUsed,
   pruneSupersededGraphs,
+  removeCachedGraph,
   writeGraph,
   writeGraphSidecar,
   type GraphRemoval,
 } from './graph-cache.js';
 import { indexWeights, isWeightDtype, readTensorF32, weightIdentity, type WeightIndex } from './safetensors.js';
+import { weightContentHash } from './weight-hashes.js';
 import { OrtModelSession, windowProblem } from './session.js';
 import { ModelTokenizer } from './tokenizer.js';
 import type { AttentionWindow, ModelInfo } from './types.js';
@@ -113,7 +115,7 @@ function mergeGenerationEos(dir: string, eos: number[]): number[] {
 }
 
 /** Reads config.json and the safetensors headers (no weights): enough for `model info`. */
-export function openModelFolder(dir: string, cacheDir = cacheRoot(), precision: WeightPrecision = 'float32', featureBoundaries: number[] = []): ModelFolder {
+export function openModelFolder(dir: string, cacheDir = cacheRoot(), precision: WeightPrecision = 'float32', featureBoundaries: number[] = [], onHash?: (file: string) => void): ModelFolder {
   const { path, text, json } = readConfigJson(dir);
   const config = parseModelConfig(json, path);
   const weights = indexWeights(dir);
@@ -141,8 +143,25 @@ export function openModelFolder(dir: string, cacheDir = cacheRoot(), precision: 
     eosTokenIds: mergeGenerationEos(dir, config.eosTokenIds),
     precision,
   };
-  const cacheKey = graphCacheKey(text, weightIdentity(weights), precision, featureBoundaries);
-  return { dir, configText: text, config, weights, info, cacheKey, graphPath: cachedGraphPath(cacheKey, cacheDir), precision, featureBoundaries };
+  // The key hashes the weights' bytes, so it is worked out only when a graph is looked up
+  // (`model info` never needs it); each file is hashed once and remembered by size and mtime.
+  let cacheKey: string | null = null;
+  const key = () => (cacheKey ??= graphCacheKey(text, weightIdentity(weights, (file) => weightContentHash(file, cacheDir, onHash)), precision, featureBoundaries));
+  return {
+    dir,
+    configText: text,
+    config,
+    weights,
+    info,
+    get cacheKey() {
+      return key();
+    },
+    get graphPath() {
+      return cachedGraphPath(key(), cacheDir);
+    },
+    precision,
+    featureBoundaries,
+  };
 }
 
 export function readModelInfo(dir: string): ModelInfo {
@@ -260,7 +279,8 @@ export function cudaUnavailableReason(): string | null {
 export async function loadModel(dir: string, options: LoadOptions = {}): Promise<OrtModelSession> {
   const precision = options.precision ?? 'float32';
   if (!WeightPrecisionSchema.safeParse(precision).success) throw new ModelLoadError(dir, `precision must be float32 or int8, got ${String(precision)}`);
-  const folder = openModelFolder(dir, options.cacheDir ?? cacheRoot(), precision, options.featureBoundaries ?? []);
+  const note = options.onMessage ?? (() => {});
+  const folder = openModelFolder(dir, options.cacheDir ?? cacheRoot(), precision, options.featureBoundaries ?? [], (file) => note(`hashing ${basename(file)} once for the graph cache (remembered while its size and mtime stay)`));
   const threads = options.threads ?? defaultThreads(folder.info.parameters);
   const slots = options.slots ?? 8;
   const maxLength = options.maxLength ?? Math.min(2048, folder.config.maxPositions);
@@ -283,8 +303,7 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   const window = options.window !== undefined ? options.window : ownWindow;
   const problem = window === null ? null : windowProblem(window);
   if (problem !== null) throw new ModelLoadError(dir, problem);
-  const note = options.onMessage ?? (() => {});
-  const { path, built, pruned, cacheProblems } = ensureGraph(folder, options.externalDataThreshold);
+  let { path, built, pruned, cacheProblems } = ensureGraph(folder, options.externalDataThreshold);
   const superseded = pruned?.removed.length ?? 0;
   const freed = superseded === 0 ? '' : ` (deleted ${superseded} superseded graph${superseded === 1 ? '' : 's'} of this folder, ${(pruned!.removed.reduce((sum, e) => sum + e.bytes, 0) / (1 << 20)).toFixed(1)} MiB)`;
   note(built ? `built graph ${basename(path)}${freed}` : `reused cached graph ${basename(path)}`);
@@ -299,7 +318,18 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   const sessionOptions = runtimeSessionOptions(threads, options.spin ?? false);
   let session: ort.InferenceSession;
   try {
-    session = await ort.InferenceSession.create(path, { ...sessionOptions, executionProviders: provider === 'cuda' ? ['cuda', 'cpu'] : ['cpu'] });
+    try {
+      session = await ort.InferenceSession.create(path, { ...sessionOptions, executionProviders: provider === 'cuda' ? ['cuda', 'cpu'] : ['cpu'] });
+    } catch (err) {
+      if (built) throw err;
+      // A cached graph that does not load (a torn or corrupted file): drop it and build it again.
+      note(`cached graph ${basename(path)} could not be loaded (${(err as Error).message.split('\n')[0]}); rebuilding it`);
+      removeCachedGraph(path);
+      ({ path, built, pruned, cacheProblems } = ensureGraph(folder, options.externalDataThreshold));
+      note(`built graph ${basename(path)}`);
+      for (const problem of cacheProblems) note(`graph cache: ${problem}`);
+      session = await ort.InferenceSession.create(path, { ...sessionOptions, executionProviders: provider === 'cuda' ? ['cuda', 'cpu'] : ['cpu'] });
+    }
   } catch (err) {
     if (provider !== 'cuda') {
       throw new ModelLoadError(path, `onnxruntime could not load the built graph: ${(err as Error).message.split('\n')[0]}`);

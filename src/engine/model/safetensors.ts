@@ -119,9 +119,9 @@ export function indexWeights(dir: string): WeightIndex {
   return { files, tensors };
 }
 
-/** Identity of the weight files for cache keys: name, size, mtime and header of each. */
-export function weightIdentity(index: WeightIndex): string {
-  return index.files.map((f) => `${basename(f.path)}|${f.size}|${Math.round(f.mtimeMs)}|${f.header}`).join('\n');
+/** Identity of the weight files for cache keys: name, size, header and content hash of each. */
+export function weightIdentity(index: WeightIndex, contentHash: (file: string) => string): string {
+  return index.files.map((f) => `${basename(f.path)}|${f.size}|${contentHash(f.path)}|${f.header}`).join('\n');
 }
 
 export function fileSize(path: string): number {

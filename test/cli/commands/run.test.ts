@@ -230,12 +230,12 @@ describe('echo-studio run', () => {
     const onDevice = ['--policy', 'echo', '--profile', profile, '--batch', '2', '--prompts', promptsFile, '--requests', '2', '--max-new-tokens', '3', ...pairFlags(), '--clock', 'modelled', '--hw', 'cpu-laptop'];
     const device = clockFromSpec('cpu-laptop').costs;
     for (const extra of [[], ['--draft-cost', 'auto']]) {
-      await run([...onDevice, ...extra, '--trace', trace('device.jsonl')]);
+      await run([...onDevice, ...extra, '--trace', trace('device.jsonl'), '--force']);
       const header = (await readTrace(trace('device.jsonl'))).header.config;
       expect([header.kmax, header.draftCost]).toEqual([suggestKmax({ kmax: device.knee }, 2), device.draftForward]);
       expect(lastStderr).toContain(`priced at ${device.draftForward} of a target forward`);
     }
-    await run([...onDevice, '--draft-cost', '0.3', '--kmax', '9', '--trace', trace('device.jsonl')]);
+    await run([...onDevice, '--draft-cost', '0.3', '--kmax', '9', '--trace', trace('device.jsonl'), '--force']);
     expect([(await readTrace(trace('device.jsonl'))).header.config.kmax, (await readTrace(trace('device.jsonl'))).header.config.draftCost]).toEqual([9, 0.3]);
     // On the wall clock run's K_max stays its default.
     await run([...args.filter((a, i) => a !== '--kmax' && args[i - 1] !== '--kmax'), '--trace', trace('wall.jsonl')]);

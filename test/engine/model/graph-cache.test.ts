@@ -16,6 +16,14 @@ import { referenceForward } from './reference.js';
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
 
+/** Changes one byte of a folder's weights (the graph cache keys on their content). */
+function changeWeights(dir: string): void {
+  const file = join(dir, 'model.safetensors');
+  const bytes = readFileSync(file);
+  bytes[bytes.length - 1] ^= 0x55;
+  writeFileSync(file, bytes);
+}
+
 test('the second load reuses the cached graph; changed weights rebuild it', async () => {
   const fx = writeFixtureModel(join(tmp.path, 'a'));
   const cacheDir = join(tmp.path, 'cache-a');
@@ -25,10 +33,57 @@ test('the second load reuses the cached graph; changed weights rebuild it', asyn
   await (await loadModel(fx.dir, { cacheDir, onMessage })).release();
   expect(isGraphCached(openModelFolder(fx.dir, cacheDir))).toBe(true);
   await (await loadModel(fx.dir, { cacheDir, onMessage })).release();
-  utimesSync(join(fx.dir, 'model.safetensors'), new Date(), new Date(Date.now() + 5000));
+  // The weights' bytes change: a new graph.
+  changeWeights(fx.dir);
   expect(isGraphCached(openModelFolder(fx.dir, cacheDir))).toBe(false);
   await (await loadModel(fx.dir, { cacheDir, onMessage })).release();
-  expect(notes.map((l) => l.split(' ')[0])).toEqual(['built', 'reused', 'built']);
+  expect(notes.filter((l) => !l.startsWith('hashing')).map((l) => l.split(' ')[0])).toEqual(['built', 'reused', 'built']);
+});
+
+test('the cache key is the weights’ content: changed bytes with the mtime restored rebuild, a touched file does not', async () => {
+  const fx = writeFixtureModel(join(tmp.path, 'content'));
+  const cacheDir = join(tmp.path, 'cache-content');
+  const weights = join(fx.dir, 'model.safetensors');
+  const notes: string[] = [];
+  const load = async () => {
+    notes.length = 0;
+    const session = await loadModel(fx.dir, { cacheDir, onMessage: (l) => notes.push(l) });
+    const slot = session.allocSlot();
+    const { logits } = await session.forward([{ slot, tokens: [1, 2, 3], parents: [-1, 0, 1] }], { logitsRows: [2] });
+    await session.release();
+    return Array.from(logits!.subarray(0, 8));
+  };
+  const first = await load();
+  expect(notes.some((l) => l.startsWith('hashing model.safetensors once'))).toBe(true);
+  expect(await load()).toEqual(first);
+  expect(notes.some((l) => l.startsWith('hashing'))).toBe(false); // remembered: not read again
+  // New bytes, the old mtime put back: the old graph would give the old logits.
+  const { mtime, atime } = statSync(weights);
+  const changed = writeFixtureModel(join(tmp.path, 'content-other'), { seed: 99 });
+  writeFileSync(weights, readFileSync(join(changed.dir, 'model.safetensors')));
+  utimesSync(weights, atime, mtime);
+  const after = await load();
+  expect(notes.some((l) => l.startsWith('built graph'))).toBe(true);
+  expect(after).not.toEqual(first);
+  // A touch changes no byte: hashed again, the same graph reused.
+  utimesSync(weights, new Date(), new Date(Date.now() + 5000));
+  expect(await load()).toEqual(after);
+  expect(notes.some((l) => l.startsWith('hashing'))).toBe(true);
+  expect(notes.some((l) => l.startsWith('reused cached graph'))).toBe(true);
+});
+
+test('a cached graph that fails to parse is rebuilt, with a note', async () => {
+  const fx = writeFixtureModel(join(tmp.path, 'corrupt'));
+  const cacheDir = join(tmp.path, 'cache-corrupt');
+  await (await loadModel(fx.dir, { cacheDir })).release();
+  const graphPath = openModelFolder(fx.dir, cacheDir).graphPath;
+  writeFileSync(graphPath, Buffer.from('this is not a protobuf at all'));
+  const notes: string[] = [];
+  const session = await loadModel(fx.dir, { cacheDir, onMessage: (l) => notes.push(l) });
+  await session.release();
+  expect(notes.join('\n')).toMatch(/cached graph .*\.onnx could not be loaded \(.*\); rebuilding it/);
+  expect(notes.some((l) => l.startsWith('built graph'))).toBe(true);
+  await (await loadModel(fx.dir, { cacheDir })).release(); // and it stays fixed
 });
 
 test('weights over the threshold go to an external data file and give the same logits', async () => {
@@ -145,11 +200,11 @@ test('rebuilding a changed model deletes its superseded graphs only; other model
   const entriesOf = (dir: string) => listGraphCache(cacheDir).filter((e) => e.source === resolve(dir));
 
   // New weights (mtime is part of the key): the first graph of A is superseded.
-  utimesSync(join(a.dir, 'model.safetensors'), new Date(), new Date(Date.now() + 5000));
+  changeWeights(a.dir);
   await (await loadModel(a.dir, { cacheDir, onMessage })).release();
   const secondA = openModelFolder(a.dir, cacheDir).graphPath;
   expect(secondA).not.toBe(firstA);
-  expect(notes).toEqual([expect.stringMatching(/^built graph \w+\.onnx \(deleted 1 superseded graph of this folder, [\d.]+ MiB\)$/)]);
+  expect(notes.filter((l) => !l.startsWith('hashing'))).toEqual([expect.stringMatching(/^built graph \w+\.onnx \(deleted 1 superseded graph of this folder, [\d.]+ MiB\)$/)]);
   for (const path of [firstA, `${firstA}.data`, sidecarPath(firstA)]) expect(existsSync(path)).toBe(false);
   expect(entriesOf(a.dir).map((e) => e.path)).toEqual([secondA]);
 
@@ -224,14 +279,15 @@ test('a superseded file that cannot be deleted is reported through onMessage and
   const oldPath = ensureGraph(openModelFolder(fx.dir, cacheDir)).path;
   // A non-empty folder where the data file would be cannot be removed without recursion.
   mkdirSync(join(`${oldPath}.data`, 'busy'), { recursive: true });
-  utimesSync(join(fx.dir, 'model.safetensors'), new Date(), new Date(Date.now() + 5000));
+  changeWeights(fx.dir);
   const notes: string[] = [];
   const session = await loadModel(fx.dir, { cacheDir, onMessage: (line) => notes.push(line) });
   const slot = session.allocSlot();
   const r = await session.forward([{ slot, tokens: [7], parents: [-1] }], { argmaxRows: [0] });
   expect(r.argmax![0]).toBe(argmax(referenceForward(fx, [7])[0]));
   await session.release();
-  expect(notes[0]).toMatch(/^built graph .*deleted 1 superseded graph/);
-  expect(notes.slice(1)).toEqual([`graph cache: cannot delete ${oldPath}.data (ERR_FS_EISDIR)`]);
+  const loadNotes = notes.filter((l) => !l.startsWith('hashing'));
+  expect(loadNotes[0]).toMatch(/^built graph .*deleted 1 superseded graph/);
+  expect(loadNotes.slice(1)).toEqual([`graph cache: cannot delete ${oldPath}.data (ERR_FS_EISDIR)`]);
   expect(existsSync(oldPath)).toBe(false);
 });
