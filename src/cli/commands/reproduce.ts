@@ -83,7 +83,7 @@ export async function executeReproduce(flags: ReproduceFlags, argv: readonly str
 
   // Every domain's prompts, read before anything loads (an unknown domain fails here).
   const base = { draft: flags.draft, target: flags.target, requests: table1Requests, maxNewTokens, temperature: 0, seed: flags.seed, batch: 1, kmax: 16 };
-  const sources = flags.domains.map((domain) => ({ domain, records: promptSource(runConfigFromFlags({ ...base, policy: 'static', domain })) }));
+  const sources = await Promise.all(flags.domains.map(async (domain) => ({ domain, records: await promptSource(runConfigFromFlags({ ...base, policy: 'static', domain })) })));
   const allPrompts: PromptRecord[] = sources.flatMap((s) => s.records);
   const maxBatch = Math.max(...batches);
   const slots = Math.max(maxBatch * (LOAD_POLICIES.length + 1), TABLE1_POLICIES.length + 1);
