@@ -93,7 +93,7 @@ const pair = await loadPair(args.draft, args.target, {
   maxLength: 512,
   ...(args['echo-threads'] ? { threads: Number(args['echo-threads']) } : {}),
 });
-const prompts = args.domains.split(',').flatMap((d) => readPromptsFile(join('assets', 'prompts', `${d}.jsonl`)).slice(0, Number(args.count)).map((r) => encodePrompt(r, pair.tokenizer)));
+const prompts = (await Promise.all(args.domains.split(',').map((d) => readPromptsFile(join('assets', 'prompts', `${d}.jsonl`), { limit: Number(args.count) })))).flat().map((r) => encodePrompt(r, pair.tokenizer));
 const longest = Math.max(...prompts.map((p) => p.length));
 if (slotRows(longest, newTokens, chain + 1) > pair.maxLength) throw new Error(`prompts of ${longest} tokens + ${newTokens} new do not fit the pair's ${pair.maxLength} rows`);
 const promptFile = join(cache, 'prompts.txt');

@@ -17,7 +17,7 @@ import { fitPrompts, readPromptsFile, skippedNotes, type PromptRecord } from '..
 import { promptTokenLimit } from '../../engine/session-run.js';
 import { findPackageRoot } from '../../host/paths.js';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
-import { BUNDLED_DRAFT, BUNDLED_TARGET, confidenceFlag, DRAFT_PRECISION_HELP, THREADS_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag } from './run.js';
+import { BUNDLED_DRAFT, BUNDLED_TARGET, confidenceFlag, DRAFT_PRECISION_HELP, THREADS_HELP, threadsFlag, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag } from './run.js';
 import type { AttentionWindow, ConfidenceSignal, WeightPrecision } from '../../shared/config.js';
 
 export interface CalibrateFlags {
@@ -233,7 +233,7 @@ export function register(program: Command): void {
     .option('--requests <n>', 'warm-up prompts', integer('--requests', 1), 24)
     .option('--batch <n>', 'warm-up requests in flight at once', integer('--batch', 1), 8)
     .option('--max-new-tokens <n>', 'tokens generated per warm-up prompt', integer('--max-new-tokens', 1), 32)
-    .option('--threads <n>', THREADS_HELP, integer('--threads', 1))
+    .option('--threads <n>', THREADS_HELP, threadsFlag)
     .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
     .option('--draft-window <sink:recent>', DRAFT_WINDOW_HELP, draftWindowFlag)
     .option('--confidence <signal>', "the signal the profile keeps; both are measured and their mean AUC printed: auto (default: the higher mean AUC; the paper's path-prob unless another is more than 0.01 higher), path-prob or path-margin", keepFlag)

@@ -12,11 +12,12 @@ import { draftRowCost, suggestKmax, type KneeFit, type TimedPoint } from '../../
 import { DEFAULT_TOKEN_COUNTS, HardwareProfileSchema, measureForwardCurve, rowsNeeded, type HardwareProfile } from '../../engine/cost/measure.js';
 import { fitKnee } from '../../engine/cost/knee.js';
 import { loadModel, readModelInfo } from '../../engine/model/loader.js';
+import { parseModelConfig, readConfigJson } from '../../engine/model/config.js';
 import { pairThreads } from '../../engine/pair.js';
 import { defaultDraftPrecision, formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
 import { pairDirs } from './calibrate.js';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
-import { DRAFT_PRECISION_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag, THREADS_HELP } from './run.js';
+import { DRAFT_PRECISION_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag, THREADS_HELP, threadsFlag } from './run.js';
 
 export interface ProfileHwFlags {
   draft?: string;
@@ -49,7 +50,17 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
   const { draftDir, targetDir } = pairDirs(flags);
   const tokenCounts = DEFAULT_TOKEN_COUNTS.filter((n) => n <= flags.maxTokens);
   if (tokenCounts.length < 3) throw new Error(`--max-tokens ${flags.maxTokens} leaves fewer than 3 token counts to measure`);
+  const largest = DEFAULT_TOKEN_COUNTS[DEFAULT_TOKEN_COUNTS.length - 1];
+  if (flags.maxTokens > largest) log?.(`note: --max-tokens ${flags.maxTokens} is past the largest size timed: measuring up to ${largest} tokens`);
   const measure = { tokenCounts, repeats: flags.repeats, slots: flags.slots, context: flags.context };
+  // A forward past the model's positions would time rows its rotary table never covers (and fit nonsense).
+  for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
+    const { path: file, json } = readConfigJson(dir);
+    const positions = parseModelConfig(json, file).maxPositions;
+    if (rowsNeeded(measure) > positions) {
+      throw new Error(`--context ${flags.context} and up to ${Math.max(...tokenCounts)} tokens over --slots ${flags.slots} need ${rowsNeeded(measure)} positions per request; the ${which} holds ${positions} (lower --context or --max-tokens, or raise --slots)`);
+    }
+  }
   const curves: Record<'target' | 'draft', TimedPoint[]> = { target: [], draft: [] };
   // The draft is timed with the weights runs give it: its curve prices their draft forwards.
   const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
@@ -142,7 +153,7 @@ export function register(program: Command): void {
     .option('--repeats <n>', 'timed forwards per size (median kept)', integer('--repeats', 1), 5)
     .option('--slots <n>', 'requests the packed tokens are spread over', integer('--slots', 1), 16)
     .option('--context <n>', 'committed context rows per request', integer('--context', 0), 64)
-    .option('--threads <n>', THREADS_HELP, integer('--threads', 1))
+    .option('--threads <n>', THREADS_HELP, threadsFlag)
     .option('--provider <name>', 'cpu or cuda', provider, 'cpu')
     .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
     .option('--draft-window <sink:recent>', DRAFT_WINDOW_HELP, draftWindowFlag)

@@ -17,7 +17,7 @@ import { createPolicy } from '../../engine/policy/index.js';
 import { createRunner, loadRunSetup, measureDraftCost, promptSource, type RunSetup } from '../../engine/session-run.js';
 import { encodePrompt, type PromptRecord } from '../../engine/workload.js';
 import { findPackageRoot, packageVersion } from '../../host/paths.js';
-import { clockCosts, clockFromFlags, DRAFT_PRECISION_HELP, draftCostFlag, draftPrecisionFlag, integer, runConfigFromFlags, THREADS_HELP } from './run.js';
+import { clockCosts, clockFromFlags, DRAFT_PRECISION_HELP, draftCostFlag, draftPrecisionFlag, integer, runConfigFromFlags, THREADS_HELP, threadsFlag } from './run.js';
 import type { WeightPrecision } from '../../shared/config.js';
 import { DEFAULT_DRAFT_COST } from '../../engine/policy/echo.js';
 
@@ -225,7 +225,7 @@ export function register(program: Command): void {
     .option('--profile <file>', 'one calibration profile for every domain instead of calibrating each (its histograms are the densities shown)')
     .option('--draft-cost <share|auto>', "gated policies' draft price as a share of a target forward (default 0.05; on a modelled clock, the device's)", draftCostFlag)
     .option('--seed <n>', 'seed of the runs and of the bootstrap intervals', integer('--seed', 0), 0)
-    .option('--threads <n>', THREADS_HELP, integer('--threads', 1))
+    .option('--threads <n>', THREADS_HELP, threadsFlag)
     .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
     .action(async (flags: ReproduceFlags, command: Command) => {
       const log = (line: string) => process.stderr.write(`${line}\n`);

@@ -5,6 +5,7 @@
 // as it finishes (a killed run keeps those), put in workload order when the run ends.
 import { InvalidArgumentError, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { checkOutputPaths, JsonLinesOutput, streamedOutput } from '../output-files.js';
 import { clockFromSpec, type ModelledClock } from '../../engine/cost/clock.js';
 import { suggestKmax } from '../../engine/cost/knee.js';
@@ -116,6 +117,13 @@ export function ignoredFlagNotes(flags: RunFlags): string[] {
   );
 }
 
+const FIELD_FLAGS: Record<string, string> = { draftDir: '--draft', targetDir: '--target', promptsFile: '--prompts' };
+
+/** The flag that sets a RunConfig field (`maxNewTokens` → `--max-new-tokens`): messages name what the user typed. */
+export function flagOfField(field: string): string {
+  return FIELD_FLAGS[field] ?? `--${field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
 /** Flags → a validated RunConfig; the first problem as one line. */
 export function runConfigFromFlags(flags: RunFlags): RunConfig {
   if (!(POLICY_NAMES as readonly string[]).includes(flags.policy)) {
@@ -150,8 +158,7 @@ export function runConfigFromFlags(flags: RunFlags): RunConfig {
   const parsed = RunConfigSchema.safeParse(candidate);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const field = issue.path.join('.');
-    throw new Error(issue.code === 'custom' || field === '' ? issue.message : `${field}: ${issue.message}`);
+    throw new Error(issue.code === 'custom' || issue.path.length === 0 ? issue.message : `${flagOfField(String(issue.path[0]))}: ${issue.message}`);
   }
   return parsed.data;
 }
@@ -378,6 +385,14 @@ export function confidenceFlag(value: string): ConfidenceSignal {
   return parsed.data;
 }
 
+/** `--threads`: 1 up to twice this machine's cores (more only makes the workers wait on each other). */
+export function threadsFlag(value: string): number {
+  const most = 2 * Math.max(1, availableParallelism());
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > most) throw new InvalidArgumentError(`--threads takes 1 to ${most} (twice this machine's ${most / 2} cores), got "${value}"`);
+  return n;
+}
+
 export const THREADS_HELP = "onnxruntime threads of the target (default 1 below 200M parameters, else 2; its workers spin between kernels); the draft runs on one thread, so that it never waits for a core the target's workers hold";
 export const DRAFT_PRECISION_HELP = "the draft's weights: int8 (default on CPU: 8-bit linear layers and head, a faster draft) or float32 (as on disk; default with cuda). The target is always float32";
 
@@ -398,12 +413,17 @@ function parseVerifyCost(value: string): VerifyCost {
   return m[3] === undefined ? { knee: Number(m[1]), gamma: Number(m[2]) } : { knee: Number(m[1]), gamma: Number(m[2]), draftRow: Number(m[3]) };
 }
 
-function parseTaus(value: string): Record<string, number> {
+/**
+ * `--taus` of run, sweep and trace what-if: DEPTH:TAU pairs, e.g. "0:0.2,5:0.35" (DEPTH=TAU is
+ * read alike), each τ a probability; one parser, so the commands take the same grammar.
+ */
+export function parseTaus(value: string): Record<string, number> {
   const taus: Record<string, number> = {};
   for (const part of value.split(',')) {
     const m = /^\s*(\d+)\s*[:=]\s*([0-9.eE+-]+)\s*$/.exec(part);
-    if (!m || !Number.isFinite(Number(m[2]))) throw new InvalidArgumentError(`--taus takes DEPTH:TAU,… (e.g. 0:0.2,5:0.35), got "${value}"`);
-    taus[m[1]] = Number(m[2]);
+    const tau = m ? Number(m[2]) : NaN;
+    if (!m || !(tau >= 0 && tau <= 1)) throw new InvalidArgumentError(`--taus takes DEPTH:TAU,… with each τ in [0, 1] (e.g. 0:0.2,5:0.35), got "${value}"`);
+    taus[String(Number(m[1]))] = tau;
   }
   return taus;
 }
@@ -425,7 +445,7 @@ export function withWorkloadOptions(command: Command, requests: number): Command
 /** The onnxruntime options of run and sweep. */
 export function withRuntimeOptions(command: Command): Command {
   return command
-    .option('--threads <n>', THREADS_HELP, integer('--threads', 1))
+    .option('--threads <n>', THREADS_HELP, threadsFlag)
     .option('--provider <name>', 'onnxruntime execution provider: cpu (default) or cuda (falls back to cpu, saying why)', provider)
     .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
     .option('--draft-window <sink:recent>', DRAFT_WINDOW_HELP, draftWindowFlag);

@@ -1,6 +1,6 @@
 // `echo-studio trace summary IN [--json]`: a run's metrics from its trace file alone.
 // `echo-studio trace export IN --format parquet|perfetto|csv --out PATH`: the trace for other tools.
-// `echo-studio trace what-if IN [--kmax N] [--taus 0=0.2,5=0.35] …`: re-score a greedy run.
+// `echo-studio trace what-if IN [--kmax N] [--taus 0:0.2,5:0.35] …`: re-score a greedy run.
 // `echo-studio trace compare RUN BASE [--json]`: one run against another, steps and step cost.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { computeRunMetrics, formatStepTime, type RequestMetrics } from '../../engine/metrics/run-metrics.js';
@@ -12,7 +12,8 @@ import type { TraceHeader } from '../../shared/trace-schema.js';
 import { compareRuns, type RunComparison } from '../../shared/step-costs.js';
 import { formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
 import { checkOutputPaths, EXPORT_FORMATS, traceExportPaths, writeTraceExport, type ExportFormat } from '../output-files.js';
-import { parseDraftCost } from './run.js';
+import { parseDraftCost, parseTaus } from './run.js';
+export { parseTaus } from './run.js';
 import { DEFAULT_PORT, parsePort, serveStudio } from './serve.js';
 
 export { EXPORT_FORMATS, type ExportFormat } from '../output-files.js';
@@ -156,16 +157,6 @@ function parseProbability(value: string): number {
   return x;
 }
 
-/** "0=0.2,5=0.35" → { "0": 0.2, "5": 0.35 }. */
-export function parseTaus(value: string): Record<string, number> {
-  const taus: Record<string, number> = {};
-  for (const part of value.split(',')) {
-    const match = /^\s*(\d+)\s*=\s*([^\s]+)\s*$/.exec(part);
-    if (!match) throw new InvalidArgumentError(`expected depth=tau pairs like "0=0.2,5=0.35", got "${part}"`);
-    taus[String(Number(match[1]))] = parseProbability(match[2]);
-  }
-  return taus;
-}
 
 export interface WhatIfReport {
   file: string;
@@ -270,7 +261,7 @@ export function register(program: Command): void {
     .description('re-score a greedy run recorded with candidate expansions under other settings, without the models')
     .argument('<in>', 'trace file (.jsonl) recorded with candidate expansions')
     .option('--kmax <n>', 'verification budget K_max', parseCount)
-    .option('--taus <pairs>', 'per-depth thresholds, e.g. 0=0.2,5=0.35', parseTaus)
+    .option('--taus <pairs>', 'per-depth thresholds, e.g. 0:0.2,5:0.35 (as run --taus)', parseTaus)
     .option('--tau <x>', 'one threshold for every gated depth (fixed)', parseProbability)
     .option('--max-depth <n>', 'deepest depth a confident request may reach', parseCount)
     .option('--max-width <n>', 'most children per node under width expansion', parseCount)

@@ -152,7 +152,8 @@ describe('what-if re-scoring', () => {
 
   it('parses per-depth thresholds and rejects bad ones', () => {
     expect(parseTaus('0=0.2, 5=0.35')).toEqual({ '0': 0.2, '5': 0.35 });
-    expect(() => parseTaus('0=1.5')).toThrow(/expected a number in \[0, 1\], got "1.5"/);
-    expect(() => parseTaus('zero=0.2')).toThrow(/expected depth=tau pairs/);
+    expect(parseTaus('0:0.2,5:0.35')).toEqual({ '0': 0.2, '5': 0.35 }); // run --taus's grammar too
+    expect(() => parseTaus('0=1.5')).toThrow(/--taus takes DEPTH:TAU,… with each τ in \[0, 1\]/);
+    expect(() => parseTaus('zero=0.2')).toThrow(/--taus takes DEPTH:TAU/);
   });
 });

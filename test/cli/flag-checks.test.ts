@@ -1,0 +1,57 @@
+// The smaller input checks: --threads bounded, one --taus grammar for run and trace what-if,
+// messages that name flags rather than config fields, profile-hw refusing a context past the
+// model's positions and saying when it caps --max-tokens.
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { register as registerProfileHw } from '../../src/cli/commands/profile-hw.js';
+import { parseTaus, runConfigFromFlags, threadsFlag, type RunFlags } from '../../src/cli/commands/run.js';
+import { parseTaus as whatIfTaus } from '../../src/cli/commands/trace.js';
+import { writeFixtureModel } from '../engine/model/fixtures.js';
+import { tempDir } from '../engine/model/helpers.js';
+import { runCli } from './helpers.js';
+
+const tmp = tempDir('echo-flags-');
+const savedCache = process.env.ECHO_STUDIO_CACHE;
+let targetDir: string;
+let draftDir: string;
+beforeAll(() => {
+  process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
+  targetDir = join(tmp.path, 'target');
+  draftDir = join(tmp.path, 'draft');
+  writeFixtureModel(targetDir, { seed: 3, hiddenSize: 32 }); // 512 positions
+  writeFixtureModel(draftDir, { seed: 4, hiddenSize: 32, numLayers: 1 });
+});
+afterAll(() => {
+  process.env.ECHO_STUDIO_CACHE = savedCache;
+  tmp.cleanup();
+});
+
+describe('flag checks', () => {
+  it('--threads is bounded by twice the cores', () => {
+    const most = 2 * availableParallelism();
+    expect(threadsFlag(String(most))).toBe(most);
+    expect(() => threadsFlag('1000')).toThrow(new RegExp(`--threads takes 1 to ${most} \\(twice this machine's \\d+ cores\\), got "1000"`));
+    expect(() => threadsFlag('0')).toThrow(/--threads takes 1 to/);
+  });
+
+  it('run --taus and trace what-if --taus read one grammar', () => {
+    expect(whatIfTaus).toBe(parseTaus);
+    expect(parseTaus('0:0.3')).toEqual({ '0': 0.3 });
+    expect(parseTaus('0=0.3,05:0.5')).toEqual({ '0': 0.3, '5': 0.5 });
+    expect(() => parseTaus('0:1.5')).toThrow(/--taus takes DEPTH:TAU,… with each τ in \[0, 1\]/);
+  });
+
+  it('a bad value names its flag, not the config field', () => {
+    const flags = { policy: 'echo', batch: 1, kmax: 8, requests: 1, maxNewTokens: 0, temperature: 0, seed: 0 } as RunFlags;
+    expect(() => runConfigFromFlags(flags)).toThrow(/^--max-new-tokens: /);
+    expect(() => runConfigFromFlags({ ...flags, maxNewTokens: 4, temperature: -1 })).toThrow(/^--temperature: /);
+  });
+
+  it('profile-hw refuses a context past the model’s positions and says when it caps --max-tokens', async () => {
+    const args = ['profile-hw', '--draft', draftDir, '--target', targetDir];
+    await expect(runCli(registerProfileHw, [...args, '--context', '600'])).rejects.toThrow(/--context 600 and up to 512 tokens over --slots 16 need 633 positions per request; the target holds 512/);
+    const { stderr } = await runCli(registerProfileHw, [...args, '--max-tokens', '100000', '--context', '4', '--slots', '16', '--repeats', '1', '--threads', '1']);
+    expect(stderr).toMatch(/note: --max-tokens 100000 is past the largest size timed: measuring up to 512 tokens/);
+  }, 120_000);
+});
