@@ -82,6 +82,7 @@ export function tausInUse(step: StepEvent | null): Record<string, number> {
 export function calibrationReason(summary: CalibrationSummary | undefined, depth: number): string | null {
   if (!summary) return null;
   if (summary.source === 'flags') return depth === 0 ? 'τ_d given with the run: no calibration' : null;
+  if (summary.source === 'ungated') return depth === 0 ? 'the warm-up found no sweet spot: the run is ungated' : null;
   const d = summary.depths.find((entry) => entry.depth === depth);
   if (!d) return 'the calibration did not reach this depth';
   const counts = `${d.accepted} accepted, ${d.rejected} rejected`;
@@ -98,6 +99,7 @@ export function calibrationReason(summary: CalibrationSummary | undefined, depth
 /** One line on where the run's τ_d came from. */
 export function calibrationHeadline(summary: CalibrationSummary | undefined, gated: number): string | null {
   if (!summary) return null;
+  if (summary.source === 'ungated') return 'no τ_d: the warm-up found no depth whose confidence separates accepted from rejected drafts, so the run is ungated';
   const from = summary.source === 'flags' ? 'given with the run' : summary.source === 'profile' ? 'a calibration profile' : 'a warm-up calibration';
   const rule =
     summary.source === 'flags'
