@@ -1,6 +1,7 @@
 // An EAGLE-3 head folder → a running Eagle3HeadSession beside its target (docs/model-runtime.md,
 // "EAGLE-3 draft heads"). The head's graph is cached like a model's, keyed by the head's files, the
 // target's embedding when the head borrows it, and the precision.
+import { weightContentHash } from './weight-hashes.js';
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
@@ -136,9 +137,11 @@ export async function loadHead(dir: string, targetDir: string, options: HeadLoad
 
   const toTarget = draftToTarget(head);
   const targetWeights = head.borrowsEmbedding ? indexWeights(targetDir) : null;
-  const identity = weightIdentity(head.weights) + (targetWeights ? `\ntarget embedding:\n${weightIdentity(targetWeights)}` : '');
-  const key = graphCacheKey(`eagle3-head-v${HEAD_GRAPH_VERSION}\n${head.configText}`, identity, precision);
   const cacheDir = options.cacheDir ?? cacheRoot();
+  // Keyed by the weights' content, as the decoder graphs are (weight-hashes.ts).
+  const contentHash = (file: string) => weightContentHash(file, cacheDir, (f) => note(`hashing ${basename(f)} once for the graph cache (remembered while its size and mtime stay)`));
+  const identity = weightIdentity(head.weights, contentHash) + (targetWeights ? `\ntarget embedding:\n${weightIdentity(targetWeights, contentHash)}` : '');
+  const key = graphCacheKey(`eagle3-head-v${HEAD_GRAPH_VERSION}\n${head.configText}`, identity, precision);
   const graphPath = cachedGraphPath(key, cacheDir);
   if (existsSync(graphPath)) {
     try {
