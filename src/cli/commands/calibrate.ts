@@ -19,6 +19,7 @@ import { findPackageRoot } from '../../host/paths.js';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
 import { BUNDLED_DRAFT, BUNDLED_TARGET, confidenceFlag, DRAFT_PRECISION_HELP, THREADS_HELP, threadsFlag, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag } from './run.js';
 import type { AttentionWindow, ConfidenceSignal, WeightPrecision } from '../../shared/config.js';
+import { integer } from '../flags.js';
 
 export interface CalibrateFlags {
   domain?: string;
@@ -127,7 +128,6 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
   }
 }
 
-
 /** A τ below every sample (TPR = FPR = 1, J = 0): the gate never truncates. */
 function passesAll(d: EchoProfile['depths'][number] | undefined): boolean {
   return d !== undefined && d.tau !== null && d.youdenJ === 0;
@@ -194,14 +194,6 @@ function significanceFlag(value: string): number {
 function tauRuleFlag(value: string): TauRule {
   if (!(TAU_RULES as readonly string[]).includes(value)) throw new InvalidArgumentError(`--tau-rule takes ${TAU_RULES.join(' or ')}, got "${value}"`);
   return value as TauRule;
-}
-
-function integer(name: string, min: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}, got "${value}"`);
-    return n;
-  };
 }
 
 function delta(value: string): number {

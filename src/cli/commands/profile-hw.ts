@@ -18,6 +18,7 @@ import { defaultDraftPrecision, formatAttentionWindow, type AttentionWindow, typ
 import { pairDirs } from './calibrate.js';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
 import { DRAFT_PRECISION_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag, THREADS_HELP, threadsFlag } from './run.js';
+import { integer } from '../flags.js';
 
 export interface ProfileHwFlags {
   draft?: string;
@@ -128,14 +129,6 @@ export function verifyCostFlag(target: KneeFit, draft: KneeFit): string {
 /** One draft forward (at the smallest size measured) in units of the target's: `run --draft-cost`. */
 export function draftCostFlag(target: KneeFit, draft: KneeFit): string {
   return (draft.tArMs / target.tArMs).toPrecision(3);
-}
-
-function integer(name: string, min: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}, got "${value}"`);
-    return n;
-  };
 }
 
 function provider(value: string): 'cpu' | 'cuda' {

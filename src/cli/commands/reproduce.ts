@@ -17,9 +17,10 @@ import { createPolicy } from '../../engine/policy/index.js';
 import { createRunner, loadRunSetup, measureDraftCost, promptSource, type RunSetup } from '../../engine/session-run.js';
 import { encodePrompt, type PromptRecord } from '../../engine/workload.js';
 import { findPackageRoot, packageVersion } from '../../host/paths.js';
-import { clockCosts, clockFromFlags, DRAFT_PRECISION_HELP, draftCostFlag, draftPrecisionFlag, integer, runConfigFromFlags, THREADS_HELP, threadsFlag } from './run.js';
+import { clockCosts, clockFromFlags, DRAFT_PRECISION_HELP, draftCostFlag, draftPrecisionFlag, runConfigFromFlags, THREADS_HELP, threadsFlag } from './run.js';
 import type { WeightPrecision } from '../../shared/config.js';
 import { DEFAULT_DRAFT_COST } from '../../engine/policy/echo.js';
+import { integer, list } from '../flags.js';
 
 export interface ReproduceFlags {
   draft?: string;
@@ -195,14 +196,6 @@ function givenOptions(command: Command): string[] {
     else args.push(option.long!, Array.isArray(value) ? value.join(',') : String(value));
   }
   return args;
-}
-
-function list<T>(name: string, parse: (part: string) => T) {
-  return (value: string): T[] => {
-    const parts = value.split(',').map((p) => p.trim());
-    if (parts.some((p) => p === '')) throw new InvalidArgumentError(`${name} takes a comma-separated list, got "${value}"`);
-    return parts.map(parse);
-  };
 }
 
 export function register(program: Command): void {

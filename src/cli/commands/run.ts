@@ -22,6 +22,7 @@ import { TraceRecorder } from '../../engine/trace/writer.js';
 import { ConfidenceSignalSchema, defaultDraftPrecision, GATED_POLICIES, MAX_DRAFT_COST, parseValidAttentionWindow, POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema, type AttentionWindow, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { RunMetrics, StepTimeSplit } from '../../shared/events.js';
 import { atBaselineStepCost, meanStepMs } from '../../shared/step-costs.js';
+import { integer } from '../flags.js';
 
 // Resolving a RunConfig into loaded models and a runner is shared with the studio's engine host.
 export { BUNDLED_DRAFT, BUNDLED_TARGET, resolveModelDirs } from '../../engine/session-run.js';
@@ -317,14 +318,6 @@ function outputLine(result: RequestResult, setup: RunSetup): RequestOutput {
   const record = setup.records[result.index];
   const prompt = record && record.id === result.id ? promptText(record, tokenizer) : '';
   return { id: result.id, prompt, tokens: result.tokens, text: tokenizer.decode(result.tokens, { skipSpecialTokens: true }), finish: result.finish };
-}
-
-export function integer(name: string, min: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}, got "${value}"`);
-    return n;
-  };
 }
 
 /** `--draft-cost` of run and trace what-if: a share of a target forward, within the config's bound. */

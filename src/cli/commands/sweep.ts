@@ -16,7 +16,8 @@ import { loadRunSetup } from '../../engine/session-run.js';
 import { INTERLEAVINGS, slotsForRounds, type Interleaving } from '../../engine/rounds.js';
 import { checkSweep, draftWindows, parseSweepEntry, runSweep, splitRepeat, type SweepRow } from '../../engine/sweep.js';
 import { defaultDraftPrecision, GATED_POLICIES, POLICY_NAMES } from '../../shared/config.js';
-import { clockCosts, confidenceFlag, draftCostFlag, integer, runConfigFromFlags, withRuntimeOptions, withWorkloadOptions, type RunFlags } from './run.js';
+import { clockCosts, confidenceFlag, draftCostFlag, runConfigFromFlags, withRuntimeOptions, withWorkloadOptions, type RunFlags } from './run.js';
+import { integer, list } from '../flags.js';
 
 /** The workload, model, gate and runtime flags are run's; the rest say what to sweep. */
 export interface SweepFlags
@@ -212,14 +213,6 @@ export function sweepCsv(report: SweepReport): string {
     );
   }
   return `${lines.join('\n')}\n`;
-}
-
-function list<T>(name: string, parse: (part: string) => T) {
-  return (value: string): T[] => {
-    const parts = value.split(',').map((p) => p.trim());
-    if (parts.some((p) => p === '')) throw new InvalidArgumentError(`${name} takes a comma-separated list, got "${value}"`);
-    return parts.map(parse);
-  };
 }
 
 export function register(program: Command): void {
