@@ -4,7 +4,7 @@
 // (prepareRun + LiveRun, which step the same runner so the studio can pause and turn knobs).
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { findPackageRoot, packageVersion } from '../host/paths.js';
+import { findPackageRoot, packageVersion } from './package-root.js';
 import type { Knobs, RunConfig, WeightPrecision } from '../shared/config.js';
 import type { RunMetrics, StepEvent } from '../shared/events.js';
 import type { TraceHeader, TraceSummary } from '../shared/trace-schema.js';

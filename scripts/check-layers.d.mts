@@ -1,0 +1,3 @@
+export declare const ALLOWED: Record<string, string[]>;
+export declare function relativeImports(source: string): string[];
+export declare function layerViolations(files: Array<[string, string]>): string[];
