@@ -79,6 +79,9 @@ def _head_section(L, card):
     L.append("")
     L.append(f"The head's exported files were checked against an independent NumPy forward (target features, depth 0 "
              f"at every position and depth 1): max |logit difference| {ev['reference_check_max_abs_logit_diff']:.1e}.\n")
+    L.append("Both drafters in the engine, per domain at batch 1, 8 and 32 under chain, static and echo (MAT, tokens/s "
+             "on this machine and on a modelled H100 serving a 70B model): `npx echo-studio sweep --draft-kind "
+             "model|head …`, written up in [docs/reports/2026-12-01-head-vs-draft](../../docs/reports/2026-12-01-head-vs-draft/README.md).\n")
 
 
 def write(card, path):
