@@ -2,30 +2,15 @@
 // messages that name flags rather than config fields, profile-hw refusing a context past the
 // model's positions and saying when it caps --max-tokens.
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { register as registerProfileHw } from '../../src/cli/commands/profile-hw.js';
 import { parseTaus, runConfigFromFlags, threadsFlag, type RunFlags } from '../../src/cli/commands/run.js';
 import { parseTaus as whatIfTaus } from '../../src/cli/commands/trace.js';
-import { writeFixtureModel } from '../engine/model/fixtures.js';
-import { tempDir } from '../engine/model/helpers.js';
+import { tinyPairFolders } from '../engine/model/tiny-pair-folders.js';
 import { runCli } from './helpers.js';
 
-const tmp = tempDir('echo-flags-');
-const savedCache = process.env.ECHO_STUDIO_CACHE;
-let targetDir: string;
-let draftDir: string;
-beforeAll(() => {
-  process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
-  targetDir = join(tmp.path, 'target');
-  draftDir = join(tmp.path, 'draft');
-  writeFixtureModel(targetDir, { seed: 3, hiddenSize: 32 }); // 512 positions
-  writeFixtureModel(draftDir, { seed: 4, hiddenSize: 32, numLayers: 1 });
-});
-afterAll(() => {
-  process.env.ECHO_STUDIO_CACHE = savedCache;
-  tmp.cleanup();
-});
+const tmp = tinyPairFolders('echo-flags-');
+const { targetDir, draftDir } = tmp;
 
 describe('flag checks', () => {
   it('--threads is bounded by twice the cores', () => {

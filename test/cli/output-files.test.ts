@@ -3,37 +3,25 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { register as registerCalibrate } from '../../src/cli/commands/calibrate.js';
 import { register as registerProfileHw } from '../../src/cli/commands/profile-hw.js';
 import { register as registerRun } from '../../src/cli/commands/run.js';
 import { register as registerTrace } from '../../src/cli/commands/trace.js';
 import { checkOutputPaths, writeAtomically } from '../../src/cli/output-files.js';
 import { TraceRecorder } from '../../src/engine/trace/writer.js';
-import { writeFixtureModel } from '../engine/model/fixtures.js';
-import { tempDir } from '../engine/model/helpers.js';
+import { tinyPairFolders } from '../engine/model/tiny-pair-folders.js';
 import { RUN_OPTIONS, testHeader, testRun } from '../engine/trace/fixtures.js';
 import { missingBuild, repoRoot } from '../host/helpers.js';
 import { runCli } from './helpers.js';
 
-const tmp = tempDir('echo-outputs-');
-const savedCache = process.env.ECHO_STUDIO_CACHE;
-let targetDir: string;
-let draftDir: string;
+const tmp = tinyPairFolders('echo-outputs-');
+const { targetDir, draftDir } = tmp;
 let promptsFile: string;
 
 beforeAll(() => {
-  process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
-  targetDir = join(tmp.path, 'target');
-  draftDir = join(tmp.path, 'draft');
-  writeFixtureModel(targetDir, { seed: 3, hiddenSize: 32 });
-  writeFixtureModel(draftDir, { seed: 4, hiddenSize: 32, numLayers: 1 });
   promptsFile = join(tmp.path, 'prompts.jsonl');
   writeFileSync(promptsFile, '{"id":"a","prompt":"def add(x, y):"}\n{"id":"b","prompt":"Once upon a time"}\n');
-});
-afterAll(() => {
-  process.env.ECHO_STUDIO_CACHE = savedCache;
-  tmp.cleanup();
 });
 
 const file = (name: string) => join(tmp.path, name);

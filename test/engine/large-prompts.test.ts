@@ -3,30 +3,15 @@
 // fit skipped with a note instead of failing the run.
 import { createWriteStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { register as registerRun } from '../../src/cli/commands/run.js';
 import { encodePromptWithin, fitPrompts, PREFIX_CHARS_PER_TOKEN, readPromptsFile, takeRequests, type PromptRecord } from '../../src/engine/workload.js';
 import { ModelTokenizer } from '../../src/engine/model/tokenizer.js';
 import { runCli } from '../cli/helpers.js';
-import { writeFixtureModel } from './model/fixtures.js';
-import { tempDir } from './model/helpers.js';
+import { tinyPairFolders } from './model/tiny-pair-folders.js';
 
-const tmp = tempDir('echo-large-');
-const savedCache = process.env.ECHO_STUDIO_CACHE;
-let targetDir: string;
-let draftDir: string;
-
-beforeAll(() => {
-  process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
-  targetDir = join(tmp.path, 'target');
-  draftDir = join(tmp.path, 'draft');
-  writeFixtureModel(targetDir, { seed: 3, hiddenSize: 32 }); // 512 positions
-  writeFixtureModel(draftDir, { seed: 4, hiddenSize: 32, numLayers: 1 });
-});
-afterAll(() => {
-  process.env.ECHO_STUDIO_CACHE = savedCache;
-  tmp.cleanup();
-});
+const tmp = tinyPairFolders('echo-large-');
+const { targetDir, draftDir } = tmp;
 
 async function writeLines(file: string, count: number, line: (i: number) => string): Promise<void> {
   const out = createWriteStream(file);

@@ -139,6 +139,7 @@ function halfToFloat(h: number): number {
 
 let halfTable: Float32Array | null = null;
 
+/** One tensor's bytes, read into a fresh buffer of its own. */
 function readBytes(entry: TensorEntry): Uint8Array {
   const bytes = new Uint8Array(entry.byteLength);
   const fd = openSync(entry.file, 'r');
@@ -169,20 +170,9 @@ export function readTensorInts(entry: TensorEntry): number[] {
 export function readTensorF32(entry: TensorEntry): Float32Array {
   if (!isWeightDtype(entry.dtype)) throw new ModelLoadError(entry.file, `${entry.name} is ${entry.dtype}, expected F32, F16 or BF16 weights`);
   const count = entry.byteLength / BYTES[entry.dtype];
-  // Read straight into a fresh, aligned buffer (safetensors offsets need not be 4-byte aligned);
-  // the typed-array views below assume a little-endian host, as every supported platform is.
-  const bytes = new Uint8Array(entry.byteLength);
-  const fd = openSync(entry.file, 'r');
-  try {
-    let done = 0;
-    while (done < entry.byteLength) {
-      const n = readSync(fd, bytes, done, Math.min(entry.byteLength - done, 1 << 30), entry.offset + done);
-      if (n === 0) throw new ModelLoadError(entry.file, `truncated while reading ${entry.name}`);
-      done += n;
-    }
-  } finally {
-    closeSync(fd);
-  }
+  // A fresh, aligned buffer (safetensors offsets need not be 4-byte aligned); the typed-array
+  // views below assume a little-endian host, as every supported platform is.
+  const bytes = readBytes(entry);
   if (entry.dtype === 'float32') return new Float32Array(bytes.buffer, 0, count);
   const halves = new Uint16Array(bytes.buffer, 0, count);
   const out = new Float32Array(count);

@@ -2,7 +2,7 @@
 // trace, and each bad input as one clear error.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RUN_KMAX, executeRun, ignoredFlagNotes, register, runConfigFromFlags } from '../../../src/cli/commands/run.js';
 import { clockFromSpec } from '../../../src/engine/cost/clock.js';
 import { suggestKmax } from '../../../src/engine/cost/knee.js';
@@ -12,30 +12,19 @@ import { readTrace } from '../../../src/engine/trace/read.js';
 import { writeFixtureModel, writeSwappedVocabModel } from '../../engine/model/fixtures.js';
 import { writePassThroughHead } from '../../engine/fixtures/head.js';
 import { resolveModelDirs } from '../../../src/engine/session-run.js';
-import { tempDir } from '../../engine/model/helpers.js';
+import { tinyPairFolders } from '../../engine/model/tiny-pair-folders.js';
 import { runCli, saveRootGateProfile, type Histogram } from '../helpers.js';
 
-const tmp = tempDir('echo-run-cli-');
-const savedCache = process.env.ECHO_STUDIO_CACHE;
-let targetDir: string;
-let draftDir: string;
+const tmp = tinyPairFolders('echo-run-cli-');
+const { targetDir, draftDir } = tmp;
 let promptsFile: string;
 
 beforeAll(() => {
-  process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
-  targetDir = join(tmp.path, 'target');
-  draftDir = join(tmp.path, 'draft');
-  writeFixtureModel(targetDir, { seed: 3, hiddenSize: 32 });
-  writeFixtureModel(draftDir, { seed: 4, hiddenSize: 32, numLayers: 1 });
   promptsFile = join(tmp.path, 'prompts.jsonl');
   writeFileSync(
     promptsFile,
     ['{"id":"a","prompt":"def add(x, y):"}', '', '{"id":"b","domain":"prose","prompt":"Once upon a time"}', '{"id":"c","prompt":"x = 1"}'].join('\n'),
   );
-});
-afterAll(() => {
-  process.env.ECHO_STUDIO_CACHE = savedCache;
-  tmp.cleanup();
 });
 
 /** What the last run() wrote to stderr (its log lines). */

@@ -3,33 +3,21 @@
 // set with no prompt at all (an empty prompt once gave AUC 1.000).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { executeCalibrate } from '../../../src/cli/commands/calibrate.js';
 import { register as registerRun } from '../../../src/cli/commands/run.js';
 import { register as registerSweep } from '../../../src/cli/commands/sweep.js';
 import { calibrationWorkload } from '../../../src/engine/calibrate/warmup.js';
 import { runCli } from '../../cli/helpers.js';
-import { writeFixtureModel } from '../model/fixtures.js';
-import { tempDir } from '../model/helpers.js';
+import { tinyPairFolders } from '../model/tiny-pair-folders.js';
 
-const tmp = tempDir('echo-too-little-');
-const savedCache = process.env.ECHO_STUDIO_CACHE;
-let targetDir: string;
-let draftDir: string;
+const tmp = tinyPairFolders('echo-too-little-');
+const { targetDir, draftDir } = tmp;
 let promptsFile: string;
 
 beforeAll(() => {
-  process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
-  targetDir = join(tmp.path, 'target');
-  draftDir = join(tmp.path, 'draft');
-  writeFixtureModel(targetDir, { seed: 3, hiddenSize: 32 });
-  writeFixtureModel(draftDir, { seed: 4, hiddenSize: 32, numLayers: 1 });
   promptsFile = join(tmp.path, 'prompts.jsonl');
   writeFileSync(promptsFile, ['def add(x, y):', 'Once upon a time', 'x = 1'].map((p, i) => JSON.stringify({ id: `p${i}`, prompt: p })).join('\n'));
-});
-afterAll(() => {
-  process.env.ECHO_STUDIO_CACHE = savedCache;
-  tmp.cleanup();
 });
 
 describe('a gated run at short outputs without a profile', () => {
