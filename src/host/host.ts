@@ -3,7 +3,8 @@
 import { FrameCoalescer, systemClock, type FrameClock } from './frame-coalescer.js';
 import { findBundledModels } from './bundled-models.js';
 import { defaultDraftPrecision } from '../shared/config.js';
-import { buildHandlerTable, HANDLER_MODULES, type HandlerModule, type HandlerTable, type HostContext, type RequestContext } from './handlers.js';
+import type { HandlerModule, HandlerTable, HostContext, RequestContext } from './handler-context.js';
+import { buildHandlerTable, HANDLER_MODULES } from './handlers.js';
 import type { HostPort } from './port.js';
 import { parseRequest, type BundledModel, type EngineEvent, type EngineRequest, type RunState, type StatusEvent } from '../shared/messages.js';
 

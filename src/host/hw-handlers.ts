@@ -7,14 +7,14 @@ import { DEFAULT_TOKEN_COUNTS, measureForwardCurve, rowsNeeded } from '../engine
 import { loadModel, readModelInfo } from '../engine/model/loader.js';
 import { pairThreads } from '../engine/pair.js';
 import { BUNDLED_TARGET } from '../engine/session-run.js';
-import type { HandlerModule } from './handlers.js';
+import type { HandlerModule } from './handler-context.js';
 
 /** As profile-hw: each slot holds 64 committed rows; the packed rows spread over up to 16 requests. */
 const CONTEXT_ROWS = 64;
 const MAX_SLOTS = 16;
 const REPEATS = 5;
 
-export const hwHandlers: HandlerModule = (host) => {
+export const hwHandlers: HandlerModule = ({ host }) => {
   let measuring = false;
   return {
     async 'hw.knee'({ batch, targetDir }, ctx) {

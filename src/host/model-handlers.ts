@@ -7,7 +7,7 @@ import { loadTokenizer, readModelInfo } from '../engine/model/loader.js';
 import { readConfigJson } from '../engine/model/config.js';
 import { isEagle3Config, parseEagle3Config } from '../engine/model/eagle3-config.js';
 import { indexWeights } from '../engine/model/safetensors.js';
-import type { HandlerModule } from './handlers.js';
+import type { HandlerModule } from './handler-context.js';
 
 function formatCount(n: number): string {
   if (n >= 1e9) return `${(n / 1e9).toFixed(2)}B`;

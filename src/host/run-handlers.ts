@@ -10,8 +10,7 @@ import { BUNDLED_DRAFT, BUNDLED_HEAD, BUNDLED_TARGET, LiveRun, prepareRun, type 
 import type { Knobs, RunConfig } from '../shared/config.js';
 import type { CalibrationSummary, EngineKnobsEvent } from '../shared/messages.js';
 import type { ResolvedGates } from '../engine/calibrate/gates.js';
-import type { HandlerModule, HostContext } from './handlers.js';
-import { setRunRecording } from './trace-handlers.js';
+import type { HandlerModule, HostContext } from './handler-context.js';
 
 /**
  * Histograms and metrics go to the UI at most every 100 ms, and less often when computing them
@@ -97,14 +96,14 @@ function recordingPath(): string {
   return path.join(dir, `run-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}.jsonl`);
 }
 
-export const runHandlers: HandlerModule = (host) => {
+export const runHandlers: HandlerModule = ({ host, recordings }) => {
   let active: ActiveRun | null = null;
   let lastRecording: string | null = null;
 
   const forgetRecording = () => {
     if (lastRecording) rmSync(lastRecording, { force: true });
     lastRecording = null;
-    setRunRecording(host, null);
+    recordings.setRun(null);
   };
   /** Settles when the current run's loop has ended and its models are released. */
   let runEnded: Promise<void> = Promise.resolve();
@@ -144,7 +143,7 @@ export const runHandlers: HandlerModule = (host) => {
     forgetRecording();
     const trace = recordingPath();
     lastRecording = trace;
-    setRunRecording(host, trace, true); // from now on trace.open and trace.seek wait for the run
+    recordings.setRun(trace, true); // from now on trace.open and trace.seek wait for the run
     let nextSnapshotAt = -Infinity;
     let prepared: PreparedRun;
     try {
@@ -209,7 +208,7 @@ export const runHandlers: HandlerModule = (host) => {
       host.setRunState('finished');
     } finally {
       if (active === run) active = null;
-      setRunRecording(host, trace, false);
+      recordings.setRun(trace, false);
       await prepared.release();
     }
   };

@@ -12,47 +12,14 @@ import { exportPerfetto } from '../engine/trace/export-perfetto.js';
 import { parseTrace, type TraceContents } from '../engine/trace/parse.js';
 import { readTrace } from '../engine/trace/read.js';
 import type { FrameEvent, TraceExportFormat } from '../shared/messages.js';
-import type { HandlerModule, HostContext } from './handlers.js';
+import type { HandlerModule, HostContext } from './handler-context.js';
+import type { Recordings } from './recordings.js';
 
 /** Frames of a replay stay well under the transports' 16 MiB message cap. */
 const REPLAY_FRAME_BYTES = 4 * 1024 * 1024;
 
-/** What the host has to replay or export: the opened trace, or the last live run's recording. */
-interface Recordings {
-  opened: { path: string; trace: TraceContents } | null;
-  /** The live run's trace file; `live` while the run still writes it. */
-  run: { path: string; live: boolean } | null;
-  /** The step the studio was last sent up to (a replay's scrub position). */
-  replayedTo: number | null;
-}
-
-const recordingsByHost = new WeakMap<HostContext, Recordings>();
-
-function recordingsOf(host: HostContext): Recordings {
-  let recordings = recordingsByHost.get(host);
-  if (!recordings) {
-    recordings = { opened: null, run: null, replayedTo: null };
-    recordingsByHost.set(host, recordings);
-  }
-  return recordings;
-}
-
-/**
- * The run handlers say where the live run records (null: the last recording is gone); from then
- * on export, seek and late clients use it.
- */
-export function setRunRecording(host: HostContext, path: string | null, live = false): void {
-  const recordings = recordingsOf(host);
-  recordings.run = path === null ? null : { path, live };
-  if (live) {
-    recordings.opened = null;
-    recordings.replayedTo = null;
-  }
-}
-
 /** The trace the studio shows now: the opened one, else the live run's recording read back. */
-async function currentTrace(host: HostContext): Promise<{ path: string; trace: TraceContents }> {
-  const recordings = recordingsOf(host);
+async function currentTrace(recordings: Recordings): Promise<{ path: string; trace: TraceContents }> {
   if (recordings.opened) return recordings.opened;
   if (recordings.run) return { path: recordings.run.path, trace: await readTrace(recordings.run.path) };
   throw new Error('there is no run or trace to use: start a run or open a trace first');
@@ -120,11 +87,10 @@ async function exportTrace(source: { path: string; trace: TraceContents }, forma
   }
 }
 
-export const traceHandlers: HandlerModule = (host) => {
+export const traceHandlers: HandlerModule = ({ host, recordings }) => {
   // A client that connects later (a reloaded page, `trace replay` opened in a browser) gets the
   // steps so far, so it shows the same run or replay position as everyone else.
   host.onHello(async (ctx) => {
-    const recordings = recordingsOf(host);
     if (recordings.opened) {
       replayFrames(host, recordings.opened.trace, recordings.replayedTo ?? Number.MAX_SAFE_INTEGER, ctx.reply);
     } else if (recordings.run && existsSync(recordings.run.path)) {
@@ -135,12 +101,11 @@ export const traceHandlers: HandlerModule = (host) => {
       if (trace.steps.length > 0) replayFrames(host, trace, recordings.replayedTo ?? Number.MAX_SAFE_INTEGER, ctx.reply);
     }
   });
-  return handlers(host);
+  return handlers(host, recordings);
 };
 
-const handlers = (host: HostContext): ReturnType<HandlerModule> => ({
+const handlers = (host: HostContext, recordings: Recordings): ReturnType<HandlerModule> => ({
   async 'trace.open'({ path }, ctx) {
-    const recordings = recordingsOf(host);
     if (recordings.run?.live) throw new Error('a run is in progress: stop it before opening a trace');
     let trace: TraceContents;
     try {
@@ -162,14 +127,13 @@ const handlers = (host: HostContext): ReturnType<HandlerModule> => ({
   },
 
   async 'trace.seek'({ step }) {
-    const recordings = recordingsOf(host);
     if (recordings.run?.live) throw new Error('a run is in progress: seeking works on an opened trace or a finished run');
-    const source = await currentTrace(host);
+    const source = await currentTrace(recordings);
     recordings.replayedTo = replayFrames(host, source.trace, step);
   },
 
   async 'trace.export'({ path, format }, ctx) {
-    const source = await currentTrace(host);
+    const source = await currentTrace(recordings);
     const written = await exportTrace(source, format, path);
     const cut = source.trace.error ? ` (the steps before bad line ${source.trace.error.line})` : '';
     ctx.reply({
