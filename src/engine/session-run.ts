@@ -1,16 +1,15 @@
-// From a RunConfig to a live run: resolve the model folders and prompts, load the pair, resolve
-// τ_d (flags, profile or warm-up), build the policy, the runner, the metrics and an optional trace.
-// Shared by `echo-studio run` (loadRunSetup + createRunner) and the engine host's run handlers
-// (prepareRun + LiveRun, which step the same runner so the studio can pause and turn knobs).
+// From a RunConfig to a run's setup: resolve the model folders and prompts, load the pair sized for
+// them, resolve τ_d (flags, profile or warm-up) and build the policy. `echo-studio run`, `sweep`
+// and `reproduce` load a setup and start their runs on it (instrumented-run.ts); the engine host's
+// run handlers do both in one call (prepareRun).
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { findPackageRoot, packageVersion } from './package-root.js';
-import type { Knobs, RunConfig, WeightPrecision } from '../shared/config.js';
-import type { RunMetrics, StepEvent } from '../shared/events.js';
-import type { TraceHeader, TraceSummary } from '../shared/trace-schema.js';
+import type { RunConfig, WeightPrecision } from '../shared/config.js';
+import type { StepEvent } from '../shared/events.js';
+import type { TraceHeader } from '../shared/trace-schema.js';
 import { AUTO_WARMUP, needsWarmup, resolveGates, type ResolvedGates } from './calibrate/gates.js';
 import { warmupProgressLog } from './calibrate/warmup.js';
-import { RunMetricsAccumulator } from './metrics/run-metrics.js';
 import { isEagle3Config, parseEagle3Config } from './model/eagle3-config.js';
 import { loadPair, type DraftKind, type ModelPair } from './pair.js';
 import { measureForwardCurve } from './cost/measure.js';
@@ -18,7 +17,8 @@ import { parseModelConfig, readConfigJson } from './model/config.js';
 import { kvFitProblem } from './model/kv-budget.js';
 import { DEFAULT_DRAFT_COST } from './policy/echo.js';
 import { createPolicy, type PolicyOptions, type SpeculationPolicy } from './policy/index.js';
-import { Runner, slotRows, type RequestResult, type RunSummary, type WorkItem } from './runner.js';
+import { startRun, type InstrumentedRun } from './instrumented-run.js';
+import { slotRows, type WorkItem } from './runner.js';
 import { buildTraceHeader } from './trace/header.js';
 import { TraceRecorder } from './trace/writer.js';
 import { MAX_DRAFT_DEPTH } from './step.js';
@@ -40,7 +40,7 @@ export function draftKindOption(config: Pick<RunConfig, 'draftKind'>): { draftKi
 }
 
 /** The model folders a config names, or the bundled demo pair. */
-export function resolveModelDirs(config: RunConfig, root = packageRoot()): { draftDir: string; targetDir: string } {
+export function resolveModelDirs(config: Pick<RunConfig, 'draftDir' | 'targetDir' | 'draftKind'>, root = packageRoot()): { draftDir: string; targetDir: string } {
   if (config.draftDir !== undefined && config.targetDir !== undefined) {
     return { draftDir: path.resolve(config.draftDir), targetDir: path.resolve(config.targetDir) };
   }
@@ -62,7 +62,7 @@ export function resolveModelDirs(config: RunConfig, root = packageRoot()): { dra
  * The prompts of the file or bundled domain a config names, in file order, read as a stream;
  * with `limit`, only that many (a run of few requests does not read a huge file to its end).
  */
-export async function promptSource(config: RunConfig, options: { limit?: number; root?: string } = {}): Promise<PromptRecord[]> {
+export async function promptSource(config: Pick<RunConfig, 'promptsFile' | 'domain'>, options: { limit?: number; root?: string } = {}): Promise<PromptRecord[]> {
   if (config.promptsFile !== undefined) return readPromptsFile(config.promptsFile, { limit: options.limit });
   const dir = path.join(options.root ?? packageRoot(), 'assets', 'prompts');
   const file = path.join(dir, `${config.domain}.jsonl`);
@@ -269,43 +269,6 @@ export async function measureDraftCost(config: Pick<RunConfig, 'policy'>, pair: 
   return share;
 }
 
-/**
- * A runner over the setup's pair and workload (`policy`, `batch` and `kmax` default to the setup's
- * own; a sweep runs smaller batches on a pair loaded for its largest).
- */
-export function createRunner(
-  setup: RunSetup,
-  options: {
-    policy?: SpeculationPolicy;
-    batch?: number;
-    kmax?: number;
-    onStep?: (event: StepEvent) => void;
-    onRequestFinished?: (result: RequestResult) => void;
-    decodeText?: boolean;
-  } = {},
-): Runner {
-  const { config, pair } = setup;
-  return new Runner(
-    {
-      target: pair.target,
-      draft: pair.draft,
-      policy: options.policy ?? setup.policy,
-      batch: options.batch ?? config.batch,
-      kmax: options.kmax ?? config.kmax,
-      maxNewTokens: config.maxNewTokens,
-      temperature: config.temperature,
-      seed: config.seed,
-      eosTokenIds: pair.target.info.eosTokenIds,
-      maxLength: setup.maxLength,
-      // The studio shows the text each step emitted; headless runs skip the decoding.
-      ...(options.decodeText ? { decode: (ids: number[]) => pair.tokenizer.decode(ids) } : {}),
-      onStep: options.onStep,
-      onRequestFinished: options.onRequestFinished,
-    },
-    setup.workload,
-  );
-}
-
 /** The trace header of a setup's run: config, both models hashed, this machine, the resolved profile. */
 export function runTraceHeader(setup: RunSetup, recordCandidates = false): Promise<TraceHeader> {
   // The provider the target actually runs on (a CUDA request may have fallen back to CPU).
@@ -324,16 +287,12 @@ export function runTraceHeader(setup: RunSetup, recordCandidates = false): Promi
   });
 }
 
-/** A setup with its runner, metrics and optional trace recording, for a host that steps it. */
+/** A setup with its run started (trace recording optional), for a host that steps it; release() frees the models. */
 export interface PreparedRun extends RunSetup {
-  runner: Runner;
-  /** The metrics the live view shows (the trace recorder's own when recording). */
-  metrics: RunMetricsAccumulator;
-  recorder: TraceRecorder | null;
-  /** Writes the trace's summary line (when recording) once and returns the run's metrics. */
-  finish(reason: TraceSummary['reason'], options?: { wallMs?: number; message?: string }): RunMetrics;
+  run: InstrumentedRun;
 }
 
+/** Loads a setup and starts its run: the studio's run, each step's text decoded, recorded to `trace` when given. */
 export async function prepareRun(
   config: RunConfig,
   options: RunSetupOptions & { trace?: string; onStep?: (event: StepEvent) => void } = {},
@@ -341,68 +300,9 @@ export async function prepareRun(
   const setup = await loadRunSetup(config, options);
   try {
     const recorder = options.trace ? new TraceRecorder(options.trace, await runTraceHeader(setup)) : null;
-    const metrics = recorder?.metrics ?? new RunMetricsAccumulator({ policy: config.policy });
-    const runner = createRunner(setup, {
-      decodeText: true,
-      onStep: (event) => {
-        if (recorder) recorder.step(event);
-        else metrics.addStep(event);
-        options.onStep?.(event);
-      },
-    });
-    let finished: RunMetrics | null = null;
-    return {
-      ...setup,
-      runner,
-      metrics,
-      recorder,
-      finish(reason, finishOptions = {}) {
-        finished ??= recorder ? recorder.finish(reason, finishOptions) : metrics.metrics(finishOptions.wallMs);
-        return finished;
-      },
-    };
+    return { ...setup, run: startRun(setup, { recorder, decodeText: true, onStep: options.onStep }) };
   } catch (err) {
     await setup.release();
     throw err;
-  }
-}
-
-/**
- * A prepared run driven by an interactive host: the runner's own loop with a turn of the event
- * loop between steps, so pause, single steps, stop and knob changes are heard while it runs.
- * Knobs set while a step runs apply from the next step.
- */
-export class LiveRun {
-  constructor(private readonly runner: Runner) {}
-
-  get isPaused(): boolean {
-    return this.runner.isPaused;
-  }
-
-  pause(): void {
-    this.runner.pause();
-  }
-
-  resume(): void {
-    this.runner.resume();
-  }
-
-  /** While paused: one more step, then paused again. */
-  stepOnce(): void {
-    this.runner.stepOnce();
-  }
-
-  stop(): void {
-    this.runner.stop();
-  }
-
-  /** Checked by the runner (K_max below the batch or the requests in flight is refused, with the reason). */
-  setKnobs(knobs: Knobs): void {
-    this.runner.setKnobs(knobs);
-  }
-
-  /** Steps until the workload is done or stop(); `onPauseChange` hears when the loop parks and resumes. */
-  run(onPauseChange: (paused: boolean) => void = () => {}): Promise<RunSummary> {
-    return this.runner.run({ yieldBetweenSteps: true, onPark: onPauseChange });
   }
 }

@@ -15,9 +15,9 @@ import type { ModelledClock } from './cost/clock.js';
 import type { StepCosts } from '../shared/step-costs.js';
 import { medianRound, stepMedianMs } from './metrics/paired-rounds.js';
 import { runRounds, slotsForRounds, type Interleaving, type StartedRun } from './rounds.js';
-import { RunMetricsAccumulator } from './metrics/run-metrics.js';
 import { createPolicy } from './policy/index.js';
-import { createRunner, policyOptions, type RunSetup } from './session-run.js';
+import { startRun } from './instrumented-run.js';
+import { policyOptions, type RunSetup } from './session-run.js';
 import type { RunMetrics, StepEvent } from '../shared/events.js';
 
 /** A sweep entry: a policy, and the draft window it runs with when not the setup's. */
@@ -190,19 +190,16 @@ async function sweepBatch(
     const entry = entries.get(name)!;
     useWindow(entry);
     const policy = createPolicy(entry.policy, { ...policyOptions(config, gates), batch, kmax });
-    const metrics = new RunMetricsAccumulator({ policy: entry.policy });
-    let modelledMs = 0;
-    const stepMs: number[] = [];
     const round = started.get(name) ?? 0;
     started.set(name, round + 1);
-    const onStep = (e: StepEvent) => {
-      metrics.addStep(e);
-      options.onStep?.({ batch, entry: name, round }, e);
-      stepMs.push(e.timings.totalMs);
-      if (options.clock) modelledMs += options.clock.stepMs(e).totalMs;
+    const run = startRun(setup, { policy, batch, kmax, clock: options.clock, onStep: (e) => options.onStep?.({ batch, entry: name, round }, e) });
+    return {
+      runner: run.runner,
+      finish: (summary) => {
+        const outcome = run.measure(summary);
+        return { metrics: outcome.metrics, tokens: summary.results.map((r) => r.tokens), modelledMs: outcome.modelled?.ms ?? 0, stepMs: outcome.stepMs };
+      },
     };
-    const runner = createRunner(setup, { policy, batch, kmax, onStep });
-    return { runner, finish: (summary) => ({ metrics: metrics.metrics(summary.wallMs), tokens: summary.results.map((r) => r.tokens), modelledMs, stepMs }) };
   };
   const runs = await runRounds(options.policies, {
     rounds: options.rounds,

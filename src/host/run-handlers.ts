@@ -6,7 +6,8 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { BUNDLED_DRAFT, BUNDLED_HEAD, BUNDLED_TARGET, LiveRun, prepareRun, type PreparedRun } from '../engine/session-run.js';
+import type { Runner } from '../engine/runner.js';
+import { BUNDLED_DRAFT, BUNDLED_HEAD, BUNDLED_TARGET, prepareRun, type PreparedRun } from '../engine/session-run.js';
 import type { Knobs, RunConfig } from '../shared/config.js';
 import type { CalibrationSummary, EngineKnobsEvent } from '../shared/messages.js';
 import type { ResolvedGates } from '../engine/calibrate/gates.js';
@@ -21,7 +22,7 @@ const SNAPSHOT_COST_FACTOR = 10;
 
 interface ActiveRun {
   /** Null while the models load; the run can be stopped before it steps. */
-  live: LiveRun | null;
+  live: Runner | null;
   prepared: PreparedRun | null;
   stopRequested: boolean;
   /** Aborts the setup (loading, warm-up) when the run is stopped before it steps. */
@@ -124,7 +125,7 @@ export const runHandlers: HandlerModule = ({ host, recordings }) => {
     if (active?.knobs) ctx.reply(active.knobs);
   });
 
-  const requireLive = (verb: string): LiveRun => {
+  const requireLive = (verb: string): Runner => {
     if (!active) throw new Error(`no run is in progress to ${verb}`);
     if (!active.live) throw new Error(`the run is still loading; ${verb} once it runs`);
     return active.live;
@@ -160,7 +161,7 @@ export const runHandlers: HandlerModule = ({ host, recordings }) => {
             host.pushStep(event);
             return;
           }
-          const extras = { histograms: prepared.metrics.histograms(), metrics: prepared.metrics.metrics() };
+          const extras = { histograms: prepared.run.metrics.histograms(), metrics: prepared.run.metrics.metrics() };
           const done = performance.now();
           nextSnapshotAt = done + Math.max(SNAPSHOT_INTERVAL_MS, SNAPSHOT_COST_FACTOR * (done - started));
           host.pushStep(event, extras);
@@ -184,27 +185,29 @@ export const runHandlers: HandlerModule = ({ host, recordings }) => {
     run.prepared = prepared;
     try {
       if (run.stopRequested) {
-        prepared.finish('stopped');
+        prepared.run.end('stopped');
         host.setRunState('finished');
         return;
       }
-      const live = new LiveRun(prepared.runner);
+      // The runner's own loop, with a turn of the event loop between steps so that pause, single
+      // steps, stop and knob changes are heard while it runs; knobs apply from the next step.
+      const live = prepared.run.runner;
       run.live = live;
       run.knobs = initialKnobs(prepared);
       host.broadcast(run.knobs);
       host.setRunState('running');
       let summary;
       try {
-        summary = await live.run((paused) => host.setRunState(paused ? 'paused' : 'running'));
+        summary = await live.run({ yieldBetweenSteps: true, onPark: (paused) => host.setRunState(paused ? 'paused' : 'running') });
       } catch (err) {
         const message = firstLine(err);
-        const metrics = prepared.finish('error', { message });
-        host.pushStep(null, { histograms: prepared.metrics.histograms(), metrics });
+        const metrics = prepared.run.end('error', { message });
+        host.pushStep(null, { histograms: prepared.run.metrics.histograms(), metrics });
         fail(`the run failed: ${message}`, (err as Error).stack);
         return;
       }
-      const metrics = prepared.finish(summary.stopped ? 'stopped' : 'finished', { wallMs: summary.wallMs });
-      host.pushStep(null, { histograms: prepared.metrics.histograms(), metrics });
+      const metrics = prepared.run.end(summary.stopped ? 'stopped' : 'finished', { wallMs: summary.wallMs });
+      host.pushStep(null, { histograms: prepared.run.metrics.histograms(), metrics });
       host.setRunState('finished');
     } finally {
       if (active === run) active = null;
@@ -256,7 +259,7 @@ export const runHandlers: HandlerModule = ({ host, recordings }) => {
         run.knobs = appliedKnobs(run.knobs, knobs);
         host.broadcast(run.knobs);
       }
-      run.prepared?.recorder?.knobs(run.steps, knobs);
+      run.prepared?.run.recorder?.knobs(run.steps, knobs);
     },
   };
 };

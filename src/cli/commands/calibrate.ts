@@ -5,19 +5,16 @@
 //     [--tau-rule budget|separation] [--significance 0.05] [--depth 8] [--requests 24] [--batch 8] [--max-new-tokens 32]
 //     --out profile.json
 import { InvalidArgumentError, type Command } from 'commander';
-import { existsSync, readdirSync } from 'node:fs';
-import path from 'node:path';
 import { DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../../engine/calibrate/calibration.js';
 import { saveProfile, signalAucs, type EchoProfile } from '../../engine/calibrate/profile.js';
 import { calibratePair, calibrationWorkload, CLEARLY_BETTER_AUC, warmupKmax, warmupProgressLog } from '../../engine/calibrate/warmup.js';
 import { loadPair } from '../../engine/pair.js';
 import { formatServingHandOff, servingHandOff } from '../../engine/calibrate/serving-flags.js';
 import { slotRows } from '../../engine/runner.js';
-import { fitPrompts, readPromptsFile, skippedNotes, type PromptRecord } from '../../engine/workload.js';
-import { promptTokenLimit } from '../../engine/session-run.js';
-import { findPackageRoot } from '../../host/paths.js';
+import { fitPrompts, skippedNotes, type PromptRecord } from '../../engine/workload.js';
+import { promptSource, promptTokenLimit, resolveModelDirs } from '../../engine/session-run.js';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
-import { BUNDLED_DRAFT, BUNDLED_TARGET, confidenceFlag, DRAFT_PRECISION_HELP, THREADS_HELP, threadsFlag, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag } from './run.js';
+import { confidenceFlag, DRAFT_PRECISION_HELP, THREADS_HELP, threadsFlag, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag } from './run.js';
 import type { AttentionWindow, ConfidenceSignal, WeightPrecision } from '../../shared/config.js';
 import { integer } from '../flags.js';
 
@@ -51,32 +48,17 @@ export interface CalibrateReport {
 }
 
 /** The pair named by flags, or the bundled demo pair. */
-export function pairDirs(flags: { draft?: string; target?: string }, root = findPackageRoot(import.meta.url)): { draftDir: string; targetDir: string } {
+export function pairDirs(flags: { draft?: string; target?: string }, root?: string): { draftDir: string; targetDir: string } {
   if ((flags.draft === undefined) !== (flags.target === undefined)) {
     throw new Error('give both --draft and --target, or neither for the bundled pair');
   }
-  if (flags.draft !== undefined && flags.target !== undefined) {
-    return { draftDir: path.resolve(flags.draft), targetDir: path.resolve(flags.target) };
-  }
-  const draftDir = path.join(root, 'assets', 'models', BUNDLED_DRAFT);
-  const targetDir = path.join(root, 'assets', 'models', BUNDLED_TARGET);
-  for (const dir of [draftDir, targetDir]) {
-    if (!existsSync(path.join(dir, 'config.json'))) throw new Error(`the bundled demo pair is missing (${dir}); pass --draft DIR --target DIR`);
-  }
-  return { draftDir, targetDir };
+  return resolveModelDirs({ draftDir: flags.draft, targetDir: flags.target }, root);
 }
 
 /** The first `count` prompts of --prompts FILE or a bundled --domain (never repeated: a copy teaches nothing). */
-export async function calibrationPrompts(flags: { domain?: string; prompts?: string }, count: number, root = findPackageRoot(import.meta.url)): Promise<PromptRecord[]> {
+export async function calibrationPrompts(flags: { domain?: string; prompts?: string }, count: number, root?: string): Promise<PromptRecord[]> {
   if ((flags.domain === undefined) === (flags.prompts === undefined)) throw new Error('give exactly one of --domain NAME or --prompts FILE');
-  if (flags.prompts !== undefined) return readPromptsFile(flags.prompts, { limit: count });
-  const dir = path.join(root, 'assets', 'prompts');
-  const file = path.join(dir, `${flags.domain}.jsonl`);
-  if (!existsSync(file)) {
-    const known = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.jsonl')).map((f) => f.slice(0, -6)) : [];
-    throw new Error(`unknown domain "${flags.domain}" (bundled: ${known.join(', ') || 'none'}); or pass --prompts FILE`);
-  }
-  return readPromptsFile(file, { limit: count });
+  return promptSource({ domain: flags.domain, promptsFile: flags.prompts }, { limit: count, root });
 }
 
 export async function executeCalibrate(flags: CalibrateFlags, log?: (line: string) => void): Promise<CalibrateReport> {

@@ -14,7 +14,8 @@ import { judgeClaims } from '../../engine/reproduce/claims.js';
 import { renderReport, type ReportMeta } from '../../engine/reproduce/report.js';
 import { LOAD_POLICIES, plannedWork, runStudy, TABLE1_POLICIES, type DomainWorkload, type StudyPlan } from '../../engine/reproduce/study.js';
 import { createPolicy } from '../../engine/policy/index.js';
-import { createRunner, loadRunSetup, measureDraftCost, promptSource, type RunSetup } from '../../engine/session-run.js';
+import { startRun } from '../../engine/instrumented-run.js';
+import { loadRunSetup, measureDraftCost, promptSource, type RunSetup } from '../../engine/session-run.js';
 import { encodePrompt, type PromptRecord } from '../../engine/workload.js';
 import { findPackageRoot, packageVersion } from '../../host/paths.js';
 import { clockCosts, clockFromFlags, DRAFT_PRECISION_HELP, draftCostFlag, draftPrecisionFlag, runConfigFromFlags, THREADS_HELP, threadsFlag } from './run.js';
@@ -170,10 +171,10 @@ async function expectedSeconds(setup: RunSetup, plan: StudyPlan, maxNewTokens: n
   const probe = async (batch: number) => {
     const policy = createPolicy('static', { ...setup.config, batch, kmax: plan.kmax(batch) });
     const workload = Array.from({ length: batch }, (_, k) => ({ ...plan.domains[0].runs[k % plan.domains[0].runs.length], id: `probe-${k}` }));
-    const runner = createRunner({ ...setup, workload, config: { ...setup.config, maxNewTokens: Math.min(8, maxNewTokens) } }, { policy, batch, kmax: plan.kmax(batch) });
-    await runner.run(); // the first run pays for warming up; the second is timed
-    const timed = createRunner({ ...setup, workload, config: { ...setup.config, maxNewTokens: Math.min(8, maxNewTokens) } }, { policy: createPolicy('static', { ...setup.config, batch, kmax: plan.kmax(batch) }), batch, kmax: plan.kmax(batch) });
-    const summary = await timed.run();
+    const probeSetup = { ...setup, workload, config: { ...setup.config, maxNewTokens: Math.min(8, maxNewTokens) } };
+    await startRun(probeSetup, { policy, batch, kmax: plan.kmax(batch) }).runner.run(); // the first run pays for warming up; the second is timed
+    const timed = startRun(probeSetup, { policy: createPolicy('static', { ...setup.config, batch, kmax: plan.kmax(batch) }), batch, kmax: plan.kmax(batch) });
+    const summary = await timed.runner.run();
     const tokens = summary.results.reduce((s, r) => s + r.tokens.length, 0);
     return tokens / Math.max(1e-3, summary.wallMs / 1000);
   };

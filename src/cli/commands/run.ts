@@ -10,14 +10,14 @@ import { checkOutputPaths, JsonLinesOutput, streamedOutput } from '../output-fil
 import { clockFromSpec, type ModelledClock } from '../../engine/cost/clock.js';
 import { suggestKmax } from '../../engine/cost/knee.js';
 import { loadHardwareProfile, profileMismatches, type HardwareProfile } from '../../engine/cost/measure.js';
-import { formatStepTime, RunMetricsAccumulator, withSpeedupVsAr } from '../../engine/metrics/run-metrics.js';
+import { formatStepTime, withSpeedupVsAr } from '../../engine/metrics/run-metrics.js';
 import type { VerifyCost } from '../../engine/policy/echo-scheduler.js';
-import { createPolicy, type SpeculationPolicy } from '../../engine/policy/index.js';
+import { createPolicy } from '../../engine/policy/index.js';
 import { runLockstep } from '../../engine/lockstep.js';
-import type { RequestResult, RunSummary } from '../../engine/runner.js';
-import { createRunner, loadRunSetup, runTraceHeader, type RunSetup } from '../../engine/session-run.js';
+import { startRun, type ModelledTime, type RunOutcome } from '../../engine/instrumented-run.js';
+import type { RequestResult } from '../../engine/runner.js';
+import { loadRunSetup, runTraceHeader, type RunSetup } from '../../engine/session-run.js';
 import { promptText } from '../../engine/workload.js';
-import { ExpansionRecorder } from '../../engine/trace/expansions.js';
 import { TraceRecorder } from '../../engine/trace/writer.js';
 import { ConfidenceSignalSchema, defaultDraftPrecision, GATED_POLICIES, MAX_DRAFT_COST, parseValidAttentionWindow, POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema, type AttentionWindow, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { RunMetrics, StepTimeSplit } from '../../shared/events.js';
@@ -85,14 +85,6 @@ export interface RunReport {
   ar?: { steps: number; stepTime?: StepTimeSplit; atArStepCost: number };
 }
 
-export interface ModelledTime {
-  clock: string;
-  ms: number;
-  draftMs: number;
-  verifyMs: number;
-  /** Generated tokens per modelled second. */
-  throughput: number;
-}
 
 const ELASTIC: readonly PolicyName[] = ['ddd', ...GATED_POLICIES];
 /** The policy-specific flags and the policies that read them. */
@@ -235,66 +227,36 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
     if (options.recordCandidates && !options.trace) throw new Error('--record-candidates needs --trace FILE');
     const traceOutput = options.trace ? streamedOutput(options.trace) : null;
     const recorder = traceOutput ? new TraceRecorder(traceOutput.writePath, await runTraceHeader(setup, options.recordCandidates)) : null;
-    const expansions = options.recordCandidates ? new ExpansionRecorder() : null;
-    const startRun = (which: SpeculationPolicy, record: boolean) => {
-      const metrics = new RunMetricsAccumulator({ policy: which.name });
-      let stepMs = 0;
-      let modelMs = 0;
-      const modelled = { totalMs: 0, draftMs: 0, verifyMs: 0 };
-      const runner = createRunner(setup, {
-        policy: record && expansions ? expansions.wrap(which) : which,
-        // A recorded trace carries each node's token text, as the studio's do.
-        decodeText: record && recorder !== null,
-        ...(record && options.onOutput ? { onRequestFinished: (result: RequestResult) => options.onOutput?.(outputLine(result, setup)) } : {}),
-        onStep: (event) => {
-          metrics.addStep(event);
-          if (record) recorder?.step(expansions ? expansions.annotate(event) : event);
-          stepMs += event.timings.totalMs;
-          modelMs += event.timings.modelMs ?? 0;
-          if (options.clock) {
-            const t = options.clock.stepMs(event);
-            modelled.totalMs += t.totalMs;
-            modelled.draftMs += t.draftMs;
-            modelled.verifyMs += t.verifyMs;
-          }
-        },
-      });
-      const finish = (summary: RunSummary) => {
-        const runMetrics = metrics.metrics(summary.wallMs);
-        const modelledTime: ModelledTime | undefined = options.clock && {
-          clock: options.clock.label,
-          ms: modelled.totalMs,
-          draftMs: modelled.draftMs,
-          verifyMs: modelled.verifyMs,
-          throughput: modelled.totalMs > 0 ? runMetrics.generatedTokens / (modelled.totalMs / 1000) : 0,
-        };
-        return { summary, metrics: runMetrics, modelled: modelledTime, engineOverhead: stepMs > 0 ? (stepMs - modelMs) / stepMs : 0 };
-      };
-      return { runner, finish };
-    };
+    const run = startRun(setup, {
+      recorder,
+      recordCandidates: options.recordCandidates,
+      clock: options.clock,
+      // A recorded trace carries each node's token text, as the studio's do.
+      decodeText: recorder !== null,
+      ...(options.onOutput ? { onRequestFinished: (result: RequestResult) => options.onOutput?.(outputLine(result, setup)) } : {}),
+    });
     // The same workload under ar on the same loaded pair, for the wall-time speedup: the two take
     // turns step by step, each timing only its own steps, so the machine's drift falls on both alike.
     const compare = options.compareAr && config.policy !== 'ar';
-    let main;
-    let ar;
+    let main: RunOutcome;
+    let ar: RunOutcome | undefined;
     try {
-      const run = startRun(setup.policy, true);
       if (compare) {
         options.log?.('running the same workload under ar for the speedup, the two taking turns step by step');
-        const arRun = startRun(createPolicy('ar', { ...config }), false);
+        const arRun = startRun(setup, { policy: createPolicy('ar', { ...config }), clock: options.clock });
         const [mainSummary, arSummary] = await runLockstep([run.runner, arRun.runner]);
-        main = run.finish(mainSummary);
-        ar = arRun.finish(arSummary);
+        main = run.measure(mainSummary);
+        ar = arRun.measure(arSummary);
       } else {
-        main = run.finish(await run.runner.run());
+        main = run.measure(await run.runner.run());
       }
     } catch (err) {
-      recorder?.finish('error', { message: (err as Error).message });
+      run.end('error', { message: (err as Error).message });
       traceOutput?.commit();
       throw err;
     }
     const metrics = ar ? withSpeedupVsAr(main.metrics, ar.metrics) : main.metrics;
-    recorder?.finish('finished', { wallMs: main.summary.wallMs, speedupVsAr: metrics.speedupVsAr });
+    run.end('finished', { wallMs: main.summary.wallMs, speedupVsAr: metrics.speedupVsAr });
     traceOutput?.commit();
     const arSteps = ar ? { ar: { steps: ar.metrics.steps, stepTime: ar.metrics.stepTime, atArStepCost: atBaselineStepCost(main.metrics, ar.metrics) } } : {};
     const ungated = setup.gates?.source === 'ungated' ? { ungated: true } : {};

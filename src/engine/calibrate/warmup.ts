@@ -3,10 +3,11 @@
 // the target accepted the path that far (the metrics' label rule). The result feeds
 // calibrateDepths and buildProfile.
 import { ConfidenceSignalSchema, type ConfidenceSignal, type TreeShape } from '../../shared/config';
-import { DepthHistogramAccumulator } from '../metrics/depth-histograms';
+import type { DepthHistogramAccumulator } from '../metrics/depth-histograms';
 import type { ModelSession } from '../model/types';
 import { ElasticScheduler } from '../policy/echo-scheduler';
-import { Runner, type WorkItem } from '../runner';
+import { startRun } from '../instrumented-run';
+import type { WorkItem } from '../runner';
 import { acceptanceFromSamples } from './acceptance';
 import { calibrateDepths, DEFAULT_DELTA, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, type DepthCalibration, type TauRule } from './calibration';
 import { buildProfile, type EchoProfile } from './profile';
@@ -84,25 +85,22 @@ export async function collectWarmupSamples(options: WarmupOptions): Promise<Warm
   if (!(depth >= 1)) throw new Error(`calibration depth must be at least 1, got ${depth}`);
   const topk = options.topk ?? WARMUP_TOPK;
   const kmax = warmupKmax(batch, depth, topk);
-  const accumulator = new DepthHistogramAccumulator();
   let steps = 0;
   let requestSteps = 0;
   let finished = 0;
-  const runner = new Runner(
+  // The run's metrics label every drafted layer's confidence: those samples are the warm-up's yield.
+  const run = startRun(
     {
-      target: options.target,
-      draft: options.draft,
+      pair: { target: options.target, draft: options.draft },
+      config: { batch, kmax, maxNewTokens: options.maxNewTokens, temperature: 0, seed: 0 },
       policy: warmupPolicy(depth, topk, options.confidence),
-      batch,
-      kmax,
-      maxNewTokens: options.maxNewTokens,
-      temperature: 0,
-      seed: 0,
-      eosTokenIds: options.eosTokenIds,
+      workload: options.workload,
       maxLength: options.maxLength,
+      eosTokenIds: options.eosTokenIds,
+    },
+    {
       onStep: (event) => {
         for (const r of event.requests) {
-          accumulator.addRequestStep(r);
           requestSteps++;
           if (r.finished) finished++;
         }
@@ -110,9 +108,9 @@ export async function collectWarmupSamples(options: WarmupOptions): Promise<Warm
         options.onProgress?.(finished, options.workload.length);
       },
     },
-    options.workload,
   );
-  await runner.run();
+  await run.runner.run();
+  const accumulator = run.metrics.depthHistograms;
   return { accumulator, steps, requestSteps, prompts: options.workload.length };
 }
 

@@ -53,7 +53,8 @@ export class RunMetricsAccumulator {
   /** Deepest position any request-step verified a draft node at, + 1. */
   private positions = 0;
   private readonly requests = new Map<string, RequestClock>();
-  private readonly depthHistograms: DepthHistogramAccumulator;
+  /** Layer confidences by depth, labelled accepted or rejected (a calibration reads the samples). */
+  readonly depthHistograms: DepthHistogramAccumulator;
 
   constructor(options: RunMetricsOptions) {
     this.policy = options.policy;

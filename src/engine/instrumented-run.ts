@@ -1,0 +1,166 @@
+// One instrumented run: the runner over a loaded pair and its requests, with the policy, the trace
+// recording and the modelled clock a caller asks for, and one way to measure what it did. Every
+// run goes through here: `echo-studio run` (and its --compare-ar partner), each entry of a sweep
+// round, the calibration warm-up, and the studio's live run in the engine host.
+import type { RunConfig } from '../shared/config.js';
+import type { RunMetrics, StepEvent } from '../shared/events.js';
+import type { TraceSummary } from '../shared/trace-schema.js';
+import type { ModelledClock } from './cost/clock.js';
+import { RunMetricsAccumulator } from './metrics/run-metrics.js';
+import type { ModelSession } from './model/types.js';
+import type { SpeculationPolicy } from './policy/types.js';
+import { Runner, type RequestResult, type RunSummary, type WorkItem } from './runner.js';
+import { ExpansionRecorder } from './trace/expansions.js';
+import type { TraceRecorder } from './trace/writer.js';
+
+/**
+ * What a run steps over and with. A loaded run setup (session-run.ts) is one; the warm-up builds
+ * its own from the sessions it was given.
+ */
+export interface RunSource {
+  pair: { target: ModelSession; draft: ModelSession | null; tokenizer?: { decode(ids: number[]): string } };
+  config: Pick<RunConfig, 'batch' | 'kmax' | 'maxNewTokens' | 'temperature' | 'seed'>;
+  policy: SpeculationPolicy;
+  workload: readonly WorkItem[];
+  /** KV rows per slot the pair was loaded with. */
+  maxLength?: number;
+  /** Token ids that end a request (default: the target's). */
+  eosTokenIds?: readonly number[];
+}
+
+export interface RunInstruments {
+  /** Instead of the source's (a sweep runs other policies and smaller batches on one loaded pair). */
+  policy?: SpeculationPolicy;
+  batch?: number;
+  kmax?: number;
+  /** Every step goes to this trace (its metrics are then the recorder's). */
+  recorder?: TraceRecorder | null;
+  /** With a recorder: each draft expansion's top-k goes to the trace too, so `trace what-if` can re-score it. */
+  recordCandidates?: boolean;
+  /** Also time every step on this modelled clock. */
+  clock?: ModelledClock;
+  /** Events carry each step's emitted text (the studio and recorded traces show it). */
+  decodeText?: boolean;
+  onStep?: (event: StepEvent) => void;
+  /** Each request as it finishes. */
+  onRequestFinished?: (result: RequestResult) => void;
+}
+
+/** A run's time on a modelled clock. */
+export interface ModelledTime {
+  clock: string;
+  ms: number;
+  draftMs: number;
+  verifyMs: number;
+  /** Generated tokens per modelled second. */
+  throughput: number;
+}
+
+/** What a finished run measured. */
+export interface RunOutcome {
+  summary: RunSummary;
+  metrics: RunMetrics;
+  /** Share of step time spent outside onnxruntime's run() (the engine's own work). */
+  engineOverhead: number;
+  /** Each step's time, prefill included. */
+  stepMs: number[];
+  /** With a modelled clock. */
+  modelled?: ModelledTime;
+}
+
+/** A run set up and not started: its runner (step it, pause it, turn its knobs) and its measures. */
+export interface InstrumentedRun {
+  runner: Runner;
+  /** The metrics so far (the live view reads them; the recorder's own when recording). */
+  metrics: RunMetricsAccumulator;
+  recorder: TraceRecorder | null;
+  /** What the run's summary measures. */
+  measure(summary: RunSummary): RunOutcome;
+  /**
+   * Ends the recording once, writing the trace's summary line when recording, and returns the
+   * run's metrics; later calls return the same.
+   */
+  end(reason: TraceSummary['reason'], options?: { wallMs?: number; message?: string; speedupVsAr?: number }): RunMetrics;
+}
+
+export function startRun(source: RunSource, instruments: RunInstruments = {}): InstrumentedRun {
+  const { pair, config } = source;
+  const recorder = instruments.recorder ?? null;
+  const expansions = recorder && instruments.recordCandidates ? new ExpansionRecorder() : null;
+  const inner = instruments.policy ?? source.policy;
+  const policy = expansions ? expansions.wrap(inner) : inner;
+  const metrics = recorder?.metrics ?? new RunMetricsAccumulator({ policy: inner.name });
+  const stepMs: number[] = [];
+  let modelMs = 0;
+  const modelled = { totalMs: 0, draftMs: 0, verifyMs: 0 };
+  const clock = instruments.clock;
+  const decode = instruments.decodeText && pair.tokenizer ? pair.tokenizer : null;
+  const runner = new Runner(
+    {
+      target: pair.target,
+      draft: pair.draft,
+      policy,
+      batch: instruments.batch ?? config.batch,
+      kmax: instruments.kmax ?? config.kmax,
+      maxNewTokens: config.maxNewTokens,
+      temperature: config.temperature,
+      seed: config.seed,
+      eosTokenIds: source.eosTokenIds ?? pair.target.info.eosTokenIds,
+      maxLength: source.maxLength,
+      // Headless runs skip decoding each step's text.
+      ...(decode ? { decode: (ids: number[]) => decode.decode(ids) } : {}),
+      onStep: (event) => {
+        if (recorder) recorder.step(expansions ? expansions.annotate(event) : event);
+        else metrics.addStep(event);
+        stepMs.push(event.timings.totalMs);
+        modelMs += event.timings.modelMs ?? 0;
+        if (clock) {
+          const t = clock.stepMs(event);
+          modelled.totalMs += t.totalMs;
+          modelled.draftMs += t.draftMs;
+          modelled.verifyMs += t.verifyMs;
+        }
+        instruments.onStep?.(event);
+      },
+      onRequestFinished: instruments.onRequestFinished,
+    },
+    source.workload,
+  );
+  let ended: RunMetrics | null = null;
+  return {
+    runner,
+    metrics,
+    recorder,
+    measure(summary) {
+      const runMetrics = metrics.metrics(summary.wallMs);
+      let totalMs = 0;
+      for (const ms of stepMs) totalMs += ms;
+      return {
+        summary,
+        metrics: runMetrics,
+        engineOverhead: totalMs > 0 ? (totalMs - modelMs) / totalMs : 0,
+        stepMs,
+        ...(clock
+          ? {
+              modelled: {
+                clock: clock.label,
+                ms: modelled.totalMs,
+                draftMs: modelled.draftMs,
+                verifyMs: modelled.verifyMs,
+                throughput: modelled.totalMs > 0 ? runMetrics.generatedTokens / (modelled.totalMs / 1000) : 0,
+              },
+            }
+          : {}),
+      };
+    },
+    end(reason, options = {}) {
+      if (ended) return ended;
+      if (recorder) ended = recorder.finish(reason, options);
+      else {
+        ended = metrics.metrics(options.wallMs);
+        if (options.speedupVsAr !== undefined) ended.speedupVsAr = options.speedupVsAr;
+      }
+      return ended;
+    },
+  };
+}
