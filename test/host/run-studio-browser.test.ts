@@ -85,7 +85,7 @@ describe.skipIf(skipReason !== null)('a studio run in the browser', () => {
     expect(last).toBeGreaterThan(2);
     await slider.focus();
     await page.keyboard.press('Home');
-    await expect.poll(() => page.getByTestId('super-tree-summary').textContent()).toMatch(/^step 0 ·/);
+    await expect.poll(() => page.getByTestId('super-tree-summary').textContent(), { timeout: 15_000 }).toMatch(/^step 0 ·/);
     expect(await page.getByTestId('trace-scrubber-step').textContent()).toBe(`step 0 of ${last}`);
     await page.keyboard.press('End');
     await expect.poll(() => page.getByTestId('super-tree-summary').textContent()).toMatch(new RegExp(`^step ${last} ·`));

@@ -15,7 +15,6 @@ Writes assets/models/card.json and assets/models/README.md.
 import argparse
 import json
 import os
-import struct
 import time
 
 import numpy as np
@@ -34,12 +33,7 @@ def np_forward(folder, ids, capture=()):
     """Logits [t, V]; with `capture`, also the outputs of those decoder layers (0-based), by index."""
     with open(os.path.join(folder, "config.json")) as fh:
         c = json.load(fh)
-    with open(os.path.join(folder, "model.safetensors"), "rb") as fh:
-        n = struct.unpack("<Q", fh.read(8))[0]
-        hdr = json.loads(fh.read(n))
-        raw = fh.read()
-    W = {k: np.frombuffer(raw[v["data_offsets"][0]:v["data_offsets"][1]], "<f4").reshape(v["shape"]).astype(np.float64)
-         for k, v in hdr.items() if k != "__metadata__"}
+    W = {k: a.astype(np.float64) for k, a in M.read_safetensors(os.path.join(folder, "model.safetensors")).items()}
     H, KV, D, eps = c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"], c["rms_norm_eps"]
 
     def rms(x, w):
@@ -119,6 +113,38 @@ def chain_run(target, propose, prompt_ids, bos, eos, k, max_new, is_number):
     return accepted, by_kind
 
 
+@torch.no_grad()
+def greedy_text(model, enc, prompt, bos, eos, max_new):
+    """The model's greedy continuation of BOS + prompt, as text (stops at EOS)."""
+    ctx = [bos] + enc.encode(prompt)
+    out = []
+    for _ in range(max_new):
+        t = int(model(torch.tensor([ctx]))[0, -1].argmax())
+        if t == eos:
+            break
+        out.append(t)
+        ctx.append(t)
+    return enc.decode(out)
+
+
+def prose_source(sources):
+    """The prose domain's source and licence for the card, from prepare_data.py's record of them."""
+    handbook = ("The Debian Administrator's Handbook, English HTML (Debian package debian-handbook 11.20220922), "
+                "running-text paragraphs", "GPL-2.0-or-later or CC-BY-SA-3.0 (Raphaël Hertzog, Roland Mas)")
+    docs = ("the Python 3.11 documentation, running-text paragraphs of its HTML (Debian package python3.11-doc)",
+            "PSF-2.0")
+    chosen = (sources or {}).get("prose", ["handbook"])
+    parts = [p for name, p in (("handbook", handbook), ("python-docs", docs)) if name in chosen]
+    return {"source": "; ".join(p[0] for p in parts), "licence": "; ".join(p[1] for p in parts)}
+
+
+def read_json(path):
+    if not path or not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--target", default=os.path.join(ROOT, "assets/models/echo-demo-target"))
@@ -133,6 +159,12 @@ def main():
     ap.add_argument("--max-prompts", type=int, default=64, help="first N prompts per domain; 0 = all")
     ap.add_argument("--max-windows", type=int, default=64, help="held-out 256-token windows per domain, evenly spaced; 0 = all")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--previous-target", default=None,
+                    help="the target this pair replaces: its held-out loss on the same windows goes in the card")
+    ap.add_argument("--samples", type=int, default=3, help="greedy samples of the target per domain (first prompts)")
+    ap.add_argument("--sample-tokens", type=int, default=48)
+    ap.add_argument("--profile", default=None,
+                    help="`echo-studio profile-hw --json` output for the target on this machine (its curve and knee)")
     ap.add_argument("--note", action="append", default=[], help="a line for the model card's training section")
     ap.add_argument("--notes-file", default=None, help="more such lines, one per line")
     a = ap.parse_args()
@@ -166,6 +198,13 @@ def main():
         loss[name] = {d: round(v, 4) for d, v in T.evaluate(m, windows).items()}
         print(f"{name} held-out loss: {loss[name]}")
     heldout_tokens = {d: int(w[:, 1:].numel()) for d, w in windows.items()}
+    previous = None
+    if a.previous_target and os.path.isdir(a.previous_target):
+        prev = M.load_hf_folder(a.previous_target).eval()
+        previous = {"parameters": prev.num_parameters(),
+                    "heldout_loss": {d: round(v, 4) for d, v in T.evaluate(prev, windows).items()}}
+        print(f"previous target held-out loss: {previous['heldout_loss']}")
+        del prev
 
     # 3. greedy chain acceptance
     with open(os.path.join(a.target, "config.json")) as fh:
@@ -207,6 +246,14 @@ def main():
         print(f"{d}: mean accepted {acc[d]['mean_accepted']} / {a.chain}, per depth {acc[d]['acceptance_per_depth']}, "
               f"by token kind {acc[d]['by_token_kind']}")
 
+    samples = {}
+    for d in DOMAINS:
+        with open(os.path.join(a.prompts, f"{d}.jsonl"), encoding="utf-8") as fh:
+            prompts = [json.loads(l) for l in fh if l.strip()][: a.samples]
+        samples[d] = [{"id": p.get("id"), "prompt": p["prompt"],
+                       "target": greedy_text(models["target"], enc, p["prompt"], tc["bos_token_id"], tc["eos_token_id"], a.sample_tokens)}
+                      for p in prompts]
+
     def pick(tm):
         return {k: tm.get(k) for k in ("steps", "planned_steps", "time_budget_min", "batch", "seq", "tokens",
                                         "train_seconds", "lr", "warmup", "weight_decay", "domain_weights",
@@ -244,8 +291,7 @@ def main():
         "data": {
             "code": {"source": "Python 3.11 standard library sources (Debian package libpython3.11-stdlib, /usr/lib/python3.11/*.py)",
                      "licence": "PSF-2.0"},
-            "prose": {"source": "The Debian Administrator's Handbook, English HTML (Debian package debian-handbook 11.20220922), running-text paragraphs",
-                      "licence": "GPL-2.0-or-later or CC-BY-SA-3.0 (Raphaël Hertzog, Roland Mas)"},
+            "prose": prose_source(read_json(os.path.join(a.data, "corpus", "sources.json"))),
             "math": {"source": "arithmetic word problems with worked answers generated by tools/train/prepare_data.py",
                      "licence": "part of this project"},
             "token_counts": stats,
@@ -257,10 +303,28 @@ def main():
             "chain_length": a.chain, "max_new_tokens": a.max_new,
             "per_domain": acc,
         },
+        "samples": {"method": f"the target's greedy continuation of BOS + prompt, up to {a.sample_tokens} tokens",
+                    "per_domain": samples},
         "reference_check_max_abs_logit_diff": ref_check,
         "notes": a.note,
         "eval_seconds": round(time.time() - t0, 1),
     }
+    if previous:
+        card["heldout_loss"]["previous_target"] = previous
+    storage = {name: read_json(os.path.join(a.data, f"rounding_{os.path.basename(os.path.normpath(folder))}.json"))
+               for name, folder in (("target", a.target), ("draft", a.draft), ("head", a.head))}
+    card["storage"] = {k: v for k, v in storage.items() if v}
+    profile = read_json(a.profile)
+    if profile:
+        card["profile_hw"] = {
+            "command": "echo-studio profile-hw --json",
+            "host": profile["profile"]["host"], "slots": profile["profile"]["slots"],
+            "context": profile["profile"]["context"],
+            "target_curve": profile["profile"]["target"],
+            "knee_tokens": profile["target"]["kmax"], "t_ar_ms": round(profile["target"]["tArMs"], 3),
+            "gamma_per_token": round(profile["target"]["gamma"], 5),
+            "fit_rms_relative_error": round(profile["target"]["rmsRelativeError"], 4),
+        }
     if os.path.exists(os.path.join(a.head, "config.json")):
         import evaluate_head
         meta["head"], card["head_evaluation"] = evaluate_head.evaluate(

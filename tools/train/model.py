@@ -3,6 +3,7 @@
 safetensors writer/reader (the `safetensors` package is not needed)."""
 import json
 import math
+import os
 import struct
 
 import numpy as np
@@ -160,13 +161,15 @@ class LlamaForCausalLM(nn.Module):
         return sd
 
 
-_ST_DTYPES = {"F32": "<f4", "I64": "<i8", "BOOL": "|b1"}
+_ST_DTYPES = {"F32": "<f4", "F16": "<f2", "I64": "<i8", "BOOL": "|b1"}
 
 
-def save_safetensors(tensors, path, metadata=None):
+def save_safetensors(tensors, path, metadata=None, float_tag="F32"):
     """safetensors: u64 little-endian header length, JSON header, raw little-endian data.
-    Floating tensors are written as F32; int64 tensors as I64 and bool tensors as BOOL (the
-    vocabulary maps of an EAGLE-3 head)."""
+    Floating tensors are written as `float_tag` (F32, or F16 to halve what the repository stores;
+    the runtime computes in float32 either way); int64 tensors as I64 and bool tensors as BOOL (the
+    vocabulary maps of an EAGLE-3 head). The file is written under a temporary name and renamed."""
+    assert float_tag in ("F32", "F16"), float_tag
     header, blobs, offset = {}, [], 0
     if metadata:
         header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
@@ -177,8 +180,8 @@ def save_safetensors(tensors, path, metadata=None):
         elif t.dtype == torch.int64:
             tag = "I64"
         else:
-            tag = "F32"
-        a = t.float().numpy() if tag == "F32" else t.numpy()
+            tag = float_tag
+        a = t.float().numpy() if tag in ("F32", "F16") else t.numpy()
         a = a.astype(_ST_DTYPES[tag], copy=False)
         b = np.ascontiguousarray(a).tobytes()
         header[name] = {"dtype": tag, "shape": list(a.shape), "data_offsets": [offset, offset + len(b)]}
@@ -186,14 +189,17 @@ def save_safetensors(tensors, path, metadata=None):
         offset += len(b)
     h = json.dumps(header, separators=(",", ":")).encode("utf-8")
     h += b" " * ((8 - len(h) % 8) % 8)  # pad so the data starts 8-byte aligned
-    with open(path, "wb") as fh:
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as fh:
         fh.write(struct.pack("<Q", len(h)))
         fh.write(h)
         for b in blobs:
             fh.write(b)
+    os.replace(tmp, path)
 
 
-def load_safetensors(path):
+def read_safetensors(path):
+    """name -> NumPy array; F16 weights are widened to float32, as the runtime does."""
     with open(path, "rb") as fh:
         n = struct.unpack("<Q", fh.read(8))[0]
         header = json.loads(fh.read(n))
@@ -204,9 +210,22 @@ def load_safetensors(path):
             continue
         assert info["dtype"] in _ST_DTYPES, info
         s, e = info["data_offsets"]
-        a = np.frombuffer(data[s:e], dtype=_ST_DTYPES[info["dtype"]]).reshape(info["shape"]).copy()
-        out[name] = torch.from_numpy(a)
+        a = np.frombuffer(data[s:e], dtype=_ST_DTYPES[info["dtype"]]).reshape(info["shape"])
+        out[name] = a.astype(np.float32) if info["dtype"] == "F16" else a.copy()
     return out
+
+
+def safetensors_float_tag(path):
+    """The tag the floating tensors of a safetensors file are stored in (F32 or F16)."""
+    with open(path, "rb") as fh:
+        n = struct.unpack("<Q", fh.read(8))[0]
+        header = json.loads(fh.read(n))
+    tags = {v["dtype"] for k, v in header.items() if k != "__metadata__" and v["dtype"] in ("F32", "F16")}
+    return "F16" if tags == {"F16"} else "F32"
+
+
+def load_safetensors(path):
+    return {name: torch.from_numpy(a) for name, a in read_safetensors(path).items()}
 
 
 def load_hf_folder(folder):

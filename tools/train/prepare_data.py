@@ -338,6 +338,9 @@ def main():
         "prose": collect_prose_sources(a.out, sources),
         "math": collect_math(a.math_train, a.math_heldout),
     }
+    # evaluate.py names the sources in the model card from this
+    with open(os.path.join(corpus, "sources.json"), "w", encoding="utf-8") as fh:
+        json.dump({"prose": sorted(sources), "math_train": a.math_train, "math_heldout": a.math_heldout}, fh)
     for d, (tr, ho) in domains.items():
         for split, docs in (("train", tr), ("heldout", ho)):
             with open(os.path.join(corpus, f"{d}.{split}.json"), "w", encoding="utf-8") as fh:

@@ -108,7 +108,7 @@ def lr_at(step, total, peak, warmup, progress=None):
     return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, p))))
 
 
-def export(model, out, tokdir, extra_meta):
+def export(model, out, data, extra_meta):
     os.makedirs(out, exist_ok=True)
     c = dict(model.config)
     with open(os.path.join(out, "config.json"), "w") as fh:
@@ -117,10 +117,11 @@ def export(model, out, tokdir, extra_meta):
     with open(os.path.join(out, "generation_config.json"), "w") as fh:
         json.dump({"bos_token_id": c["bos_token_id"], "eos_token_id": c["eos_token_id"],
                    "do_sample": False, "max_new_tokens": 128}, fh, indent=2)
-    shutil.copy(os.path.join(tokdir, "tokenizer.json"), os.path.join(out, "tokenizer.json"))
+    shutil.copy(os.path.join(data, "tokenizer", "tokenizer.json"), os.path.join(out, "tokenizer.json"))
     with open(os.path.join(out, "tokenizer_config.json"), "w") as fh:
         json.dump(bpe.tokenizer_config(c["max_position_embeddings"]), fh, indent=2)
-    with open(os.path.join(HERE, ".data", f"train_{os.path.basename(out)}.json"), "w") as fh:
+    # evaluate.py reads the training record from the same data folder
+    with open(os.path.join(data, f"train_{os.path.basename(os.path.normpath(out))}.json"), "w") as fh:
         json.dump(extra_meta, fh, indent=2)
 
 
@@ -259,7 +260,7 @@ def main():
             "weight_decay": a.wd, "domain_weights": weights, "init": os.path.basename(a.init) if a.init else None,
             "teacher": bool(a.teacher), "ce_steps": a.ce_steps,
             "kd_alpha": a.kd_alpha if a.teacher else None, "history": history}
-    export(model, a.out, os.path.join(a.data, "tokenizer"), meta)
+    export(model, a.out, a.data, meta)
     log(f"{a.name}: wrote {a.out} ({step} steps, {meta['tokens']:,} tokens, {elapsed / 60:.1f} min)")
 
 

@@ -89,9 +89,11 @@ def write(card, path):
     t, d = m["target"], m["draft"]
     L = []
     L.append("# ECHO demo model pair\n")
+    stored = card.get("storage", {})
+    dtypes = sorted({v.get("stored", "float32") for v in stored.values()} | ({"float32"} if len(stored) < 2 else set()))
     L.append("Two small Llama-architecture language models that ship with ECHO Studio so the app runs with")
     L.append("nothing to download: `echo-demo-target` and its draft `echo-demo-draft`. They share one byte-level")
-    L.append("BPE tokenizer and are stored in the Hugging Face format (config.json, model.safetensors in float32,")
+    L.append(f"BPE tokenizer and are stored in the Hugging Face format (config.json, model.safetensors in {' or '.join(dtypes)},")
     L.append("tokenizer.json, tokenizer_config.json, generation_config.json), loaded by the app exactly like a")
     L.append("user's own model folder. They are teaching/benchmark models, not useful assistants: the point is")
     L.append("that draft/target agreement differs by domain and by depth, which is what the product visualises.\n")
@@ -111,7 +113,8 @@ def write(card, path):
     L.append(f"| model.safetensors | {t['size_bytes'] / 1e6:.1f} MB | {d['size_bytes'] / 1e6:.1f} MB |")
     L.append("")
     L.append("Both: `LlamaForCausalLM` (RMSNorm eps 1e-5, RoPE theta 10000 in the rotate-half convention,")
-    L.append("SiLU-gated MLP, grouped-query attention, no biases, tied input/output embeddings, float32).")
+    L.append("SiLU-gated MLP, grouped-query attention, no biases, tied input/output embeddings; the runtime")
+    L.append("computes in float32 whatever the stored precision).")
     L.append("Token id 0 is `<|endoftext|>`, used as BOS and EOS; training text has it before every document.")
     L.append("The tokenizer does not add it by itself (no post-processor): prepend `bos_token_id` to a prompt,")
     L.append("as the numbers below do. The parameter count counts the tied embedding once.\n")
@@ -141,7 +144,7 @@ def write(card, path):
             budget = (f" (planned {tr['planned_steps']} steps or {tr['time_budget_min']:g} min of training time, "
                       f"whichever came first; the cosine schedule follows the further of the two)")
         L.append(f"- **{label}**: {tr['steps']} steps x {tr['batch']} sequences x {tr['seq']} tokens = "
-                 f"{_fmt_int(tr['tokens'])} tokens, {tr['train_seconds'] / 60:.1f} min on 2 shared CPU cores "
+                 f"{_fmt_int(tr['tokens'])} tokens, {tr['train_seconds'] / 60:.1f} min on CPU "
                  f"(PyTorch 1.13, fp32){budget}. AdamW (betas 0.9/0.95, weight decay {tr['weight_decay']}), "
                  f"peak lr {tr['lr']}, {tr['warmup']} warm-up steps, cosine decay to 10%, gradient clip 1.0; "
                  f"domain mix {tr['domain_weights']}.{extra}")
@@ -160,11 +163,42 @@ def write(card, path):
     L.append("")
     L.append("## Held-out loss\n")
     L.append(f"Mean cross-entropy in nats/token over evenly spaced, non-overlapping {loss['window']}-token windows of each held-out split (token counts below).\n")
-    L.append("| domain | held-out tokens | target | draft |")
-    L.append("|---|---|---|---|")
+    prev = loss.get("previous_target")
+    if prev:
+        L.append(f"*Previous target* is the {prev['parameters'] / 1e6:.1f}M-parameter target this one replaced, "
+                 "measured on the same windows.\n")
+    L.append("| domain | held-out tokens | target | draft |" + (" previous target |" if prev else ""))
+    L.append("|---|---|---|---|" + ("---|" if prev else ""))
     for dom in DOMAINS:
-        L.append(f"| {dom} | {_fmt_int(loss['tokens'][dom])} | {loss['target'][dom]:.3f} | {loss['draft'][dom]:.3f} |")
+        L.append(f"| {dom} | {_fmt_int(loss['tokens'][dom])} | {loss['target'][dom]:.3f} | {loss['draft'][dom]:.3f} |"
+                 + (f" {prev['heldout_loss'][dom]:.3f} |" if prev else ""))
     L.append("")
+    if stored:
+        L.append("## Stored precision\n")
+        L.append("The repository stores these weights in float16 to halve its size; the runtime widens them to")
+        L.append("float32 on load. What the rounding costs, measured on held-out windows before and after:\n")
+        L.append("| model | largest weight change | largest logit change | held-out loss change (code / prose / math) |")
+        L.append("|---|---|---|---|")
+        for name, r in stored.items():
+            if "heldout_loss_float32" in r:
+                dl = " / ".join(f"{r['heldout_loss_float16'][d] - r['heldout_loss_float32'][d]:+.5f}" for d in DOMAINS)
+                L.append(f"| {name} | {r['max_abs_weight_change']:.1e} | {r['max_abs_logit_change']:.1e} | {dl} |")
+            else:
+                L.append(f"| {name} | {r['max_abs_weight_change']:.1e} | - | - |")
+        L.append("")
+    prof = card.get("profile_hw")
+    if prof:
+        L.append("## Forward time on the build machine\n")
+        L.append(f"`{prof['command']}` on {prof['host'].get('cpu', 'this CPU')} ({prof['host'].get('provider', 'cpu')}): "
+                 f"the target's forward time against the number of packed tokens ({prof['slots']} requests, "
+                 f"{prof['context']} committed rows each, median of repeats). The fit: {prof['t_ar_ms']:.2f} ms for one "
+                 f"token, flat up to a knee at **{prof['knee_tokens']} tokens**, then {prof['gamma_per_token']:.4f} x that "
+                 f"per extra token (rms error {prof['fit_rms_relative_error'] * 100:.0f}%). Below the knee, verifying "
+                 "a tree costs about one token's time; that is the regime in which speculation pays.\n")
+        L.append("| tokens | " + " | ".join(str(p["tokens"]) for p in prof["target_curve"]) + " |")
+        L.append("|---|" + "---|" * len(prof["target_curve"]))
+        L.append("| ms | " + " | ".join(f"{p['ms']:.2f}" for p in prof["target_curve"]) + " |")
+        L.append("")
     L.append("## Greedy acceptance of the draft by the target\n")
     n_prompts = sorted({r["prompts"] for r in acc["per_domain"].values()})
     L.append(f"Measured in Python (`tools/train/evaluate.py`) on the first {'/'.join(map(str, n_prompts))} prompts of each "
@@ -194,6 +228,18 @@ def write(card, path):
     L.append("Machine-readable numbers: `card.json` (`heldout_loss.target.code`, `acceptance.per_domain.math.mean_accepted`, ...).")
     L.append(f"The exported files were checked against an independent NumPy Llama forward (max |logit difference|: "
              + ", ".join(f"{k} {v:.1e}" for k, v in card["reference_check_max_abs_logit_diff"].items()) + ").\n")
+    samples = card.get("samples")
+    if samples:
+        L.append("## Greedy samples\n")
+        L.append(f"{samples['method'][0].upper()}{samples['method'][1:]}, on the first prompts of each bundled set;")
+        L.append("⟨ ⟩ marks the model's continuation.\n")
+        fence = "`" * 3
+        for dom in DOMAINS:
+            for smp in samples["per_domain"].get(dom, []):
+                L.append(f"**{dom}** `{smp.get('id')}`\n")
+                L.append(fence + "text")
+                L.append(f"{smp['prompt']}⟨{smp['target']}⟩".replace(fence, "` ` `"))
+                L.append(fence + "\n")
     if "head" in m and "head_evaluation" in card:
         _head_section(L, card)
     L.append("## Limitations\n")
