@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuild the bundled demo model pair from scratch (a maintainer's step, never part of install/CI).
 #
-#   tools/train/train_demo_pair.sh            # run from anywhere; about two and a half hours on 2 idle CPU cores
+#   tools/train/train_demo_pair.sh            # run from anywhere; about three and a half hours on 2 idle CPU cores
 #
 # Needs Debian's PyTorch and NumPy (apt-get install python3-torch python3-numpy libopenblas0-pthread),
 # apt-get/dpkg-deb (to fetch the debian-handbook package) and, for the tokenizer check, Node with the
@@ -42,7 +42,7 @@ fi
 "$PY" "$HERE/train.py" --name echo-demo-target-v2 --out "$ROOT/assets/models/echo-demo-target" \
   --hidden 512 --intermediate 1408 --layers 8 --heads 8 --kv-heads 4 --max-pos 512 \
   --batch 8 --steps 6000 --lr 1e-3 --warmup 200 --weights code=0.4,prose=0.3,math=0.3 \
-  --eval-every 250 --ckpt-every 50 --time-budget-min 85
+  --eval-every 250 --ckpt-every 50 --time-budget-min 160
 "$PY" "$HERE/store_half.py" "$ROOT/assets/models/echo-demo-target" --data "$DATA"
 
 stage "4/6 train the draft (Llama, ~0.9M parameters): (a) cross-entropy pre-training, (b) distillation from the target"
