@@ -253,14 +253,3 @@ export function clockFromSpec(spec: string, measured?: MeasuredCurves): Modelled
   return rooflineClock(hardwareByName(hwName), modelByName(modelName));
 }
 
-/** Sums a modelled clock over a run's steps. */
-export function modelledRunMs(clock: ModelledClock, events: Iterable<StepEvent>): ModelledStep {
-  const total = { draftMs: 0, verifyMs: 0, totalMs: 0 };
-  for (const e of events) {
-    const s = clock.stepMs(e);
-    total.draftMs += s.draftMs;
-    total.verifyMs += s.verifyMs;
-    total.totalMs += s.totalMs;
-  }
-  return total;
-}

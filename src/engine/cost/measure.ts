@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { ModelSession } from '../model/types';
 import { AttentionWindowSchema, formatAttentionWindow, WeightPrecisionSchema, type AttentionWindow, type WeightPrecision } from '../../shared/config';
-import { fitKnee, type KneeFit, type TimedPoint } from './knee';
+import type { TimedPoint } from './knee';
 
 export const DEFAULT_TOKEN_COUNTS = [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512];
 
@@ -100,10 +100,6 @@ export function parseHardwareProfile(json: unknown, source = 'hardware profile')
     throw new Error(`${source}: not a valid hardware profile: ${issue.path.join('.') || '(top level)'}: ${issue.message}`);
   }
   return result.data;
-}
-
-export function fitHardwareProfile(profile: HardwareProfile): { target: KneeFit; draft: KneeFit } {
-  return { target: fitKnee(profile.target), draft: fitKnee(profile.draft) };
 }
 
 /**

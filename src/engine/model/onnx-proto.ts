@@ -163,7 +163,3 @@ export interface ModelProtoJs {
 export function encodeModel(model: ModelProtoJs): Uint8Array {
   return ModelProtoType.encode(ModelProtoType.fromObject(model)).finish();
 }
-
-export function decodeModel(bytes: Uint8Array): ModelProtoJs {
-  return ModelProtoType.toObject(ModelProtoType.decode(bytes), { longs: Number, bytes: Uint8Array, defaults: false }) as ModelProtoJs;
-}

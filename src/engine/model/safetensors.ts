@@ -1,6 +1,6 @@
 // Safetensors reader: headers are parsed eagerly (cheap), tensor data is read on demand, one tensor
 // at a time, and converted to float32 (the graph computes in float32 whatever the file holds).
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { ModelLoadError } from './errors.js';
 
@@ -122,10 +122,6 @@ export function indexWeights(dir: string): WeightIndex {
 /** Identity of the weight files for cache keys: name, size, header and content hash of each. */
 export function weightIdentity(index: WeightIndex, contentHash: (file: string) => string): string {
   return index.files.map((f) => `${basename(f.path)}|${f.size}|${contentHash(f.path)}|${f.header}`).join('\n');
-}
-
-export function fileSize(path: string): number {
-  return statSync(path).size;
 }
 
 function halfToFloat(h: number): number {
