@@ -1,5 +1,5 @@
-// Policies by name: the baselines and the ECHO family (ddd, dense, fixed, echo).
-import type { PolicyName } from '../../shared/config';
+// Policies by name: the baselines and the ECHO family (ddd, dense, fixed, echo), and any policy a
+// program registers beside them (registerPolicy).
 import { ArPolicy } from './ar';
 import { ChainPolicy } from './chain';
 import { DddPolicy } from './ddd';
@@ -23,7 +23,17 @@ const registry = new Map<string, PolicyFactory>([
   ['echo', (o) => new EchoPolicy(o)],
 ]);
 
-export function registerPolicy(name: PolicyName, factory: PolicyFactory): void {
+/**
+ * Adds a policy under a new name: createPolicy builds it from then on, and every test that
+ * iterates availablePolicies() covers it. A name already taken is refused, so a built-in policy
+ * cannot be replaced by accident.
+ */
+export function registerPolicy(name: string, factory: PolicyFactory): void {
+  // A sweep entry reads `@` and `#` after the name, so names keep to a plain alphabet.
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(name)) {
+    throw new Error(`policy name "${name}": use lower-case letters, digits and dashes`);
+  }
+  if (registry.has(name)) throw new Error(`a policy named "${name}" is already registered`);
   registry.set(name, factory);
 }
 
