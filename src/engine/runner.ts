@@ -8,7 +8,8 @@ import { isDraftHead, type ModelSession } from './model/types';
 import type { SpeculationPolicy } from './policy/types';
 import { prefill } from './prefill';
 import { Rng } from './rng';
-import { MAX_DRAFT_DEPTH, speculativeStep, type InFlight, type StepEngine } from './step';
+import { MAX_DRAFT_DEPTH } from './draft/drive';
+import { speculativeStep, type InFlight, type StepEngine } from './step';
 
 /** One request of a workload, already tokenised. */
 export interface WorkItem {

@@ -21,7 +21,7 @@ import { startRun, type InstrumentedRun } from './instrumented-run.js';
 import { slotRows, type WorkItem } from './runner.js';
 import { buildTraceHeader } from './trace/header.js';
 import { TraceRecorder } from './trace/writer.js';
-import { MAX_DRAFT_DEPTH } from './step.js';
+import { MAX_DRAFT_DEPTH } from './draft/drive.js';
 import { encodePrompt, fitPrompts, readPromptsFile, repeatNote, skippedNotes, takeRequests, type FittedPrompts, type PromptRecord, type PromptTokenizer } from './workload.js';
 
 export const BUNDLED_DRAFT = 'echo-demo-draft';

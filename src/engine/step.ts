@@ -1,22 +1,19 @@
 // One speculative step over the requests in flight, top to bottom:
-//   draft & gate → schedule → pack → verify → commit
-// Each phase is one call; the step returns the event that describes everything it did.
+//   draft & gate → select → pack → verify → commit
+// Each phase is one call; the step returns the event that describes everything it did. Drafting
+// and selection follow the policy protocol in draft/drive.ts, with the draft model expanding.
 import type { BudgetSplit, FinishReason, RequestStep, StepEvent, TreeNode } from '../shared/events';
-import { recordLayerConfidences } from './draft/confidence';
+import { draftTreesAsync, newStepContext, selectVerified, type Layer } from './draft/drive';
 import { draftLayer, type DraftSlot } from './draft/drafter';
 import { isDraftHead, type ModelSession } from './model/types';
 import { prefill } from './prefill';
-import type { SpeculationPolicy, StepContext, StepRequest } from './policy/types';
+import type { SpeculationPolicy, StepContext } from './policy/types';
 import type { Rng } from './rng';
-import { DraftTree } from './tree';
 import { commitDraft, commitTarget, emitTokens, type Emission } from './verify/commit';
 import { commitHead } from './verify/commit-head';
 import { verifyGreedy, type Verdict } from './verify/greedy';
 import { packSuperTree, type SuperTree } from './verify/pack';
 import { verifySampled } from './verify/sampling';
-
-/** Depth at which drafting stops even if a policy keeps asking for more. */
-export const MAX_DRAFT_DEPTH = 64;
 
 /** A request in flight, between steps. */
 export interface InFlight {
@@ -88,10 +85,10 @@ export async function speculativeStep(
   runStart: number,
 ): Promise<StepEvent> {
   const start = performance.now();
-  const state = beginStep(batch, stepIndex, kmax, engine.policy);
-  await draftAndGate(engine, batch, state);
+  const state = beginStep(batch, stepIndex, kmax);
+  await draftTreesAsync(engine.policy, state.ctx, (layer) => draftWithModel(engine, batch, state, layer));
   const drafted = performance.now();
-  scheduleSuperTree(engine.policy, state.ctx);
+  selectVerified(engine.policy, state.ctx);
   const superTree = packSuperTree(
     state.ctx.requests.map((r) => r.tree),
     batch.map((r) => r.targetSlot),
@@ -122,42 +119,31 @@ export async function speculativeStep(
   return event;
 }
 
-function beginStep(batch: readonly InFlight[], step: number, kmax: number, policy: SpeculationPolicy): StepState {
-  const requests: StepRequest[] = batch.map((r, index) => ({
-    id: r.id,
-    index,
-    tree: new DraftTree(r.id, r.root),
-    confidences: [],
-    gates: [],
-    remaining: r.maxNewTokens - r.output.length,
-  }));
+function beginStep(batch: readonly InFlight[], step: number, kmax: number): StepState {
+  const ctx = newStepContext(
+    step,
+    kmax,
+    batch.map((r) => ({ id: r.id, root: r.root, remaining: r.maxNewTokens - r.output.length })),
+  );
   const drafts = batch.map((r, i) => ({
-    tree: requests[i].tree,
+    tree: ctx.requests[i].tree,
     slot: r.draftSlot,
     pending: r.draftPending,
     scratchRows: 0,
   }));
-  const ctx: StepContext = { step, kmax, requests, transfers: [] };
-  policy.begin(ctx);
   return { ctx, drafts, modelMs: 0, prefillMs: 0, draftRows: [], draftRequests: [], features: null };
 }
 
-/** Depth by depth: the policy picks the frontier (gating there), the draft forwards it, the policy grows the layer. */
-async function draftAndGate(engine: StepEngine, batch: readonly InFlight[], state: StepState): Promise<void> {
-  const { policy, draft } = engine;
-  if (policy.candidatesPerNode === 0 || draft === null) return;
-  const { ctx, drafts } = state;
-  for (let depth = 0; depth < MAX_DRAFT_DEPTH; depth++) {
-    const frontiers = policy.frontier(depth, ctx);
-    if (depth === 0) await prefillDraftOnFirstUse(draft, batch, frontiers, state);
-    const stats = await draftLayer(draft, drafts, frontiers, depth, policy.candidatesPerNode);
-    if (stats === null) return;
-    state.modelMs += stats.runMs;
-    state.draftRows.push(stats.tokens);
-    state.draftRequests.push(stats.requests);
-    policy.grow(depth, ctx);
-    recordLayerConfidences(ctx.requests, depth, policy.confidence);
-  }
+/** One layer of the step's trees through the draft model (draft/drive.ts runs the policy around it). */
+async function draftWithModel(engine: StepEngine, batch: readonly InFlight[], state: StepState, layer: Layer): Promise<void> {
+  const { draft, policy } = engine;
+  if (draft === null) throw new Error(`policy "${policy.name}" drafts, but no draft model was given`);
+  if (layer.depth === 0) await prefillDraftOnFirstUse(draft, batch, layer.frontiers, state);
+  const stats = await draftLayer(draft, state.drafts, layer.frontiers, layer.depth, policy.candidatesPerNode);
+  if (stats === null) return;
+  state.modelMs += stats.runMs;
+  state.draftRows.push(stats.tokens);
+  state.draftRequests.push(stats.requests);
 }
 
 /** Prefills the draft for the requests it drafts for the first time (InFlight.draftPrefix). */
@@ -173,18 +159,6 @@ async function prefillDraftOnFirstUse(
   state.modelMs += await prefill(draft, first.map((r) => ({ slot: r.draftSlot, prefix: r.draftPrefix! })));
   for (const r of first) r.draftPrefix = null;
   state.prefillMs += performance.now() - start;
-}
-
-/** The policy picks the verified nodes; the engine enforces the global cap. */
-export function scheduleSuperTree(policy: SpeculationPolicy, ctx: StepContext): void {
-  policy.select(ctx);
-  let total = 0;
-  for (const r of ctx.requests) total += 1 + r.tree.verifiedCount;
-  if (total > ctx.kmax) {
-    throw new Error(
-      `policy "${policy.name}" broke the cap at step ${ctx.step}: Σ(1+K_i) = ${total} > K_max = ${ctx.kmax}`,
-    );
-  }
 }
 
 async function verifySuperTree(

@@ -13,12 +13,15 @@
 // this step have gone with these settings?". Wall time is not re-simulated.
 
 import type { TreeShape } from '../../shared/config.js';
+import type { RequestStep, RunMetrics, StepEvent, TreeNode } from '../../shared/events.js';
 import type { Expansion, TraceStep } from '../../shared/trace-schema.js';
 import { parseProfile, profileGates } from '../calibrate/profile.js';
-import { recordLayerConfidences } from '../draft/confidence.js';
+import { driveStep, newStepContext, type Layer } from '../draft/drive.js';
+import { RunMetricsAccumulator } from '../metrics/run-metrics.js';
 import { createPolicy, type PolicyOptions, type SpeculationPolicy, type StepContext, type StepRequest } from '../policy/index.js';
-import { MAX_DRAFT_DEPTH } from '../step.js';
-import { DraftTree } from '../tree.js';
+import { verifyGreedy } from '../verify/greedy.js';
+import { packSuperTree, type PackedRequest } from '../verify/pack.js';
+import type { DraftTree } from '../tree.js';
 import type { TraceContents } from './parse.js';
 
 /** Settings to re-score under; anything absent keeps the recorded run's value. */
@@ -135,7 +138,7 @@ function rescoreStep(
   kmax: number,
   maxNewTokens: number,
   futures: Map<string, RequestFuture>,
-): WhatIfStep {
+): { result: WhatIfStep; event: StepEvent | null } {
   const recorded = step.requests.map((r) => {
     if (r.expansions === undefined) throw new Error(`step ${step.step} has no recorded expansions for ${r.requestId}`);
     const byPath = new Map<string, Expansion>();
@@ -144,41 +147,32 @@ function rescoreStep(
     for (const e of r.expansions) byPath.set(pathKey(parents, tokens, e.node), e);
     return byPath;
   });
-  const requests: StepRequest[] = step.requests.map((r, index) => ({
-    id: r.requestId,
-    index,
-    tree: new DraftTree(r.requestId, r.nodes[0].token),
-    confidences: [],
-    gates: [],
-    remaining: maxNewTokens - futures.get(r.requestId)!.outputBefore,
-  }));
-  const ctx: StepContext = { step: step.step, kmax, requests, transfers: [] };
+  const ctx = newStepContext(
+    step.step,
+    kmax,
+    step.requests.map((r) => ({ id: r.requestId, root: r.nodes[0].token, remaining: maxNewTokens - futures.get(r.requestId)!.outputBefore })),
+  );
   try {
-    policy.begin(ctx);
-    if (policy.candidatesPerNode > 0) draftFromRecording(policy, ctx, recorded);
-    policy.select(ctx);
+    driveStep(policy, ctx, expandFromRecording(policy.candidatesPerNode, recorded));
   } catch (e) {
     if (!(e instanceof UndecidedStep)) throw e;
-    return { step: step.step, decided: false, reason: e.message, kmax, requests: [] };
+    return { result: { step: step.step, decided: false, reason: e.message, kmax, requests: [] }, event: null };
   }
-  let verifiedTokens = 0;
-  for (const r of requests) verifiedTokens += 1 + r.tree.verifiedCount;
-  if (verifiedTokens > kmax) throw new Error(`policy "${policy.name}" broke the cap at step ${step.step}: Σ(1+K_i) = ${verifiedTokens} > K_max = ${kmax}`);
+  const superTree = packSuperTree(
+    ctx.requests.map((r) => r.tree),
+    ctx.requests.map((r) => r.index),
+  );
+  const verified = ctx.requests.map((r, i) => verifyAgainstOutput(r, superTree.requests[i], futures.get(r.id)!, maxNewTokens));
   return {
-    step: step.step,
-    decided: true,
-    kmax,
-    verifiedTokens,
-    requests: requests.map((r) => verifyAgainstOutput(r, futures.get(r.id)!, maxNewTokens)),
+    result: { step: step.step, decided: true, kmax, verifiedTokens: superTree.tokens, requests: verified.map((v) => v.result) },
+    event: metricsEvent(step.step, kmax, superTree.tokens, verified.flatMap((v) => (v.requestStep ? [v.requestStep] : []))),
   };
 }
 
-/** The engine's draft loop, with the draft model replaced by the recorded expansions. */
-function draftFromRecording(policy: SpeculationPolicy, ctx: StepContext, recorded: Map<string, Expansion>[]): void {
-  const k = policy.candidatesPerNode;
-  for (let depth = 0; depth < MAX_DRAFT_DEPTH; depth++) {
-    const frontiers = policy.frontier(depth, ctx);
-    let expanded = 0;
+/** The draft model's part in the driver, played by the expansions the run recorded. */
+function expandFromRecording(k: number, recorded: Map<string, Expansion>[]): (layer: Layer, ctx: StepContext) => void {
+  let row = 0;
+  return ({ depth, frontiers }, ctx) => {
     frontiers.forEach((frontier, i) => {
       const tree = ctx.requests[i].tree;
       for (const node of frontier) {
@@ -190,39 +184,83 @@ function draftFromRecording(policy: SpeculationPolicy, ctx: StepContext, recorde
         if (e.tokens.length < k) {
           throw new UndecidedStep(`${tree.requestId}: the recording kept ${e.tokens.length} candidates per node, the policy needs ${k}`);
         }
-        tree.setCandidates(node, expanded++, Int32Array.from(e.tokens.slice(0, k)), Float32Array.from(e.logq.slice(0, k)));
+        tree.setCandidates(node, row++, Int32Array.from(e.tokens.slice(0, k)), Float32Array.from(e.logq.slice(0, k)));
       }
     });
-    if (expanded === 0) return;
-    policy.grow(depth, ctx);
-    recordLayerConfidences(ctx.requests, depth, policy.confidence);
-  }
+  };
 }
 
-/** Greedy verification with the recorded output as the target's argmax path. */
-function verifyAgainstOutput(r: StepRequest, future: RequestFuture, maxNewTokens: number): WhatIfRequestStep {
+/** A target token past the recorded output: greedy verification never accepts it. */
+const UNKNOWN = -1;
+
+/**
+ * Greedy verification (verify/greedy.ts) with the recorded output as the target's argmax path: a
+ * node d + 1 tokens below the root reads the output's token d + 1 positions on. Only the nodes on
+ * the accepted path are read, and they lie on the recorded path, so the others' values never matter.
+ */
+function verifyAgainstOutput(
+  r: StepRequest,
+  packed: PackedRequest,
+  future: RequestFuture,
+  maxNewTokens: number,
+): { result: WhatIfRequestStep; requestStep?: RequestStep } {
   const tree = r.tree;
   let verifiedDepth = 0;
   for (let n = 1; n < tree.size; n++) if (tree.verified[n]) verifiedDepth = Math.max(verifiedDepth, tree.depth[n] + 1);
   const base = { requestId: r.id, verifiedDraftNodes: tree.verifiedCount, verifiedDepth };
-  let node = 0;
-  let accepted = 0;
-  for (;;) {
-    const children = tree.verifiedChildren(node);
-    if (children.length === 0) break;
-    const position = future.outputBefore + accepted;
-    if (position >= future.greedy.length) {
-      const known = future.greedy.length - future.outputBefore;
-      return { ...base, decided: false, reason: `${r.id}: the tree reaches past the recorded output (${known} tokens known from this step on)` };
-    }
-    const next = children.find((c) => tree.token[c] === future.greedy[position]);
-    if (next === undefined) break;
-    accepted++;
-    node = next;
+  const argmax = Array.from(packed.nodeOfRow, (node) => future.greedy[future.outputBefore + tree.depth[node] + 1] ?? UNKNOWN);
+  const verdict = verifyGreedy({ ...packed, offset: 0 }, argmax);
+  const accepted = verdict.accepted.length;
+  const last = verdict.accepted.at(-1) ?? 0;
+  if (verdict.bonus === UNKNOWN && tree.verifiedChildren(last).length > 0) {
+    const known = future.greedy.length - future.outputBefore;
+    return { result: { ...base, decided: false, reason: `${r.id}: the tree reaches past the recorded output (${known} tokens known from this step on)` } };
   }
   // Emission stops at EOS or the length cap exactly where the recorded output did.
   const cap = future.finishes ? future.outputLeft : maxNewTokens - future.outputBefore;
-  return { ...base, decided: true, acceptedLength: accepted, emittedLength: Math.min(accepted + 1, cap) };
+  const emittedLength = Math.min(accepted + 1, cap);
+  const requestStep: RequestStep = {
+    requestId: r.id,
+    nodes: treeNodes(tree),
+    gates: r.gates,
+    confidences: r.confidences,
+    accepted: verdict.accepted,
+    bonusToken: verdict.bonus,
+    emitted: Array.from({ length: emittedLength }, (_, p) => future.greedy[future.outputBefore + p] ?? UNKNOWN),
+  };
+  return { result: { ...base, decided: true, acceptedLength: accepted, emittedLength }, requestStep };
+}
+
+function treeNodes(tree: DraftTree): TreeNode[] {
+  return Array.from({ length: tree.size }, (_, id) => ({
+    id,
+    parent: tree.parent[id],
+    depth: tree.depth[id],
+    token: tree.token[id],
+    logq: tree.logq[id],
+    pathScore: tree.pathScore[id],
+    grant: tree.grant[id],
+    verified: tree.verified[id],
+  }));
+}
+
+/**
+ * A re-scored step as the run metrics read it: the decided request-steps only (the metrics are
+ * over those), with the whole step's verified tokens. Wall time is not re-simulated.
+ */
+function metricsEvent(step: number, kmax: number, verifiedTokens: number, requests: RequestStep[]): StepEvent {
+  return {
+    type: 'step',
+    step,
+    t: 0,
+    kmax,
+    verifiedTokens,
+    requests,
+    timings: { draftMs: 0, packMs: 0, verifyMs: 0, commitMs: 0, totalMs: 0 },
+    budget: { roots: 0, base: 0, depth: 0, width: 0, unused: 0 },
+    transfers: [],
+    paddingWaste: 0,
+  };
 }
 
 /** Re-score a recorded greedy run (recorded with recordCandidates) under other settings. */
@@ -241,6 +279,7 @@ export function rescoreTrace(trace: TraceContents, settings: WhatIfSettings = {}
   const options: PolicyOptions = { ...config, ...(profile ? profileGates(profile) : {}), draftCost: config.draftCost ?? 0, ...settings };
   const policy = createPolicy(config.policy, options);
   const futures = requestFutures(trace.steps);
+  const metrics = new RunMetricsAccumulator({ policy: config.policy });
   // Knob changes the run recorded apply at their step, unless the what-if sets that knob; each
   // step line already carries the K_max in force.
   const knobsAt = new Map(trace.knobs.map((k) => [k.step, k.knobs]));
@@ -250,49 +289,27 @@ export function rescoreTrace(trace: TraceContents, settings: WhatIfSettings = {}
       const fixed = { ...(settings.taus ? { taus: settings.taus } : {}), ...(settings.tau !== undefined ? { tau: settings.tau } : {}) };
       policy.setKnobs?.({ ...knobs, ...fixed });
     }
-    return rescoreStep(policy, step, settings.kmax ?? step.kmax, config.maxNewTokens, futures[s]);
+    const { result, event } = rescoreStep(policy, step, settings.kmax ?? step.kmax, config.maxNewTokens, futures[s]);
+    if (event) metrics.addStep(event);
+    return result;
   });
-  return { policy: config.policy, settings, steps, ...summarise(steps) };
+  return { policy: config.policy, settings, steps, ...summarise(steps, metrics.metrics()) };
 }
 
-function summarise(steps: WhatIfStep[]): Omit<WhatIfResult, 'policy' | 'settings' | 'steps'> {
-  let decidedSteps = 0;
-  let verifiedTokens = 0;
-  let decided = 0;
-  let undecided = 0;
-  let accepted = 0;
-  let emitted = 0;
-  let verifiedDraft = 0;
-  const reached: number[] = [];
-  let positions = 0;
-  for (const s of steps) {
-    if (!s.decided) continue;
-    decidedSteps++;
-    verifiedTokens += s.verifiedTokens!;
-    for (const r of s.requests) {
-      if (!r.decided) {
-        undecided++;
-        continue;
-      }
-      decided++;
-      accepted += r.acceptedLength!;
-      emitted += r.emittedLength!;
-      verifiedDraft += r.verifiedDraftNodes;
-      for (let p = 0; p < r.acceptedLength!; p++) reached[p] = (reached[p] ?? 0) + 1;
-      positions = Math.max(positions, r.verifiedDepth, r.acceptedLength!);
-    }
-  }
-  const perRequestStep = (x: number) => (decided > 0 ? x / decided : 0);
+function summarise(steps: WhatIfStep[], run: RunMetrics): Omit<WhatIfResult, 'policy' | 'settings' | 'steps'> {
+  const decided = steps.filter((s) => s.decided);
+  const requestSteps = decided.flatMap((s) => s.requests);
+  const decidedRequestSteps = requestSteps.filter((r) => r.decided).length;
   return {
-    decidedSteps,
-    decidedRequestSteps: decided,
-    undecidedRequestSteps: undecided,
+    decidedSteps: decided.length,
+    decidedRequestSteps,
+    undecidedRequestSteps: requestSteps.length - decidedRequestSteps,
     metrics: {
-      meanAcceptedTokens: perRequestStep(accepted),
-      meanAcceptanceLength: perRequestStep(emitted),
-      draftUtilisation: verifiedDraft > 0 ? accepted / verifiedDraft : 0,
-      acceptancePerPosition: Array.from({ length: positions }, (_, p) => perRequestStep(reached[p] ?? 0)),
-      verifiedTokensPerStep: decidedSteps > 0 ? verifiedTokens / decidedSteps : 0,
+      meanAcceptedTokens: run.meanAcceptedTokens,
+      meanAcceptanceLength: run.meanAcceptanceLength,
+      draftUtilisation: run.draftUtilisation,
+      acceptancePerPosition: run.acceptancePerPosition,
+      verifiedTokensPerStep: run.verifiedTokensPerStep,
     },
   };
 }

@@ -1,14 +1,12 @@
 // The global cap Σ_i (1 + K_i) ≤ K_max holds at every step for every registered policy, over
-// random batch sizes, budgets, shapes, remaining lengths and draft distributions. Drafting is
-// driven exactly as the step does it, with the draft forward replaced by random top-k lists.
+// random batch sizes, budgets, shapes, remaining lengths and draft distributions. The step is
+// driven by the engine's own driver (draft/drive.ts), the draft forward replaced by random top-k lists.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { layerConfidence } from '../../../src/engine/draft/confidence.js';
+import { driveStep, newStepContext } from '../../../src/engine/draft/drive.js';
 import { availablePolicies, createPolicy } from '../../../src/engine/policy/index.js';
-import type { SpeculationPolicy, StepContext } from '../../../src/engine/policy/types.js';
+import type { SpeculationPolicy } from '../../../src/engine/policy/types.js';
 import { Rng } from '../../../src/engine/rng.js';
-import { MAX_DRAFT_DEPTH, scheduleSuperTree } from '../../../src/engine/step.js';
-import { DraftTree } from '../../../src/engine/tree.js';
 
 const VOCAB = 500;
 
@@ -25,30 +23,16 @@ function randomTopk(rng: Rng, k: number, peak: number): { tokens: Int32Array; lo
 
 /** One step's drafting and scheduling with random candidates; returns Σ (1 + K_i). */
 function scheduleRandomStep(policy: SpeculationPolicy, kmax: number, remaining: number[], rng: Rng, step: number): number {
-  const requests = remaining.map((rem, index) => ({
-    id: `r${index}`,
-    index,
-    tree: new DraftTree(`r${index}`, 1),
-    confidences: [] as number[],
-    gates: [],
-    remaining: rem,
-  }));
-  const ctx: StepContext = { step, kmax, requests, transfers: [] };
-  policy.begin(ctx);
-  for (let depth = 0; depth < MAX_DRAFT_DEPTH && policy.candidatesPerNode > 0; depth++) {
-    const frontiers = policy.frontier(depth, ctx);
-    if (frontiers.every((f) => f.length === 0)) break;
+  const ctx = newStepContext(step, kmax, remaining.map((rem, index) => ({ id: `r${index}`, root: 1, remaining: rem })));
+  driveStep(policy, ctx, ({ frontiers }) => {
     frontiers.forEach((nodes, i) => {
       for (const node of nodes) {
         const { tokens, logq } = randomTopk(rng, policy.candidatesPerNode, 1 + 200 * rng.next());
-        requests[i].tree.setCandidates(node, 0, tokens, logq);
+        ctx.requests[i].tree.setCandidates(node, 0, tokens, logq);
       }
     });
-    policy.grow(depth, ctx);
-    for (const r of requests) if (r.tree.nodesAtDepth(depth).length > 0) r.confidences[depth] = layerConfidence(r.tree, depth);
-  }
-  scheduleSuperTree(policy, ctx);
-  return requests.reduce((sum, r) => sum + 1 + r.tree.verifiedCount, 0);
+  });
+  return ctx.requests.reduce((sum, r) => sum + 1 + r.tree.verifiedCount, 0);
 }
 
 describe('the cap Σ(1+K_i) ≤ K_max', () => {

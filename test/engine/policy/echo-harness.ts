@@ -1,8 +1,6 @@
-// Drives a SpeculationPolicy through one step the way the engine does (frontier → draft → grow,
-// depth by depth, then select), with a drafter read from a hand-made table instead of a model.
-import type { BudgetTransfer } from '../../../src/shared/events';
-import { recordLayerConfidences } from '../../../src/engine/draft/confidence';
-import { DraftTree } from '../../../src/engine/tree';
+// Runs a SpeculationPolicy through one step with the engine's own driver (draft/drive.ts), the
+// draft model replaced by a hand-made table of distributions.
+import { driveStep, newStepContext } from '../../../src/engine/draft/drive';
 import type { SpeculationPolicy, StepContext, StepRequest } from '../../../src/engine/policy/types';
 
 /**
@@ -18,7 +16,7 @@ export interface TableRequest {
 
 export interface StepOutcome {
   ctx: StepContext;
-  requests: StepRequest[];
+  requests: readonly StepRequest[];
   /** Σ_i (1 + K_i). */
   verifiedTokens: number;
   /** Per request: verified nodes per depth. */
@@ -27,24 +25,13 @@ export interface StepOutcome {
   draftedDepths: number[][];
 }
 
-export function runTableStep(policy: SpeculationPolicy, kmax: number, table: TableRequest[], maxLayers = 64): StepOutcome {
-  const transfers: BudgetTransfer[] = [];
-  const requests: StepRequest[] = table.map((t, index) => ({
-    id: t.id,
-    index,
-    tree: new DraftTree(t.id, 1),
-    confidences: [],
-    gates: [],
-    remaining: t.remaining ?? 1000,
-  }));
-  const ctx: StepContext = { step: 0, kmax, requests, transfers };
+export function runTableStep(policy: SpeculationPolicy, kmax: number, table: TableRequest[]): StepOutcome {
+  const ctx = newStepContext(0, kmax, table.map((t) => ({ id: t.id, root: 1, remaining: t.remaining ?? 1000 })));
+  const requests = ctx.requests;
   const draftedDepths: number[][] = table.map(() => []);
-  policy.begin(ctx);
   let row = 0;
-  for (let depth = 0; depth < maxLayers; depth++) {
-    const frontier = policy.frontier(depth, ctx);
-    if (frontier.every((f) => f.length === 0)) break;
-    frontier.forEach((nodes, i) => {
+  driveStep(policy, ctx, ({ depth, frontiers }) => {
+    frontiers.forEach((nodes, i) => {
       if (nodes.length > 0) draftedDepths[i].push(depth);
       const probs = table[i].probs[depth] ?? [0.05, 0.05, 0.05, 0.05];
       const k = policy.candidatesPerNode;
@@ -54,10 +41,7 @@ export function runTableStep(policy: SpeculationPolicy, kmax: number, table: Tab
         requests[i].tree.setCandidates(node, row++, tokens, logq);
       }
     });
-    policy.grow(depth, ctx);
-    recordLayerConfidences(requests, depth, policy.confidence);
-  }
-  policy.select(ctx);
+  });
   let verifiedTokens = 0;
   const widths = requests.map((r) => {
     verifiedTokens += 1 + r.tree.verifiedCount;
