@@ -28,7 +28,7 @@ import { parseArgs } from 'node:util';
 import { greedyRunner, pairBenchArgs, pairBenchOptions, policyEntry } from './pair-bench.js';
 import { DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../src/engine/calibrate/calibration.js';
 import { profileGates, signalAucs } from '../src/engine/calibrate/profile.js';
-import { calibrateSignals } from '../src/engine/calibrate/warmup.js';
+import { calibrateSignals } from '../src/engine/warmup.js';
 import { clockFromSpec, curvesClock, DEFAULT_DRAFT_FRACTION, tverClock, type ModelledClock } from '../src/engine/cost/clock.js';
 import { draftRowCost, fitKnee, suggestKmax } from '../src/engine/cost/knee.js';
 import { measureForwardCurve } from '../src/engine/cost/measure.js';

@@ -8,7 +8,7 @@ import { isDraftHead, type ModelSession } from './model/types';
 import type { SpeculationPolicy } from './policy/types';
 import { prefill } from './prefill';
 import { Rng } from './rng';
-import { MAX_DRAFT_DEPTH } from './draft/drive';
+import { MAX_DRAFT_DEPTH } from './policy/drive';
 import { speculativeStep, type InFlight, type StepEngine } from './step';
 
 /** One request of a workload, already tokenised. */

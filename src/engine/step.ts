@@ -1,9 +1,9 @@
 // One speculative step over the requests in flight, top to bottom:
 //   draft & gate → select → pack → verify → commit
 // Each phase is one call; the step returns the event that describes everything it did. Drafting
-// and selection follow the policy protocol in draft/drive.ts, with the draft model expanding.
+// and selection follow the policy protocol in policy/drive.ts, with the draft model expanding.
 import type { BudgetSplit, FinishReason, RequestStep, StepEvent, TreeNode } from '../shared/events';
-import { draftTreesAsync, newStepContext, selectVerified, type Layer } from './draft/drive';
+import { draftTreesAsync, newStepContext, selectVerified, type Layer } from './policy/drive';
 import { draftLayer, type DraftSlot } from './draft/drafter';
 import { isDraftHead, type ModelSession } from './model/types';
 import { prefill } from './prefill';
@@ -134,7 +134,7 @@ function beginStep(batch: readonly InFlight[], step: number, kmax: number): Step
   return { ctx, drafts, modelMs: 0, prefillMs: 0, draftRows: [], draftRequests: [], features: null };
 }
 
-/** One layer of the step's trees through the draft model (draft/drive.ts runs the policy around it). */
+/** One layer of the step's trees through the draft model (policy/drive.ts runs the policy around it). */
 async function draftWithModel(engine: StepEngine, batch: readonly InFlight[], state: StepState, layer: Layer): Promise<void> {
   const { draft, policy } = engine;
   if (draft === null) throw new Error(`policy "${policy.name}" drafts, but no draft model was given`);

@@ -4,7 +4,7 @@
 // Super-Tree. Ids grow in creation order and a child is always created after its parent, so
 // id order is a topological order (parents before children).
 import type { GrantKind } from '../shared/events';
-import { stepScore } from './draft/confidence';
+import type { ConfidenceSignal } from '../shared/config';
 
 /** The draft model's top-k continuation of one forwarded node, best first. */
 export interface Candidates {
@@ -13,6 +13,20 @@ export interface Candidates {
   logq: Float32Array;
   /** Node id created from each candidate, -1 while it has not entered the tree. */
   childId: Int32Array;
+}
+
+/**
+ * One step's score: the candidate at `rank` among its parent's candidates (`logq`, best first).
+ * With a single candidate there is no runner-up to compare with, and the margin is 0 (certain);
+ * policies that read the margin keep at least two candidates per node.
+ */
+export function stepScore(logq: ArrayLike<number>, rank: number, signal: ConfidenceSignal): number {
+  // Clamped at 0: float rounding must never let a score rise along a path.
+  if (signal === 'path-prob') return Math.min(0, logq[rank]);
+  if (logq.length < 2) return 0;
+  const best = Math.max(logq[0], logq[1]);
+  const logPair = best + Math.log(Math.exp(logq[0] - best) + Math.exp(logq[1] - best));
+  return Math.min(0, logq[rank] - logPair);
 }
 
 export const ROOT = 0;

@@ -10,7 +10,7 @@ import type { Runner } from '../engine/runner.js';
 import { BUNDLED_DRAFT, BUNDLED_HEAD, BUNDLED_TARGET, prepareRun, type PreparedRun } from '../engine/session-run.js';
 import type { Knobs, RunConfig } from '../shared/config.js';
 import type { CalibrationSummary, EngineKnobsEvent } from '../shared/messages.js';
-import type { ResolvedGates } from '../engine/calibrate/gates.js';
+import type { ResolvedGates } from '../engine/resolve-gates.js';
 import type { HandlerModule, HostContext } from './handler-context.js';
 
 /**

@@ -7,9 +7,9 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../../engine/calibrate/calibration.js';
 import { saveProfile, signalAucs, type EchoProfile } from '../../engine/calibrate/profile.js';
-import { calibratePair, calibrationWorkload, CLEARLY_BETTER_AUC, warmupKmax, warmupProgressLog } from '../../engine/calibrate/warmup.js';
+import { calibratePair, calibrationWorkload, CLEARLY_BETTER_AUC, warmupKmax, warmupProgressLog } from '../../engine/warmup.js';
 import { loadPair } from '../../engine/pair.js';
-import { formatServingHandOff, servingHandOff } from '../../engine/calibrate/serving-flags.js';
+import { formatServingHandOff, servingHandOff } from '../../engine/serving-flags.js';
 import { slotRows } from '../../engine/runner.js';
 import { fitPrompts, skippedNotes, type PromptRecord } from '../../engine/workload.js';
 import { promptSource, promptTokenLimit, resolveModelDirs } from '../../engine/session-run.js';

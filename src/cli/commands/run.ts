@@ -11,7 +11,7 @@ import { clockFromSpec, type ModelledClock } from '../../engine/cost/clock.js';
 import { suggestKmax } from '../../engine/cost/knee.js';
 import { loadHardwareProfile, profileMismatches, type HardwareProfile } from '../../engine/cost/measure.js';
 import { formatStepTime, withSpeedupVsAr } from '../../engine/metrics/run-metrics.js';
-import type { VerifyCost } from '../../engine/policy/echo-scheduler.js';
+import type { VerifyCost } from '../../engine/policy/types.js';
 import { createPolicy } from '../../engine/policy/index.js';
 import { runLockstep } from '../../engine/lockstep.js';
 import { startRun, type ModelledTime, type RunOutcome } from '../../engine/instrumented-run.js';

@@ -4,7 +4,6 @@
 // draft price reads it to judge whether a request's next layer could pay for its draft forward
 // (the draft's own probabilities are no such estimate: on the demo pair they under-state how
 // often deep tokens are accepted several times over).
-import type { EchoProfile } from './profile';
 
 /** One depth's acceptance rate by confidence bin: bin b covers [edges[b], edges[b + 1]). */
 export interface AcceptanceCurve {
@@ -21,14 +20,26 @@ export type AcceptanceTable = ReadonlyArray<AcceptanceCurve | null>;
  */
 export const PRIOR_SAMPLES = 4;
 
-type Histogram = EchoProfile['depths'][number]['histogram'];
+/** A depth's layers counted by confidence bin, accepted and rejected (a profile's histogram). */
+export interface ConfidenceHistogram {
+  edges: readonly number[];
+  accepted: readonly number[];
+  rejected: readonly number[];
+}
+
+/** What the acceptance table reads of one depth of a calibration profile. */
+export interface DepthAcceptance {
+  depth: number;
+  acceptance?: AcceptanceCurve | null;
+  histogram: ConfidenceHistogram;
+}
 
 /**
  * A depth's curve from its histogram: each bin's accepted share, shrunk towards the depth's rate
  * by PRIOR_SAMPLES, then made non-decreasing in confidence (pool-adjacent-violators, weighted by
  * samples): a higher confidence is never read as a lower chance. Null without samples.
  */
-export function acceptanceCurve(histogram: Histogram): AcceptanceCurve | null {
+export function acceptanceCurve(histogram: ConfidenceHistogram): AcceptanceCurve | null {
   const { edges, accepted, rejected } = histogram;
   if (edges.length < 2 || accepted.length !== edges.length - 1 || rejected.length !== accepted.length) return null;
   let acceptedTotal = 0;
@@ -78,7 +89,7 @@ export function acceptanceFromSamples(accepted: ArrayLike<number>, rejected: Arr
 }
 
 /** Every depth's curve from a profile, indexed by depth: its sample-binned curve, else one from its histogram. */
-export function acceptanceTable(depths: EchoProfile['depths']): AcceptanceTable {
+export function acceptanceTable(depths: readonly DepthAcceptance[]): AcceptanceTable {
   const table: (AcceptanceCurve | null)[] = [];
   for (const entry of depths) {
     while (table.length < entry.depth) table.push(null);

@@ -5,20 +5,6 @@
 import type { ConfidenceSignal } from '../../shared/config';
 import type { DraftTree } from '../tree';
 
-/**
- * One step's score: the candidate at `rank` among its parent's candidates (`logq`, best first).
- * With a single candidate there is no runner-up to compare with, and the margin is 0 (certain);
- * policies that read the margin keep at least two candidates per node.
- */
-export function stepScore(logq: ArrayLike<number>, rank: number, signal: ConfidenceSignal): number {
-  // Clamped at 0: float rounding must never let a score rise along a path.
-  if (signal === 'path-prob') return Math.min(0, logq[rank]);
-  if (logq.length < 2) return 0;
-  const best = Math.max(logq[0], logq[1]);
-  const logPair = best + Math.log(Math.exp(logq[0] - best) + Math.exp(logq[1] - best));
-  return Math.min(0, logq[rank] - logPair);
-}
-
 /** A node's path score under a signal. */
 export function nodeScore(tree: DraftTree, id: number, signal: ConfidenceSignal): number {
   return signal === 'path-prob' ? tree.pathScore[id] : tree.marginScore[id];

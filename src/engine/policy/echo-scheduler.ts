@@ -29,10 +29,10 @@
 import type { ConfidenceSignal, TreeShape } from '../../shared/config';
 import type { DeepeningStopReason, GateCheck, GrantKind } from '../../shared/events';
 import { acceptanceAt, type AcceptanceTable } from '../calibrate/acceptance';
-import { layerConfidence, nodeScore, stepScore } from '../draft/confidence';
-import { ROOT, type DraftTree } from '../tree';
+import { layerConfidence, nodeScore } from '../draft/confidence';
+import { ROOT, stepScore, type DraftTree } from '../tree';
 import { draftAllowance, fairShares, scaleShape, usefulLayers } from './budget';
-import type { SpeculationPolicy, StepContext, StepRequest } from './types';
+import type { SpeculationPolicy, StepContext, StepRequest, VerifyCost } from './types';
 
 /** What a gate compares with its threshold. */
 export type GateRule =
@@ -71,13 +71,6 @@ export interface DraftPrice {
   forward: number;
   /** Measured acceptance by depth and layer confidence, in the rules' signal (the profile's). */
   acceptance: AcceptanceTable;
-}
-
-export interface VerifyCost {
-  knee: number;
-  gamma: number;
-  /** Drafting one row, as a share of the target's one-token forward (default 0). */
-  draftRow?: number;
 }
 
 export type StopReason = DeepeningStopReason;

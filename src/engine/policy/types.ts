@@ -6,7 +6,6 @@ import type { ConfidenceSignal, Knobs } from '../../shared/config';
 import type { BudgetTransfer, DeepeningStop, GateCheck } from '../../shared/events';
 import type { DraftTree } from '../tree';
 import type { AcceptanceTable } from '../calibrate/acceptance';
-import type { VerifyCost } from './echo-scheduler';
 
 /** One request in flight, as a policy sees it during a step. */
 export interface StepRequest {
@@ -59,6 +58,14 @@ export interface SpeculationPolicy {
   select(ctx: StepContext): void;
   /** Knobs changed between steps (the engine applies K_max and batch itself). */
   setKnobs?(knobs: Knobs): void;
+}
+
+/** A T_ver fit as the ECHO scheduler prices verification (`profile-hw` prints one). */
+export interface VerifyCost {
+  knee: number;
+  gamma: number;
+  /** Drafting one row, as a share of the target's one-token forward (default 0). */
+  draftRow?: number;
 }
 
 /** Options a policy is built from; see RunConfig in src/shared/config.ts. */

@@ -2,7 +2,7 @@
 // with their computed verdicts, the paper's published numbers beside each figure, and how it was
 // made), each figure as .svg, the numbers as CSV and one JSON. Pure: returns name → contents.
 import { percentile } from '../metrics/percentile.js';
-import { formatServingHandOff, servingHandOff, type ServingHandOff } from '../calibrate/serving-flags.js';
+import { formatServingHandOff, servingHandOff, type ServingHandOff } from '../serving-flags.js';
 import type { Claim } from './claims.js';
 import { DOMAIN_BENCHMARK, PAPER_FIGURES, PAPER_HIGH_LOAD, PAPER_METHOD, PAPER_TABLE1, PAPER_BENCHMARKS } from './paper.js';
 import { LOAD_CONTROL, LOAD_POLICIES, TABLE1_CONTROL, TABLE1_POLICIES, type StudyData } from './study.js';

@@ -4,7 +4,7 @@
 // first domain, throughput against batch size (Figs. 1 and 5). Every comparison is a sweep
 // (runSweep: paired, interleaved rounds, greedy outputs checked identical) with an A/A control,
 // the baseline run again, whose drift from 1 is the noise the study's ratios are read against.
-import { calibratePair } from '../calibrate/warmup.js';
+import { calibratePair } from '../warmup.js';
 import { profileGates, type EchoProfile } from '../calibrate/profile.js';
 import type { ModelledClock } from '../cost/clock.js';
 import { runSweep, type SweepRow } from '../sweep.js';

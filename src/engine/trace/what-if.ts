@@ -16,7 +16,7 @@ import type { TreeShape } from '../../shared/config.js';
 import type { RequestStep, RunMetrics, StepEvent, TreeNode } from '../../shared/events.js';
 import type { Expansion, TraceStep } from '../../shared/trace-schema.js';
 import { parseProfile, profileGates } from '../calibrate/profile.js';
-import { driveStep, newStepContext, type Layer } from '../draft/drive.js';
+import { driveStep, newStepContext, type Layer } from '../policy/drive.js';
 import { RunMetricsAccumulator } from '../metrics/run-metrics.js';
 import { createPolicy, type PolicyOptions, type SpeculationPolicy, type StepContext, type StepRequest } from '../policy/index.js';
 import { verifyGreedy } from '../verify/greedy.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { layerConfidence, stepScore } from '../../../src/engine/draft/confidence';
-import { DraftTree } from '../../../src/engine/tree';
+import { layerConfidence } from '../../../src/engine/draft/confidence';
+import { DraftTree, stepScore } from '../../../src/engine/tree';
 
 const log = Math.log;
 

@@ -1,9 +1,9 @@
 // The global cap Σ_i (1 + K_i) ≤ K_max holds at every step for every registered policy, over
 // random batch sizes, budgets, shapes, remaining lengths and draft distributions. The step is
-// driven by the engine's own driver (draft/drive.ts), the draft forward replaced by random top-k lists.
+// driven by the engine's own driver (policy/drive.ts), the draft forward replaced by random top-k lists.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { driveStep, newStepContext } from '../../../src/engine/draft/drive.js';
+import { driveStep, newStepContext } from '../../../src/engine/policy/drive.js';
 import { availablePolicies, createPolicy } from '../../../src/engine/policy/index.js';
 import type { SpeculationPolicy } from '../../../src/engine/policy/types.js';
 import { Rng } from '../../../src/engine/rng.js';

@@ -1,6 +1,6 @@
-// Runs a SpeculationPolicy through one step with the engine's own driver (draft/drive.ts), the
+// Runs a SpeculationPolicy through one step with the engine's own driver (policy/drive.ts), the
 // draft model replaced by a hand-made table of distributions.
-import { driveStep, newStepContext } from '../../../src/engine/draft/drive';
+import { driveStep, newStepContext } from '../../../src/engine/policy/drive';
 import type { SpeculationPolicy, StepContext, StepRequest } from '../../../src/engine/policy/types';
 
 /**

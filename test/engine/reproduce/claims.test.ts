@@ -2,7 +2,7 @@
 // band, ratio verdicts, the AUC's standard error, and the one τ SGLang takes from the τ_d.
 import { describe, expect, it } from 'vitest';
 import { aaHalfWidth, aucStandardError, ratioVerdict } from '../../../src/engine/reproduce/claims';
-import { formatServingHandOff, servingHandOff, singleThreshold } from '../../../src/engine/calibrate/serving-flags';
+import { formatServingHandOff, servingHandOff, singleThreshold } from '../../../src/engine/serving-flags';
 import { paperHighLoadRatio, paperTable1Ratio } from '../../../src/engine/reproduce/paper';
 
 describe('verdicts', () => {

@@ -1,8 +1,8 @@
 // Calibrated settings handed to serving engines, for when a pair outgrows one machine: the flags
 // SGLang's EAGLE-3 mode (with its ECHO threshold) takes and the speculative config vLLM takes,
 // each with what that engine cannot express of the calibration. Pure: the caller prints them.
-import type { TreeShape } from '../../shared/config';
-import { HIGH_LOAD_SHAPE, LOW_LOAD_SHAPE } from '../policy/budget';
+import type { TreeShape } from '../shared/config';
+import { HIGH_LOAD_SHAPE, LOW_LOAD_SHAPE } from './policy/budget';
 
 /** What of a calibration profile the hand-off reads. */
 export interface ServingProfile {
