@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { EngineHost } from './host.js';
 import { findPackageRoot, packagePaths, packageVersion } from './paths.js';
-import { forkedChildPort, messagePortMainPort, type HostPort, type ParentPortLike } from './port.js';
+import { attachForkedChannel, messagePortMainPort, type HostPort, type ParentPortLike } from './port.js';
 
 function main(): void {
   const { values } = parseArgs({
@@ -49,9 +49,8 @@ function main(): void {
     };
     host.attach(fromMain, { broadcasts: false });
   } else if (process.send) {
-    const port = forkedChildPort(process);
-    host.attach(port);
-    port.onClose(() => exit(0)); // the parent went away
+    attachForkedChannel(process, (port, options) => host.attach(port, options));
+    process.on('disconnect', () => exit(0)); // the parent went away
   } else {
     process.stderr.write('engine host: start it through the app, `echo-studio serve` or the CLI; it has no channel to talk on\n');
     process.exit(2);

@@ -28,6 +28,9 @@ export const hwHandlers: HandlerModule = ({ host }) => {
         return;
       }
       measuring = true;
+      // The timing answers the asker alone: other studios' runs are not affected by it.
+      const progress = (done: number, total: number, message?: string) =>
+        ctx.reply(message === undefined ? { type: 'progress', task: 'knee', done, total } : { type: 'progress', task: 'knee', done, total, message });
       try {
         let dir = targetDir;
         if (dir === undefined) {
@@ -37,20 +40,20 @@ export const hwHandlers: HandlerModule = ({ host }) => {
         const measure = { tokenCounts: DEFAULT_TOKEN_COUNTS, repeats: REPEATS, slots: Math.min(batch, MAX_SLOTS), context: CONTEXT_ROWS };
         // One step per timed token count, and a last one for the fit.
         const total = DEFAULT_TOKEN_COUNTS.length + 1;
-        host.progress('knee', 0, total, `timing the target's forward: ${dir}`);
+        progress(0, total, `timing the target's forward: ${dir}`);
         const target = await loadModel(dir, { slots: measure.slots, maxLength: rowsNeeded(measure), ...pairThreads(undefined, readModelInfo(dir).parameters).target });
         let done = 0;
         const curve = await measureForwardCurve(target, {
           ...measure,
-          onPoint: (p) => host.progress('knee', ++done, total, `${p.tokens} tokens: ${p.ms.toFixed(2)} ms`),
+          onPoint: (p) => progress(++done, total, `${p.tokens} tokens: ${p.ms.toFixed(2)} ms`),
         }).finally(() => target.release());
         const fit = fitKnee(curve);
         const knee = Math.max(1, Math.round(fit.kmax));
         const kmax = suggestKmax(fit, batch);
-        host.progress('knee', total, total, `knee at ${knee} tokens (${fit.tArMs.toFixed(2)} ms for one): K_max ${kmax} for batch ${batch}`);
+        progress(total, total, `knee at ${knee} tokens (${fit.tArMs.toFixed(2)} ms for one): K_max ${kmax} for batch ${batch}`);
         ctx.reply({ type: 'hw.knee', batch, knee, kmax, tArMs: fit.tArMs, target: dir });
       } catch (err) {
-        host.progress('knee', 1, 1);
+        progress(1, 1);
         ctx.reply({ type: 'error', message: `cannot time the target: ${(err as Error).message.split('\n')[0]}` });
       } finally {
         measuring = false;

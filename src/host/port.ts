@@ -12,22 +12,88 @@ export interface HostPort {
   close(): void;
 }
 
-/** The channel of a process started with child_process.fork. */
-export function forkedChildPort(proc: NodeJS.Process): HostPort {
-  return {
-    post(event) {
-      if (proc.connected && proc.send) proc.send(event);
-    },
-    onMessage(listener) {
-      proc.on('message', (data: unknown) => listener(data));
-    },
-    onClose(listener) {
-      proc.on('disconnect', listener);
-    },
-    close() {
-      if (proc.connected) proc.disconnect?.();
-    },
+/**
+ * The web host carries many browser clients over the one channel of a forked engine host, so each
+ * message on it names its client: requests come as `{client, request}` (and `{client, closed}`
+ * when a client goes), answers go back as `{to: client, event}` and broadcasts as `{to: 'all', event}`.
+ * The web host then sends an answer only to the socket that asked.
+ */
+export type ChannelToEngine = { client: number; request: unknown } | { client: number; closed: true };
+export type ChannelFromEngine = { to: number | 'all'; event: EngineEvent };
+
+/**
+ * The channel of a process started with child_process.fork, split into one port per client of
+ * the parent (attached without broadcasts, so it hears only its own answers) and one port that
+ * carries broadcasts for all of them. Malformed envelopes are ignored: the parent is the web host.
+ */
+export function attachForkedChannel(proc: NodeJS.Process, attach: (port: HostPort, options: { broadcasts: boolean }) => void): void {
+  const send = (message: ChannelFromEngine) => {
+    if (proc.connected && proc.send) proc.send(message);
   };
+  const clients = new Map<number, { deliver: (data: unknown) => void; close: () => void }>();
+  const disconnectListeners: Array<() => void> = [];
+  proc.on('disconnect', () => {
+    for (const client of [...clients.values()]) client.close();
+    for (const listener of disconnectListeners) listener();
+  });
+
+  attach(
+    {
+      post: (event) => send({ to: 'all', event }),
+      onMessage() {
+        // nothing arrives on the broadcast port: requests come through their clients' ports
+      },
+      onClose(listener) {
+        disconnectListeners.push(listener);
+      },
+      close() {
+        if (proc.connected) proc.disconnect?.();
+      },
+    },
+    { broadcasts: true },
+  );
+
+  const clientPort = (id: number): { deliver: (data: unknown) => void; close: () => void } => {
+    let closed = false;
+    const messageListeners: Array<(data: unknown) => void> = [];
+    const closeListeners: Array<() => void> = [];
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      clients.delete(id);
+      for (const listener of closeListeners) listener();
+    };
+    const client = { deliver: (data: unknown) => messageListeners.forEach((listener) => listener(data)), close };
+    clients.set(id, client);
+    attach(
+      {
+        post(event) {
+          if (!closed) send({ to: id, event });
+        },
+        onMessage(listener) {
+          messageListeners.push(listener);
+        },
+        onClose(listener) {
+          closeListeners.push(listener);
+        },
+        close,
+      },
+      { broadcasts: false },
+    );
+    return client;
+  };
+
+  proc.on('message', (data: unknown) => {
+    if (typeof data !== 'object' || data === null) return;
+    const message = data as Partial<{ client: unknown; request: unknown; closed: unknown }>;
+    if (typeof message.client !== 'number' || !Number.isInteger(message.client)) return;
+    if (message.closed === true) {
+      clients.get(message.client)?.close();
+      return;
+    }
+    if (!('request' in message)) return;
+    (clients.get(message.client) ?? clientPort(message.client)).deliver(message.request);
+  });
 }
 
 /** Electron's MessagePortMain, as seen from a utility process. */

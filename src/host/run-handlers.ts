@@ -11,7 +11,7 @@ import { BUNDLED_DRAFT, BUNDLED_HEAD, BUNDLED_TARGET, prepareRun, type PreparedR
 import type { Knobs, RunConfig } from '../shared/config.js';
 import type { CalibrationSummary, EngineKnobsEvent } from '../shared/messages.js';
 import type { ResolvedGates } from '../engine/resolve-gates.js';
-import type { HandlerModule, HostContext } from './handler-context.js';
+import type { HandlerModule, HostContext, RequestContext } from './handler-context.js';
 
 /**
  * Histograms and metrics go to the UI at most every 100 ms, and less often when computing them
@@ -137,7 +137,11 @@ export const runHandlers: HandlerModule = ({ host, recordings }) => {
     host.broadcast(detail === undefined ? { type: 'error', message } : { type: 'error', message, detail });
   };
 
-  const start = async (config: RunConfig): Promise<void> => {
+  /**
+   * `reply` answers the client that asked: a run that cannot start is its error alone (the
+   * others see the run state); once the run steps, its failure is news for every studio.
+   */
+  const start = async (config: RunConfig, reply: RequestContext['reply']): Promise<void> => {
     const run: ActiveRun = { live: null, prepared: null, stopRequested: false, setup: new AbortController(), steps: 0, knobs: null };
     active = run;
     host.setRunState('loading');
@@ -179,7 +183,8 @@ export const runHandlers: HandlerModule = ({ host, recordings }) => {
       }
       // Close the progress bars the failed setup left open.
       for (const task of ['load', 'calibrate']) host.progress(task, 1, 1);
-      fail(`cannot start the run: ${firstLine(err)}`, (err as Error).stack);
+      host.setRunState('error');
+      reply({ type: 'error', message: `cannot start the run: ${firstLine(err)}`, detail: (err as Error).stack });
       return;
     }
     run.prepared = prepared;
@@ -217,9 +222,9 @@ export const runHandlers: HandlerModule = ({ host, recordings }) => {
   };
 
   return {
-    async 'run.start'({ config }) {
+    async 'run.start'({ config }, ctx) {
       if (active) throw new Error('a run is already in progress: stop it before starting another');
-      runEnded = start(config);
+      runEnded = start(config, ctx.reply);
       await runEnded;
     },
 

@@ -118,7 +118,7 @@ const handlers = (host: HostContext, recordings: Recordings): ReturnType<Handler
     recordings.opened = { path, trace };
     recordings.replayedTo = replayFrames(host, trace, Number.MAX_SAFE_INTEGER);
     if (trace.error) {
-      host.broadcast({
+      ctx.reply({
         type: 'error',
         message: `${path}: ${trace.error.message}; replaying the ${trace.steps.length} steps before it`,
       });

@@ -12,7 +12,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
-import { decodeText, encodeMessage, MAX_MESSAGE_BYTES, parseEvent, parseRequest, type EngineEvent } from '../shared/messages.js';
+import { decodeText, encodeMessage, MAX_MESSAGE_BYTES, parseEvent, parseRequest, type EngineEvent, type EngineRequest } from '../shared/messages.js';
+import type { ChannelFromEngine, ChannelToEngine } from './port.js';
 import { CONTENT_SECURITY_POLICY, hostnameOf, isLoopbackAddress, newAccessToken, tokenMatches } from './security.js';
 
 export interface WebHostOptions {
@@ -71,14 +72,17 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
   let closing = false;
 
   // ---- engine host child ------------------------------------------------------------------
-  const clients = new Set<WebSocket>();
+  /** Open sockets by the id their requests carry to the engine host (0 is the web host itself). */
+  const clients = new Map<number, WebSocket>();
+  const SELF = 0;
+  let nextClientId = 1;
   let engine: ChildProcess | null = null;
   let restarts = 0;
   let lastStatus: EngineEvent | null = null;
 
   const broadcast = (event: EngineEvent) => {
     const text = encodeMessage(event);
-    for (const ws of clients) {
+    for (const ws of clients.values()) {
       if (ws.readyState !== WebSocket.OPEN) continue;
       if (event.type === 'frame' && ws.bufferedAmount > MAX_CLIENT_BACKLOG_BYTES) continue;
       ws.send(text);
@@ -90,15 +94,28 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
     const child = fork(options.engineHostEntry, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     engine = child;
     // Clients that connect later get the replay with their hello.
-    if (options.openTrace) child.send({ type: 'trace.open', path: options.openTrace });
+    if (options.openTrace) sendAs(SELF, { type: 'trace.open', path: options.openTrace });
     child.on('message', (data: unknown) => {
-      const parsed = parseEvent(data);
-      if (!parsed.ok) {
-        log(`dropped a malformed message from the engine host: ${parsed.error}`);
+      const envelope = data as Partial<ChannelFromEngine> | null;
+      const to = envelope?.to;
+      const parsed = parseEvent(envelope?.event);
+      if (!parsed.ok || (to !== 'all' && typeof to !== 'number')) {
+        log(`dropped a malformed message from the engine host: ${parsed.ok ? 'no addressee' : parsed.error}`);
         return;
       }
-      if (parsed.value.type === 'status') lastStatus = parsed.value;
-      broadcast(parsed.value);
+      const event = parsed.value;
+      if (event.type === 'status') lastStatus = event;
+      if (to === 'all') {
+        broadcast(event);
+      } else if (to === SELF) {
+        // The web host's own requests: a restarted engine's status is news for everyone; errors
+        // (a replayed trace that cannot be opened) belong in the log.
+        if (event.type === 'status') broadcast(event);
+        else if (event.type === 'error') log(event.message);
+      } else {
+        const ws = clients.get(to);
+        if (ws?.readyState === WebSocket.OPEN) ws.send(encodeMessage(event));
+      }
     });
     child.on('error', (err) => log(`engine host: ${err.message}`));
     child.on('exit', (code, signal) => {
@@ -109,19 +126,25 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
         restarts += 1;
         broadcast({ type: 'error', message: `the engine host stopped (${why}); restarting it (${restarts}/${MAX_ENGINE_RESTARTS})` });
         startEngine();
-        engine?.send({ type: 'hello' });
+        sendAs(SELF, { type: 'hello' });
       } else {
         broadcast({ type: 'error', message: `the engine host stopped (${why}) and was restarted too often; restart echo-studio serve` });
       }
     });
   };
 
-  const sendToEngine = (request: unknown, replyTo: WebSocket) => {
-    if (!engine || !engine.connected) {
-      replyTo.send(encodeMessage({ type: 'error', message: 'the engine host is not running' }));
-      return;
-    }
-    engine.send(request as object);
+  /** Sends one message on the engine host's channel; false when the engine host is not there. */
+  const toEngine = (message: ChannelToEngine): boolean => {
+    if (!engine || !engine.connected) return false;
+    engine.send(message);
+    return true;
+  };
+  function sendAs(client: number, request: EngineRequest): void {
+    toEngine({ client, request });
+  }
+
+  const sendToEngine = (request: EngineRequest, client: number, replyTo: WebSocket) => {
+    if (!toEngine({ client, request })) replyTo.send(encodeMessage({ type: 'error', message: 'the engine host is not running' }));
   };
 
   // ---- access checks ----------------------------------------------------------------------
@@ -256,8 +279,12 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
   });
 
   wss.on('connection', (ws: WebSocket) => {
-    clients.add(ws);
-    ws.on('close', () => clients.delete(ws));
+    const id = nextClientId++;
+    clients.set(id, ws);
+    ws.on('close', () => {
+      clients.delete(id);
+      toEngine({ client: id, closed: true });
+    });
     ws.on('error', (err) => log(`websocket: ${err.message}`));
     if (lastStatus) ws.send(encodeMessage(lastStatus));
     ws.on('message', (data, isBinary) => {
@@ -271,7 +298,7 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
         ws.send(encodeMessage({ type: 'error', message: parsed.error }));
         return;
       }
-      sendToEngine(parsed.value, ws);
+      sendToEngine(parsed.value, id, ws);
     });
   });
 
@@ -300,7 +327,7 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
     enginePid: () => engine?.pid,
     async close() {
       closing = true;
-      for (const ws of clients) ws.terminate();
+      for (const ws of clients.values()) ws.terminate();
       wss.close();
       const child = engine;
       if (child && child.exitCode === null) {

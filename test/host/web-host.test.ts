@@ -8,6 +8,8 @@ import WebSocket from 'ws';
 import { packageVersion } from '../../src/host/paths.js';
 import { startWebHost, type WebHost } from '../../src/host/web-host.js';
 import { MAX_MESSAGE_BYTES, parseEvent, type EngineEvent } from '../../src/shared/messages.js';
+import { TraceRecorder } from '../../src/engine/trace/writer.js';
+import { testHeader, testRun } from '../engine/trace/fixtures.js';
 import { missingBuild, paths, repoRoot, writeModelsFolder } from './helpers.js';
 
 const skipReason = missingBuild();
@@ -15,6 +17,7 @@ if (skipReason) console.warn(`skipping web host tests: ${skipReason}`);
 
 let host: WebHost;
 let scratch: string;
+let tracePath: string;
 
 beforeAll(async () => {
   if (skipReason) return;
@@ -25,6 +28,10 @@ beforeAll(async () => {
   await writeFile(path.join(rendererDir, 'assets', 'app.js'), 'console.log(1)');
   await writeFile(path.join(scratch, 'secret.txt'), 'outside the renderer');
   await writeModelsFolder(path.join(scratch, 'models'));
+  tracePath = path.join(scratch, 'run.jsonl');
+  const recorder = new TraceRecorder(tracePath, testHeader());
+  for (const step of testRun()) recorder.step(step);
+  recorder.finish('finished');
   host = await startWebHost({
     port: 0,
     rendererDir,
@@ -83,6 +90,13 @@ function nextEvent(ws: WebSocket, type: EngineEvent['type']): Promise<EngineEven
 }
 
 const ownOrigin = () => `http://127.0.0.1:${host.port}`;
+
+/** A socket as the studio page opens it (token, own origin), once open. */
+async function studioSocket(): Promise<WebSocket> {
+  const opened = await openSocket(`?token=${host.token}`, ownOrigin());
+  if (!('ws' in opened)) throw new Error(`refused with ${opened.refused}`);
+  return opened.ws;
+}
 
 describe.skipIf(skipReason !== null)('web host', () => {
   it('prints a loopback URL with the token', () => {
@@ -159,6 +173,37 @@ describe.skipIf(skipReason !== null)('web host', () => {
     ws.send(JSON.stringify({ type: 'trace.export', path: '/tmp/x', format: 'xml' }));
     expect(await invalid).toMatchObject({ message: expect.stringContaining('invalid request (type trace.export)') });
     ws.close();
+  });
+
+  it('answers each request only to the client that sent it, and broadcasts run events to all', async () => {
+    const asker = await studioSocket();
+    const watcher = await studioSocket();
+    const watcherSaw: EngineEvent[] = [];
+    watcher.on('message', (data) => {
+      const parsed = parseEvent(JSON.parse(data.toString()));
+      if (parsed.ok) watcherSaw.push(parsed.value);
+    });
+    // An error answer (a folder that is no model), a request the engine refuses, an invalid one.
+    const refused = nextEvent(asker, 'error');
+    asker.send(JSON.stringify({ type: 'model.open', dir: path.join(scratch, 'no-such-model') }));
+    await refused;
+    const stopRefused = nextEvent(asker, 'error');
+    asker.send(JSON.stringify({ type: 'run.stop' }));
+    expect(await stopRefused).toMatchObject({ message: expect.stringContaining('no run is in progress') });
+    // The engine answers in order: once the watcher's own hello is answered, any leak would be here.
+    const status = nextEvent(watcher, 'status');
+    watcher.send(JSON.stringify({ type: 'hello' }));
+    await status;
+    expect(watcherSaw.filter((e) => e.type === 'error' || e.type === 'progress')).toEqual([]);
+
+    // A replay is the studio's shared picture: every client sees its frames and run state.
+    const replayed = nextEvent(watcher, 'run.state');
+    const frame = nextEvent(watcher, 'frame');
+    asker.send(JSON.stringify({ type: 'trace.open', path: tracePath }));
+    expect(await replayed).toEqual({ type: 'run.state', state: 'finished' });
+    expect((await frame).type).toBe('frame');
+    asker.close();
+    watcher.close();
   });
 
   it('closes a socket that sends more than the size cap', async () => {
