@@ -5,12 +5,11 @@
 // a whole file goes to a temporary name beside it and is renamed over it; a streamed file (a
 // run's --out and --trace) is written in place when nothing was there, so a killed run keeps what
 // it finished, and to a temporary name renamed at the end when it replaces a file.
-import { accessSync, closeSync, constants, existsSync, openSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, openSync, realpathSync, renameSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { exportCsv } from '../engine/trace/export-csv.js';
-import { exportParquet, PARQUET_TABLES, parquetTablePath } from '../engine/trace/export-parquet.js';
-import { exportPerfetto } from '../engine/trace/export-perfetto.js';
-import type { TraceContents } from '../engine/trace/parse.js';
+import { removeQuietly, temporaryPathBeside } from '../engine/trace/export-files.js';
+
+export { temporaryPathBeside, traceExportPaths, writeTraceExport } from '../engine/trace/export-files.js';
 
 /** A path a command reads or writes, and the flag (or argument) that named it, for messages. */
 export interface NamedPath {
@@ -61,20 +60,6 @@ export function checkOutputPaths(outputs: readonly NamedPath[], options: { input
       if (statSync(output.path).isDirectory()) throw new Error(`${output.flag}: ${output.path} is a folder`);
       if (!options.force) throw new Error(`${output.flag}: ${output.path} exists; pass --force to replace it`);
     }
-  }
-}
-
-/** A fresh name beside `file` (same folder, so a rename is atomic), hidden and unlikely to clash. */
-export function temporaryPathBeside(file: string): string {
-  const suffix = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-  return path.join(path.dirname(file), `.${path.basename(file)}.${suffix}.tmp`);
-}
-
-function removeQuietly(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch {
-    // already gone
   }
 }
 
@@ -145,36 +130,3 @@ export class JsonLinesOutput {
 
 export const EXPORT_FORMATS = ['parquet', 'perfetto', 'csv'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
-
-/** The files a trace export writes: one, or for Parquet one per table (OUT.steps.parquet, …). */
-export function traceExportPaths(format: ExportFormat, out: string): string[] {
-  return format === 'parquet' ? PARQUET_TABLES.map((table) => parquetTablePath(out, table)) : [out];
-}
-
-/**
- * Exports a trace: each file is written beside its path and renamed into place only once every
- * file is written, so a failed export leaves what was there. Returns the paths written.
- */
-export async function writeTraceExport(trace: TraceContents, format: ExportFormat, out: string): Promise<string[]> {
-  const finals = traceExportPaths(format, out);
-  const base = temporaryPathBeside(out);
-  const temporaries = format === 'parquet' ? exportParquetTo(trace, base) : [base];
-  try {
-    if (format === 'perfetto') exportPerfetto(trace, base);
-    if (format === 'csv') exportCsv(trace, base);
-    temporaries.forEach((temporary, i) => renameSync(temporary, finals[i]));
-  } catch (err) {
-    temporaries.forEach(removeQuietly);
-    throw err;
-  }
-  return finals;
-}
-
-function exportParquetTo(trace: TraceContents, base: string): string[] {
-  try {
-    return exportParquet(trace, base);
-  } catch (err) {
-    for (const table of PARQUET_TABLES) removeQuietly(parquetTablePath(base, table));
-    throw err;
-  }
-}

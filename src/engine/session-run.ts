@@ -66,7 +66,8 @@ export async function promptSource(config: Pick<RunConfig, 'promptsFile' | 'doma
   if (config.promptsFile !== undefined) return readPromptsFile(config.promptsFile, { limit: options.limit });
   const dir = path.join(options.root ?? packageRoot(), 'assets', 'prompts');
   const file = path.join(dir, `${config.domain}.jsonl`);
-  if (!existsSync(file)) {
+  // A domain is a name among the bundled ones, never a path that could lead out of their folder.
+  if (!/^[\w-]+$/.test(config.domain ?? '') || !existsSync(file)) {
     const known = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.jsonl')).map((f) => f.slice(0, -6)) : [];
     throw new Error(`unknown domain "${config.domain}" (bundled: ${known.join(', ') || 'none'}); or pass --prompts FILE`);
   }

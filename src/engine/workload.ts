@@ -8,6 +8,7 @@
 // A file whose first non-blank line is not a JSON object is plain text instead: each non-blank
 // line is one prompt, with ids "line-N" (its line number).
 // Files are read line by line, never whole, and only as far as the records a run needs.
+import { jsonErrorPosition } from './json-error.js';
 import { open } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
@@ -125,14 +126,7 @@ class PromptLineParser {
   }
 }
 
-/**
- * Where JSON.parse stopped, without the text around it (its messages quote the input, which
- * could be any file's bytes).
- */
-export function jsonErrorPosition(err: unknown): string {
-  const m = /at position (\d+)/.exec(String((err as Error)?.message ?? ''));
-  return m ? ` (at character ${Number(m[1]) + 1})` : '';
-}
+export { jsonErrorPosition };
 
 export function parsePrompts(text: string, source: string): PromptRecord[] {
   const parser = new PromptLineParser(source);

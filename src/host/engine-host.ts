@@ -3,20 +3,27 @@
 // host / CLI with child_process.fork (client: the IPC channel). Models run here, never on
 // Electron's main thread.
 import { parseArgs } from 'node:util';
+import { allowedFolders, ANY_PATH } from './allowed-folders.js';
 import { EngineHost } from './host.js';
 import { findPackageRoot, packagePaths, packageVersion } from './paths.js';
 import { attachForkedChannel, messagePortMainPort, type HostPort, type ParentPortLike } from './port.js';
 
 function main(): void {
   const { values } = parseArgs({
-    options: { 'models-dir': { type: 'string' } },
+    options: { 'models-dir': { type: 'string' }, 'data-dir': { type: 'string' }, allow: { type: 'string', multiple: true } },
     allowPositionals: false,
     strict: false,
   });
   const root = findPackageRoot(import.meta.url);
   const modelsArg = values['models-dir'];
   const modelsDir = typeof modelsArg === 'string' ? modelsArg : process.env.ECHO_STUDIO_MODELS_DIR ?? packagePaths(root).modelsDir;
-  const host = new EngineHost({ version: packageVersion(root), modelsDir });
+  const parentPort = (process as NodeJS.Process & { parentPort?: ParentPortLike }).parentPort;
+  // The desktop app's paths come from its dialogs: any. The web host's clients only type paths:
+  // the data folder, the models folder and the folders it names with --allow.
+  const dataDir = typeof values['data-dir'] === 'string' ? values['data-dir'] : process.cwd();
+  const allow = (Array.isArray(values.allow) ? values.allow : []).filter((dir): dir is string => typeof dir === 'string');
+  const files = parentPort ? ANY_PATH : allowedFolders([dataDir, modelsDir, ...allow], dataDir);
+  const host = new EngineHost({ version: packageVersion(root), modelsDir, files });
 
   let exiting = false;
   const exit = (code: number) => {
@@ -27,7 +34,6 @@ function main(): void {
   process.on('SIGTERM', () => exit(0));
   process.on('SIGINT', () => exit(0));
 
-  const parentPort = (process as NodeJS.Process & { parentPort?: ParentPortLike }).parentPort;
   if (parentPort) {
     // Electron utility process: messages carrying ports hand over renderer connections; plain
     // messages are requests from main itself (menu actions).

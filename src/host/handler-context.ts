@@ -3,11 +3,17 @@
 // the engine; the table of modules (handlers.ts) imports them, never the other way round.
 import type { DepthHistogram, RunMetrics, StepEvent } from '../shared/events.js';
 import type { EngineEvent, RequestOf, RequestType, RunState, StatusEvent } from '../shared/messages.js';
+import type { FileAccess } from './allowed-folders.js';
 import type { Recordings } from './recordings.js';
 
 /** What every handler module gets from the host. */
 export interface HostContext {
   readonly version: string;
+  /**
+   * The paths clients may read and write: any in the desktop app (its paths come from dialogs),
+   * only the folders the user chose for the web host. Handlers resolve every client path here first.
+   */
+  readonly files: FileAccess;
   /** The current status (version, bundled models, provider, run state). */
   status(): StatusEvent;
   /** Re-reads assets/models; returns the fresh status. */

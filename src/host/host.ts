@@ -6,6 +6,7 @@ import { defaultDraftPrecision } from '../shared/config.js';
 import type { HandlerModule, HandlerTable, HostContext, RequestContext } from './handler-context.js';
 import { buildHandlerTable, HANDLER_MODULES } from './handlers.js';
 import type { HostPort } from './port.js';
+import { ANY_PATH, type FileAccess } from './allowed-folders.js';
 import { parseRequest, type BundledModel, type EngineEvent, type EngineRequest, type RunState, type StatusEvent } from '../shared/messages.js';
 
 export interface EngineHostOptions {
@@ -13,6 +14,8 @@ export interface EngineHostOptions {
   modelsDir: string;
   modules?: HandlerModule[];
   clock?: FrameClock;
+  /** The paths clients may use (default: any, as in the desktop app). */
+  files?: FileAccess;
   /** Where diagnostics go (stderr of the host process by default). */
   log?: (line: string) => void;
 }
@@ -121,6 +124,7 @@ export class EngineHost {
   private makeContext(): HostContext {
     return {
       version: this.options.version,
+      files: this.options.files ?? ANY_PATH,
       status: () => this.status(),
       refreshStatus: () => this.refreshStatus(),
       setProvider: (provider) => {

@@ -32,7 +32,8 @@ export const hwHandlers: HandlerModule = ({ host }) => {
       const progress = (done: number, total: number, message?: string) =>
         ctx.reply(message === undefined ? { type: 'progress', task: 'knee', done, total } : { type: 'progress', task: 'knee', done, total, message });
       try {
-        let dir = targetDir;
+        // A folder outside the chosen ones gets the answer a missing one gets.
+        let dir = targetDir === undefined ? undefined : host.files.readable(targetDir);
         if (dir === undefined) {
           dir = (await host.refreshStatus()).bundledModels.find((m) => m.name === BUNDLED_TARGET)?.dir;
           if (dir === undefined) throw new Error(`the bundled target (${BUNDLED_TARGET}) is not installed; choose a target folder`);

@@ -16,16 +16,18 @@ function formatCount(n: number): string {
   return String(n);
 }
 
-export const modelHandlers: HandlerModule = () => ({
+export const modelHandlers: HandlerModule = ({ host }) => ({
   'model.open'({ dir }, ctx) {
     let description: string;
     try {
-      const { path, json } = readConfigJson(dir);
+      // Outside the chosen folders, or not there: one answer, before anything is read.
+      const folder = host.files.readable(dir);
+      const { path, json } = readConfigJson(folder);
       if (isEagle3Config(json)) {
         // A head drafts for a target the run names; here only its own files can be checked.
         const head = parseEagle3Config(json, path);
         let parameters = 0;
-        for (const t of indexWeights(dir).tensors.values()) parameters += t.shape.reduce((a, b) => a * b, 1);
+        for (const t of indexWeights(folder).tensors.values()) parameters += t.shape.reduce((a, b) => a * b, 1);
         const layers = head.auxLayerIds === null ? 'the default target layers' : `target layers ${head.auxLayerIds.join(', ')}`;
         ctx.reply({
           type: 'progress',
@@ -38,8 +40,8 @@ export const modelHandlers: HandlerModule = () => ({
         });
         return;
       }
-      const info = readModelInfo(dir);
-      const tokenizer = loadTokenizer(dir);
+      const info = readModelInfo(folder);
+      const tokenizer = loadTokenizer(folder);
       description =
         `${dir}: ${info.architecture}, ${formatCount(info.parameters)} parameters (${info.dtype}), ${info.numLayers} layers, ` +
         `hidden ${info.hiddenSize}, vocabulary ${info.vocabSize} (tokenizer ${tokenizer.vocabulary().size}), ${info.maxPositions} positions`;

@@ -86,6 +86,19 @@ async function bundledPair(host: HostContext, draftKind: RunConfig['draftKind'])
   return { draftDir, targetDir };
 }
 
+/**
+ * The config with every path it names resolved through the host's file access: a path outside
+ * the chosen folders is refused, with the answer a missing one gets, before anything is read.
+ */
+function readablePaths(host: HostContext, config: RunConfig): RunConfig {
+  const resolved = { ...config };
+  for (const key of ['draftDir', 'targetDir', 'promptsFile', 'profile'] as const) {
+    const named = config[key];
+    if (named !== undefined) resolved[key] = host.files.readable(named);
+  }
+  return resolved;
+}
+
 /** Errors reach the studio as one line; the stack goes in the event's detail. */
 function firstLine(err: unknown): string {
   return (err instanceof Error ? err.message : String(err)).split('\n')[0];
@@ -152,6 +165,7 @@ export const runHandlers: HandlerModule = ({ host, recordings }) => {
     let nextSnapshotAt = -Infinity;
     let prepared: PreparedRun;
     try {
+      config = readablePaths(host, config);
       const models = config.draftDir === undefined ? await bundledPair(host, config.draftKind) : undefined;
       prepared = await prepareRun(config, {
         ...(models ? { models } : {}),

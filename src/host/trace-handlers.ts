@@ -4,14 +4,11 @@
 // rebuilds every view — trees, text, charts, histograms — as it stood at step N); trace.export
 // writes the current recording (the live run's, or the opened trace) in any export format.
 import { existsSync, readFileSync } from 'node:fs';
-import { copyFile } from 'node:fs/promises';
 import { computeRunMetrics } from '../engine/metrics/run-metrics.js';
-import { exportCsv } from '../engine/trace/export-csv.js';
-import { exportParquet } from '../engine/trace/export-parquet.js';
-import { exportPerfetto } from '../engine/trace/export-perfetto.js';
+import { pathTaken, traceExportPaths, writeTraceExport } from '../engine/trace/export-files.js';
 import { parseTrace, type TraceContents } from '../engine/trace/parse.js';
 import { readTrace } from '../engine/trace/read.js';
-import type { FrameEvent, TraceExportFormat } from '../shared/messages.js';
+import type { FrameEvent } from '../shared/messages.js';
 import type { HandlerModule, HostContext } from './handler-context.js';
 import type { Recordings } from './recordings.js';
 
@@ -71,22 +68,6 @@ function lastIndexAtOrBefore(trace: TraceContents, upTo: number): number {
   return found;
 }
 
-async function exportTrace(source: { path: string; trace: TraceContents }, format: TraceExportFormat, out: string): Promise<string[]> {
-  switch (format) {
-    case 'jsonl':
-      await copyFile(source.path, out);
-      return [out];
-    case 'parquet':
-      return exportParquet(source.trace, out);
-    case 'perfetto':
-      exportPerfetto(source.trace, out);
-      return [out];
-    case 'csv':
-      exportCsv(source.trace, out);
-      return [out];
-  }
-}
-
 export const traceHandlers: HandlerModule = ({ host, recordings }) => {
   // A client that connects later (a reloaded page, `trace replay` opened in a browser) gets the
   // steps so far, so it shows the same run or replay position as everyone else.
@@ -108,14 +89,17 @@ const handlers = (host: HostContext, recordings: Recordings): ReturnType<Handler
   async 'trace.open'({ path }, ctx) {
     if (recordings.run?.live) throw new Error('a run is in progress: stop it before opening a trace');
     let trace: TraceContents;
+    let file: string;
     try {
-      trace = await readTrace(path);
+      // Outside the chosen folders, or not there: one answer, before anything is read.
+      file = host.files.readable(path);
+      trace = await readTrace(file);
     } catch (err) {
       // A bad header: nothing in the file is usable.
       ctx.reply({ type: 'error', message: `cannot open trace ${path}: ${(err as Error).message}` });
       return;
     }
-    recordings.opened = { path, trace };
+    recordings.opened = { path: file, trace };
     recordings.replayedTo = replayFrames(host, trace, Number.MAX_SAFE_INTEGER);
     if (trace.error) {
       ctx.reply({
@@ -132,9 +116,15 @@ const handlers = (host: HostContext, recordings: Recordings): ReturnType<Handler
     recordings.replayedTo = replayFrames(host, source.trace, step);
   },
 
-  async 'trace.export'({ path, format }, ctx) {
+  async 'trace.export'({ path, format, overwrite }, ctx) {
     const source = await currentTrace(recordings);
-    const written = await exportTrace(source, format, path);
+    const out = host.files.writable(path);
+    const taken = traceExportPaths(format, out).filter(pathTaken);
+    if (taken.length > 0 && overwrite !== true) {
+      throw new Error(`${taken[0]} exists; export with overwrite to replace it`);
+    }
+    // Written beside the path and renamed into place: an export that fails leaves what was there.
+    const written = await writeTraceExport(source.trace, format, out, source.path);
     const cut = source.trace.error ? ` (the steps before bad line ${source.trace.error.line})` : '';
     ctx.reply({
       type: 'progress',

@@ -5,7 +5,7 @@
 // WebSocket request, checks the Host header (DNS rebinding) and the WebSocket Origin, and caps
 // message sizes.
 import { fork, type ChildProcess } from 'node:child_process';
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,6 +27,13 @@ export interface WebHostOptions {
   modelsDir?: string;
   /** A trace the engine host opens as soon as it starts (and again after a restart): `trace replay`. */
   openTrace?: string;
+  /**
+   * The studio's data folder: clients read and write there, and relative paths start there
+   * (default: the folder the server was started in).
+   */
+  dataDir?: string;
+  /** More folders clients may read and write (model folders, prompts, profiles): `serve --allow`. */
+  allow?: string[];
   /** Fixed token (tests); a random one per launch otherwise. */
   token?: string;
   log?: (line: string) => void;
@@ -89,8 +96,22 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
     }
   };
 
+  // What a browser client may read and write: the data folder, the models folder (the engine host
+  // adds it), the folders named with --allow and a replayed trace's folder. Nothing else.
+  const dataDir = path.resolve(options.dataDir ?? process.cwd());
+  const allowed = [...(options.allow ?? []).map((dir) => path.resolve(dir)), ...(options.openTrace ? [path.dirname(path.resolve(options.openTrace))] : [])];
+  for (const [flag, dir] of [['the data folder', dataDir], ...allowed.map((d) => ['--allow', d])] as const) {
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`${flag} ${dir}: no such folder`);
+  }
+  const engineArgs = [
+    ...(options.modelsDir ? ['--models-dir', options.modelsDir] : []),
+    '--data-dir',
+    dataDir,
+    ...allowed.flatMap((dir) => ['--allow', dir]),
+  ];
+
   const startEngine = () => {
-    const args = options.modelsDir ? ['--models-dir', options.modelsDir] : [];
+    const args = engineArgs;
     const child = fork(options.engineHostEntry, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     engine = child;
     // Clients that connect later get the replay with their hello.

@@ -173,7 +173,7 @@ app.whenReady().then(() => {
         {
           openModelFolder: () => void chooseModelFolder().then((dir) => dir && sendToEngine({ type: 'model.open', dir })),
           openTrace: () => void chooseTraceFile().then((file) => file && sendToEngine({ type: 'trace.open', path: file })),
-          exportTrace: (format) => void chooseExportPath(format).then((file) => file && sendToEngine({ type: 'trace.export', path: file, format })),
+          exportTrace: (format) => void chooseExportPath(format).then((file) => file && sendToEngine({ type: 'trace.export', path: file, format, overwrite: true })),
           quit: () => app.quit(),
         },
         process.platform === 'darwin',

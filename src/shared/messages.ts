@@ -33,7 +33,8 @@ export const RequestSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('knobs.set'), knobs: KnobsSchema }),
   z.object({ type: z.literal('model.open'), dir: nonEmptyPath }),
   z.object({ type: z.literal('trace.open'), path: nonEmptyPath }),
-  z.object({ type: z.literal('trace.export'), path: nonEmptyPath, format: z.enum(TRACE_EXPORT_FORMATS) }),
+  /** An existing file is replaced only with `overwrite` (the desktop app's save dialog asked already). */
+  z.object({ type: z.literal('trace.export'), path: nonEmptyPath, format: z.enum(TRACE_EXPORT_FORMATS), overwrite: z.boolean().optional() }),
   z.object({ type: z.literal('trace.seek'), step: z.number().int().min(0) }),
   /** Time the target's forward on this machine and suggest K_max for `batch` (profile-hw's knee); the bundled target unless named. */
   z.object({ type: z.literal('hw.knee'), batch: z.number().int().min(1).max(4096), targetDir: nonEmptyPath.optional() }),

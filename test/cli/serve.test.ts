@@ -21,7 +21,14 @@ describe.skipIf(skipReason !== null)('echo-studio CLI', () => {
     expect(top.stdout).toMatch(/serve \[options\]/);
     const serve = run(['serve', '--help']);
     expect(serve.status).toBe(0);
-    for (const flag of ['--port', '--host', '--models-dir']) expect(serve.stdout).toContain(flag);
+    for (const flag of ['--port', '--host', '--models-dir', '--data-dir', '--allow']) expect(serve.stdout).toContain(flag);
+  });
+
+  it('refuses, in one line, a folder to allow that does not exist', () => {
+    const missing = path.join(tmpdir(), 'echo-no-such-folder-to-allow');
+    const bad = run(['serve', '--port', '0', '--allow', missing]);
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr.trim()).toContain(`--allow ${missing}: no such folder`);
   });
 
   it('refuses a bad port with one line', () => {
@@ -44,6 +51,8 @@ describe.skipIf(skipReason !== null)('echo-studio CLI', () => {
         });
         child.once('exit', (code) => reject(new Error(`serve exited early with ${code}: ${stdout}`)));
       });
+      // It says where the browser may read and write: the data folder (here, the current one) and the models folder.
+      expect(stdout).toContain(`only in: ${repoRoot}, ${path.join(scratch, 'models')}`);
       const page = await fetch(url);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain('<div id="root">');

@@ -32,7 +32,8 @@ beforeAll(async () => {
   mkdirSync(modelsDir);
   // The engine host child inherits the environment: keep its graph cache in the scratch folder.
   process.env.ECHO_STUDIO_CACHE = path.join(tmp.path, 'cache');
-  web = await startWebHost({ port: 0, rendererDir: paths.rendererDir, engineHostEntry: paths.engineHostEntry, modelsDir, log: () => {} });
+  // The pair and prompts live in the scratch folder: it is the studio's data folder, so the browser may read them.
+  web = await startWebHost({ port: 0, rendererDir: paths.rendererDir, engineHostEntry: paths.engineHostEntry, modelsDir, dataDir: tmp.path, log: () => {} });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],

@@ -37,6 +37,7 @@ beforeAll(async () => {
     rendererDir,
     engineHostEntry: paths.engineHostEntry,
     modelsDir: path.join(scratch, 'models'),
+    dataDir: scratch,
     log: () => {},
   });
 });

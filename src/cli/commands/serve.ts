@@ -13,10 +13,16 @@ export function parsePort(value: string): number {
   return port;
 }
 
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
 export interface ServeOptions {
   port: number;
   host: string;
   modelsDir?: string;
+  /** The studio's data folder (default: the current folder). */
+  dataDir?: string;
+  /** More folders the browser may read and write in. */
+  allow?: string[];
   /** A trace to show on start (`echo-studio trace replay`). */
   replay?: string;
 }
@@ -31,7 +37,16 @@ export async function serveStudio(options: ServeOptions): Promise<void> {
     engineHostEntry: paths.engineHostEntry,
     modelsDir: options.modelsDir ? path.resolve(options.modelsDir) : undefined,
     openTrace: options.replay ? path.resolve(options.replay) : undefined,
+    dataDir: path.resolve(options.dataDir ?? '.'),
+    allow: (options.allow ?? []).map((dir) => path.resolve(dir)),
   });
+  const folders = [
+    path.resolve(options.dataDir ?? '.'),
+    path.resolve(options.modelsDir ?? paths.modelsDir),
+    ...(options.allow ?? []).map((dir) => path.resolve(dir)),
+    ...(options.replay ? [path.dirname(path.resolve(options.replay))] : []),
+  ];
+  process.stdout.write(`The browser may read and write files only in: ${[...new Set(folders)].join(', ')}\n`);
   if (!isLoopbackAddress(options.host)) {
     process.stderr.write(`warning: serving on ${options.host}, reachable from other machines\n`);
   }
@@ -54,6 +69,12 @@ export function register(program: Command): void {
     .option('-p, --port <n>', 'port to listen on (0 picks a free one)', parsePort, DEFAULT_PORT)
     .option('--host <address>', 'address to bind; anything but loopback opens the engine to your network (the token is still required)', '127.0.0.1')
     .option('--models-dir <dir>', 'folder of model folders to list as bundled (default: assets/models)')
-    .addHelpText('after', '\nThe printed URL carries a per-launch access token; requests without it are refused.')
+    .option('--data-dir <dir>', "the studio's data folder: the browser reads and writes there, relative paths start there (default: the current folder)")
+    .option('--allow <dir>', 'another folder the browser may read and write in (model folders, prompts, profiles); repeatable', collect, [] as string[])
+    .addHelpText(
+      'after',
+      '\nThe printed URL carries a per-launch access token; requests without it are refused. The browser reads and\n' +
+        'writes files only in the data folder, the models folder and the --allow folders.',
+    )
     .action((options: ServeOptions) => serveStudio(options));
 }

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ConfidenceSignalSchema, type ConfidenceSignal } from '../../shared/config';
 import { acceptanceTable, type AcceptanceCurve, type AcceptanceTable } from './acceptance';
 import { TAU_RULES, tausOf, type DepthCalibration, type TauRule } from './calibration';
+import { jsonErrorPosition } from '../json-error.js';
 
 /**
  * 2: the profile names the confidence signal its AUCs and τ_d are in; a version 1 reader would take
@@ -154,7 +155,7 @@ export async function loadProfile(path: string): Promise<EchoProfile> {
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${path}: not JSON: ${(err as Error).message}`);
+    throw new Error(`${path}: not JSON${jsonErrorPosition(err)}`);
   }
   return parseProfile(json, path);
 }

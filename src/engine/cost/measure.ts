@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { ModelSession } from '../model/types';
 import { AttentionWindowSchema, formatAttentionWindow, WeightPrecisionSchema, type AttentionWindow, type WeightPrecision } from '../../shared/config';
 import type { TimedPoint } from './knee';
+import { jsonErrorPosition } from '../json-error.js';
 
 export const DEFAULT_TOKEN_COUNTS = [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512];
 
@@ -143,7 +144,7 @@ export function loadHardwareProfile(path: string): HardwareProfile {
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${path}: not JSON: ${(err as Error).message}`);
+    throw new Error(`${path}: not JSON${jsonErrorPosition(err)}`);
   }
   return parseHardwareProfile(json, path);
 }

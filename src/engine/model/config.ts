@@ -4,6 +4,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ModelLoadError } from './errors.js';
 import type { ModelInfo } from './types.js';
+import { jsonErrorPosition } from '../json-error.js';
 
 export type Architecture = ModelInfo['architecture'];
 
@@ -67,7 +68,7 @@ export function readConfigJson(dir: string): { path: string; text: string; json:
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new ModelLoadError(path, `not valid JSON (${(err as Error).message})`);
+    throw new ModelLoadError(path, `not valid JSON${jsonErrorPosition(err)}`);
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
     throw new ModelLoadError(path, 'expected a JSON object');

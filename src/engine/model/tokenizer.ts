@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { Template } from '@huggingface/jinja';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { ModelLoadError } from './errors.js';
+import { jsonErrorPosition } from '../json-error.js';
 
 export interface ChatMessage {
   role: string;
@@ -24,7 +25,7 @@ function readJson(path: string): Record<string, unknown> {
     if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new Error('expected a JSON object');
     return json as Record<string, unknown>;
   } catch (err) {
-    throw new ModelLoadError(path, `not valid JSON (${(err as Error).message})`);
+    throw new ModelLoadError(path, err instanceof SyntaxError ? `not valid JSON${jsonErrorPosition(err)}` : `not valid JSON (${(err as Error).message})`);
   }
 }
 

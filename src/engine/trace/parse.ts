@@ -13,6 +13,10 @@ import {
   type TraceSummary,
 } from '../../shared/trace-schema.js';
 import type { z } from 'zod';
+import { jsonErrorPosition } from '../json-error.js';
+
+/** The types a trace's body lines may have: an error names a line's type only when it is one of these. */
+const BODY_LINE_TYPES: readonly unknown[] = ['step', 'knobs', 'summary'];
 
 export interface TraceLineError {
   /** 1-based line number in the file. */
@@ -73,11 +77,10 @@ export class TraceLineParser {
     try {
       value = JSON.parse(text);
     } catch (cause) {
-      const why = cause instanceof Error ? cause.message : String(cause);
       throw new TraceFormatError(
         line,
         terminated
-          ? `line ${line} is not valid JSON: ${why}`
+          ? `line ${line} is not valid JSON${jsonErrorPosition(cause)}`
           : `line ${line} is cut short: the file ends mid-line (the run stopped while writing it)`,
       );
     }
@@ -86,7 +89,9 @@ export class TraceLineParser {
 
     const parsed = BodyLineSchema.safeParse(value);
     if (!parsed.success) {
-      const kind = typeof value === 'object' && value !== null && 'type' in value ? String(value.type) : 'untyped';
+      // The line's own type only when it is one of ours: an error never repeats a file's text.
+      const type = typeof value === 'object' && value !== null && 'type' in value ? value.type : undefined;
+      const kind = type === undefined ? 'untyped' : BODY_LINE_TYPES.includes(type as string) ? String(type) : 'of an unknown type';
       throw new TraceFormatError(line, `line ${line} (${kind}) does not match the trace schema: ${describeIssue(parsed.error)}`);
     }
     const record = parsed.data;
@@ -110,7 +115,7 @@ export class TraceLineParser {
     if (!READABLE_TRACE_VERSIONS.includes(object.schemaVersion as number)) {
       throw new TraceFormatError(
         line,
-        `trace schema version ${JSON.stringify(object.schemaVersion)} is not supported: this build reads versions ${READABLE_TRACE_VERSIONS.join(' and ')}`,
+        `trace schema version ${typeof object.schemaVersion === 'number' ? object.schemaVersion : '(not a number)'} is not supported: this build reads versions ${READABLE_TRACE_VERSIONS.join(' and ')}`,
       );
     }
     const parsed = TraceHeaderSchema.safeParse(value);

@@ -1,0 +1,64 @@
+// Writing a trace export to disk without ever leaving a half-written file where a good one was:
+// every file goes to a temporary name beside its path (same folder, so the rename is atomic) and is
+// renamed into place only once all of them are written. Shared by the command line and the studio.
+import { copyFileSync, lstatSync, renameSync, unlinkSync } from 'node:fs';
+import path from 'node:path';
+import { exportCsv } from './export-csv.js';
+import { exportParquet, PARQUET_TABLES, parquetTablePath } from './export-parquet.js';
+import { exportPerfetto } from './export-perfetto.js';
+import type { TraceContents } from './parse.js';
+import type { TraceExportFormat } from '../../shared/messages.js';
+
+/** A fresh name beside `file` (same folder, so a rename is atomic), hidden and unlikely to clash. */
+export function temporaryPathBeside(file: string): string {
+  const suffix = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  return path.join(path.dirname(file), `.${path.basename(file)}.${suffix}.tmp`);
+}
+
+export function removeQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // already gone
+  }
+}
+
+/** Whether something (a file, a folder, a link, even a dangling one) has this name. */
+export function pathTaken(file: string): boolean {
+  try {
+    lstatSync(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The files an export writes: one, or for Parquet one per table (OUT.steps.parquet, …). */
+export function traceExportPaths(format: TraceExportFormat, out: string): string[] {
+  return format === 'parquet' ? PARQUET_TABLES.map((table) => parquetTablePath(out, table)) : [out];
+}
+
+/**
+ * Exports a trace: each file is written beside its path and renamed into place only once every
+ * file is written, so a failed export leaves what was there. JSON Lines copies `sourcePath` (the
+ * trace file itself). Returns the paths written.
+ */
+export async function writeTraceExport(trace: TraceContents, format: TraceExportFormat, out: string, sourcePath?: string): Promise<string[]> {
+  const finals = traceExportPaths(format, out);
+  const base = temporaryPathBeside(out);
+  const temporaries = format === 'parquet' ? PARQUET_TABLES.map((table) => parquetTablePath(base, table)) : [base];
+  try {
+    if (format === 'parquet') exportParquet(trace, base);
+    if (format === 'perfetto') exportPerfetto(trace, base);
+    if (format === 'csv') exportCsv(trace, base);
+    if (format === 'jsonl') {
+      if (sourcePath === undefined) throw new Error('a JSON Lines export copies the trace file: name it');
+      copyFileSync(sourcePath, base);
+    }
+    temporaries.forEach((temporary, i) => renameSync(temporary, finals[i]));
+  } catch (err) {
+    temporaries.forEach(removeQuietly);
+    throw err;
+  }
+  return finals;
+}
