@@ -46,15 +46,31 @@ export function modelInfoReport(dir: string): ModelInfoReport {
 }
 
 export interface ModelCheckReport {
+  /** The tokens checked: the text's, cut to the model's positions when it is longer. */
   tokens: number[];
   positions: { top: { id: number; token: string; logit: number }[] }[];
+  /** Set when the text was longer than the model's context and only its start was checked. */
+  note?: string;
+}
+
+/**
+ * A model predicts nothing sound past its positions (RoPE and trained lengths end there), so a
+ * longer text is cut to them, and the report says so, rather than evaluated past the context.
+ */
+function withinContext(tokens: number[], positions: number): { tokens: number[]; note?: string } {
+  if (tokens.length <= positions) return { tokens };
+  return {
+    tokens: tokens.slice(0, positions),
+    note: `the text is ${tokens.length} tokens, past the model's context of ${positions} positions: checked its first ${positions} tokens only`,
+  };
 }
 
 export async function modelCheck(dir: string, text: string, options: { top?: number; threads?: number } = {}): Promise<ModelCheckReport> {
   const folder = openModelFolder(resolve(dir), cacheRoot());
   const tokenizer = ModelTokenizer.load(folder.dir, folder.info.eosTokenIds);
-  const tokens = tokenizer.encode(text);
-  if (tokens.length === 0) throw new Error(`the text ${JSON.stringify(text)} encodes to no tokens`);
+  const encoded = tokenizer.encode(text);
+  if (encoded.length === 0) throw new Error(`the text ${JSON.stringify(text)} encodes to no tokens`);
+  const { tokens, note } = withinContext(encoded, folder.info.maxPositions);
   const top = options.top ?? 5;
   const session = await loadModel(folder.dir, { threads: options.threads, slots: 1, maxLength: tokens.length });
   try {
@@ -75,7 +91,7 @@ export async function modelCheck(dir: string, text: string, options: { top?: num
       }
       return { top: best.map((id) => ({ id, token: tokenizer.tokenText(id), logit: slice[id] })) };
     });
-    return { tokens, positions };
+    return { tokens, positions, ...(note ? { note } : {}) };
   } finally {
     await session.release();
   }
@@ -107,8 +123,9 @@ export async function headCheck(headDir: string, targetDir: string, text: string
   const targetConfig = parseModelConfig(json, path);
   const { featureBoundaries } = openHeadFolder(resolve(headDir), targetConfig);
   const tokenizer = ModelTokenizer.load(target, targetConfig.eosTokenIds);
-  const tokens = tokenizer.encode(text);
-  if (tokens.length === 0) throw new Error(`the text ${JSON.stringify(text)} encodes to no tokens`);
+  const encoded = tokenizer.encode(text);
+  if (encoded.length === 0) throw new Error(`the text ${JSON.stringify(text)} encodes to no tokens`);
+  const { tokens, note } = withinContext(encoded, targetConfig.maxPositions);
   const top = options.top ?? 5;
   const model = await loadModel(target, { threads: options.threads, slots: 1, maxLength: tokens.length, featureBoundaries });
   const head = await loadHead(resolve(headDir), target, { threads: options.threads, slots: 1, maxLength: tokens.length });
@@ -133,7 +150,7 @@ export async function headCheck(headDir: string, targetDir: string, text: string
         });
       }
     }
-    return { tokens, positions };
+    return { tokens, positions, ...(note ? { note } : {}) };
   } finally {
     await Promise.all([model.release(), head.release()]);
   }
@@ -268,7 +285,7 @@ export function register(program: Command): void {
     .option('--target <dir>', 'for a head: the target whose features it reads (its tokenizer encodes the text)')
     .option('--top <n>', 'predictions per position', parsePositiveInt, 5)
     .option('--threads <n>', 'onnxruntime threads', parsePositiveInt, 2)
-    .option('--json', 'print {"tokens":[ids],"positions":[{"top":[{"id","token","logit"}]}]}')
+    .option('--json', 'print {"tokens":[ids],"positions":[{"top":[{"id","token","logit"}]}],"note"?} (note: the text was cut to the context)')
     .action(async (dir: string, options: { text: string; top: number; threads: number; json?: boolean; target?: string }) => {
       const isHead = isHeadFolder(resolve(dir));
       if (isHead && options.target === undefined) throw new Error(`${dir} is an EAGLE-3 head: give the target it drafts for, --target TARGET_DIR`);
@@ -276,6 +293,7 @@ export function register(program: Command): void {
       const r = isHead
         ? await headCheck(dir, options.target!, options.text, { top: options.top, threads: options.threads })
         : await modelCheck(dir, options.text, { top: options.top, threads: options.threads });
+      if (r.note) process.stderr.write(`note: ${r.note}\n`);
       if (options.json) {
         process.stdout.write(`${JSON.stringify(r)}\n`);
         return;

@@ -25,6 +25,7 @@ import { weightContentHash } from './weight-hashes.js';
 import { OrtModelSession, windowProblem } from './session.js';
 import { ModelTokenizer } from './tokenizer.js';
 import type { AttentionWindow, ModelInfo } from './types.js';
+import { weightsMismatch } from './weight-check.js';
 
 /** onnxruntime intra-op threads of a model large enough to use a second core (see defaultThreads). */
 export const DEFAULT_THREADS = 2;
@@ -119,6 +120,10 @@ export function openModelFolder(dir: string, cacheDir = cacheRoot(), precision: 
   const { path, text, json } = readConfigJson(dir);
   const config = parseModelConfig(json, path);
   const weights = indexWeights(dir);
+  // Weights that are not the model config.json describes are refused now, in one line, rather
+  // than halfway through building a graph (or by a `model info` that reports the config alone).
+  const mismatch = weightsMismatch(config, weights);
+  if (mismatch !== null) throw mismatch;
   let parameters = 0;
   const dtypeCounts = new Map<ModelInfo['dtype'], number>();
   for (const t of weights.tensors.values()) {
