@@ -89,7 +89,7 @@ describe.skipIf(skipReason !== null)('a studio run in the browser', () => {
     await expect.poll(() => page.getByTestId('super-tree-summary').textContent(), { timeout: 15_000 }).toMatch(/^step 0 ·/);
     expect(await page.getByTestId('trace-scrubber-step').textContent()).toBe(`step 0 of ${last}`);
     await page.keyboard.press('End');
-    await expect.poll(() => page.getByTestId('super-tree-summary').textContent()).toMatch(new RegExp(`^step ${last} ·`));
+    await expect.poll(() => page.getByTestId('super-tree-summary').textContent(), { timeout: 15_000 }).toMatch(new RegExp(`^step ${last} ·`));
     expect(await page.getByRole('alert').count()).toBe(0);
     expect(problems).toEqual([]);
     await page.close();
