@@ -58,18 +58,27 @@ export function resolveModelDirs(config: Pick<RunConfig, 'draftDir' | 'targetDir
   return { draftDir, targetDir };
 }
 
+/** The bundled prompt sets (assets/prompts/NAME.jsonl) by name, in name order. */
+export function bundledDomains(root = packageRoot()): string[] {
+  const dir = path.join(root, 'assets', 'prompts');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .map((f) => f.slice(0, -'.jsonl'.length))
+    .sort();
+}
+
 /**
  * The prompts of the file or bundled domain a config names, in file order, read as a stream;
  * with `limit`, only that many (a run of few requests does not read a huge file to its end).
  */
 export async function promptSource(config: Pick<RunConfig, 'promptsFile' | 'domain'>, options: { limit?: number; root?: string } = {}): Promise<PromptRecord[]> {
   if (config.promptsFile !== undefined) return readPromptsFile(config.promptsFile, { limit: options.limit });
-  const dir = path.join(options.root ?? packageRoot(), 'assets', 'prompts');
-  const file = path.join(dir, `${config.domain}.jsonl`);
+  const root = options.root ?? packageRoot();
+  const file = path.join(root, 'assets', 'prompts', `${config.domain}.jsonl`);
   // A domain is a name among the bundled ones, never a path that could lead out of their folder.
   if (!/^[\w-]+$/.test(config.domain ?? '') || !existsSync(file)) {
-    const known = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.jsonl')).map((f) => f.slice(0, -6)) : [];
-    throw new Error(`unknown domain "${config.domain}" (bundled: ${known.join(', ') || 'none'}); or pass --prompts FILE`);
+    throw new Error(`unknown domain "${config.domain}" (bundled: ${bundledDomains(root).join(', ') || 'none'}); or pass --prompts FILE`);
   }
   return readPromptsFile(file, { limit: options.limit });
 }

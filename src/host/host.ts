@@ -3,6 +3,7 @@
 import { FrameCoalescer, systemClock, type FrameClock } from './frame-coalescer.js';
 import { findBundledModels } from './bundled-models.js';
 import { defaultDraftPrecision } from '../shared/config.js';
+import { bundledDomains } from '../engine/session-run.js';
 import type { HandlerModule, HandlerTable, HostContext, RequestContext } from './handler-context.js';
 import { buildHandlerTable, HANDLER_MODULES } from './handlers.js';
 import type { HostPort } from './port.js';
@@ -30,6 +31,7 @@ export class EngineHost {
   private readonly greetings: Array<(ctx: RequestContext) => void | Promise<void>> = [];
   private readonly log: (line: string) => void;
   private bundledModels: BundledModel[] = [];
+  private domains: string[] = [];
   private provider = 'cpu';
   private runState: RunState = 'idle';
   readonly context: HostContext;
@@ -70,6 +72,7 @@ export class EngineHost {
       bundledModels: this.bundledModels,
       provider: this.provider,
       draftPrecision: defaultDraftPrecision(this.provider === 'cuda' ? 'cuda' : 'cpu'),
+      domains: this.domains,
       runState: this.runState,
     };
   }
@@ -78,6 +81,7 @@ export class EngineHost {
     const scan = await findBundledModels(this.options.modelsDir);
     for (const problem of scan.problems) this.log(problem);
     this.bundledModels = scan.models;
+    this.domains = bundledDomains();
     return this.status();
   }
 

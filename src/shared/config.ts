@@ -80,73 +80,79 @@ export function formatAttentionWindow(window: AttentionWindow): string {
   return `${window.sink}:${window.recent}`;
 }
 
+/**
+ * Every setting of a run, each declared once here: the run config, the knobs the studio turns
+ * mid-run, the policies' options and the command line's flags are all cut from these fields.
+ */
+const RUN_FIELDS = {
+  /** Model folders; absent = the bundled demo pair. */
+  draftDir: z.string().optional(),
+  targetDir: z.string().optional(),
+  /** Exactly one of domain (bundled prompt set) or promptsFile. */
+  domain: z.string().optional(),
+  promptsFile: z.string().optional(),
+  policy: z.enum(POLICY_NAMES),
+  /** Requests in flight at once (continuous batching). */
+  batch: z.number().int().min(1).max(1024),
+  /** Global verification budget: Σ_i (1 + K_i) ≤ kmax. */
+  kmax: z.number().int().min(1).max(65536),
+  /** Requests to run in total. */
+  requests: z.number().int().min(1),
+  maxNewTokens: z.number().int().min(1).max(65536),
+  temperature: z.number().min(0).max(10),
+  seed: z.number().int(),
+  /** Chain length for `chain`. */
+  chainLength: z.number().int().min(1).max(64).optional(),
+  /** Base tree shape for tree policies; defaults depend on load (see docs/conventions.md). */
+  shape: TreeShapeSchema.optional(),
+  /** ECHO: per-depth thresholds τ_d keyed by depth (sweet spots only). */
+  taus: z.record(z.string().regex(/^\d+$/), z.number().min(0).max(1)).optional(),
+  /** `fixed`: one τ for every gated depth. */
+  tau: z.number().min(0).max(1).optional(),
+  /** ECHO: deepest depth a confident request may reach. */
+  maxDepth: z.number().int().min(1).max(64).optional(),
+  /** ECHO: most children per node under width expansion. */
+  maxWidth: z.number().int().min(1).max(64).optional(),
+  /** `ddd`: stop when log Σ_beam exp(S) < this. */
+  dddThreshold: z.number().optional(),
+  /**
+   * echo / dense / fixed: the verification cost (profile-hw's T_ver fit: knee in tokens, γ per
+   * token past it as a share of a one-token forward; draftRow, one drafted row's cost in the same
+   * unit). With it a token is granted only when its expected acceptance pays for its time, and a
+   * layer is drafted only when a sure token would; without it the scheduler fills K_max.
+   */
+  verifyCost: z
+    .object({ knee: z.number().int().min(0), gamma: z.number().min(0).max(100), draftRow: z.number().min(0).max(100).optional() })
+    .optional(),
+  /**
+   * echo / dense / fixed: one draft forward's cost as a share of the target's one-token forward
+   * (profile-hw prints it). With a calibration's measured acceptance (a profile or the warm-up),
+   * a layer is drafted only when it can pay for its forward; 0 turns that off. Default 0.05.
+   */
+  draftCost: z.number().min(0).max(MAX_DRAFT_COST).optional(),
+  /** Path to a calibration profile JSON. */
+  profile: z.string().optional(),
+  /**
+   * The draft sees only its request's first `sink` rows and the `recent` rows before each drafted
+   * token (attention sinks and a recent window): drafting reads a bounded past per request.
+   * Absent: the draft's whole past. The target is never windowed.
+   */
+  draftWindow: AttentionWindowSchema.optional(),
+  /**
+   * What drafts: 'model' (a small language model) or 'head' (an EAGLE-3 head reading the target's
+   * features). Absent: the bundled draft model, or whatever the draft folder holds. With no folders
+   * given, 'head' picks the bundled demo head.
+   */
+  draftKind: z.enum(['model', 'head']).optional(),
+  /**
+   * echo / dense / fixed: the confidence signal. Default: the profile's; without a profile, the
+   * warm-up's pick (the signal that separates best); with `taus` and no signal, `path-prob`.
+   */
+  confidence: ConfidenceSignalSchema.optional(),
+};
+
 export const RunConfigSchema = z
-  .object({
-    /** Model folders; absent = the bundled demo pair. */
-    draftDir: z.string().optional(),
-    targetDir: z.string().optional(),
-    /** Exactly one of domain (bundled prompt set) or promptsFile. */
-    domain: z.string().optional(),
-    promptsFile: z.string().optional(),
-    policy: z.enum(POLICY_NAMES),
-    /** Requests in flight at once (continuous batching). */
-    batch: z.number().int().min(1).max(1024),
-    /** Global verification budget: Σ_i (1 + K_i) ≤ kmax. */
-    kmax: z.number().int().min(1).max(65536),
-    /** Requests to run in total. */
-    requests: z.number().int().min(1),
-    maxNewTokens: z.number().int().min(1).max(65536),
-    temperature: z.number().min(0).max(10),
-    seed: z.number().int(),
-    /** Chain length for `chain`. */
-    chainLength: z.number().int().min(1).max(64).optional(),
-    /** Base tree shape for tree policies; defaults depend on load (see docs/conventions.md). */
-    shape: TreeShapeSchema.optional(),
-    /** ECHO: per-depth thresholds τ_d keyed by depth (sweet spots only). */
-    taus: z.record(z.string().regex(/^\d+$/), z.number().min(0).max(1)).optional(),
-    /** `fixed`: one τ for every gated depth. */
-    tau: z.number().min(0).max(1).optional(),
-    /** ECHO: deepest depth a confident request may reach. */
-    maxDepth: z.number().int().min(1).max(64).optional(),
-    /** ECHO: most children per node under width expansion. */
-    maxWidth: z.number().int().min(1).max(64).optional(),
-    /** `ddd`: stop when log Σ_beam exp(S) < this. */
-    dddThreshold: z.number().optional(),
-    /**
-     * echo / dense / fixed: the verification cost (profile-hw's T_ver fit: knee in tokens, γ per
-     * token past it as a share of a one-token forward; draftRow, one drafted row's cost in the same
-     * unit). With it a token is granted only when its expected acceptance pays for its time, and a
-     * layer is drafted only when a sure token would; without it the scheduler fills K_max.
-     */
-    verifyCost: z
-      .object({ knee: z.number().int().min(0), gamma: z.number().min(0).max(100), draftRow: z.number().min(0).max(100).optional() })
-      .optional(),
-    /**
-     * echo / dense / fixed: one draft forward's cost as a share of the target's one-token forward
-     * (profile-hw prints it). With a calibration's measured acceptance (a profile or the warm-up),
-     * a layer is drafted only when it can pay for its forward; 0 turns that off. Default 0.05.
-     */
-    draftCost: z.number().min(0).max(MAX_DRAFT_COST).optional(),
-    /** Path to a calibration profile JSON. */
-    profile: z.string().optional(),
-    /**
-     * The draft sees only its request's first `sink` rows and the `recent` rows before each drafted
-     * token (attention sinks and a recent window): drafting reads a bounded past per request.
-     * Absent: the draft's whole past. The target is never windowed.
-     */
-    draftWindow: AttentionWindowSchema.optional(),
-    /**
-     * What drafts: 'model' (a small language model) or 'head' (an EAGLE-3 head reading the target's
-     * features). Absent: the bundled draft model, or whatever the draft folder holds. With no folders
-     * given, 'head' picks the bundled demo head.
-     */
-    draftKind: z.enum(['model', 'head']).optional(),
-    /**
-     * echo / dense / fixed: the confidence signal. Default: the profile's; without a profile, the
-     * warm-up's pick (the signal that separates best); with `taus` and no signal, `path-prob`.
-     */
-    confidence: ConfidenceSignalSchema.optional(),
-  })
+  .object(RUN_FIELDS)
   .superRefine((c, ctx) => {
     if (c.kmax < c.batch) {
       ctx.addIssue({
@@ -164,11 +170,12 @@ export const RunConfigSchema = z
   });
 export type RunConfig = z.infer<typeof RunConfigSchema>;
 
-/** Knobs the studio may change between steps of a running run. */
-export const KnobsSchema = z.object({
-  kmax: z.number().int().min(1).optional(),
-  taus: z.record(z.string().regex(/^\d+$/), z.number().min(0).max(1)).optional(),
-  tau: z.number().min(0).max(1).optional(),
-  batch: z.number().int().min(1).optional(),
-});
+/** Knobs the studio may change between steps of a running run: the config's own fields, each optional. */
+export const KnobsSchema = z.object(RUN_FIELDS).pick({ kmax: true, taus: true, tau: true, batch: true }).partial();
 export type Knobs = z.infer<typeof KnobsSchema>;
+
+/** The settings a speculation policy is built from (`PolicyOptions` adds what calibration resolves). */
+export type PolicySettings = Pick<
+  RunConfig,
+  'batch' | 'kmax' | 'chainLength' | 'shape' | 'taus' | 'tau' | 'maxDepth' | 'maxWidth' | 'dddThreshold' | 'confidence' | 'verifyCost' | 'draftCost'
+>;

@@ -130,6 +130,8 @@ export const EventSchema = z.discriminatedUnion('type', [
     provider: z.string(),
     /** Weight precision runs load the draft with (the target is always float32). */
     draftPrecision: WeightPrecisionSchema.optional(),
+    /** The bundled prompt sets a run may name as its domain (assets/prompts). */
+    domains: z.array(z.string()).optional(),
     runState: z.enum(RUN_STATES),
   }),
   z.object({

@@ -5,6 +5,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { HandlerModule } from '../../src/host/handler-context.js';
 import { coreHandlers } from '../../src/host/handlers.js';
+import { bundledDomains } from '../../src/engine/session-run.js';
 import { EngineHost } from '../../src/host/host.js';
 import { nodeMessagePortPort } from '../../src/host/port.js';
 import { parseEvent, type EngineEvent } from '../../src/shared/messages.js';
@@ -55,6 +56,7 @@ describe('EngineHost', () => {
       bundledModels: [{ name: 'demo-target', dir: path.join(modelsDir, 'demo-target') }],
       provider: 'cpu',
       draftPrecision: 'int8',
+      domains: bundledDomains(),
       runState: 'idle',
     });
     client.close();

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { bundledDomains } from '../../src/engine/session-run.js';
 import { packageVersion } from '../../src/host/paths.js';
 import { startWebHost, type WebHost } from '../../src/host/web-host.js';
 import { MAX_MESSAGE_BYTES, parseEvent, type EngineEvent } from '../../src/shared/messages.js';
@@ -168,6 +169,7 @@ describe.skipIf(skipReason !== null)('web host', () => {
       ],
       provider: 'cpu',
       draftPrecision: 'int8',
+      domains: bundledDomains(),
       runState: 'idle',
     });
     const invalid = nextEvent(ws, 'error');

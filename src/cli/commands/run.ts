@@ -27,37 +27,29 @@ import { integer } from '../flags.js';
 // Resolving a RunConfig into loaded models and a runner is shared with the studio's engine host.
 export { BUNDLED_DRAFT, BUNDLED_TARGET, resolveModelDirs } from '../../engine/session-run.js';
 
-export interface RunFlags {
+/**
+ * `run`'s flags: the run config's own settings (src/shared/config.ts) plus what only the command
+ * line has. Three take the command line's names: --draft, --target and --prompts.
+ */
+export interface RunFlags
+  extends Pick<
+      RunConfig,
+      | 'batch' | 'domain' | 'requests' | 'maxNewTokens' | 'temperature' | 'seed' | 'draftKind' | 'chainLength' | 'shape' | 'taus' | 'tau'
+      | 'maxDepth' | 'maxWidth' | 'dddThreshold' | 'verifyCost' | 'profile' | 'confidence' | 'draftWindow'
+    >,
+    Partial<Pick<RunConfig, 'kmax'>> {
+  /** Any text: checked against the policy names for a one-line error that lists them. */
   policy: string;
-  batch: number;
   /** Default: the modelled device's knee (suggestKmax) on a modelled clock, else DEFAULT_RUN_KMAX. */
   kmax?: number;
-  domain?: string;
   prompts?: string;
-  requests: number;
-  maxNewTokens: number;
-  temperature: number;
-  seed: number;
   draft?: string;
-  /** `--draft-kind`: what the draft folder holds, or which bundled drafter to use. */
-  draftKind?: 'model' | 'head';
   target?: string;
-  chainLength?: number;
-  shape?: { depth: number; topk: number; tokens: number };
-  taus?: Record<string, number>;
-  tau?: number;
-  maxDepth?: number;
-  maxWidth?: number;
-  dddThreshold?: number;
-  verifyCost?: VerifyCost;
   /** A share of a target forward, or `auto`: measured on this machine after loading. */
   draftCost?: number | 'auto';
-  profile?: string;
-  confidence?: ConfidenceSignal;
   threads?: number;
   provider?: 'cpu' | 'cuda';
   draftPrecision?: WeightPrecision;
-  draftWindow?: AttentionWindow;
   out?: string;
   trace?: string;
   force?: boolean;
@@ -122,31 +114,16 @@ export function runConfigFromFlags(flags: RunFlags): RunConfig {
   if (!(POLICY_NAMES as readonly string[]).includes(flags.policy)) {
     throw new Error(`unknown policy "${flags.policy}" (choose from ${POLICY_NAMES.join(', ')})`);
   }
+  const { draft, target, prompts, draftCost, ...settings } = flags;
   const candidate = {
-    draftDir: flags.draft,
-    targetDir: flags.target,
-    draftKind: flags.draftKind,
-    domain: flags.prompts === undefined ? (flags.domain ?? 'code') : flags.domain,
-    promptsFile: flags.prompts,
-    policy: flags.policy,
-    batch: flags.batch,
+    // The config's own settings go by their own names; the schema drops the command line's others.
+    ...settings,
+    draftDir: draft,
+    targetDir: target,
+    promptsFile: prompts,
+    domain: prompts === undefined ? (flags.domain ?? 'code') : flags.domain,
     kmax: flags.kmax ?? DEFAULT_RUN_KMAX,
-    requests: flags.requests,
-    maxNewTokens: flags.maxNewTokens,
-    temperature: flags.temperature,
-    seed: flags.seed,
-    chainLength: flags.chainLength,
-    shape: flags.shape,
-    taus: flags.taus,
-    tau: flags.tau,
-    maxDepth: flags.maxDepth,
-    maxWidth: flags.maxWidth,
-    dddThreshold: flags.dddThreshold,
-    verifyCost: flags.verifyCost,
-    draftCost: flags.draftCost === 'auto' ? undefined : flags.draftCost,
-    profile: flags.profile,
-    confidence: flags.confidence,
-    draftWindow: flags.draftWindow,
+    draftCost: draftCost === 'auto' ? undefined : draftCost,
   };
   const parsed = RunConfigSchema.safeParse(candidate);
   if (!parsed.success) {

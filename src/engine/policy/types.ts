@@ -2,7 +2,7 @@
 // each depth, which nodes to expand and which of their candidates enter the tree; at the end of
 // drafting it asks which drafted nodes the target verifies. The engine then checks the global
 // cap Σ_i (1 + K_i) ≤ K_max and throws if a policy broke it. See docs/engine.md.
-import type { ConfidenceSignal, Knobs } from '../../shared/config';
+import type { ConfidenceSignal, Knobs, PolicySettings } from '../../shared/config';
 import type { BudgetTransfer, DeepeningStop, GateCheck } from '../../shared/events';
 import type { DraftTree } from '../tree';
 import type { AcceptanceTable } from '../calibrate/acceptance';
@@ -60,44 +60,24 @@ export interface SpeculationPolicy {
   setKnobs?(knobs: Knobs): void;
 }
 
-/** A T_ver fit as the ECHO scheduler prices verification (`profile-hw` prints one). */
-export interface VerifyCost {
-  knee: number;
-  gamma: number;
-  /** Drafting one row, as a share of the target's one-token forward (default 0). */
-  draftRow?: number;
-}
+/**
+ * A T_ver fit as the ECHO scheduler prices verification (`profile-hw` prints one): the run
+ * config's `verifyCost`, declared with it in src/shared/config.ts.
+ */
+export type VerifyCost = NonNullable<PolicySettings['verifyCost']>;
 
-/** Options a policy is built from; see RunConfig in src/shared/config.ts. */
-export interface PolicyOptions {
-  /** Requests in flight at once; selects the low/high-load default shape. */
-  batch: number;
-  kmax: number;
-  chainLength?: number;
-  shape?: { depth: number; topk: number; tokens: number };
-  // The ECHO knobs (RunConfig), read by echo, dense, fixed and ddd.
+/**
+ * Options a policy is built from: the run's settings (PolicySettings, declared with the run config
+ * in src/shared/config.ts), τ_d as any resolution gives them, and what calibration measured.
+ */
+export interface PolicyOptions extends Omit<PolicySettings, 'taus'> {
   /** τ_d at the sweet spots D_sig, keyed by depth. */
   taus?: Readonly<Record<string, number>>;
   /** `dense`: τ_d for every depth (a calibration profile has one per depth it saw). */
   denseTaus?: Readonly<Record<string, number>>;
-  /** `fixed`: one τ at every gated depth. */
-  tau?: number;
-  maxDepth?: number;
-  maxWidth?: number;
-  /** `ddd`: stop deepening when log Σ_beam exp(S) falls below this. */
-  dddThreshold?: number;
-  /** echo / dense / fixed: what their gates and scheduler read as confidence (default `path-prob`). */
-  confidence?: ConfidenceSignal;
-  /**
-   * echo / dense / fixed: price each granted token with this verification cost (a T_ver fit);
-   * without it they fill K_max.
-   */
-  verifyCost?: VerifyCost;
   /**
    * echo / dense / fixed: measured acceptance by depth and layer confidence (a calibration
    * profile's), in their signal. With it they draft a layer only if it can pay for its forward.
    */
   acceptance?: AcceptanceTable;
-  /** echo / dense / fixed: one draft forward's cost as a share of the target's one-token forward (default DEFAULT_DRAFT_COST; 0: layers are never priced). */
-  draftCost?: number;
 }

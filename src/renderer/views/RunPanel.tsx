@@ -6,7 +6,11 @@ import type { BundledModel, EngineKnobsEvent } from '../../shared/messages.js';
 import type { KneeSuggestion } from '../studio/store.js';
 import { useSend, useStudio, useStudioStore } from './StudioContext.js';
 
-export interface RunForm {
+/** The run config's numbers the form holds as typed text (RunConfigSchema checks them on start). */
+type TextSettings = Extract<keyof RunConfig, 'batch' | 'kmax' | 'requests' | 'maxNewTokens' | 'temperature' | 'seed' | 'tau'>;
+
+/** The Run panel's fields: the run config's settings as the form edits them. */
+export interface RunForm extends Record<TextSettings, string> {
   /** 'bundled-head': the bundled target with its demo EAGLE-3 head as the draft. */
   modelSource: 'bundled' | 'bundled-head' | 'folders';
   draftDir: string;
@@ -14,25 +18,17 @@ export interface RunForm {
   promptSource: 'domain' | 'file';
   domain: string;
   promptsFile: string;
-  policy: PolicyName;
-  batch: string;
-  kmax: string;
-  requests: string;
-  maxNewTokens: string;
-  temperature: string;
-  seed: string;
+  policy: RunConfig['policy'];
   /**
    * Per-depth τ as "depth:τ" pairs, e.g. "0:0.2, 2:0.35"; empty: the engine calibrates them on a
    * warm-up over the first prompts before the run (as the command line does); "none": no gates.
    */
   taus: string;
-  /** One τ for `fixed`. */
-  tau: string;
   /**
    * What the τ of echo / dense / fixed are compared with; 'auto': the signal a warm-up calibration
    * finds separates accepted from rejected better (as the command line does), path-prob with τ_d given.
    */
-  confidence: ConfidenceSignal | 'auto';
+  confidence: NonNullable<RunConfig['confidence']> | 'auto';
   /** The draft's attention sinks and recent window as "sink:recent"; empty = its whole past. */
   draftWindow: string;
 }
@@ -57,7 +53,6 @@ export const DEFAULT_FORM: RunForm = {
   draftWindow: '',
 };
 
-const DOMAINS = ['code', 'prose', 'math'];
 const SIGNAL_LABELS: Record<ConfidenceSignal | 'auto', string> = {
   auto: 'the better separating one (calibration picks)',
   'path-prob': "path probability (the paper's)",
@@ -65,6 +60,7 @@ const SIGNAL_LABELS: Record<ConfidenceSignal | 'auto', string> = {
 };
 // A stable empty list: a fresh [] per read would make the store selector loop forever.
 const NO_MODELS: readonly BundledModel[] = [];
+const NO_DOMAINS: readonly string[] = [];
 
 export type FieldErrors = Partial<Record<keyof RunForm | 'form', string>>;
 
@@ -243,6 +239,8 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
   const [knobsNote, setKnobsNote] = useState<string | null>(null);
   const runState = useStudio((s) => s.runState);
   const bundled = useStudio((s) => s.status?.bundledModels ?? NO_MODELS);
+  // The engine host lists the bundled prompt sets it has.
+  const domains = useStudio((s) => s.status?.domains ?? NO_DOMAINS);
   const store = useStudioStore();
   const send = useSend();
   const live = runState === 'running' || runState === 'paused' || runState === 'loading';
@@ -395,7 +393,7 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
         {form.promptSource === 'domain' ? (
           <Field label="domain" htmlFor="run-domain" error={errors.domain}>
             <select id="run-domain" value={form.domain} onChange={(e) => set('domain', e.target.value)}>
-              {DOMAINS.map((d) => (
+              {domains.map((d) => (
                 <option key={d} value={d}>
                   {d}
                 </option>

@@ -41,6 +41,7 @@ export class SyntheticTransport implements Transport {
       version: 'synthetic',
       bundledModels: [{ name: 'synthetic-pair', dir: 'synthetic' }],
       provider: 'none',
+      domains: ['code', 'math', 'prose'],
       runState: 'idle',
     });
     if (this.options.autostart) this.start(this.options.batch, this.options.kmax);
