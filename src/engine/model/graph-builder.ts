@@ -56,13 +56,37 @@ export interface GraphOptions {
    * `feature_rows`. Absent: the graph has neither, so other runs pay nothing for them.
    */
   featureBoundaries?: number[];
+  /** Where weights go as they are built; absent: they stay in the returned graph. */
+  weightStore?: WeightStore;
 }
 
+export type InitializerData = Float32Array | Int32Array | BigInt64Array | Uint8Array;
+
+/**
+ * A tensor of the graph: its bytes in memory (`data`), or, when the graph was built into a
+ * weight store, where the store put them (`stored`).
+ */
 export interface GraphInitializer {
   name: string;
   dims: number[];
   dataType: number;
-  data: Float32Array | Int32Array | BigInt64Array | Uint8Array;
+  data: InitializerData | null;
+  stored?: { offset: number; length: number };
+}
+
+/**
+ * Takes a weight's bytes as soon as the graph builder has them and says where it put them, so a
+ * large model's weights are never all held in memory at once (the graph cache's data file).
+ */
+export interface WeightStore {
+  put(bytes: Uint8Array): { offset: number; length: number };
+}
+
+/** Tensors smaller than this (constants, norms of tiny models) stay in the graph itself. */
+export const STORE_MIN_BYTES = 1024;
+
+export function initializerBytes(data: InitializerData): Uint8Array {
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }
 
 export interface BuiltGraph {
@@ -86,6 +110,8 @@ export class GraphBuilder {
   private counter = 0;
   private constCache = new Map<string, string>();
 
+  constructor(private readonly store?: WeightStore) {}
+
   op(opType: string, inputs: string[], attrs: Record<string, Attr> = {}, outputs = 1, outputNames?: string[], domain?: string): string[] {
     const id = this.counter++;
     const outs = outputNames ?? Array.from({ length: outputs }, (_, k) => `${opType.toLowerCase()}_${id}_${k}`);
@@ -102,10 +128,14 @@ export class GraphBuilder {
     return this.op(opType, inputs, attrs, 1, outputName ? [outputName] : undefined)[0];
   }
 
-  init(name: string, dims: number[], data: Float32Array | Int32Array | BigInt64Array | Uint8Array): string {
+  init(name: string, dims: number[], data: InitializerData): string {
     const dataType =
       data instanceof Float32Array ? DataType.FLOAT : data instanceof Int32Array ? DataType.INT32 : data instanceof Uint8Array ? DataType.UINT8 : DataType.INT64;
-    this.initializers.push({ name, dims, dataType, data });
+    if (this.store !== undefined && data.byteLength >= STORE_MIN_BYTES) {
+      this.initializers.push({ name, dims, dataType, data: null, stored: this.store.put(initializerBytes(data)) });
+    } else {
+      this.initializers.push({ name, dims, dataType, data });
+    }
     return name;
   }
 
@@ -167,7 +197,7 @@ export function quantizeBlocks8(w: Float32Array, rows: number, cols: number): { 
 
 export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: GraphOptions = {}): BuiltGraph {
   const int8 = options.precision === 'int8';
-  const g = new GraphBuilder();
+  const g = new GraphBuilder(options.weightStore);
   const H = cfg.hiddenSize;
   const hd = cfg.headDim;
   const nH = cfg.numHeads;

@@ -7,11 +7,16 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { WeightPrecision } from '../../shared/config.js';
-import { GRAPH_VERSION, MS_DOMAIN, OPSET, type BuiltGraph } from './graph-builder.js';
+import { GRAPH_VERSION, MS_DOMAIN, OPSET, STORE_MIN_BYTES, initializerBytes, type BuiltGraph, type WeightStore } from './graph-builder.js';
 import { encodeModel, type ModelProtoJs, type TensorProtoJs } from './onnx-proto.js';
 
-/** Graphs whose weights exceed this many bytes keep them in an external data file (protobuf caps at 2 GiB). */
-export const DEFAULT_EXTERNAL_DATA_THRESHOLD = 1 << 30;
+/**
+ * Graphs whose weights exceed this many bytes keep them in an external data file, written weight by
+ * weight while the graph is built: protobuf caps a graph at 2 GiB, and an inline graph would hold
+ * every weight twice more (as arrays, then encoded) while it is written, and once more while
+ * onnxruntime parses it.
+ */
+export const DEFAULT_EXTERNAL_DATA_THRESHOLD = 64 << 20;
 
 export function cacheRoot(): string {
   const env = process.env.ECHO_STUDIO_CACHE;
@@ -28,77 +33,113 @@ export function cachedGraphPath(key: string, root = cacheRoot()): string {
   return join(graphsDir(root), `${key}.onnx`);
 }
 
-function bytesOf(data: Float32Array | Int32Array | BigInt64Array | Uint8Array): Uint8Array {
-  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+/**
+ * The data file beside a graph (`<graph>.data`), written under a temporary name while the graph is
+ * built: each weight is appended, 64-byte aligned, as soon as the builder has it, so the weights of
+ * a large model are never all in memory at once. `writeGraph` renames it into place with the graph.
+ */
+export class GraphDataFile implements WeightStore {
+  readonly tempPath: string;
+  private fd: number | null;
+  private offset = 0;
+  private static readonly pad = new Uint8Array(64);
+
+  constructor(readonly graphPath: string) {
+    mkdirSync(dirname(graphPath), { recursive: true });
+    this.tempPath = `${graphPath}.data.${process.pid}.tmp`;
+    this.fd = openSync(this.tempPath, 'w');
+  }
+
+  put(bytes: Uint8Array): { offset: number; length: number } {
+    if (this.fd === null) throw new Error(`${this.tempPath} is already closed`);
+    const at = this.offset;
+    writeAll(this.fd, bytes);
+    this.offset += bytes.length;
+    const gap = (64 - (this.offset % 64)) % 64;
+    if (gap > 0) {
+      writeAll(this.fd, GraphDataFile.pad.subarray(0, gap));
+      this.offset += gap;
+    }
+    return { offset: at, length: bytes.length };
+  }
+
+  close(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
+
+  /** Closes and deletes the temporary file (a build that failed). */
+  discard(): void {
+    this.close();
+    rmSync(this.tempPath, { force: true });
+  }
+}
+
+function writeAll(fd: number, bytes: Uint8Array): void {
+  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, Math.min(bytes.length - done, 1 << 30));
 }
 
 /**
- * Writes the graph to `path` atomically (temp file + rename). Weights go inline when their total
- * is under `externalThreshold` bytes, else into `path + '.data'`, 64-byte aligned.
+ * Writes the graph to `path` atomically (temp file + rename). A graph built into a `GraphDataFile`
+ * points its stored weights at `path + '.data'`. Otherwise weights go inline when their total is
+ * under `externalThreshold` bytes, else into `path + '.data'`, 64-byte aligned.
  */
-export function writeGraph(graph: BuiltGraph, path: string, meta: Record<string, string>, externalThreshold = DEFAULT_EXTERNAL_DATA_THRESHOLD): void {
+export function writeGraph(graph: BuiltGraph, path: string, meta: Record<string, string>, externalThreshold = DEFAULT_EXTERNAL_DATA_THRESHOLD, dataFile?: GraphDataFile): void {
   mkdirSync(join(path, '..'), { recursive: true });
-  const total = graph.initializers.reduce((s, t) => s + t.data.byteLength, 0);
-  const external = total > externalThreshold;
   const tmp = `${path}.${process.pid}.tmp`;
   const dataPath = `${path}.data`;
-  const dataTmp = `${dataPath}.${process.pid}.tmp`;
-  const initializer: TensorProtoJs[] = [];
-  if (external) {
-    const fd = openSync(dataTmp, 'w');
-    try {
-      let offset = 0;
-      const pad = new Uint8Array(64);
-      for (const t of graph.initializers) {
+  let store = dataFile;
+  try {
+    let inMemory = graph.initializers;
+    if (store === undefined) {
+      const total = graph.initializers.reduce((sum, t) => sum + (t.data?.byteLength ?? 0), 0);
+      if (total > externalThreshold) {
         // Small tensors (constants) stay inline; only weights move out.
-        if (t.data.byteLength < 1024) {
-          initializer.push({ name: t.name, dims: t.dims, dataType: t.dataType, rawData: bytesOf(t.data) });
-          continue;
-        }
-        const bytes = bytesOf(t.data);
-        for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, Math.min(bytes.length - done, 1 << 30));
-        initializer.push({
-          name: t.name,
-          dims: t.dims,
-          dataType: t.dataType,
-          dataLocation: 1,
-          externalData: [
-            { key: 'location', value: basename(dataPath) },
-            { key: 'offset', value: String(offset) },
-            { key: 'length', value: String(bytes.length) },
-          ],
-        });
-        offset += bytes.length;
-        const gap = (64 - (offset % 64)) % 64;
-        if (gap > 0) {
-          writeSync(fd, pad, 0, gap);
-          offset += gap;
-        }
+        store = new GraphDataFile(path);
+        const into = store;
+        inMemory = graph.initializers.map((t) =>
+          t.data !== null && t.data.byteLength >= STORE_MIN_BYTES ? { ...t, data: null, stored: into.put(initializerBytes(t.data)) } : t,
+        );
       }
+    }
+    store?.close();
+    const initializer: TensorProtoJs[] = inMemory.map((t) => {
+      if (t.data !== null) return { name: t.name, dims: t.dims, dataType: t.dataType, rawData: initializerBytes(t.data) };
+      if (t.stored === undefined || store === undefined) throw new Error(`initializer ${t.name} has neither data nor a data file`);
+      return {
+        name: t.name,
+        dims: t.dims,
+        dataType: t.dataType,
+        dataLocation: 1,
+        externalData: [
+          { key: 'location', value: basename(dataPath) },
+          { key: 'offset', value: String(t.stored.offset) },
+          { key: 'length', value: String(t.stored.length) },
+        ],
+      };
+    });
+    const model: ModelProtoJs = {
+      irVersion: 8,
+      producerName: 'echo-studio',
+      producerVersion: String(GRAPH_VERSION),
+      opsetImport: graph.nodes.some((n) => n.domain === MS_DOMAIN)
+        ? [{ domain: '', version: OPSET }, { domain: MS_DOMAIN, version: 1 }]
+        : [{ domain: '', version: OPSET }],
+      metadataProps: Object.entries(meta).map(([key, value]) => ({ key, value })),
+      graph: { name: 'echo_tree_decoder', node: graph.nodes, initializer, input: graph.inputs, output: graph.outputs },
+    };
+    const fd = openSync(tmp, 'w');
+    try {
+      writeAll(fd, encodeModel(model));
     } finally {
       closeSync(fd);
     }
-  } else {
-    for (const t of graph.initializers) initializer.push({ name: t.name, dims: t.dims, dataType: t.dataType, rawData: bytesOf(t.data) });
+  } catch (err) {
+    store?.discard();
+    rmSync(tmp, { force: true });
+    throw err;
   }
-  const model: ModelProtoJs = {
-    irVersion: 8,
-    producerName: 'echo-studio',
-    producerVersion: String(GRAPH_VERSION),
-    opsetImport: graph.nodes.some((n) => n.domain === MS_DOMAIN)
-      ? [{ domain: '', version: OPSET }, { domain: MS_DOMAIN, version: 1 }]
-      : [{ domain: '', version: OPSET }],
-    metadataProps: Object.entries(meta).map(([key, value]) => ({ key, value })),
-    graph: { name: 'echo_tree_decoder', node: graph.nodes, initializer, input: graph.inputs, output: graph.outputs },
-  };
-  const bytes = encodeModel(model);
-  const fd = openSync(tmp, 'w');
-  try {
-    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, Math.min(bytes.length - done, 1 << 30));
-  } finally {
-    closeSync(fd);
-  }
-  if (external) renameSync(dataTmp, dataPath);
+  if (store !== undefined) renameSync(store.tempPath, dataPath);
   else if (existsSync(dataPath)) rmSync(dataPath);
   renameSync(tmp, path);
 }

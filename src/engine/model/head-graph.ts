@@ -12,7 +12,7 @@
 import type { WeightPrecision } from '../../shared/config.js';
 import { ropeInverseFrequencies } from './config.js';
 import type { Eagle3Config } from './eagle3-config.js';
-import { GraphBuilder, PAST_BLOCK, Q8_BLOCK, MS_DOMAIN, quantizeBlocks8, valueInfo, type BuiltGraph, type WeightSource } from './graph-builder.js';
+import { GraphBuilder, PAST_BLOCK, Q8_BLOCK, MS_DOMAIN, quantizeBlocks8, valueInfo, type BuiltGraph, type WeightSource, type WeightStore } from './graph-builder.js';
 import { DataType, type ValueInfoProtoJs } from './onnx-proto.js';
 
 export interface HeadWeights {
@@ -24,9 +24,9 @@ export interface HeadWeights {
   draftToTarget: Int32Array;
 }
 
-export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options: { precision?: WeightPrecision } = {}): BuiltGraph {
+export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options: { precision?: WeightPrecision; weightStore?: WeightStore } = {}): BuiltGraph {
   const int8 = options.precision === 'int8';
-  const g = new GraphBuilder();
+  const g = new GraphBuilder(options.weightStore);
   const L = cfg.layers;
   const H = L.hiddenSize;
   const hd = L.headDim;

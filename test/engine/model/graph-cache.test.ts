@@ -100,6 +100,18 @@ test('weights over the threshold go to an external data file and give the same l
   await session.release();
 });
 
+test('a graph that fails to build into its data file leaves no file behind', async () => {
+  const fx = writeFixtureModel(join(tmp.path, 'b-broken'));
+  const configPath = join(fx.dir, 'config.json');
+  const config = JSON.parse(readFileSync(configPath, 'utf8')) as { intermediate_size: number };
+  config.intermediate_size += 8; // the MLP weights no longer match: the build fails after the embedding was stored
+  writeFileSync(configPath, JSON.stringify(config));
+  const cacheDir = join(tmp.path, 'cache-b-broken');
+  await expect(loadModel(fx.dir, { cacheDir, externalDataThreshold: 0 })).rejects.toThrow(/mlp\.gate_proj\.weight|shape/);
+  const graphs = join(cacheDir, 'graphs');
+  expect(existsSync(graphs) ? readdirSync(graphs) : []).toEqual([]);
+});
+
 test('onnxruntime runs unfetched heads too, so the session gives them zero rows', async () => {
   const fx = writeFixtureModel(join(tmp.path, 'c'));
   const folder = openModelFolder(fx.dir, join(tmp.path, 'cache-c'));
