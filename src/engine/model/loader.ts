@@ -62,7 +62,7 @@ export interface LoadOptions {
   maxLength?: number;
   /** Graph cache folder (default $ECHO_STUDIO_CACHE or ~/.cache/echo-studio). */
   cacheDir?: string;
-  /** Weights above this many bytes go to an external data file (default 1 GiB). */
+  /** Weights above this many bytes (float32) stream into an external data file (default 64 MiB). */
   externalDataThreshold?: number;
   /**
    * Linear-layer and head weights: 'float32' (default, exact) or 'int8' (8-bit blocks; for draft models only:

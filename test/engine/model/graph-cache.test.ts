@@ -1,7 +1,7 @@
 // Built graphs are cached on disk and reused; weights above the threshold go to external data;
 // onnxruntime runs only the output heads that are fetched. The cache prunes the graphs a rebuild
 // supersedes and the leftovers of crashed writes, and records when a graph was last used.
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, expect, test } from 'vitest';
@@ -100,14 +100,14 @@ test('weights over the threshold go to an external data file and give the same l
   await session.release();
 });
 
-test('a graph that fails to build into its data file leaves no file behind', async () => {
+test('a graph that fails to build into its data file leaves no file behind', () => {
   const fx = writeFixtureModel(join(tmp.path, 'b-broken'));
-  const configPath = join(fx.dir, 'config.json');
-  const config = JSON.parse(readFileSync(configPath, 'utf8')) as { intermediate_size: number };
-  config.intermediate_size += 8; // the MLP weights no longer match: the build fails after the embedding was stored
-  writeFileSync(configPath, JSON.stringify(config));
   const cacheDir = join(tmp.path, 'cache-b-broken');
-  await expect(loadModel(fx.dir, { cacheDir, externalDataThreshold: 0 })).rejects.toThrow(/mlp\.gate_proj\.weight|shape/);
+  const folder = openModelFolder(fx.dir, cacheDir);
+  // Cut the weights after the folder was checked: reading them fails partway through the build.
+  const weights = join(fx.dir, 'model.safetensors');
+  truncateSync(weights, statSync(weights).size - 256);
+  expect(() => ensureGraph(folder, 0)).toThrow();
   const graphs = join(cacheDir, 'graphs');
   expect(existsSync(graphs) ? readdirSync(graphs) : []).toEqual([]);
 });
