@@ -23,7 +23,7 @@ function main(): void {
   const dataDir = typeof values['data-dir'] === 'string' ? values['data-dir'] : process.cwd();
   const allow = (Array.isArray(values.allow) ? values.allow : []).filter((dir): dir is string => typeof dir === 'string');
   const files = parentPort ? ANY_PATH : allowedFolders([dataDir, modelsDir, ...allow], dataDir);
-  const host = new EngineHost({ version: packageVersion(root), modelsDir, files });
+  const host = new EngineHost({ version: packageVersion(root), modelsDir, dataDir, files });
 
   let exiting = false;
   const exit = (code: number) => {

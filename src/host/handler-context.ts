@@ -14,6 +14,8 @@ export interface HostContext {
    * only the folders the user chose for the web host. Handlers resolve every client path here first.
    */
   readonly files: FileAccess;
+  /** The studio's data folder: where the studio writes what it makes (reports of the quick study). */
+  readonly dataDir: string;
   /** The current status (version, bundled models, provider, run state). */
   status(): StatusEvent;
   /** Re-reads assets/models; returns the fresh status. */
@@ -50,6 +52,8 @@ export interface HandlerContext {
   readonly host: HostContext;
   /** The live run's recording and the opened trace: the run handlers write it, the trace handlers read it. */
   readonly recordings: Recordings;
+  /** Whether the quick study runs now: it takes the cores, so runs and timings wait for it. */
+  readonly study: { running: boolean };
 }
 
 /** Handlers may run long (a run loop); the host does not wait for one before routing the next. */

@@ -5,6 +5,7 @@
 import type { HandlerModule, HandlerTable, HostContext } from './handler-context.js';
 import { hwHandlers } from './hw-handlers.js';
 import { modelHandlers } from './model-handlers.js';
+import { reportHandlers } from './report-handlers.js';
 import { Recordings } from './recordings.js';
 import { runHandlers } from './run-handlers.js';
 import { traceHandlers } from './trace-handlers.js';
@@ -18,14 +19,14 @@ export const coreHandlers: HandlerModule = () => ({
 });
 
 /** Every handler module the engine host loads, in order. */
-export const HANDLER_MODULES: HandlerModule[] = [coreHandlers, runHandlers, traceHandlers, modelHandlers, hwHandlers];
+export const HANDLER_MODULES: HandlerModule[] = [coreHandlers, runHandlers, traceHandlers, modelHandlers, hwHandlers, reportHandlers];
 
 /**
  * Builds the modules over one shared context and merges them into one table; two modules claiming
  * one request type is a wiring bug.
  */
 export function buildHandlerTable(modules: HandlerModule[], host: HostContext): HandlerTable {
-  const context = { host, recordings: new Recordings() };
+  const context = { host, recordings: new Recordings(), study: { running: false } };
   const table: HandlerTable = {};
   for (const module of modules) {
     const contributed = module(context);

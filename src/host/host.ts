@@ -1,5 +1,6 @@
 // The engine host's core, independent of how it was started: clients attach through HostPorts,
 // requests are validated and routed to the handler table, events go back to the asker or to all.
+import path from 'node:path';
 import { FrameCoalescer, systemClock, type FrameClock } from './frame-coalescer.js';
 import { findBundledModels } from './bundled-models.js';
 import { defaultDraftPrecision } from '../shared/config.js';
@@ -13,6 +14,8 @@ import { parseRequest, type BundledModel, type EngineEvent, type EngineRequest, 
 export interface EngineHostOptions {
   version: string;
   modelsDir: string;
+  /** The studio's data folder (default: the current folder). */
+  dataDir?: string;
   modules?: HandlerModule[];
   clock?: FrameClock;
   /** The paths clients may use (default: any, as in the desktop app). */
@@ -129,6 +132,7 @@ export class EngineHost {
     return {
       version: this.options.version,
       files: this.options.files ?? ANY_PATH,
+      dataDir: path.resolve(this.options.dataDir ?? process.cwd()),
       status: () => this.status(),
       refreshStatus: () => this.refreshStatus(),
       setProvider: (provider) => {

@@ -14,13 +14,17 @@ const CONTEXT_ROWS = 64;
 const MAX_SLOTS = 16;
 const REPEATS = 5;
 
-export const hwHandlers: HandlerModule = ({ host }) => {
+export const hwHandlers: HandlerModule = ({ host, study }) => {
   let measuring = false;
   return {
     async 'hw.knee'({ batch, targetDir }, ctx) {
       const state = host.status().runState;
       if (state === 'loading' || state === 'running' || state === 'paused') {
         ctx.reply({ type: 'error', message: `cannot time the target while a run is ${state}: its forwards would share the cores; stop it first` });
+        return;
+      }
+      if (study.running) {
+        ctx.reply({ type: 'error', message: 'cannot time the target while the quick study runs: its forwards would share the cores' });
         return;
       }
       if (measuring) {

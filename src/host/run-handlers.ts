@@ -110,7 +110,7 @@ function recordingPath(): string {
   return path.join(dir, `run-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}.jsonl`);
 }
 
-export const runHandlers: HandlerModule = ({ host, recordings }) => {
+export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
   let active: ActiveRun | null = null;
   let lastRecording: string | null = null;
 
@@ -238,6 +238,7 @@ export const runHandlers: HandlerModule = ({ host, recordings }) => {
   return {
     async 'run.start'({ config }, ctx) {
       if (active) throw new Error('a run is already in progress: stop it before starting another');
+      if (study.running) throw new Error('the quick study is running and takes the cores: cancel it or wait for its report');
       runEnded = start(config, ctx.reply);
       await runEnded;
     },

@@ -30,7 +30,8 @@ let engineRestarts = 0;
 let quitting = false;
 
 function startEngine(): void {
-  const child = utilityProcess.fork(engineHostEntry, ['--models-dir', modelsDir], {
+  // The studio's data folder (its quick-study reports): the app's own folder in the user's profile.
+  const child = utilityProcess.fork(engineHostEntry, ['--models-dir', modelsDir, '--data-dir', app.getPath('userData')], {
     serviceName: 'ECHO Studio engine host',
     stdio: 'inherit',
   });

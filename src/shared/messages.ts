@@ -38,6 +38,22 @@ export const RequestSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('trace.seek'), step: z.number().int().min(0) }),
   /** Time the target's forward on this machine and suggest K_max for `batch` (profile-hw's knee); the bundled target unless named. */
   z.object({ type: z.literal('hw.knee'), batch: z.number().int().min(1).max(4096), targetDir: nonEmptyPath.optional() }),
+  /** Read a report folder that `echo-studio reproduce` wrote; answered with a 'report' event. */
+  z.object({ type: z.literal('report.open'), dir: nonEmptyPath }),
+  /**
+   * Run the quick study (`reproduce --quick`) into a new folder under the studio's data folder, on
+   * the bundled pair unless both folders are named; the optional fields make it smaller still.
+   */
+  z.object({
+    type: z.literal('report.quick'),
+    draftDir: nonEmptyPath.optional(),
+    targetDir: nonEmptyPath.optional(),
+    domains: z.array(z.string().regex(/^[\w-]+$/, 'a domain is a bundled prompt set name')).min(1).max(8).optional(),
+    batches: z.array(z.number().int().min(1).max(256)).min(1).max(8).optional(),
+    requests: z.number().int().min(1).max(64).optional(),
+    maxNewTokens: z.number().int().min(1).max(256).optional(),
+  }),
+  z.object({ type: z.literal('report.cancel') }),
 ]);
 export type EngineRequest = z.infer<typeof RequestSchema>;
 export type RequestType = EngineRequest['type'];
@@ -56,6 +72,9 @@ export const REQUEST_TYPES = [
   'trace.export',
   'trace.seek',
   'hw.knee',
+  'report.open',
+  'report.quick',
+  'report.cancel',
 ] as const satisfies readonly RequestType[];
 
 // ---------------------------------------------------------------------------------------------
@@ -121,6 +140,53 @@ export const EngineKnobsEventSchema = z.object({
 });
 export type EngineKnobsEvent = z.infer<typeof EngineKnobsEventSchema>;
 
+/** One claim of a reproduction report, with its verdict computed from the study's data. */
+export const ReportClaimSchema = z.object({
+  id: z.string(),
+  claim: z.string(),
+  source: z.string(),
+  clock: z.string(),
+  measured: z.string(),
+  /** The noise the measurement is read against (for ratios, the A/A band). */
+  uncertainty: z.string(),
+  paper: z.string(),
+  /** holds, does not hold, or not measurable here. */
+  verdict: z.string(),
+  because: z.string(),
+});
+export type ReportClaim = z.infer<typeof ReportClaimSchema>;
+
+/** How a report was made: the command, the machine, the date, the settings. */
+export const ReportMetaSchema = z.object({
+  command: z.string(),
+  date: z.string(),
+  versions: z.record(z.string(), z.string()),
+  machine: z.object({ cpu: z.string(), cores: z.number(), memoryGiB: z.number(), platform: z.string(), threads: z.number().optional() }),
+  seeds: z.object({ run: z.number(), bootstrap: z.number() }),
+  pair: z.object({ draft: z.string(), target: z.string() }),
+  clock: z.string(),
+  quick: z.boolean(),
+  seconds: z.number(),
+  settings: z.record(z.string(), z.union([z.string(), z.number()])),
+});
+export type ReportMeta = z.infer<typeof ReportMetaSchema>;
+
+/** One of a report's CSV tables, as text cells. */
+export const ReportTableSchema = z.object({ name: z.string(), header: z.array(z.string()), rows: z.array(z.array(z.string())) });
+export type ReportTable = z.infer<typeof ReportTableSchema>;
+
+export const ReportEventSchema = z.object({
+  type: z.literal('report'),
+  /** The report folder, as the engine host resolved it. */
+  dir: z.string(),
+  meta: ReportMetaSchema,
+  claims: z.array(ReportClaimSchema),
+  tables: z.array(ReportTableSchema),
+  /** The self-contained report page, when the folder has one. */
+  html: z.string().optional(),
+});
+export type ReportEvent = z.infer<typeof ReportEventSchema>;
+
 export const EventSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('status'),
@@ -159,6 +225,7 @@ export const EventSchema = z.discriminatedUnion('type', [
     target: z.string(),
   }),
   EngineKnobsEventSchema,
+  ReportEventSchema,
 ]);
 export type EngineEvent = z.infer<typeof EventSchema>;
 export type EventType = EngineEvent['type'];
@@ -227,6 +294,9 @@ export const REQUEST_METHODS = {
   'trace.export': 'traceExport',
   'trace.seek': 'traceSeek',
   'hw.knee': 'hwKnee',
+  'report.open': 'reportOpen',
+  'report.quick': 'reportQuick',
+  'report.cancel': 'reportCancel',
 } as const satisfies Record<RequestType, string>;
 
 type MethodName<T extends RequestType> = (typeof REQUEST_METHODS)[T];

@@ -77,6 +77,7 @@ vi.mock('electron', () => {
       whenReady: () => new Promise<void>((resolve) => (state.readyResolve = resolve)),
       quit: vi.fn(),
       exit: vi.fn(),
+      getPath: (name: string) => `/profile/${name}`,
     }),
     BrowserWindow,
     dialog: { showOpenDialog: vi.fn(), showSaveDialog: vi.fn() },
@@ -149,6 +150,8 @@ describe('Electron main', () => {
     const [engine] = state.forks;
     expect(path.basename(engine.modulePath)).toBe('engine-host.js');
     expect(engine.args[0]).toBe('--models-dir');
+    // Quick-study reports go to the app's folder in the user's profile.
+    expect(engine.args.slice(2)).toEqual(['--data-dir', '/profile/userData']);
     const [win] = state.windows;
     win.webContents.emit('did-finish-load');
     expect(engine.posted).toHaveLength(1);
