@@ -1,6 +1,6 @@
 // The studio shell: header with the engine link, the error banner, the engine card, and the
 // named panels that views fill in.
-import { Component, useState, type ErrorInfo, type ReactNode } from 'react';
+import { Component, useEffect, useState, type ErrorInfo, type ReactNode } from 'react';
 import { useStore } from 'zustand';
 import { StudioProvider, useStudio } from './views/StudioContext.js';
 import { PANELS, type PanelSpec } from './panels.js';
@@ -150,11 +150,17 @@ class PanelBoundary extends Component<{ title: string; onError: (message: string
   }
 }
 
+const noKey = () => '';
+
 function Panel({ spec }: { spec: PanelSpec }) {
   const reportError = useStudio((s) => s.reportError);
   const View = spec.view;
   const titleId = `panel-${spec.id}-title`;
-  const [collapsed, setCollapsed] = useState(false);
+  const [collapsed, setCollapsed] = useState(spec.unfoldOn !== undefined);
+  const unfoldKey = useStudio(spec.unfoldOn ?? noKey);
+  useEffect(() => {
+    if (unfoldKey !== '') setCollapsed(false);
+  }, [unfoldKey]);
   return (
     <section className={`panel panel-${spec.id}${collapsed ? ' collapsed' : ''}`} data-panel={spec.id} aria-labelledby={titleId}>
       <PanelTitle id={spec.id} title={spec.title} collapsed={collapsed} onToggle={() => setCollapsed(!collapsed)} />
@@ -187,6 +193,7 @@ export function App({ studio, connection, transport }: { studio: StudioStore; co
           <div className="column column-side">
             <EngineCard />
             {panel('run')}
+            {panel('reports')}
           </div>
           <div className="column column-center">
             {panel('super-tree')}

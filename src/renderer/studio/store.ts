@@ -4,7 +4,7 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { RunConfig } from '../../shared/config.js';
 import type { DepthHistogram, RunMetrics, StepEvent } from '../../shared/events.js';
-import type { EngineEvent, EngineKnobsEvent, EventOf, RunState, StatusEvent } from '../../shared/messages.js';
+import type { EngineEvent, EngineKnobsEvent, EventOf, ReportEvent, RunState, StatusEvent } from '../../shared/messages.js';
 import { digestStep, type DeliveredFrame, type GateStep, type StepDigest } from './digest.js';
 import type { TextSegment } from './requestText.js';
 import { thinSeries, type StepPoint } from './series.js';
@@ -67,6 +67,8 @@ export interface RunSlice {
    * knobs.set, refused ones included); null before a run steps. The form shows these.
    */
   engineKnobs: EngineKnobsEvent | null;
+  /** The report folder opened last (report.open, or the quick study's own report when it ends). */
+  report: ReportEvent | null;
 }
 
 export interface StreamSlice {
@@ -187,6 +189,7 @@ export function createStudioStore(): StudioStore {
       seekPending: false,
       kneeSuggestion: null,
       engineKnobs: null,
+      report: null,
       ...emptyStream(),
       taus: {},
       selectedRequestId: null,
@@ -226,6 +229,9 @@ export function createStudioStore(): StudioStore {
             return;
           case 'knobs':
             set({ engineKnobs: event, taus: { ...event.taus } });
+            return;
+          case 'report':
+            set({ report: event });
             return;
         }
       },

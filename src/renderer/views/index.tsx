@@ -6,6 +6,7 @@ import { GateGrid } from './GateGrid.js';
 import { Histograms } from './Histograms.js';
 import { MetricsChart } from './MetricsChart.js';
 import { ProgressBar } from './ProgressBar.js';
+import { ReportsPanel } from './ReportsPanel.js';
 import { RequestView } from './RequestTree.js';
 import { RunPanel } from './RunPanel.js';
 import { SuperTreeCanvas } from './SuperTreeCanvas.js';
@@ -50,8 +51,9 @@ export const STUDIO_VIEWS = {
   gates: GateGrid,
   budget: BudgetFlow,
   metrics: MetricsChart,
+  reports: ReportsPanel,
 } satisfies Record<string, ComponentType>;
 
-export { BudgetFlow, GateGrid, Histograms, MetricsChart, ProgressBar, RequestView, RunPanel, SuperTreeCanvas, TeachingPanel, TraceScrubber };
+export { BudgetFlow, GateGrid, Histograms, MetricsChart, ProgressBar, ReportsPanel, RequestView, RunPanel, SuperTreeCanvas, TeachingPanel, TraceScrubber };
 export { ErrorBanner } from './ErrorBanner.js';
 export { StudioProvider } from './StudioContext.js';

@@ -1,0 +1,103 @@
+// The studio's Reports view in headless Chromium, served by the real web host and engine host
+// (built): it opens the committed quick report and shows each claim with its verdict and numbers,
+// how the report was made and its tables; a folder that is not a report is one line in the error
+// banner; the quick-study button reaches the engine (here without a bundled pair, which it says).
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWebHost, type WebHost } from '../../src/host/web-host.js';
+import { tempDir } from '../engine/model/helpers.js';
+import { missingBuild, paths, repoRoot } from './helpers.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const COMMITTED = path.join(repoRoot, 'docs', 'reports', '2026-12-01-quick');
+const skipReason = !existsSync(CHROMIUM)
+  ? `${CHROMIUM} is missing (apt-get install chromium)`
+  : !existsSync(path.join(paths.rendererDir, 'index.html'))
+    ? 'dist/renderer is missing: run `npm run build` (npm test does)'
+    : missingBuild();
+if (skipReason) console.warn(`skipping the Reports view browser test: ${skipReason}`);
+
+const tmp = tempDir('echo-reports-browser-');
+let web: WebHost | null = null;
+let browser: Browser | null = null;
+
+beforeAll(async () => {
+  if (skipReason) return;
+  const modelsDir = path.join(tmp.path, 'models');
+  mkdirSync(modelsDir); // no bundled pair
+  web = await startWebHost({ port: 0, rendererDir: paths.rendererDir, engineHostEntry: paths.engineHostEntry, modelsDir, log: () => {} });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await web?.close();
+  tmp.cleanup();
+});
+
+describe.skipIf(skipReason !== null)('the Reports view in the browser', () => {
+  it("opens the committed quick report and shows every claim's verdict with its numbers", async () => {
+    const json = JSON.parse(readFileSync(path.join(COMMITTED, 'report.json'), 'utf8')) as {
+      meta: { command: string };
+      claims: Array<{ id: string; verdict: string; measured: string; uncertainty: string }>;
+    };
+    const page = await browser!.newPage({ viewport: { width: 1600, height: 1000 } });
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(String(e)));
+    await page.goto(web!.url);
+    await page.getByText('Connected').waitFor();
+
+    // Folded until there is something to show; unfolded by hand here.
+    const body = page.locator('#panel-reports-body');
+    expect(await body.isHidden()).toBe(true);
+    await page.getByRole('button', { name: 'show Reports' }).click();
+
+    // A folder that is not a report: one line in the banner, nothing shown.
+    await page.fill('#report-dir', tmp.path);
+    await page.getByRole('button', { name: 'Open', exact: true }).click();
+    const banner = page.getByTestId('errors');
+    await expect.poll(() => banner.textContent()).toMatch(/cannot open the report: .* is not a report folder: it has no report\.json/);
+    expect(await page.getByTestId('report').count()).toBe(0);
+    await page.locator('.error-dismiss').first().click();
+
+    await page.fill('#report-dir', COMMITTED);
+    await page.getByRole('button', { name: 'Open', exact: true }).click();
+    const claims = page.getByTestId('report-claims').locator('li');
+    await expect.poll(() => claims.count()).toBe(json.claims.length);
+    for (const [i, claim] of json.claims.entries()) {
+      const li = claims.nth(i);
+      expect(await li.getAttribute('data-claim')).toBe(claim.id);
+      expect(await li.getAttribute('data-verdict')).toBe(claim.verdict);
+      expect(await li.locator('.verdict').textContent()).toBe(claim.verdict);
+      const text = await li.textContent();
+      expect(text).toContain(claim.measured);
+      expect(text).toContain(claim.uncertainty); // the A/A band a ratio was read against
+    }
+    const counts = new Map<string, number>();
+    for (const c of json.claims) counts.set(c.verdict, (counts.get(c.verdict) ?? 0) + 1);
+    const summary = await page.getByTestId('report-summary').textContent();
+    for (const [verdict, n] of counts) expect(summary).toContain(`${n} ${verdict}`);
+    expect(await page.getByTestId('report-command').textContent()).toBe(json.meta.command);
+    // The tables, and the page saved whole.
+    const table1 = page.getByTestId('report-table-table1.csv');
+    await table1.locator('summary').click();
+    expect(await table1.locator('tbody tr').count()).toBe(readFileSync(path.join(COMMITTED, 'table1.csv'), 'utf8').trim().split('\n').length - 1);
+    expect(await page.getByTestId('report-page-link').getAttribute('href')).toMatch(/^blob:/);
+
+    // The quick study's button reaches the engine host, which has no bundled pair here.
+    await page.getByRole('button', { name: 'Run quick study' }).click();
+    await expect.poll(() => banner.textContent()).toMatch(/the quick study failed: the bundled demo pair .* is not installed/);
+    expect(await page.getByRole('button', { name: 'Run quick study' }).isEnabled()).toBe(true);
+    expect(problems).toEqual([]);
+    mkdirSync(path.join(repoRoot, 'test-results'), { recursive: true });
+    await page.screenshot({ path: path.join(repoRoot, 'test-results', 'studio-reports.png'), fullPage: true });
+    await page.close();
+  }, 120_000);
+});
