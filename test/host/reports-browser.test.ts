@@ -27,7 +27,8 @@ beforeAll(async () => {
   if (skipReason) return;
   const modelsDir = path.join(tmp.path, 'models');
   mkdirSync(modelsDir); // no bundled pair
-  web = await startWebHost({ port: 0, rendererDir: paths.rendererDir, engineHostEntry: paths.engineHostEntry, modelsDir, log: () => {} });
+  // The browser may read the data folder (the scratch folder) and the committed report's folder.
+  web = await startWebHost({ port: 0, rendererDir: paths.rendererDir, engineHostEntry: paths.engineHostEntry, modelsDir, dataDir: tmp.path, allow: [COMMITTED], log: () => {} });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
@@ -65,6 +66,11 @@ describe.skipIf(skipReason !== null)('the Reports view in the browser', () => {
     const banner = page.getByTestId('errors');
     await expect.poll(() => banner.textContent()).toMatch(/cannot open the report: .* is not a report folder: it has no report\.json/);
     expect(await page.getByTestId('report').count()).toBe(0);
+    await page.locator('.error-dismiss').first().click();
+    // A folder outside the ones it may read gets the answer a missing one gets.
+    await page.fill('#report-dir', path.dirname(COMMITTED));
+    await page.getByRole('button', { name: 'Open', exact: true }).click();
+    await expect.poll(() => banner.textContent()).toMatch(/cannot open the report: .*reports: no such file or folder in the folders this studio may read/);
     await page.locator('.error-dismiss').first().click();
 
     await page.fill('#report-dir', COMMITTED);
