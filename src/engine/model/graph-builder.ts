@@ -195,20 +195,108 @@ export function quantizeBlocks8(w: Float32Array, rows: number, cols: number): { 
   return { q, scales, blocks };
 }
 
-export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: GraphOptions = {}): BuiltGraph {
-  const int8 = options.precision === 'int8';
-  const g = new GraphBuilder(options.weightStore);
-  const H = cfg.hiddenSize;
-  const hd = cfg.headDim;
-  const nH = cfg.numHeads;
-  const kvH = cfg.numKvHeads;
-  const G = nH / kvH;
-  const V = cfg.vocabSize;
-  const I = cfg.intermediateSize;
-  const qDim = nH * hd;
-  const kvDim = kvH * hd;
+/**
+ * A linear layer on 2-D rows with an HF [out, in] weight. float32: Gemm with transB, which avoids a
+ * transposed copy (and lets a tied lm_head share the embedding initializer). int8: MatMulNBits with
+ * accuracy_level 4: activations are quantized per row and block too, so a row's output does not
+ * depend on the rows packed with it.
+ */
+export function linearLayer(g: GraphBuilder, int8: boolean, x: string, name: string, data: Float32Array, [out, inner]: [number, number], bias: string | null): string {
+  if (!int8) return gemm(g, x, g.init(name, [out, inner], data), bias);
+  const y = q8Projection(g, name, data, out, inner)(x);
+  return bias ? g.one('Add', [y, bias]) : y;
+}
 
-  const inputs: ValueInfoProtoJs[] = [
+export function gemm(g: GraphBuilder, x: string, w: string, bias: string | null): string {
+  return g.one('Gemm', bias ? [x, w, bias] : [x, w], { transB: 1 });
+}
+
+/** Adds 8-bit weights once; the returned projection can be applied to several inputs. */
+export function q8Projection(g: GraphBuilder, name: string, data: Float32Array, out: number, inner: number): (x: string) => string {
+  const { q, scales, blocks } = quantizeBlocks8(data, out, inner);
+  const qName = g.init(`${name}_q8`, [out, blocks, Q8_BLOCK], q);
+  const scaleName = g.init(`${name}_q8_scales`, [out * blocks], scales);
+  const attrs = { K: inner, N: out, bits: 8, block_size: Q8_BLOCK, accuracy_level: 4 };
+  return (x) => g.op('MatMulNBits', [x, qName, scaleName], attrs, 1, undefined, MS_DOMAIN)[0];
+}
+
+/** The attention shape of a layer: query heads, KV heads and head width. */
+export interface AttentionDims {
+  nH: number;
+  kvH: number;
+  hd: number;
+}
+
+/** The graph inputs and outputs that carry layer `layer`'s KV: the persistent buffers in, the new rows out. */
+export function kvBufferValues(layer: number, { kvH, hd }: AttentionDims): { inputs: ValueInfoProtoJs[]; outputs: ValueInfoProtoJs[] } {
+  return {
+    inputs: [valueInfo(`past_key_${layer}`, DataType.FLOAT, [kvH, 'SB', PAST_BLOCK * hd]), valueInfo(`past_value_${layer}`, DataType.FLOAT, [kvH, 'SB', PAST_BLOCK * hd])],
+    outputs: [valueInfo(`new_key_${layer}`, DataType.FLOAT, ['N', kvH, hd]), valueInfo(`new_value_${layer}`, DataType.FLOAT, ['N', kvH, hd])],
+  };
+}
+
+/**
+ * Tree attention of one layer, per group padded, over the past rows [B, L] of its persistent KV
+ * buffers and the new rows [B, K]: q [N, nH, hd] (softmax scale folded in), k and v [N, kvH, hd]
+ * (k after RoPE) → the attention output [N, nH·hd]. The decoder graph and the EAGLE-3 head's both
+ * attend with it. `pastRows` is the i64 constant [0, 0, −1, hd].
+ */
+export function treeAttention(g: GraphBuilder, layer: number, dims: AttentionDims, q: string, k: string, v: string, pastRows: string): string {
+  const { nH, kvH, hd } = dims;
+  const G = nH / kvH;
+  const qDim = nH * hd;
+  // The buffers are head-major, so gathering a request's past gives [kvH, B, L, hd], the layout
+  // the batched MatMuls read: K and V are never transposed (Kᵀ below is fused into its MatMul).
+  // With buffers laid out by row, the two transposes of K and V took a third of a batch-64
+  // forward; joining the past and new rows still copies them once.
+  // Gathered in blocks of PAST_BLOCK rows (the session feeds the buffers as [kvH, S/P, P·hd]):
+  // [kvH, B, L/P, P·hd] → [kvH, B, L, hd].
+  const gatherPast = (buffer: string): string => g.one('Reshape', [g.one('Gather', [buffer, 'past_index'], { axis: 1 }), pastRows]);
+  const pastK = gatherPast(`past_key_${layer}`); // [kvH, B, L, hd]
+  const pastV = gatherPast(`past_value_${layer}`);
+  const newK = g.one('Transpose', [g.one('Gather', [k, 'key_index'], { axis: 0 })], { perm: [2, 0, 1, 3] }); // [kvH, B, K, hd]
+  const newV = g.one('Transpose', [g.one('Gather', [v, 'key_index'], { axis: 0 })], { perm: [2, 0, 1, 3] });
+
+  // GQA without repeating K/V: q is laid out [kvH, B, G·T, hd] so each KV head multiplies all its
+  // G query heads in one MatMul.
+  const qPad = g.one('Gather', [q, 'gather_index'], { axis: 0 }); // [B, T, nH, hd]
+  const q5 = g.one('Reshape', [qPad, g.i64([0, 0, kvH, G, hd])]);
+  const qHeads = g.one('Reshape', [g.one('Transpose', [q5], { perm: [2, 0, 3, 1, 4] }), g.i64([0, 0, -1, hd])]); // [kvH, B, G*T, hd]
+  const keys = g.one('Concat', [pastK, newK], { axis: 2 }); // [kvH, B, L+K, hd]
+  const values = g.one('Concat', [pastV, newV], { axis: 2 });
+  // Kᵀ as a Transpose of the last two axes right before its MatMul: onnxruntime fuses the pair
+  // into one FusedMatMul that reads K in place.
+  const keysT = g.one('Transpose', [keys], { perm: [0, 1, 3, 2] });
+  const scores = g.one('MatMul', [qHeads, keysT]); // [kvH, B, G*T, L+K]
+  // The mask comes repeated for the G query heads of a KV head, [B, G*T, L+K]: it broadcasts over kvH.
+  const probs = g.one('Softmax', [g.one('Add', [scores, 'attn_mask'])], { axis: -1 });
+  const ctx = g.one('MatMul', [probs, values]); // [kvH, B, G*T, hd]
+  const ctx5 = g.one('Reshape', [ctx, g.i64([0, 0, G, -1, hd])]);
+  const ctxRows = g.one('Reshape', [g.one('Transpose', [ctx5], { perm: [1, 3, 0, 2, 4] }), g.i64([-1, qDim])]); // [B*T, qDim]
+  return g.one('Gather', [ctxRows, 'scatter_index'], { axis: 0 }); // [N, qDim]
+}
+
+/**
+ * The three output heads over the final normed rows: `head_rows` are gathered and projected
+ * together, so the vocabulary projection runs once, on exactly the rows asked for (its weights are
+ * read once however many heads ask), and then split among the heads (`head_split` = [R1, R2, R3]):
+ * logits, top-k log-probabilities with their ids, argmax. `tokenIds` turns the int64 ids of TopK
+ * and ArgMax into the graph's int32 token ids, under the given output name.
+ */
+export function outputHeads(g: GraphBuilder, normed: string, project: (x: string) => string, tokenIds: (ids: string, name: string) => string): void {
+  const headLogits = project(g.one('Gather', [normed, 'head_rows'], { axis: 0 }));
+  const [logitsPart, topkPart, argmaxPart] = g.op('Split', [headLogits, 'head_split'], { axis: 0 }, 3);
+  g.one('Identity', [logitsPart], {}, 'logits');
+  const logprobs = g.one('LogSoftmax', [topkPart], { axis: -1 });
+  const [topV, topI] = g.op('TopK', [logprobs, 'topk_k'], { axis: -1, largest: 1, sorted: 1 }, 2);
+  g.one('Identity', [topV], {}, 'topk_logprobs');
+  tokenIds(topI, 'topk_ids');
+  tokenIds(g.one('ArgMax', [argmaxPart], { axis: -1, keepdims: 0 }), 'argmax');
+}
+
+/** The inputs every graph the sessions run shares: packed tokens, attention indices and mask, head rows. */
+export function sessionInputs(): ValueInfoProtoJs[] {
+  return [
     valueInfo('input_ids', DataType.INT32, ['N']),
     valueInfo('positions', DataType.INT32, ['N']),
     valueInfo('gather_index', DataType.INT32, ['B', 'T']),
@@ -220,171 +308,194 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     valueInfo('head_split', DataType.INT64, [3]),
     valueInfo('topk_k', DataType.INT64, [1]),
   ];
-  const outputs: ValueInfoProtoJs[] = [
-    valueInfo('logits', DataType.FLOAT, ['R1', V]),
+}
+
+/** The output heads' value infos, logits over a vocabulary of `vocab`. */
+export function headOutputs(vocab: number): ValueInfoProtoJs[] {
+  return [
+    valueInfo('logits', DataType.FLOAT, ['R1', vocab]),
     valueInfo('topk_logprobs', DataType.FLOAT, ['R2', 'K']),
     valueInfo('topk_ids', DataType.INT32, ['R2', 'K']),
     valueInfo('argmax', DataType.INT32, ['R3']),
   ];
+}
 
-  const embed = g.init('model.embed_tokens.weight', [V, H], weights.get('model.embed_tokens.weight', [V, H]));
+/** A decoder graph under construction: the builder, the model and its weights, how linear layers run. */
+interface Decoder {
+  g: GraphBuilder;
+  cfg: ModelConfig;
+  weights: WeightSource;
+  int8: boolean;
+}
 
-  // Linear layer on 2-D rows with an HF [out, in] weight: Gemm with transB avoids a transposed copy
-  // (and lets a tied lm_head share the embedding initializer). In int8, MatMulNBits with
-  // accuracy_level 4: activations are quantized per row and block too, so a row's output does not
-  // depend on the rows packed with it.
-  const gemm = (x: string, w: string, bias: string | null): string => g.one('Gemm', bias ? [x, w, bias] : [x, w], { transB: 1 });
-  /** Adds the 8-bit weights once; the returned projection can be applied to several inputs. */
-  const q8Projection = (name: string, data: Float32Array, out: number, inner: number): ((x: string) => string) => {
-    const { q, scales, blocks } = quantizeBlocks8(data, out, inner);
-    const qName = g.init(`${name}_q8`, [out, blocks, Q8_BLOCK], q);
-    const scaleName = g.init(`${name}_q8_scales`, [out * blocks], scales);
-    const attrs = { K: inner, N: out, bits: 8, block_size: Q8_BLOCK, accuracy_level: 4 };
-    return (x) => g.op('MatMulNBits', [x, qName, scaleName], attrs, 1, undefined, MS_DOMAIN)[0];
-  };
-  const linear = (x: string, name: string, data: Float32Array, [out, inner]: [number, number], bias: string | null): string => {
-    if (!int8) return gemm(x, g.init(name, [out, inner], data), bias);
-    const y = q8Projection(name, data, out, inner)(x);
-    return bias ? g.one('Add', [y, bias]) : y;
-  };
+/** The residual stream: `residual` plus a branch output not yet added to it. */
+class ResidualStream {
+  pendingBranch: string | null = null;
+  constructor(
+    private readonly d: Decoder,
+    public residual: string,
+  ) {}
 
-  // RMSNorm over the last axis as onnxruntime's own kernel (the one its optimiser fuses
-  // Pow → ReduceMean → Add → Sqrt → Div → Mul into).
-  const rmsNorm = (x: string, weight: string): string =>
-    g.one('SimplifiedLayerNormalization', [x, weight], { axis: -1, epsilon: { float: cfg.rmsNormEps }, stash_type: 1 });
-  // The residual stream: `residual` plus a branch output not yet added to it. Adding it in the next
-  // norm's kernel (SkipSimplifiedLayerNormalization, which also returns the sum) saves an Add per norm.
-  let residual = '';
-  let pendingBranch: string | null = null;
-  /** RMSNorm of the residual stream with any pending branch added first; the sum becomes the stream. */
-  const addAndNorm = (weight: string): string => {
-    if (pendingBranch === null) return rmsNorm(residual, weight);
-    const [normed, , , sum] = g.op('SkipSimplifiedLayerNormalization', [pendingBranch, residual, weight], { epsilon: { float: cfg.rmsNormEps } }, 4, undefined, MS_DOMAIN);
-    residual = sum;
-    pendingBranch = null;
+  /**
+   * RMSNorm of the stream, with any pending branch added first in the norm's own kernel
+   * (SkipSimplifiedLayerNormalization, which also returns the sum: an Add saved per norm); the sum
+   * becomes the stream.
+   */
+  addAndNorm(weight: string): string {
+    if (this.pendingBranch === null) return rmsNorm(this.d, this.residual, weight);
+    const [normed, , , sum] = this.d.g.op('SkipSimplifiedLayerNormalization', [this.pendingBranch, this.residual, weight], { epsilon: { float: this.d.cfg.rmsNormEps } }, 4, undefined, MS_DOMAIN);
+    this.residual = sum;
+    this.pendingBranch = null;
     return normed;
-  };
+  }
+}
 
-  // RoPE by onnxruntime's RotaryEmbedding kernel (rotate-half layout) over q and k heads together,
-  // from cos/sin tables of every position (computed here in float64) and the explicit positions.
+/**
+ * RMSNorm over the last axis as onnxruntime's own kernel (the one its optimiser fuses
+ * Pow → ReduceMean → Add → Sqrt → Div → Mul into).
+ */
+function rmsNorm({ g, cfg }: Decoder, x: string, weight: string): string {
+  return g.one('SimplifiedLayerNormalization', [x, weight], { axis: -1, epsilon: { float: cfg.rmsNormEps }, stash_type: 1 });
+}
+
+/**
+ * RoPE by onnxruntime's RotaryEmbedding kernel (rotate-half layout), from cos/sin tables of every
+ * position (computed here in float64) and the explicit positions. Returns the rotation:
+ * [1, N, heads·hd] → the same with every head rotated by its row's position.
+ */
+function ropeBlock({ g, cfg }: Decoder): (x: string, heads: number) => string {
+  const hd = cfg.headDim;
   const ropeRows = ropeTableRows(cfg);
   const { cosTable, sinTable } = ropeTables(cfg.rope, hd, ropeRows);
   const cosCache = g.init('rope_cos', [ropeRows, hd / 2], cosTable);
   const sinCache = g.init('rope_sin', [ropeRows, hd / 2], sinTable);
   const positionIds = g.one('Unsqueeze', [g.one('Cast', ['positions'], { to: DataType.INT64 }), g.i64([0])]); // [1, N]
-  /** [1, N, heads·hd] → the same with every head rotated by its row's position. */
-  const rope = (x: string, heads: number): string =>
-    g.op('RotaryEmbedding', [x, positionIds, cosCache, sinCache], { interleaved: 0, num_heads: heads }, 1, undefined, MS_DOMAIN)[0];
+  return (x, heads) => g.op('RotaryEmbedding', [x, positionIds, cosCache, sinCache], { interleaved: 0, num_heads: heads }, 1, undefined, MS_DOMAIN)[0];
+}
 
-  const pastRows = g.i64([0, 0, -1, hd]);
+/**
+ * q, k, v of one layer from its normed input: one Gemm over a concatenated weight (one kernel
+ * instead of three), q and k heads through one head norm (Qwen3) and one RoPE. The softmax scale
+ * 1/sqrt(hd) is folded into q's weights (or into q_norm's weight when q is normalised): RoPE is
+ * linear, so scaling before it equals scaling after. k and v come out [N, kvH, hd], named as the
+ * graph's new_key / new_value outputs, as the session writes them into its head-major buffers.
+ */
+function qkvBlock(d: Decoder, layer: number, x: string, rope: (x: string, heads: number) => string): { q: string; k: string; v: string } {
+  const { g, cfg, weights } = d;
+  const p = `model.layers.${layer}.`;
+  const H = cfg.hiddenSize;
+  const hd = cfg.headDim;
+  const nH = cfg.numHeads;
+  const kvH = cfg.numKvHeads;
+  const qDim = nH * hd;
+  const kvDim = kvH * hd;
+  const scale = 1 / Math.sqrt(hd);
+  const qkvW = new Float32Array((qDim + 2 * kvDim) * H);
+  const qW = weights.get(p + 'self_attn.q_proj.weight', [qDim, H]);
+  qkvW.set(cfg.qkNorm ? qW : qW.map((x) => x * scale), 0);
+  qkvW.set(weights.get(p + 'self_attn.k_proj.weight', [kvDim, H]), qDim * H);
+  qkvW.set(weights.get(p + 'self_attn.v_proj.weight', [kvDim, H]), (qDim + kvDim) * H);
+  let qkvBName: string | null = null;
+  if (cfg.qkvBias) {
+    const qkvB = new Float32Array(qDim + 2 * kvDim);
+    const qB = weights.get(p + 'self_attn.q_proj.bias', [qDim]);
+    qkvB.set(cfg.qkNorm ? qB : qB.map((x) => x * scale), 0);
+    qkvB.set(weights.get(p + 'self_attn.k_proj.bias', [kvDim]), qDim);
+    qkvB.set(weights.get(p + 'self_attn.v_proj.bias', [kvDim]), qDim + kvDim);
+    qkvBName = g.init(p + 'self_attn.qkv_proj.bias', [qDim + 2 * kvDim], qkvB);
+  }
+  const qkv = linearLayer(g, d.int8, x, p + 'self_attn.qkv_proj.weight', qkvW, [qDim + 2 * kvDim, H], qkvBName);
+  const [qkFlat, vFlat] = g.op('Split', [qkv, g.i64([qDim + kvDim, kvDim])], { axis: 1 }, 2);
+  let qk = qkFlat;
+  if (cfg.qkNorm) {
+    const qn = weights.get(p + 'self_attn.q_norm.weight', [hd]);
+    const kn = weights.get(p + 'self_attn.k_norm.weight', [hd]);
+    const headNorm = new Float32Array((nH + kvH) * hd);
+    for (let h = 0; h < nH + kvH; h++) headNorm.set(h < nH ? qn.map((x) => x * scale) : kn, h * hd);
+    qk = rmsNorm(d, g.one('Reshape', [qk, g.i64([-1, nH + kvH, hd])]), g.init(p + 'self_attn.qk_norm.weight', [nH + kvH, hd], headNorm));
+  }
+  const roped = rope(g.one('Reshape', [qk, g.i64([1, -1, (nH + kvH) * hd])]), nH + kvH);
+  const [q, k] = g.op('Split', [g.one('Reshape', [roped, g.i64([-1, nH + kvH, hd])]), g.i64([nH, kvH])], { axis: 1 }, 2, [`q_${layer}`, `new_key_${layer}`]);
+  const v = g.one('Reshape', [vFlat, g.i64([-1, kvH, hd])], {}, `new_value_${layer}`);
+  return { q, k, v };
+}
 
-  residual = g.one('Gather', [embed, 'input_ids'], { axis: 0 });
+/** The SiLU MLP of one layer: gate and up in one projection, then down. */
+function mlpBlock(d: Decoder, layer: number, y: string): string {
+  const { g, cfg, weights } = d;
+  const p = `model.layers.${layer}.`;
+  const H = cfg.hiddenSize;
+  const I = cfg.intermediateSize;
+  const guW = new Float32Array(2 * I * H);
+  guW.set(weights.get(p + 'mlp.gate_proj.weight', [I, H]), 0);
+  guW.set(weights.get(p + 'mlp.up_proj.weight', [I, H]), I * H);
+  let guBName: string | null = null;
+  if (cfg.mlpBias) {
+    const guB = new Float32Array(2 * I);
+    guB.set(weights.get(p + 'mlp.gate_proj.bias', [I]), 0);
+    guB.set(weights.get(p + 'mlp.up_proj.bias', [I]), I);
+    guBName = g.init(p + 'mlp.gate_up_proj.bias', [2 * I], guB);
+  }
+  const [gate, up] = g.op('Split', [linearLayer(g, d.int8, y, p + 'mlp.gate_up_proj.weight', guW, [2 * I, H], guBName)], { axis: 1 }, 2);
+  const act = g.one('Mul', [g.one('Mul', [gate, g.one('Sigmoid', [gate])]), up]);
+  const downW = weights.get(p + 'mlp.down_proj.weight', [H, I]);
+  const downB = cfg.mlpBias ? g.init(p + 'mlp.down_proj.bias', [H], weights.get(p + 'mlp.down_proj.bias', [H])) : null;
+  return linearLayer(g, d.int8, act, p + 'mlp.down_proj.weight', downW, [H, I], downB);
+}
+
+/**
+ * The vocabulary projection the output heads share. A file without lm_head.weight ties it to the
+ * embeddings even if config.json does not say so (transformers does the same when loading such a
+ * checkpoint). A float32 tied head reuses the embedding initializer; an int8 one gets its own
+ * quantized copy. Either way the weights are added once.
+ */
+function lmHeadProjection({ g, cfg, weights, int8 }: Decoder, embed: string): (x: string) => string {
+  const V = cfg.vocabSize;
+  const H = cfg.hiddenSize;
+  const tied = cfg.tieWordEmbeddings || !weights.has('lm_head.weight');
+  if (int8) return q8Projection(g, 'lm_head.weight', weights.get(tied ? 'model.embed_tokens.weight' : 'lm_head.weight', [V, H]), V, H);
+  const lmHead = tied ? embed : g.init('lm_head.weight', [V, H], weights.get('lm_head.weight', [V, H]));
+  return (x) => gemm(g, x, lmHead, null);
+}
+
+export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: GraphOptions = {}): BuiltGraph {
+  const g = new GraphBuilder(options.weightStore);
+  const d: Decoder = { g, cfg, weights, int8: options.precision === 'int8' };
+  const H = cfg.hiddenSize;
+  const V = cfg.vocabSize;
+  const dims: AttentionDims = { nH: cfg.numHeads, kvH: cfg.numKvHeads, hd: cfg.headDim };
+  const inputs = sessionInputs();
+  const outputs = headOutputs(V);
+
+  const embed = g.init('model.embed_tokens.weight', [V, H], weights.get('model.embed_tokens.weight', [V, H]));
+  const rope = ropeBlock(d);
+  const pastRows = g.i64([0, 0, -1, cfg.headDim]);
+
+  const stream = new ResidualStream(d, g.one('Gather', [embed, 'input_ids'], { axis: 0 }));
   const boundaries = options.featureBoundaries ?? [];
   const captured = new Map<number, string>();
 
   for (let layer = 0; layer < cfg.numLayers; layer++) {
     const p = `model.layers.${layer}.`;
     const w = (name: string, shape: number[]): string => g.init(p + name, shape, weights.get(p + name, shape));
-
-    const inNorm = w('input_layernorm.weight', [H]);
-    const x = addAndNorm(inNorm);
+    const x = stream.addAndNorm(w('input_layernorm.weight', [H]));
     // The stream entering this layer, the branch before it now added.
-    if (boundaries.includes(layer)) captured.set(layer, residual);
-
-    // q, k, v in one Gemm over a concatenated weight: one kernel instead of three. The softmax
-    // scale 1/sqrt(hd) is folded into q's weights (or into q_norm's weight when q is normalised):
-    // RoPE is linear, so scaling before it equals scaling after.
-    const scale = 1 / Math.sqrt(hd);
-    const qkvW = new Float32Array((qDim + 2 * kvDim) * H);
-    const qW = weights.get(p + 'self_attn.q_proj.weight', [qDim, H]);
-    qkvW.set(cfg.qkNorm ? qW : qW.map((x) => x * scale), 0);
-    qkvW.set(weights.get(p + 'self_attn.k_proj.weight', [kvDim, H]), qDim * H);
-    qkvW.set(weights.get(p + 'self_attn.v_proj.weight', [kvDim, H]), (qDim + kvDim) * H);
-    let qkvBName: string | null = null;
-    if (cfg.qkvBias) {
-      const qkvB = new Float32Array(qDim + 2 * kvDim);
-      const qB = weights.get(p + 'self_attn.q_proj.bias', [qDim]);
-      qkvB.set(cfg.qkNorm ? qB : qB.map((x) => x * scale), 0);
-      qkvB.set(weights.get(p + 'self_attn.k_proj.bias', [kvDim]), qDim);
-      qkvB.set(weights.get(p + 'self_attn.v_proj.bias', [kvDim]), qDim + kvDim);
-      qkvBName = g.init(p + 'self_attn.qkv_proj.bias', [qDim + 2 * kvDim], qkvB);
-    }
-    const qkv = linear(x, p + 'self_attn.qkv_proj.weight', qkvW, [qDim + 2 * kvDim, H], qkvBName);
-    // q and k heads share one RoPE (and one head norm on Qwen3).
-    const [qkFlat, vFlat] = g.op('Split', [qkv, g.i64([qDim + kvDim, kvDim])], { axis: 1 }, 2);
-    let qk = qkFlat;
-    if (cfg.qkNorm) {
-      const qn = weights.get(p + 'self_attn.q_norm.weight', [hd]);
-      const kn = weights.get(p + 'self_attn.k_norm.weight', [hd]);
-      const headNorm = new Float32Array((nH + kvH) * hd);
-      for (let h = 0; h < nH + kvH; h++) headNorm.set(h < nH ? qn.map((x) => x * scale) : kn, h * hd);
-      qk = rmsNorm(g.one('Reshape', [qk, g.i64([-1, nH + kvH, hd])]), g.init(p + 'self_attn.qk_norm.weight', [nH + kvH, hd], headNorm));
-    }
-    const roped = rope(g.one('Reshape', [qk, g.i64([1, -1, (nH + kvH) * hd])]), nH + kvH);
-    // k and v [N, kvH, hd] are returned as they are: the session writes them into its head-major buffers.
-    const [q, k] = g.op('Split', [g.one('Reshape', [roped, g.i64([-1, nH + kvH, hd])]), g.i64([nH, kvH])], { axis: 1 }, 2, [`q_${layer}`, `new_key_${layer}`]);
-    const v = g.one('Reshape', [vFlat, g.i64([-1, kvH, hd])], {}, `new_value_${layer}`);
-
-    // Per-group padded attention over past rows [B, L] of the persistent buffers + new rows [B, K].
-    // The buffers are head-major, so gathering a request's past gives [kvH, B, L, hd], the layout
-    // the batched MatMuls read: K and V are never transposed (Kᵀ below is fused into its MatMul).
-    // With buffers laid out by row, the two transposes of K and V took a third of a batch-64
-    // forward; joining the past and new rows still copies them once.
-    // Gathered in blocks of PAST_BLOCK rows (the session feeds the buffers as [kvH, S/P, P·hd]):
-    // [kvH, B, L/P, P·hd] → [kvH, B, L, hd].
-    const gatherPast = (buffer: string): string => g.one('Reshape', [g.one('Gather', [buffer, 'past_index'], { axis: 1 }), pastRows]);
-    const pastK = gatherPast(`past_key_${layer}`); // [kvH, B, L, hd]
-    const pastV = gatherPast(`past_value_${layer}`);
-    const newK = g.one('Transpose', [g.one('Gather', [k, 'key_index'], { axis: 0 })], { perm: [2, 0, 1, 3] }); // [kvH, B, K, hd]
-    const newV = g.one('Transpose', [g.one('Gather', [v, 'key_index'], { axis: 0 })], { perm: [2, 0, 1, 3] });
-
-    const qPad = g.one('Gather', [q, 'gather_index'], { axis: 0 }); // [B, T, nH, hd]
-    const q5 = g.one('Reshape', [qPad, g.i64([0, 0, kvH, G, hd])]);
-    const qHeads = g.one('Reshape', [g.one('Transpose', [q5], { perm: [2, 0, 3, 1, 4] }), g.i64([0, 0, -1, hd])]); // [kvH, B, G*T, hd]
-    const keys = g.one('Concat', [pastK, newK], { axis: 2 }); // [kvH, B, L+K, hd]
-    const values = g.one('Concat', [pastV, newV], { axis: 2 });
-    // Kᵀ as a Transpose of the last two axes right before its MatMul: onnxruntime fuses the pair
-    // into one FusedMatMul that reads K in place.
-    const keysT = g.one('Transpose', [keys], { perm: [0, 1, 3, 2] });
-    const scores = g.one('MatMul', [qHeads, keysT]); // [kvH, B, G*T, L+K]
-    // The mask comes repeated for the G query heads of a KV head, [B, G*T, L+K]: it broadcasts over kvH.
-    const probs = g.one('Softmax', [g.one('Add', [scores, 'attn_mask'])], { axis: -1 });
-    const ctx = g.one('MatMul', [probs, values]); // [kvH, B, G*T, hd]
-    const ctx5 = g.one('Reshape', [ctx, g.i64([0, 0, G, -1, hd])]);
-    const ctxRows = g.one('Reshape', [g.one('Transpose', [ctx5], { perm: [1, 3, 0, 2, 4] }), g.i64([-1, qDim])]); // [B*T, qDim]
-    const attn = g.one('Gather', [ctxRows, 'scatter_index'], { axis: 0 }); // [N, qDim]
-
-    const oW = weights.get(p + 'self_attn.o_proj.weight', [H, qDim]);
+    if (boundaries.includes(layer)) captured.set(layer, stream.residual);
+    const { q, k, v } = qkvBlock(d, layer, x, rope);
+    const attn = treeAttention(g, layer, dims, q, k, v, pastRows);
+    const oW = weights.get(p + 'self_attn.o_proj.weight', [H, dims.nH * dims.hd]);
     const oB = cfg.oBias ? w('self_attn.o_proj.bias', [H]) : null;
-    pendingBranch = linear(attn, p + 'self_attn.o_proj.weight', oW, [H, qDim], oB);
-
-    const postNorm = w('post_attention_layernorm.weight', [H]);
-    const y = addAndNorm(postNorm);
-    const guW = new Float32Array(2 * I * H);
-    guW.set(weights.get(p + 'mlp.gate_proj.weight', [I, H]), 0);
-    guW.set(weights.get(p + 'mlp.up_proj.weight', [I, H]), I * H);
-    let guBName: string | null = null;
-    if (cfg.mlpBias) {
-      const guB = new Float32Array(2 * I);
-      guB.set(weights.get(p + 'mlp.gate_proj.bias', [I]), 0);
-      guB.set(weights.get(p + 'mlp.up_proj.bias', [I]), I);
-      guBName = g.init(p + 'mlp.gate_up_proj.bias', [2 * I], guB);
-    }
-    const [gate, up] = g.op('Split', [linear(y, p + 'mlp.gate_up_proj.weight', guW, [2 * I, H], guBName)], { axis: 1 }, 2);
-    const act = g.one('Mul', [g.one('Mul', [gate, g.one('Sigmoid', [gate])]), up]);
-    const downW = weights.get(p + 'mlp.down_proj.weight', [H, I]);
-    const downB = cfg.mlpBias ? w('mlp.down_proj.bias', [H]) : null;
-    pendingBranch = linear(act, p + 'mlp.down_proj.weight', downW, [H, I], downB);
-
-    inputs.push(valueInfo(`past_key_${layer}`, DataType.FLOAT, [kvH, 'SB', PAST_BLOCK * hd]));
-    inputs.push(valueInfo(`past_value_${layer}`, DataType.FLOAT, [kvH, 'SB', PAST_BLOCK * hd]));
-    outputs.push(valueInfo(`new_key_${layer}`, DataType.FLOAT, ['N', kvH, hd]));
-    outputs.push(valueInfo(`new_value_${layer}`, DataType.FLOAT, ['N', kvH, hd]));
+    stream.pendingBranch = linearLayer(g, d.int8, attn, p + 'self_attn.o_proj.weight', oW, [H, dims.nH * dims.hd], oB);
+    const y = stream.addAndNorm(w('post_attention_layernorm.weight', [H]));
+    stream.pendingBranch = mlpBlock(d, layer, y);
+    const kv = kvBufferValues(layer, dims);
+    inputs.push(...kv.inputs);
+    outputs.push(...kv.outputs);
   }
 
   const finalNorm = g.init('model.norm.weight', [H], weights.get('model.norm.weight', [H]));
-  const normed = addAndNorm(finalNorm);
-  if (boundaries.includes(cfg.numLayers)) captured.set(cfg.numLayers, residual);
+  const normed = stream.addAndNorm(finalNorm);
+  if (boundaries.includes(cfg.numLayers)) captured.set(cfg.numLayers, stream.residual);
   if (boundaries.length > 0) {
     // Rows first, then the concatenation: with no rows asked for, nothing is copied.
     const parts = boundaries.map((b) => g.one('Gather', [captured.get(b)!, 'feature_rows'], { axis: 0 }));
@@ -393,30 +504,6 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     outputs.push(valueInfo('features', DataType.FLOAT, ['R4', boundaries.length * H]));
   }
 
-  // A file without lm_head.weight ties it to the embeddings even if config.json does not say so
-  // (transformers does the same when loading such a checkpoint).
-  const tied = cfg.tieWordEmbeddings || !weights.has('lm_head.weight');
-  // A float32 tied head reuses the embedding initializer; an int8 one gets its own quantized copy.
-  // Either way the weights are added once and shared by the three heads.
-  let project: (x: string) => string;
-  if (int8) {
-    project = q8Projection('lm_head.weight', weights.get(tied ? 'model.embed_tokens.weight' : 'lm_head.weight', [V, H]), V, H);
-  } else {
-    const lmHead = tied ? embed : g.init('lm_head.weight', [V, H], weights.get('lm_head.weight', [V, H]));
-    project = (x) => gemm(x, lmHead, null);
-  }
-
-  // The three heads' rows are gathered and projected together, so the vocabulary projection runs
-  // once, on exactly the rows asked for (its weights are read once however many heads ask), and
-  // then split among the heads: `head_split` = [R1, R2, R3].
-  const headLogits = project(g.one('Gather', [normed, 'head_rows'], { axis: 0 }));
-  const [logitsPart, topkPart, argmaxPart] = g.op('Split', [headLogits, 'head_split'], { axis: 0 }, 3);
-  g.one('Identity', [logitsPart], {}, 'logits');
-  const logprobs = g.one('LogSoftmax', [topkPart], { axis: -1 });
-  const [topV, topI] = g.op('TopK', [logprobs, 'topk_k'], { axis: -1, largest: 1, sorted: 1 }, 2);
-  g.one('Identity', [topV], {}, 'topk_logprobs');
-  g.one('Cast', [topI], { to: DataType.INT32 }, 'topk_ids');
-  g.one('Cast', [g.one('ArgMax', [argmaxPart], { axis: -1, keepdims: 0 })], { to: DataType.INT32 }, 'argmax');
-
+  outputHeads(g, normed, lmHeadProjection(d, embed), (ids, name) => g.one('Cast', [ids], { to: DataType.INT32 }, name));
   return { nodes: g.nodes, initializers: g.initializers, inputs, outputs };
 }

@@ -12,7 +12,7 @@
 import type { WeightPrecision } from '../../shared/config.js';
 import { ropeInverseFrequencies } from './config.js';
 import type { Eagle3Config } from './eagle3-config.js';
-import { GraphBuilder, PAST_BLOCK, Q8_BLOCK, MS_DOMAIN, quantizeBlocks8, valueInfo, type BuiltGraph, type WeightSource, type WeightStore } from './graph-builder.js';
+import { gemm, GraphBuilder, headOutputs, kvBufferValues, linearLayer, outputHeads, q8Projection, sessionInputs, treeAttention, valueInfo, type AttentionDims, type BuiltGraph, type WeightSource, type WeightStore } from './graph-builder.js';
 import { DataType, type ValueInfoProtoJs } from './onnx-proto.js';
 
 export interface HeadWeights {
@@ -32,7 +32,6 @@ export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options:
   const hd = L.headDim;
   const nH = L.numHeads;
   const kvH = L.numKvHeads;
-  const G = nH / kvH;
   const V = L.vocabSize;
   const Vd = cfg.draftVocabSize;
   const I = L.intermediateSize;
@@ -42,37 +41,15 @@ export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options:
   const w = weights.head;
 
   const inputs: ValueInfoProtoJs[] = [
-    valueInfo('input_ids', DataType.INT32, ['N']),
-    valueInfo('positions', DataType.INT32, ['N']),
-    valueInfo('gather_index', DataType.INT32, ['B', 'T']),
-    valueInfo('key_index', DataType.INT32, ['B', 'K']),
-    valueInfo('scatter_index', DataType.INT32, ['N']),
-    valueInfo('past_index', DataType.INT32, ['B', 'LB']),
-    valueInfo('attn_mask', DataType.FLOAT, ['B', 'GT', 'LT']),
-    valueInfo('head_rows', DataType.INT32, ['R']),
-    valueInfo('head_split', DataType.INT64, [3]),
-    valueInfo('topk_k', DataType.INT64, [1]),
+    ...sessionInputs(),
     valueInfo('features', DataType.FLOAT, ['F', 3 * Ht]),
     valueInfo('prev_hidden', DataType.FLOAT, ['P', H]),
     valueInfo('hidden_source', DataType.INT32, ['N']),
   ];
-  const outputs: ValueInfoProtoJs[] = [
-    valueInfo('logits', DataType.FLOAT, ['R1', Vd]),
-    valueInfo('topk_logprobs', DataType.FLOAT, ['R2', 'K']),
-    valueInfo('topk_ids', DataType.INT32, ['R2', 'K']),
-    valueInfo('argmax', DataType.INT32, ['R3']),
-    valueInfo('hidden_out', DataType.FLOAT, ['N', H]),
-  ];
+  const outputs: ValueInfoProtoJs[] = [...headOutputs(Vd), valueInfo('hidden_out', DataType.FLOAT, ['N', H])];
+  const dims: AttentionDims = { nH, kvH, hd };
 
-  const gemm = (x: string, wName: string, bias: string | null): string => g.one('Gemm', bias ? [x, wName, bias] : [x, wName], { transB: 1 });
-  const linear = (x: string, name: string, data: Float32Array, [out, inner]: [number, number], bias: string | null): string => {
-    if (!int8) return gemm(x, g.init(name, [out, inner], data), bias);
-    const { q, scales, blocks } = quantizeBlocks8(data, out, inner);
-    const qName = g.init(`${name}_q8`, [out, blocks, Q8_BLOCK], q);
-    const scaleName = g.init(`${name}_q8_scales`, [out * blocks], scales);
-    const y = g.op('MatMulNBits', [x, qName, scaleName], { K: inner, N: out, bits: 8, block_size: Q8_BLOCK, accuracy_level: 4 }, 1, undefined, MS_DOMAIN)[0];
-    return bias ? g.one('Add', [y, bias]) : y;
-  };
+  const linear = (x: string, name: string, data: Float32Array, shape: [number, number], bias: string | null): string => linearLayer(g, int8, x, name, data, shape, bias);
   const rmsNorm = (x: string, weight: string, axis: number): string => {
     const sq = g.one('Pow', [x, g.f32(2)]);
     const mean = g.one('ReduceMean', [sq], { axes: [axis], keepdims: 1 });
@@ -95,7 +72,7 @@ export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options:
   };
   const pastRows = g.i64([0, 0, -1, hd]);
 
-  /** Tree attention of one layer over its KV buffers (the decoder graph's layout); returns [N, qDim]. */
+  /** q, k, v of one layer (RoPE on q and k), then the decoder graph's tree attention over its KV buffers; returns [N, qDim]. */
   const attention = (layer: number, x: string, inWidth: number, p: string): string => {
     const scale = 1 / Math.sqrt(hd);
     const qkvW = new Float32Array((qDim + 2 * kvDim) * inWidth);
@@ -117,25 +94,10 @@ export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options:
     // k and v [N, kvH, hd] as the session stores them; the past comes as [kvH, S/P, P·hd] blocks.
     const k = g.one('Reshape', [kRoped, g.i64([-1, kvH, hd])], {}, `new_key_${layer}`);
     const v = g.one('Reshape', [vFlat, g.i64([-1, kvH, hd])], {}, `new_value_${layer}`);
-    const gatherPast = (buffer: string): string => g.one('Reshape', [g.one('Gather', [buffer, 'past_index'], { axis: 1 }), pastRows]);
-    const pastK = gatherPast(`past_key_${layer}`);
-    const pastV = gatherPast(`past_value_${layer}`);
-    const newK = g.one('Transpose', [g.one('Gather', [k, 'key_index'], { axis: 0 })], { perm: [2, 0, 1, 3] });
-    const newV = g.one('Transpose', [g.one('Gather', [v, 'key_index'], { axis: 0 })], { perm: [2, 0, 1, 3] });
-    const qPad = g.one('Gather', [q, 'gather_index'], { axis: 0 });
-    const q5 = g.one('Reshape', [qPad, g.i64([0, 0, kvH, G, hd])]);
-    const qHeads = g.one('Reshape', [g.one('Transpose', [q5], { perm: [2, 0, 3, 1, 4] }), g.i64([0, 0, -1, hd])]);
-    const keysT = g.one('Transpose', [g.one('Concat', [pastK, newK], { axis: 2 })], { perm: [0, 1, 3, 2] });
-    const values = g.one('Concat', [pastV, newV], { axis: 2 });
-    // The mask comes repeated for the G query heads of a KV head, [B, G·T, L+K]: it broadcasts over kvH.
-    const probs = g.one('Softmax', [g.one('Add', [g.one('MatMul', [qHeads, keysT]), 'attn_mask'])], { axis: -1 });
-    const ctx5 = g.one('Reshape', [g.one('MatMul', [probs, values]), g.i64([0, 0, G, -1, hd])]);
-    const ctxRows = g.one('Reshape', [g.one('Transpose', [ctx5], { perm: [1, 3, 0, 2, 4] }), g.i64([-1, qDim])]);
-    inputs.push(valueInfo(`past_key_${layer}`, DataType.FLOAT, [kvH, 'SB', PAST_BLOCK * hd]));
-    inputs.push(valueInfo(`past_value_${layer}`, DataType.FLOAT, [kvH, 'SB', PAST_BLOCK * hd]));
-    outputs.push(valueInfo(`new_key_${layer}`, DataType.FLOAT, ['N', kvH, hd]));
-    outputs.push(valueInfo(`new_value_${layer}`, DataType.FLOAT, ['N', kvH, hd]));
-    return g.one('Gather', [ctxRows, 'scatter_index'], { axis: 0 });
+    const kv = kvBufferValues(layer, dims);
+    inputs.push(...kv.inputs);
+    outputs.push(...kv.outputs);
+    return treeAttention(g, layer, dims, q, k, v, pastRows);
   };
   const norm = (name: string): string => g.init(name, [H], w.get(name, [H]));
   const bias = (name: string, n: number, used: boolean): string | null => (used ? g.init(name, [n], w.get(name, [n])) : null);
@@ -172,25 +134,14 @@ export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options:
   const lmHead = w.get('lm_head.weight', [Vd, H]);
   // One projection initializer shared by the three heads (int8 quantizes it once).
   let projectShared: (x: string) => string;
-  if (int8) {
-    const { q, scales, blocks } = quantizeBlocks8(lmHead, Vd, H);
-    const qName = g.init('lm_head.weight_q8', [Vd, blocks, Q8_BLOCK], q);
-    const scaleName = g.init('lm_head.weight_q8_scales', [Vd * blocks], scales);
-    projectShared = (x) => g.op('MatMulNBits', [x, qName, scaleName], { K: H, N: Vd, bits: 8, block_size: Q8_BLOCK, accuracy_level: 4 }, 1, undefined, MS_DOMAIN)[0];
-  } else {
+  if (int8) projectShared = q8Projection(g, 'lm_head.weight', lmHead, Vd, H);
+  else {
     const lm = g.init('lm_head.weight', [Vd, H], lmHead);
-    projectShared = (x) => gemm(x, lm, null);
+    projectShared = (x) => gemm(g, x, lm, null);
   }
+  // The output heads as in the decoder graph; their ids map from the draft vocabulary to the target's.
   const toTarget = g.init('draft_to_target', [Vd], weights.draftToTarget);
-  // The three heads' rows projected together, then split among them (as in the decoder graph).
-  const headLogits = projectShared(g.one('Gather', [normed, 'head_rows'], { axis: 0 }));
-  const [logitsPart, topkPart, argmaxPart] = g.op('Split', [headLogits, 'head_split'], { axis: 0 }, 3);
-  g.one('Identity', [logitsPart], {}, 'logits');
-  const logprobs = g.one('LogSoftmax', [topkPart], { axis: -1 });
-  const [topV, topI] = g.op('TopK', [logprobs, 'topk_k'], { axis: -1, largest: 1, sorted: 1 }, 2);
-  g.one('Identity', [topV], {}, 'topk_logprobs');
-  g.one('Gather', [toTarget, topI], { axis: 0 }, 'topk_ids');
-  g.one('Gather', [toTarget, g.one('ArgMax', [argmaxPart], { axis: -1, keepdims: 0 })], { axis: 0 }, 'argmax');
+  outputHeads(g, normed, projectShared, (ids, name) => g.one('Gather', [toTarget, ids], { axis: 0 }, name));
 
   return { nodes: g.nodes, initializers: g.initializers, inputs, outputs };
 }
