@@ -27,8 +27,9 @@ describe.skipIf(!hasChromium)('studio views in Chromium (synthetic stream)', () 
     page = await browser.newPage({ viewport: { width: 1680, height: 1050 } });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${harness.url}?batch=64&kmax=512&sps=20`);
-    await page.waitForSelector('[data-testid="super-tree-canvas"]', { timeout: 60_000 });
+    // Generous waits: under a full test run on two cores the first page load can take most of a minute.
+    await page.goto(`${harness.url}?batch=64&kmax=512&sps=20`, { timeout: 120_000 });
+    await page.waitForSelector('[data-testid="super-tree-canvas"]', { timeout: 120_000 });
     expect(errors).toEqual([]);
   });
 
@@ -41,7 +42,7 @@ describe.skipIf(!hasChromium)('studio views in Chromium (synthetic stream)', () 
     await page.getByLabel('batch size').fill('64');
     await page.getByLabel('K_max').fill('512');
     await page.getByRole('button', { name: 'Start' }).click();
-    await page.waitForFunction(() => Number(document.querySelector('[data-testid="super-tree-canvas"]')?.getAttribute('data-step') ?? '-1') >= 20, null, { timeout: 60_000 });
+    await page.waitForFunction(() => Number(document.querySelector('[data-testid="super-tree-canvas"]')?.getAttribute('data-step') ?? '-1') >= 20, null, { timeout: 110_000 });
     const summary = await page.getByTestId('super-tree-summary').textContent();
     expect(summary).toMatch(/64 requests/);
     // The canvas has coloured pixels, not just a background.
@@ -78,7 +79,7 @@ describe.skipIf(!hasChromium)('studio views in Chromium (synthetic stream)', () 
     await page.waitForFunction(
       (tau) => document.querySelector('[data-testid="engine-tau-2"]')?.textContent?.includes(`τ ${tau.toFixed(2)}`) ?? false,
       sent as number,
-      { timeout: 30_000 },
+      { timeout: 60_000 },
     );
   });
 
