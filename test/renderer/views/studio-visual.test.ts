@@ -25,6 +25,7 @@ describe.skipIf(!hasChromium)('studio views in Chromium (synthetic stream)', () 
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
     });
     page = await browser.newPage({ viewport: { width: 1680, height: 1050 } });
+    page.setDefaultTimeout(90_000); // every wait below, under a full test run on two busy cores
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     // Generous waits: under a full test run on two cores the first page load can take most of a minute.
