@@ -72,10 +72,14 @@ function sendToEngine(request: EngineRequest): void {
 
 // ---- dialogs ---------------------------------------------------------------------------------
 
-async function chooseModelFolder(): Promise<string | null> {
-  const options = { title: 'Open model folder (Hugging Face format)', properties: ['openDirectory' as const] };
+async function chooseFolder(title: string): Promise<string | null> {
+  const options = { title, properties: ['openDirectory' as const] };
   const result = mainWindow ? await dialog.showOpenDialog(mainWindow, options) : await dialog.showOpenDialog(options);
   return result.canceled || result.filePaths.length === 0 ? null : result.filePaths[0];
+}
+
+function chooseModelFolder(): Promise<string | null> {
+  return chooseFolder('Open model folder (Hugging Face format)');
 }
 
 async function chooseTraceFile(): Promise<string | null> {
@@ -174,6 +178,7 @@ app.whenReady().then(() => {
         {
           openModelFolder: () => void chooseModelFolder().then((dir) => dir && sendToEngine({ type: 'model.open', dir })),
           openTrace: () => void chooseTraceFile().then((file) => file && sendToEngine({ type: 'trace.open', path: file })),
+          openReportFolder: () => void chooseFolder('Open a reproduction report folder').then((dir) => dir && sendToEngine({ type: 'report.open', dir })),
           exportTrace: (format) => void chooseExportPath(format).then((file) => file && sendToEngine({ type: 'trace.export', path: file, format, overwrite: true })),
           quit: () => app.quit(),
         },

@@ -5,6 +5,7 @@ import { TRACE_EXPORT_FORMATS, type TraceExportFormat } from '../shared/messages
 export interface MenuActions {
   openModelFolder(): void;
   openTrace(): void;
+  openReportFolder(): void;
   exportTrace(format: TraceExportFormat): void;
   quit(): void;
 }
@@ -22,6 +23,7 @@ export function menuTemplate(actions: MenuActions, isMac: boolean): MenuItemCons
     submenu: [
       { label: 'Open Model Folder…', accelerator: 'CmdOrCtrl+O', click: () => actions.openModelFolder() },
       { label: 'Open Trace…', accelerator: 'CmdOrCtrl+Shift+O', click: () => actions.openTrace() },
+      { label: 'Open Report Folder…', click: () => actions.openReportFolder() },
       {
         label: 'Export Trace',
         submenu: TRACE_EXPORT_FORMATS.map((format) => ({

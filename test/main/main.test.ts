@@ -180,9 +180,20 @@ describe('Electron main', () => {
     expect(() => exportHandler({ senderFrame: { url: 'app://studio/index.html' }, sender: win.webContents }, 'xml')).toThrow(/unknown export format/);
   });
 
-  it('has a File menu with open model folder, open trace, export trace and quit', () => {
+  it('has a File menu with open model folder, open trace, open report folder, export trace and quit', () => {
     const file = (state.menu as Array<{ label?: string; submenu?: Array<{ label?: string }> }>).find((m) => m.label === 'File');
     const labels = file?.submenu?.map((item) => item.label).filter(Boolean);
-    expect(labels).toEqual(['Open Model Folder…', 'Open Trace…', 'Export Trace', 'Quit']);
+    expect(labels).toEqual(['Open Model Folder…', 'Open Trace…', 'Open Report Folder…', 'Export Trace', 'Quit']);
+  });
+
+  it('opens a report folder chosen in the dialog in the engine host', async () => {
+    const { dialog } = await import('electron');
+    vi.mocked(dialog.showOpenDialog).mockResolvedValueOnce({ canceled: false, filePaths: ['/reports/quick-2026-12-01'] });
+    const file = (state.menu as Array<{ label?: string; submenu?: Array<{ label?: string; click?: () => void }> }>).find((m) => m.label === 'File');
+    const engine = state.forks.at(-1);
+    const before = engine.posted.length;
+    file?.submenu?.find((item) => item.label === 'Open Report Folder…')?.click?.();
+    await vi.waitFor(() => expect(engine.posted.length).toBe(before + 1));
+    expect(engine.posted.at(-1)[0]).toEqual({ type: 'report.open', dir: '/reports/quick-2026-12-01' });
   });
 });
