@@ -8,6 +8,7 @@ import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { WeightPrecision } from '../../shared/config.js';
 import { GRAPH_VERSION, MS_DOMAIN, OPSET, STORE_MIN_BYTES, initializerBytes, type BuiltGraph, type WeightStore } from './graph-builder.js';
+import { ModelLoadError } from './errors.js';
 import { encodeModel, type ModelProtoJs, type TensorProtoJs } from './onnx-proto.js';
 
 /**
@@ -142,6 +143,40 @@ export function writeGraph(graph: BuiltGraph, path: string, meta: Record<string,
   if (store !== undefined) renameSync(store.tempPath, dataPath);
   else if (existsSync(dataPath)) rmSync(dataPath);
   renameSync(tmp, path);
+}
+
+/**
+ * Builds a graph and writes it to `graphPath`. Past `externalThreshold` bytes of float32 weights
+ * (`float32Bytes`, which bounds any precision's) the builder gets a data file to stream the weights
+ * into; a build that fails deletes it, and its error propagates as it is. A failed write is one
+ * line that names the cache.
+ */
+export function buildIntoCache(
+  graphPath: string,
+  float32Bytes: number,
+  build: (store: WeightStore | undefined) => BuiltGraph,
+  meta: Record<string, string>,
+  externalThreshold = DEFAULT_EXTERNAL_DATA_THRESHOLD,
+): void {
+  const cannotWrite = (err: unknown) => new ModelLoadError(graphPath, `cannot write the graph cache (${errorCode(err)}); set ECHO_STUDIO_CACHE to a writable folder`);
+  let dataFile: GraphDataFile | undefined;
+  try {
+    dataFile = float32Bytes > externalThreshold ? new GraphDataFile(graphPath) : undefined;
+  } catch (err) {
+    throw cannotWrite(err);
+  }
+  let graph: BuiltGraph;
+  try {
+    graph = build(dataFile);
+  } catch (err) {
+    dataFile?.discard();
+    throw err;
+  }
+  try {
+    writeGraph(graph, graphPath, meta, externalThreshold, dataFile);
+  } catch (err) {
+    throw cannotWrite(err);
+  }
 }
 
 // ---- Entries: sidecars, last use, listing and removal ----

@@ -10,7 +10,7 @@ import { parseModelConfig, readConfigJson, type ModelConfig } from './config.js'
 import { checkHeadAgainstTarget, featureBoundaries, isEagle3Config, parseEagle3Config, type Eagle3Config } from './eagle3-config.js';
 import { ModelLoadError } from './errors.js';
 import type { WeightSource } from './graph-builder.js';
-import { cachedGraphPath, cacheRoot, errorCode, graphCacheKey, markGraphUsed, pruneSupersededGraphs, writeGraph, writeGraphSidecar } from './graph-cache.js';
+import { buildIntoCache, cachedGraphPath, cacheRoot, errorCode, graphCacheKey, markGraphUsed, pruneSupersededGraphs, writeGraphSidecar } from './graph-cache.js';
 import { buildHeadGraph } from './head-graph.js';
 import { Eagle3HeadSession } from './head-session.js';
 import { DEFAULT_THREADS, runtimeSessionOptions, type LoadOptions } from './loader.js';
@@ -143,6 +143,8 @@ export async function loadHead(dir: string, targetDir: string, options: HeadLoad
   const identity = weightIdentity(head.weights, contentHash) + (targetWeights ? `\ntarget embedding:\n${weightIdentity(targetWeights, contentHash)}` : '');
   const key = graphCacheKey(`eagle3-head-v${HEAD_GRAPH_VERSION}\n${head.configText}`, identity, precision);
   const graphPath = cachedGraphPath(key, cacheDir);
+  let parameters = 0;
+  for (const t of head.weights.tensors.values()) parameters += t.shape.reduce((a, b) => a * b, 1);
   if (existsSync(graphPath)) {
     try {
       markGraphUsed(graphPath);
@@ -159,12 +161,12 @@ export async function loadHead(dir: string, targetDir: string, options: HeadLoad
     } else {
       embedding = headWeightSource(dir, head.weights).get('embed_tokens.weight', [cfg.layers.vocabSize, cfg.layers.hiddenSize]);
     }
-    const graph = buildHeadGraph(cfg, { head: headWeightSource(dir, head.weights), embedding, draftToTarget: toTarget }, { precision });
-    try {
-      writeGraph(graph, graphPath, { source: dir, graph_version: `head-${HEAD_GRAPH_VERSION}`, architecture: 'eagle3' });
-    } catch (err) {
-      throw new ModelLoadError(graphPath, `cannot write the graph cache (${errorCode(err)}); set ECHO_STUDIO_CACHE to a writable folder`);
-    }
+    buildIntoCache(
+      graphPath,
+      (parameters + embedding.length) * 4,
+      (weightStore) => buildHeadGraph(cfg, { head: headWeightSource(dir, head.weights), embedding, draftToTarget: toTarget }, { precision, weightStore }),
+      { source: dir, graph_version: `head-${HEAD_GRAPH_VERSION}`, architecture: 'eagle3' },
+    );
     try {
       writeGraphSidecar(graphPath, { source: dir, graphVersion: HEAD_GRAPH_VERSION, architecture: 'eagle3', precision });
       pruneSupersededGraphs(graphPath, dir, precision);
@@ -174,8 +176,6 @@ export async function loadHead(dir: string, targetDir: string, options: HeadLoad
     note(`built graph ${basename(graphPath)}`);
   }
 
-  let parameters = 0;
-  for (const t of head.weights.tensors.values()) parameters += t.shape.reduce((a, b) => a * b, 1);
   const info: ModelInfo = {
     dir,
     architecture: 'llama',

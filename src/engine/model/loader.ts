@@ -6,18 +6,17 @@ import * as ort from 'onnxruntime-node';
 import { WeightPrecisionSchema, type WeightPrecision } from '../../shared/config.js';
 import { parseModelConfig, readConfigJson, ropeTableRows, type ModelConfig } from './config.js';
 import { ModelLoadError } from './errors.js';
-import { buildGraph, GRAPH_VERSION, type BuiltGraph, type WeightSource } from './graph-builder.js';
+import { buildGraph, GRAPH_VERSION, type WeightSource } from './graph-builder.js';
 import {
   cachedGraphPath,
   cacheRoot,
+  buildIntoCache,
   DEFAULT_EXTERNAL_DATA_THRESHOLD,
-  GraphDataFile,
   errorCode,
   graphCacheKey,
   markGraphUsed,
   pruneSupersededGraphs,
   removeCachedGraph,
-  writeGraph,
   writeGraphSidecar,
   type GraphRemoval,
 } from './graph-cache.js';
@@ -234,25 +233,13 @@ export function ensureGraph(folder: ModelFolder, externalThreshold = DEFAULT_EXT
     }
     return { path: folder.graphPath, built: false, pruned: null, cacheProblems };
   }
-  // float32 bytes bound any precision's: past the threshold, weights stream into the data file.
-  let dataFile: GraphDataFile | undefined;
-  try {
-    dataFile = folder.info.parameters * 4 > externalThreshold ? new GraphDataFile(folder.graphPath) : undefined;
-  } catch (err) {
-    throw new ModelLoadError(folder.graphPath, `cannot write the graph cache (${errorCode(err)}); set ECHO_STUDIO_CACHE to a writable folder`);
-  }
-  let graph: BuiltGraph;
-  try {
-    graph = buildGraph(folder.config, weightSource(folder.weights), { precision: folder.precision, featureBoundaries: folder.featureBoundaries, weightStore: dataFile });
-  } catch (err) {
-    dataFile?.discard();
-    throw err;
-  }
-  try {
-    writeGraph(graph, folder.graphPath, { source: folder.dir, graph_version: String(GRAPH_VERSION), architecture: folder.config.architecture }, externalThreshold, dataFile);
-  } catch (err) {
-    throw new ModelLoadError(folder.graphPath, `cannot write the graph cache (${errorCode(err)}); set ECHO_STUDIO_CACHE to a writable folder`);
-  }
+  buildIntoCache(
+    folder.graphPath,
+    folder.info.parameters * 4,
+    (weightStore) => buildGraph(folder.config, weightSource(folder.weights), { precision: folder.precision, featureBoundaries: folder.featureBoundaries, weightStore }),
+    { source: folder.dir, graph_version: String(GRAPH_VERSION), architecture: folder.config.architecture },
+    externalThreshold,
+  );
   try {
     writeGraphSidecar(folder.graphPath, {
       source: folder.dir,
