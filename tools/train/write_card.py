@@ -90,7 +90,7 @@ def write(card, path):
     L = []
     L.append("# ECHO demo model pair\n")
     stored = card.get("storage", {})
-    dtypes = sorted({v.get("stored", "float32") for v in stored.values()} | ({"float32"} if len(stored) < 2 else set()))
+    dtypes = sorted({stored.get(name, {}).get("stored", "float32") for name in ("target", "draft")})
     L.append("Two small Llama-architecture language models that ship with ECHO Studio so the app runs with")
     L.append("nothing to download: `echo-demo-target` and its draft `echo-demo-draft`. They share one byte-level")
     L.append(f"BPE tokenizer and are stored in the Hugging Face format (config.json, model.safetensors in {' or '.join(dtypes)},")
