@@ -1,16 +1,14 @@
-// ModelSession on onnxruntime-node: persistent per-slot KV buffers, tree masks, packed forwards.
+// ModelSession on onnxruntime-node: slots, packed forwards and commits.
 //
-// KV layout per layer: one Float32Array [kvHeads, slots * stride, headDim] for K and one for V,
-// passed to every run() as inputs (onnxruntime wraps CPU input buffers without copying); stride is
-// maxLength rounded up to whole PAST_BLOCKs, the unit in which the graph gathers a past. Row
-// slot*stride + r of each head holds position r of the slot's sequence: rows [0, committed)
-// are the accepted history, rows [committed, committed + scratch) the tree nodes forwarded since
-// the last commit. The graph returns only the new tokens' K/V; this class writes them into
-// scratch rows, and a commit moves the kept nodes' rows down to follow the committed ones: no
-// step ever copies the past.
+// A slot's rows in the KV buffers (kv-store.ts): rows [0, committed) are the accepted history,
+// rows [committed, committed + scratch) the tree nodes forwarded since the last commit. A forward
+// checks its entries, plans the graph's indices and mask (batch-plan.ts), runs the graph, and
+// writes the new tokens' K/V into scratch rows; a commit moves the kept nodes' rows down to follow
+// the committed ones: no step ever copies the past.
 import * as ort from 'onnxruntime-node';
-import { MASK_HIDDEN, PAST_BLOCK } from './graph-builder.js';
+import { planBatch, planHeadRows, type PlanEntry } from './batch-plan.js';
 import { ModelUsageError } from './errors.js';
+import { KvStore } from './kv-store.js';
 import { AttentionWindowSchema } from '../../shared/config.js';
 import type { AttentionWindow, ForwardEntry, ForwardOutputs, ForwardResult, ModelInfo, ModelSession } from './types.js';
 
@@ -38,78 +36,11 @@ export interface OrtSessionParts {
   window?: AttentionWindow | null;
 }
 
-/**
- * The past blocks a request's groups gather: its first `sinkBlocks`, then, `gapBlocks` further on,
- * the rest up to its last row. Without a window, or when the window reaches back to the sinks,
- * every block and no gap.
- */
-interface PastPlan {
-  blocks: number;
-  sinkBlocks: number;
-  gapBlocks: number;
-}
-
 /** What is wrong with an attention window, or null when nothing is (loadModel and setWindow check alike). */
 export function windowProblem(window: AttentionWindow): string | null {
   return AttentionWindowSchema.safeParse(window).success
     ? null
     : `attention window: sink must be an integer ≥ 0 and recent an integer ≥ 1, got ${window.sink} and ${window.recent}`;
-}
-
-/** The blocks of its slot a request's past is gathered from, for `committed` rows and `scratch` nodes. */
-export function pastPlan(committed: number, scratch: number, window: AttentionWindow | null): PastPlan {
-  const all = Math.ceil((committed + scratch) / PAST_BLOCK);
-  if (window !== null) {
-    const sinkBlocks = Math.ceil(window.sink / PAST_BLOCK);
-    // The oldest committed row a query of this forward (position ≥ committed) can still see.
-    const recentBlock = Math.floor(Math.max(0, committed - window.recent + 1) / PAST_BLOCK);
-    if (recentBlock > sinkBlocks) return { blocks: sinkBlocks + all - recentBlock, sinkBlocks, gapBlocks: recentBlock - sinkBlocks };
-  }
-  return { blocks: all, sinkBlocks: all, gapBlocks: 0 };
-}
-
-/**
- * What one query group costs in attention beyond its query rows, in query rows: a group gathers
- * and joins its request's whole past and new keys once, and every query row in it scores against
- * all of them. Chosen by timing forwards of the demo target (batch 1–64, trees of 1–64 tokens,
- * `docs/model-runtime.md`): 8 was as fast as or faster than 0.5, 1, 2 and 4 in every shape.
- */
-export const GROUP_COST_IN_QUERY_ROWS = 8;
-
-/**
- * Queries per attention group for a forward of entries of these lengths. Attention pads every
- * group to the same number of queries, so one deep tree among 63 one-token entries padded all 64
- * to its depth; splitting long entries into chunks of `chunk` queries (each chunk still sees the
- * entry's past and all its new tokens) trades padded query rows for extra groups. Picks the chunk
- * with the least Σ groups × (GROUP_COST + chunk): for one entry that is the whole entry.
- */
-export function queryChunk(lengths: readonly number[]): number {
-  const longest = Math.max(...lengths);
-  let best = longest;
-  let bestCost = Infinity;
-  for (let chunk = longest; chunk >= 1; chunk--) {
-    let groups = 0;
-    for (const len of lengths) groups += Math.ceil(len / chunk);
-    const cost = groups * (GROUP_COST_IN_QUERY_ROWS + chunk);
-    if (cost < bestCost) {
-      best = chunk;
-      bestCost = cost;
-    }
-  }
-  return best;
-}
-
-/**
- * The mask's rows, [groups, T·width], laid out for the graph's scores, [groups, G·T, width]: each
- * group's T rows repeated once per query head of a KV head.
- */
-function repeatMaskRows(mask: Float32Array, groups: number, groupFloats: number, copies: number): Float32Array {
-  const out = new Float32Array(groups * copies * groupFloats);
-  for (let b = 0; b < groups; b++) {
-    const rows = mask.subarray(b * groupFloats, (b + 1) * groupFloats);
-    for (let c = 0; c < copies; c++) out.set(rows, (b * copies + c) * groupFloats);
-  }
-  return out;
 }
 
 export class OrtModelSession implements ModelSession {
@@ -122,17 +53,7 @@ export class OrtModelSession implements ModelSession {
   /** What a query sees of the committed past; null = all of it (setWindow changes it). */
   private currentWindow: AttentionWindow | null;
   private readonly session: ort.InferenceSession;
-  private readonly rowSize: number;
-  private readonly kvHeads: number;
-  private readonly headDim: number;
-  /** Rows of a slot in the buffers: maxLength rounded up to whole past blocks. */
-  private readonly slotStride: number;
-  /** Floats between one KV head's rows and the next head's in a buffer. */
-  private readonly headStride: number;
-  private readonly keys: Float32Array[] = [];
-  private readonly values: Float32Array[] = [];
-  private readonly keyTensors: ort.Tensor[] = [];
-  private readonly valueTensors: ort.Tensor[] = [];
+  private readonly kv: KvStore;
   private readonly slotStates: SlotState[];
   private released = false;
   /** Slot bookkeeping is updated after run() resolves, so forwards must not overlap. */
@@ -146,23 +67,7 @@ export class OrtModelSession implements ModelSession {
     this.provider = parts.provider;
     // Checked by loadModel, before onnxruntime loads anything.
     this.currentWindow = parts.window ?? null;
-    this.rowSize = parts.info.numKvHeads * parts.info.headDim;
-    // Head-major, [kvH, slots·stride, hd]: the graph gathers a request's past straight into the
-    // layout its attention MatMuls read (graph-builder.ts).
-    this.kvHeads = parts.info.numKvHeads;
-    this.headDim = parts.info.headDim;
-    this.slotStride = Math.ceil(parts.maxLength / PAST_BLOCK) * PAST_BLOCK;
-    this.headStride = parts.slots * this.slotStride * parts.info.headDim;
-    // Fed as [kvH, slots·stride/P, P·hd]: the graph gathers the past in blocks of P = PAST_BLOCK rows.
-    const dims = [parts.info.numKvHeads, (parts.slots * this.slotStride) / PAST_BLOCK, PAST_BLOCK * parts.info.headDim];
-    for (let l = 0; l < parts.info.numLayers; l++) {
-      const k = new Float32Array(parts.slots * this.slotStride * this.rowSize);
-      const v = new Float32Array(parts.slots * this.slotStride * this.rowSize);
-      this.keys.push(k);
-      this.values.push(v);
-      this.keyTensors.push(new ort.Tensor('float32', k, dims));
-      this.valueTensors.push(new ort.Tensor('float32', v, dims));
-    }
+    this.kv = new KvStore(parts.info, parts.slots, parts.maxLength);
     this.slotStates = Array.from({ length: parts.slots }, () => ({ inUse: false, committed: 0, parents: [], depths: [] }));
   }
 
@@ -186,7 +91,7 @@ export class OrtModelSession implements ModelSession {
 
   /** Bytes held by the KV buffers (fixed at load; they never grow). */
   get kvBufferBytes(): number {
-    return this.keys.length * 2 * this.capacity * this.slotStride * this.rowSize * 4;
+    return this.kv.bytes;
   }
 
   allocSlot(): number {
@@ -238,14 +143,98 @@ export class OrtModelSession implements ModelSession {
       if (asked > 0) throw new ModelUsageError('outputs were asked for rows of a forward without tokens');
       return { result: { paddingWaste: 0, runMs: 0, tokens: 0 }, extra: {} };
     }
-    const seen = new Set<number>();
-    // Per entry, the past blocks its groups gather (computed once: it sizes pastLen and fills past_index).
-    const plans: PastPlan[] = [];
-    let n = 0;
-    let tMax = 0;
-    let pastLen = 1; // at least one (masked) past row keeps every tensor non-empty
+    const planEntries = this.checkEntries(entries);
+    const n = planEntries.reduce((sum, e) => sum + e.tokens.length, 0);
+    const rowsOf = (rows: number[] | undefined, what: string): number[] => {
+      for (const r of rows ?? []) {
+        if (!Number.isInteger(r) || r < 0 || r >= n) throw new ModelUsageError(`${what} row ${r} is outside the ${n} packed tokens`);
+      }
+      return rows ?? [];
+    };
+    const logitsRows = rowsOf(outputs.logitsRows, 'logits');
+    const topkRows = rowsOf(outputs.topkRows, 'top-k');
+    const argmaxRows = rowsOf(outputs.argmaxRows, 'argmax');
+    const featureRows = rowsOf(outputs.featureRows, 'feature');
+    const hasFeatures = this.info.featureWidth !== undefined;
+    if (featureRows.length > 0 && !hasFeatures) throw new ModelUsageError(`${this.info.dir} was not loaded with EAGLE-3 features; it cannot return them`);
     const vocab = this.info.vocabSize;
-    for (const e of entries) {
+    const topk = outputs.topk ?? 1;
+    if (topkRows.length > 0 && (!Number.isInteger(topk) || topk < 1 || topk > vocab)) {
+      throw new ModelUsageError(`topk ${topk} must be an integer in [1, ${vocab}]`);
+    }
+
+    const queryHeadsPerKv = this.info.numHeads / this.info.numKvHeads;
+    const plan = planBatch(planEntries, { slotStride: this.kv.slotStride, window: this.currentWindow, queryHeadsPerKv });
+    const heads = planHeadRows(logitsRows, topkRows, argmaxRows, topk);
+    const { groups, chunk, longest, pastBlocks, width } = plan;
+    const feeds: Record<string, ort.Tensor> = {
+      input_ids: new ort.Tensor('int32', plan.inputIds, [n]),
+      positions: new ort.Tensor('int32', plan.positions, [n]),
+      gather_index: new ort.Tensor('int32', plan.gatherIndex, [groups, chunk]),
+      key_index: new ort.Tensor('int32', plan.keyIndex, [groups, longest]),
+      scatter_index: new ort.Tensor('int32', plan.scatterIndex, [n]),
+      past_index: new ort.Tensor('int32', plan.pastIndex, [groups, pastBlocks]),
+      attn_mask: new ort.Tensor('float32', plan.mask, [groups, queryHeadsPerKv * chunk, width]),
+      head_rows: new ort.Tensor('int32', heads.rows, [heads.rows.length]),
+      head_split: new ort.Tensor('int64', BigInt64Array.from(heads.split, (rows) => BigInt(rows)), [3]),
+      topk_k: new ort.Tensor('int64', BigInt64Array.of(BigInt(heads.k)), [1]),
+    };
+    const fetches: string[] = [];
+    if (hasFeatures) feeds.feature_rows = new ort.Tensor('int32', Int32Array.from(featureRows), [featureRows.length]);
+    if (featureRows.length) fetches.push('features');
+    if (extra !== null) {
+      Object.assign(feeds, extra.feeds);
+      fetches.push(...extra.fetches);
+    }
+    this.kv.addFeeds(feeds);
+    for (let l = 0; l < this.info.numLayers; l++) fetches.push(`new_key_${l}`, `new_value_${l}`);
+    if (logitsRows.length) fetches.push('logits');
+    if (topkRows.length) fetches.push('topk_logprobs', 'topk_ids');
+    if (argmaxRows.length) fetches.push('argmax');
+
+    const t0 = performance.now();
+    let out: ort.InferenceSession.ReturnType;
+    this.inFlight = true;
+    try {
+      out = await this.session.run(feeds, fetches);
+    } finally {
+      this.inFlight = false;
+    }
+    const runMs = performance.now() - t0;
+
+    // The new tokens' K/V go to each slot's scratch rows; then the slots record the new nodes.
+    const newRows = planEntries.map((e) => ({ firstRow: e.slot * this.kv.slotStride + e.committed + e.scratchParents.length, count: e.tokens.length }));
+    for (let l = 0; l < this.info.numLayers; l++) {
+      this.kv.write(l, out[`new_key_${l}`].data as Float32Array, out[`new_value_${l}`].data as Float32Array, newRows);
+    }
+    for (const [i, e] of entries.entries()) {
+      const s = this.slotStates[e.slot];
+      for (let t = 0; t < e.tokens.length; t++) s.parents.push(e.parents[t]);
+      s.depths.push(...plan.depths[i]);
+    }
+    for (const name of Object.keys(out)) if (name.startsWith('new_')) out[name].dispose();
+
+    const result: ForwardResult = { paddingWaste: plan.paddingWaste, runMs, tokens: n };
+    if (logitsRows.length) result.logits = out.logits.data as Float32Array;
+    if (topkRows.length) {
+      result.topkLogprobs = out.topk_logprobs.data as Float32Array;
+      result.topkIds = out.topk_ids.data as Int32Array;
+    }
+    if (argmaxRows.length) result.argmax = out.argmax.data as Int32Array;
+    if (featureRows.length) result.features = out.features.data as Float32Array;
+    const extraOut: Record<string, Float32Array> = {};
+    for (const name of extra?.fetches ?? []) extraOut[name] = out[name].data as Float32Array;
+    return { result, extra: extraOut };
+  }
+
+  /**
+   * Checks a forward's entries against their slots (each slot once, token ids in the vocabulary,
+   * parents earlier scratch nodes, room under maxLength) and pairs each with its slot's state.
+   */
+  private checkEntries(entries: readonly ForwardEntry[]): PlanEntry[] {
+    const seen = new Set<number>();
+    const vocab = this.info.vocabSize;
+    return entries.map((e) => {
       const s = this.slot(e.slot);
       if (seen.has(e.slot)) throw new ModelUsageError(`slot ${e.slot} appears twice in one forward`);
       seen.add(e.slot);
@@ -264,212 +253,8 @@ export class OrtModelSession implements ModelSession {
       if (needed > this.maxLength) {
         throw new ModelUsageError(`slot ${e.slot} would hold ${needed} rows, over the session's maxLength ${this.maxLength}`);
       }
-      n += len;
-      tMax = Math.max(tMax, len);
-      const plan = pastPlan(s.committed, prior, this.currentWindow);
-      plans.push(plan);
-      pastLen = Math.max(pastLen, plan.blocks * PAST_BLOCK);
-    }
-    const rowsOf = (rows: number[] | undefined, what: string): number[] => {
-      for (const r of rows ?? []) {
-        if (!Number.isInteger(r) || r < 0 || r >= n) throw new ModelUsageError(`${what} row ${r} is outside the ${n} packed tokens`);
-      }
-      return rows ?? [];
-    };
-    const logitsRows = rowsOf(outputs.logitsRows, 'logits');
-    const topkRows = rowsOf(outputs.topkRows, 'top-k');
-    const argmaxRows = rowsOf(outputs.argmaxRows, 'argmax');
-    const featureRows = rowsOf(outputs.featureRows, 'feature');
-    const hasFeatures = this.info.featureWidth !== undefined;
-    if (featureRows.length > 0 && !hasFeatures) throw new ModelUsageError(`${this.info.dir} was not loaded with EAGLE-3 features; it cannot return them`);
-    const topk = outputs.topk ?? 1;
-    if (topkRows.length > 0 && (!Number.isInteger(topk) || topk < 1 || topk > vocab)) {
-      throw new ModelUsageError(`topk ${topk} must be an integer in [1, ${vocab}]`);
-    }
-
-    // Attention runs per query group: an entry's tokens in chunks of `chunk` queries, each chunk
-    // seeing the entry's past and all its new tokens as keys (see queryChunk).
-    const chunk = queryChunk(entries.map((e) => e.tokens.length));
-    const groups = entries.reduce((sum, e) => sum + Math.ceil(e.tokens.length / chunk), 0);
-    // The past is gathered in whole blocks; columns past a request's rows stay hidden.
-    const pastBlocks = Math.ceil(pastLen / PAST_BLOCK);
-    pastLen = pastBlocks * PAST_BLOCK;
-    const width = pastLen + tMax;
-    const inputIds = new Int32Array(n);
-    const positions = new Int32Array(n);
-    const gatherIndex = new Int32Array(groups * chunk);
-    const keyIndex = new Int32Array(groups * tMax);
-    const scatterIndex = new Int32Array(n);
-    const pastIndex = new Int32Array(groups * pastBlocks);
-    // One row per (group, query); repeated below for the G query heads of a KV head, the layout
-    // the graph's scores have ([B, G·T, L+K]).
-    const mask = new Float32Array(groups * chunk * width).fill(MASK_HIDDEN);
-    // Scratch-node depth of every new token, appended to the slot after the run succeeds.
-    const newDepths: number[][] = [];
-
-    const window = this.currentWindow;
-    let row = 0;
-    let group = 0;
-    for (const [entryIndex, e] of entries.entries()) {
-      const s = this.slotStates[e.slot];
-      const prior = s.parents.length;
-      const len = e.tokens.length;
-      const depths: number[] = [];
-      const parentOf = (idx: number): number => (idx < prior ? s.parents[idx] : e.parents[idx - prior]);
-      const plan = plans[entryIndex];
-      const sinkRows = plan.sinkBlocks * PAST_BLOCK;
-      // Gathered column of a slot row (of a gathered block).
-      const colOf = (slotRow: number): number => (slotRow < sinkRows ? slotRow : slotRow - plan.gapBlocks * PAST_BLOCK);
-      // Whether a query at `position` sees a key at `keyPosition` (≤ position) under the window.
-      const sees = (position: number, keyPosition: number): boolean =>
-        window === null || keyPosition < window.sink || position - keyPosition < window.recent;
-      for (let t = 0; t < len; t++) {
-        const packed = row + t;
-        inputIds[packed] = e.tokens[t];
-        const p = e.parents[t];
-        const depth = p < 0 ? 0 : (p < prior ? s.depths[p] : depths[p - prior]) + 1;
-        depths.push(depth);
-        positions[packed] = s.committed + depth;
-      }
-      const firstBlock = (e.slot * this.slotStride) / PAST_BLOCK;
-      for (let first = 0; first < len; first += chunk, group++) {
-        // Blocks past the request's own stay hidden in the mask: any of its blocks will do.
-        for (let j = 0; j < pastBlocks; j++) {
-          const block = j >= plan.blocks ? 0 : j < plan.sinkBlocks ? j : j + plan.gapBlocks;
-          pastIndex[group * pastBlocks + j] = firstBlock + block;
-        }
-        // Key columns past the entry's tokens point at a real row; the mask hides them.
-        for (let t = 0; t < tMax; t++) keyIndex[group * tMax + t] = row + (t < len ? t : 0);
-        for (let c = 0; c < chunk; c++) {
-          const t = first + c;
-          const maskRow = (group * chunk + c) * width;
-          if (t >= len) {
-            // Padding query: point it at a real row and let it see every key. Its output is never
-            // gathered back; hiding all but one key would fill its softmax row with denormals
-            // (exp of the masked scores), which onnxruntime's CPU kernels handle slowly.
-            gatherIndex[group * chunk + c] = row;
-            mask.fill(0, maskRow, maskRow + width);
-            continue;
-          }
-          const packed = row + t;
-          gatherIndex[group * chunk + c] = packed;
-          scatterIndex[packed] = group * chunk + c;
-          const position = s.committed + depths[t];
-          if (window === null) {
-            mask.fill(0, maskRow, maskRow + s.committed);
-          } else {
-            const sinkEnd = Math.min(s.committed, window.sink);
-            mask.fill(0, maskRow, maskRow + sinkEnd);
-            for (let k = Math.max(sinkEnd, position - window.recent + 1); k < s.committed; k++) mask[maskRow + colOf(k)] = 0;
-          }
-          mask[maskRow + pastLen + t] = 0;
-          for (let a = e.parents[t]; a >= 0; a = parentOf(a)) {
-            if (a < prior) {
-              if (sees(position, s.committed + s.depths[a])) mask[maskRow + colOf(s.committed + a)] = 0;
-            } else if (sees(position, s.committed + depths[a - prior])) {
-              mask[maskRow + pastLen + (a - prior)] = 0;
-            }
-          }
-        }
-      }
-      newDepths.push(depths);
-      row += len;
-    }
-
-    const queryHeadsPerKv = this.info.numHeads / this.kvHeads;
-    const headMask = queryHeadsPerKv === 1 ? mask : repeatMaskRows(mask, groups, chunk * width, queryHeadsPerKv);
-    // The heads' rows in one list, logits then top-k then argmax. onnxruntime runs every node
-    // whatever is fetched (checked in the tests), so heads that were not asked for get zero rows
-    // and cost nothing. Except top-k: TopK on zero rows kills the process in onnxruntime 1.30
-    // (SIGFPE), so it gets one row with k = 1.
-    const topkFed = topkRows.length ? topkRows : [0];
-    const headRows = new Int32Array(logitsRows.length + topkFed.length + argmaxRows.length);
-    headRows.set(logitsRows, 0);
-    headRows.set(topkFed, logitsRows.length);
-    headRows.set(argmaxRows, logitsRows.length + topkFed.length);
-    const feeds: Record<string, ort.Tensor> = {
-      input_ids: new ort.Tensor('int32', inputIds, [n]),
-      positions: new ort.Tensor('int32', positions, [n]),
-      gather_index: new ort.Tensor('int32', gatherIndex, [groups, chunk]),
-      key_index: new ort.Tensor('int32', keyIndex, [groups, tMax]),
-      scatter_index: new ort.Tensor('int32', scatterIndex, [n]),
-      past_index: new ort.Tensor('int32', pastIndex, [groups, pastBlocks]),
-      attn_mask: new ort.Tensor('float32', headMask, [groups, queryHeadsPerKv * chunk, width]),
-      head_rows: new ort.Tensor('int32', headRows, [headRows.length]),
-      head_split: new ort.Tensor('int64', BigInt64Array.of(BigInt(logitsRows.length), BigInt(topkFed.length), BigInt(argmaxRows.length)), [3]),
-      topk_k: new ort.Tensor('int64', BigInt64Array.of(BigInt(topkRows.length ? topk : 1)), [1]),
-    };
-    const fetches: string[] = [];
-    if (hasFeatures) feeds.feature_rows = new ort.Tensor('int32', Int32Array.from(featureRows), [featureRows.length]);
-    if (featureRows.length) fetches.push('features');
-    if (extra !== null) {
-      Object.assign(feeds, extra.feeds);
-      fetches.push(...extra.fetches);
-    }
-    for (let l = 0; l < this.info.numLayers; l++) {
-      feeds[`past_key_${l}`] = this.keyTensors[l];
-      feeds[`past_value_${l}`] = this.valueTensors[l];
-      fetches.push(`new_key_${l}`, `new_value_${l}`);
-    }
-    if (logitsRows.length) fetches.push('logits');
-    if (topkRows.length) fetches.push('topk_logprobs', 'topk_ids');
-    if (argmaxRows.length) fetches.push('argmax');
-
-    const t0 = performance.now();
-    let out: ort.InferenceSession.ReturnType;
-    this.inFlight = true;
-    try {
-      out = await this.session.run(feeds, fetches);
-    } finally {
-      this.inFlight = false;
-    }
-    const runMs = performance.now() - t0;
-
-    // Store the new tokens' K/V ([N, kvH, hd], row-major as the graph computes them) in each
-    // slot's scratch rows of the head-major buffers, then record the nodes. Plain loops: most
-    // entries are a row or two, where subarray() + set() cost more in view objects than in copying.
-    const hd = this.headDim;
-    const rowFloats = this.kvHeads * hd;
-    for (let l = 0; l < this.info.numLayers; l++) {
-      const newK = out[`new_key_${l}`].data as Float32Array;
-      const newV = out[`new_value_${l}`].data as Float32Array;
-      const keys = this.keys[l];
-      const values = this.values[l];
-      let packedRow = 0;
-      for (const e of entries) {
-        const s = this.slotStates[e.slot];
-        const firstRow = e.slot * this.slotStride + s.committed + s.parents.length;
-        for (let t = 0; t < e.tokens.length; t++, packedRow++) {
-          for (let h = 0; h < this.kvHeads; h++) {
-            let from = packedRow * rowFloats + h * hd;
-            let to = h * this.headStride + (firstRow + t) * hd;
-            for (const end = from + hd; from < end; from++, to++) {
-              keys[to] = newK[from];
-              values[to] = newV[from];
-            }
-          }
-        }
-      }
-    }
-    for (let bi = 0; bi < entries.length; bi++) {
-      const e = entries[bi];
-      const s = this.slotStates[e.slot];
-      for (let t = 0; t < e.tokens.length; t++) s.parents.push(e.parents[t]);
-      s.depths.push(...newDepths[bi]);
-    }
-    for (const name of Object.keys(out)) if (name.startsWith('new_')) out[name].dispose();
-
-    const result: ForwardResult = { paddingWaste: (groups * chunk - n) / (groups * chunk), runMs, tokens: n };
-    if (logitsRows.length) result.logits = out.logits.data as Float32Array;
-    if (topkRows.length) {
-      result.topkLogprobs = out.topk_logprobs.data as Float32Array;
-      result.topkIds = out.topk_ids.data as Int32Array;
-    }
-    if (argmaxRows.length) result.argmax = out.argmax.data as Int32Array;
-    if (featureRows.length) result.features = out.features.data as Float32Array;
-    const extraOut: Record<string, Float32Array> = {};
-    for (const name of extra?.fetches ?? []) extraOut[name] = out[name].data as Float32Array;
-    return { result, extra: extraOut };
+      return { slot: e.slot, tokens: e.tokens, parents: e.parents, committed: s.committed, scratchParents: s.parents, scratchDepths: s.depths };
+    });
   }
 
   commit(slot: number, keepScratch: number[]): void {
@@ -487,18 +272,10 @@ export class OrtModelSession implements ModelSession {
     }
     // Kept node j moves from row committed+idx to committed+j; idx >= j along a path (parents come
     // first), so copying in order never overwrites a row still to be read.
+    const firstRow = slot * this.kv.slotStride + s.committed;
     for (let j = 0; j < keepScratch.length; j++) {
       const idx = keepScratch[j];
-      if (idx === j) continue;
-      const from = (slot * this.slotStride + s.committed + idx) * this.headDim;
-      const to = (slot * this.slotStride + s.committed + j) * this.headDim;
-      for (let l = 0; l < this.keys.length; l++) {
-        for (let h = 0; h < this.kvHeads; h++) {
-          const head = h * this.headStride;
-          this.keys[l].copyWithin(head + to, head + from, head + from + this.headDim);
-          this.values[l].copyWithin(head + to, head + from, head + from + this.headDim);
-        }
-      }
+      if (idx !== j) this.kv.moveRow(firstRow + idx, firstRow + j);
     }
     s.committed += keepScratch.length;
     s.parents = [];

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { loadModel } from '../../../src/engine/model/index.js';
-import { pastPlan } from '../../../src/engine/model/session.js';
+import { pastPlan } from '../../../src/engine/model/batch-plan.js';
 import { writeFixtureModel } from './fixtures.js';
 import { maxRowDiff, tempDir } from './helpers.js';
 import { referenceForward } from './reference.js';

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { loadModel, type OrtModelSession } from '../../../src/engine/model/index.js';
-import { queryChunk } from '../../../src/engine/model/session.js';
+import { queryChunk } from '../../../src/engine/model/batch-plan.js';
 import { PAST_BLOCK } from '../../../src/engine/model/graph-builder.js';
 import { writeFixtureModel, type FixtureModel, type FixtureOptions } from './fixtures.js';
 import { argmax, logSoftmax, maxRowDiff, tempDir } from './helpers.js';

@@ -1,7 +1,7 @@
 // How many queries an attention group takes: whole entries unless one long entry among short
 // ones would pad every group to its length.
 import { expect, test } from 'vitest';
-import { GROUP_COST_IN_QUERY_ROWS, queryChunk } from '../../../src/engine/model/session.js';
+import { GROUP_COST_IN_QUERY_ROWS, queryChunk } from '../../../src/engine/model/batch-plan.js';
 
 test('one entry, or entries of one length, are attended whole', () => {
   expect(queryChunk([1])).toBe(1);
