@@ -60,7 +60,7 @@ stage "4c/6 train the EAGLE-3 draft head on the target's own features (stored in
 "$PY" "$HERE/train_eagle3.py" --name echo-demo-head-v2 --target "$ROOT/assets/models/echo-demo-target" \
   --out "$ROOT/assets/models/echo-demo-head" --layer-ids 1,4,6 --draft-vocab 2048 --ttt-steps 4 \
   --intermediate 704 --seq 128 --batch 4 --steps 6000 --lr 2e-3 --warmup 40 --eval-every 100 \
-  --ckpt-every-min 3 --time-budget-min 25
+  --ckpt-every-min 3 --time-budget-min 28
 "$PY" "$HERE/store_half.py" "$ROOT/assets/models/echo-demo-head" --data "$DATA"
 
 stage "5/6 prompt sets and tokenizer check (Python ids == @huggingface/tokenizers ids)"

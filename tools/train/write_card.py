@@ -81,7 +81,26 @@ def _head_section(L, card):
              f"at every position and depth 1): max |logit difference| {ev['reference_check_max_abs_logit_diff']:.1e}.\n")
     L.append("Both drafters in the engine, per domain at batch 1, 8 and 32 under chain, static and echo (MAT, tokens/s "
              "on this machine and on a modelled H100 serving a 70B model): `npx echo-studio sweep --draft-kind "
-             "model|head …`, written up in [docs/reports/2026-12-01-head-vs-draft](../../docs/reports/2026-12-01-head-vs-draft/README.md).\n")
+             "model|head …` measures them (docs/reports/2026-12-01-head-vs-draft holds such a comparison for the "
+             "previous 5.4M-parameter pair).\n")
+
+
+def below_knee(prof):
+    """What the measured points say about the fit's flat part: the fit alone would claim that a tree
+    up to the knee costs one token's time, which a noisy fit can say of a curve that is not flat."""
+    curve = prof["target_curve"]
+    one = next((p["ms"] for p in curve if p["tokens"] == 1), None)
+    at_knee = [p for p in curve if p["tokens"] <= prof["knee_tokens"]]
+    if not one or not at_knee:
+        return ""
+    last = at_knee[-1]
+    ratio = last["ms"] / one
+    if ratio <= 1.25:
+        return (f"Measured, {last['tokens']} tokens cost {ratio:.2f}x one token: below the knee, verifying a tree "
+                "costs about one token's time, the regime in which speculation pays.")
+    return (f"Measured, {last['tokens']} tokens cost {ratio:.1f}x one token, so on this machine the curve is not "
+            "flat below the knee: verifying a tree is cheaper per token than decoding it, but not free, and "
+            "speculation pays only where acceptance outruns that growth.")
 
 
 def write(card, path):
@@ -151,13 +170,20 @@ def write(card, path):
 
     if t["training"].get("steps") is not None:
         line("target", t["training"], " Loss: next-token cross-entropy.")
-    if d.get("pretraining", {}).get("steps") is not None:
-        line("draft, stage 1", d["pretraining"], " Loss: next-token cross-entropy.")
+    def loss_text(tr):
+        kd = tr.get("kd_alpha")
+        if kd is None:
+            return " Loss: next-token cross-entropy."
+        return (f" Loss = {kd} * KL(p_teacher || p_draft) + {1 - kd:.1f} * cross-entropy, the teacher's full "
+                f"next-token distribution computed on the fly.")
+
+    pre = d.get("pretraining", {})
+    if pre.get("steps") is not None:
+        line("draft, stage 1" + (" (distillation)" if pre.get("kd_alpha") is not None else ""), pre, loss_text(pre))
     if d["training"].get("steps") is not None:
         kd = d["training"].get("kd_alpha")
-        extra = (f" Starts from stage 1; loss = {kd} * KL(p_target || p_draft) + {1 - kd:.1f} * cross-entropy, "
-                 f"the target's full next-token distribution computed on the fly.") if kd is not None else ""
-        line("draft, stage 2 (distillation)" if kd is not None else "draft", d["training"], extra)
+        label = ("draft, stage 2" if pre.get("steps") is not None else "draft") + (" (distillation)" if kd is not None else "")
+        line(label, d["training"], (" Starts from stage 1." if pre.get("steps") is not None else "") + loss_text(d["training"]))
     for note in card.get("notes", []):
         L.append(f"- {note}")
     L.append("")
@@ -193,8 +219,7 @@ def write(card, path):
                  f"the target's forward time against the number of packed tokens ({prof['slots']} requests, "
                  f"{prof['context']} committed rows each, median of repeats). The fit: {prof['t_ar_ms']:.2f} ms for one "
                  f"token, flat up to a knee at **{prof['knee_tokens']} tokens**, then {prof['gamma_per_token']:.4f} x that "
-                 f"per extra token (rms error {prof['fit_rms_relative_error'] * 100:.0f}%). Below the knee, verifying "
-                 "a tree costs about one token's time; that is the regime in which speculation pays.\n")
+                 f"per extra token (rms error {prof['fit_rms_relative_error'] * 100:.0f}%). {below_knee(prof)}\n")
         L.append("| tokens | " + " | ".join(str(p["tokens"]) for p in prof["target_curve"]) + " |")
         L.append("|---|" + "---|" * len(prof["target_curve"]))
         L.append("| ms | " + " | ".join(f"{p['ms']:.2f}" for p in prof["target_curve"]) + " |")
