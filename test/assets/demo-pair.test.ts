@@ -65,10 +65,12 @@ describe('the bundled demo pair', () => {
     tmp.cleanup();
   });
 
-  it('has a Llama target of 5-10M parameters and a draft about a tenth to a fifth of it', () => {
+  // Big enough that its float32 weights are several times a typical L3 cache, so a one-token
+  // forward is bound by reading the weights and verifying a few tokens costs little more.
+  it('has a Llama target of 25-60M parameters and a draft under a fifth of it', () => {
     expect(pair.target.info.architecture).toBe('llama');
-    expect(pair.target.info.parameters).toBeGreaterThan(5e6);
-    expect(pair.target.info.parameters).toBeLessThan(10e6);
+    expect(pair.target.info.parameters).toBeGreaterThan(25e6);
+    expect(pair.target.info.parameters).toBeLessThan(60e6);
     expect(pair.draft.info.parameters / pair.target.info.parameters).toBeLessThan(0.2);
   });
 

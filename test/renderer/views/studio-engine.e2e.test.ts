@@ -83,9 +83,11 @@ describe.skipIf(staticSkip !== null)('studio on the real engine (web host, demo 
     }
     await page.getByLabel('batch size').fill('16');
     await page.locator('#run-kmax').fill('96');
-    // Enough requests that the run outlasts the next two tests (they drag τ and pause it): on the
-    // stand-in pair 64 requests finish in a few seconds, and a finished run reports no τ.
-    await page.getByLabel('requests').fill('512');
+    // A run far longer than the tests need, so that it outlasts them however fast the pair and
+    // the machine are (they drag τ and pause it; a finished run reports no τ); the loading tests
+    // below stop it. Long requests rather than many: the studio keeps a row per request.
+    await page.getByLabel('requests').fill('1024');
+    await page.getByLabel('max new tokens').fill('256');
     await page.getByLabel('policy').selectOption('echo');
     // A gate at the root is checked every step, so a dragged τ shows in the engine's next checks
     // (calibrated τ_d, the default, may gate only deep layers that few steps reach).
