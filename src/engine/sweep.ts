@@ -19,6 +19,7 @@ import { createPolicy } from './policy/index.js';
 import { startRun } from './instrumented-run.js';
 import { policyOptions, type RunSetup } from './session-run.js';
 import type { RunMetrics, StepEvent } from '../shared/events.js';
+import { explainDifferences, type Divergence } from './verify/ties.js';
 
 /** A sweep entry: a policy, and the draft window it runs with when not the setup's. */
 export interface SweepEntry {
@@ -104,6 +105,11 @@ export interface SweepRow {
    * this batch size. Null when sampling (a sampled run is lossless in distribution, not in tokens).
    */
   sameTokens: boolean | null;
+  /**
+   * When sameTokens is false: the first request whose output differs (the first one that is not
+   * a float tie of the target, if any), and how many differ, in the first round that differed.
+   */
+  divergence?: Divergence & { id: string; requests: number };
 }
 
 /** Checks what a sweep would refuse before any model is loaded; the first problem as one line. */
@@ -207,7 +213,7 @@ async function sweepBatch(
     onRun: (round, name, run) => options.log?.(`batch ${batch}, K_max ${kmax}, round ${round + 1}/${options.rounds}: ${name} ${run.metrics.throughput.toFixed(1)} tok/s`),
   }, start);
   const reference = runs.get(options.policies[0])![0].tokens;
-  return options.policies.map((name) => {
+  const rows: SweepRow[] = options.policies.map((name) => {
     const rounds = runs.get(name)!;
     const median = medianRound(rounds, (r) => r.metrics.throughput);
     const sameTokens = config.temperature > 0 ? null : rounds.every((r) => sameOutputs(r.tokens, reference));
@@ -225,6 +231,14 @@ async function sweepBatch(
       sameTokens,
     };
   });
+  // Outputs that differ are explained: float ties of the target, or a real difference.
+  for (const row of rows) {
+    if (row.sameTokens !== false) continue;
+    const differing = runs.get(row.policy)!.find((r) => !sameOutputs(r.tokens, reference))!;
+    const explained = await explainDifferences(setup.pair.target, setup.workload.map((w) => w.promptTokens), reference, differing.tokens);
+    if (explained) row.divergence = { ...explained.first, id: setup.workload[explained.first.request].id, requests: explained.requests };
+  }
+  return rows;
 }
 
 function sameOutputs(a: readonly number[][], b: readonly number[][]): boolean {

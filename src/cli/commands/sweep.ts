@@ -191,10 +191,16 @@ export function formatSweep(report: SweepReport): string {
         `A/A control: ${r.policy} is ${report.baseline} run again; its ratio, ${formatPairedRatio(r.vsBaseline)}${r.stepMedianVsBaseline !== undefined ? ` (step-median ${r.stepMedianVsBaseline.toFixed(3)})` : ''}, is how far two identical runs drift apart in this sweep: wall ratios as close to 1 are noise`,
       );
     }
-    const differing = rows.filter((r) => r.sameTokens === false).map((r) => r.policy);
+    const differing = rows.filter((r) => r.sameTokens === false);
+    const ties = differing.filter((r) => r.divergence?.tie === true);
+    const real = differing.filter((r) => r.divergence?.tie !== true);
     if (rows[0].sameTokens === null) lines.push('sampled (temperature > 0): outputs differ by design; each is lossless in distribution');
     else if (differing.length === 0) lines.push(`every policy emitted the same tokens as ${rows[0].policy} (lossless)`);
-    else lines.push(`NOT LOSSLESS: ${differing.join(', ')} emitted other tokens than ${rows[0].policy}`);
+    else {
+      if (real.length === 0) lines.push(`every policy emitted the same tokens as ${rows[0].policy} except at float ties of the target (lossless up to rounding):`);
+      else lines.push(`NOT LOSSLESS: ${real.map((r) => r.policy).join(', ')} emitted other tokens than ${rows[0].policy}`);
+      for (const r of [...real, ...ties]) lines.push(`  ${r.policy}: ${describeDivergence(r)}`);
+    }
     lines.push('');
   }
   return lines.join('\n');
@@ -249,4 +255,14 @@ export function register(program: Command): void {
       if (csv) await writeAtomically(csv, (temporary) => writeFileSync(temporary, sweepCsv(report)));
       process.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : `${formatSweep(report)}\n`);
     });
+}
+
+/** One line on where a policy's output parted from the baseline's, and whether the target tied there. */
+function describeDivergence(row: SweepRow): string {
+  const d = row.divergence;
+  if (!d) return 'outputs differ';
+  const where = `${d.requests === 1 ? '1 request differs' : `${d.requests} requests differ`}; ${d.id} from token ${d.position}, where the target's two best logits are ${d.gap.toExponential(1)} apart`;
+  return d.tie
+    ? `${where}: a tie within float rounding, which differently packed forwards may round either way`
+    : `${where}: the target preferred the baseline's token, so this is a real difference`;
 }

@@ -10,6 +10,7 @@ import type { SpeculationPolicy, PolicyOptions } from '../../../src/engine/polic
 import type { RunSummary, WorkItem } from '../../../src/engine/runner';
 import type { StepEvent } from '../../../src/shared/events';
 import { loadFixturePair, randomPrompts, runGreedy, type FixturePair } from '../fixtures/pair';
+import { expectSameAsAr } from '../fixtures/lossless';
 
 const MAX_NEW = 20;
 
@@ -27,18 +28,6 @@ const ECHO_POLICIES: Record<string, (o: PolicyOptions) => SpeculationPolicy> = {
 
 function run(pair: FixturePair, policy: SpeculationPolicy, batch: number, kmax: number, workload: WorkItem[], onStep?: (e: StepEvent) => void): Promise<RunSummary> {
   return runGreedy(pair, policy, { batch, kmax, maxNewTokens: MAX_NEW }, workload, onStep);
-}
-
-async function topTwoGap(pair: FixturePair, context: number[]): Promise<number> {
-  const slot = pair.target.allocSlot();
-  try {
-    const parents = Int32Array.from(context, (_, j) => j - 1);
-    const out = await pair.target.forward([{ slot, tokens: context, parents }], { logitsRows: [context.length - 1] });
-    const sorted = Array.from(out.logits!).sort((a, b) => b - a);
-    return sorted[0] - sorted[1];
-  } finally {
-    pair.target.freeSlot(slot);
-  }
 }
 
 describe('lossless greedy for echo, dense, fixed and ddd', () => {
@@ -72,16 +61,7 @@ describe('lossless greedy for echo, dense, fixed and ddd', () => {
       for (const r of e.requests) if (r.stop) stops.set(name, (stops.get(name) ?? new Set()).add(r.stop.reason));
     });
     expect(maxVerified).toBeLessThanOrEqual(kmax);
-    expect(result.results.map((r) => r.id)).toEqual(reference.results.map((r) => r.id));
-    for (let i = 0; i < result.results.length; i++) {
-      const got = result.results[i].tokens;
-      const want = reference.results[i].tokens;
-      const j = got.findIndex((t, k) => t !== want[k]);
-      if (j === -1 && got.length === want.length) continue;
-      const at = j === -1 ? Math.min(got.length, want.length) : j;
-      const context = [...workload[i].promptTokens, ...want.slice(0, at)];
-      expect(await topTwoGap(pair, context), `${name} request ${i} differs at token ${at}`).toBeLessThan(1e-4);
-    }
+    await expectSameAsAr(`${name} at batch ${batch}, K_max ${kmax}`, result, reference, workload, pair.target);
   });
 
   it('exercised gates both ways, depth extension and width across the runs', () => {
