@@ -5,16 +5,41 @@
 // WebSocket request, checks the Host header (DNS rebinding) and the WebSocket Origin, and caps
 // message sizes.
 import { fork, type ChildProcess } from 'node:child_process';
-import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
-import { decodeText, encodeMessage, MAX_MESSAGE_BYTES, parseEvent, parseRequest, type EngineEvent, type EngineRequest } from '../shared/messages.js';
+import {
+  decodeText,
+  DOWNLOAD_FORMATS,
+  DOWNLOAD_NAMES,
+  encodeMessage,
+  MAX_MESSAGE_BYTES,
+  parseEvent,
+  parseRequest,
+  TRACE_DOWNLOAD_ROUTE,
+  TRACE_UPLOAD_ROUTE,
+  type DownloadFormat,
+  type EngineEvent,
+  type EngineRequest,
+  type TraceUploadAnswer,
+} from '../shared/messages.js';
 import type { ChannelFromEngine, ChannelToEngine } from './port.js';
 import { CONTENT_SECURITY_POLICY, hostnameOf, isLoopbackAddress, newAccessToken, tokenMatches } from './security.js';
+import {
+  checkUploadedTrace,
+  isDownloadFormat,
+  MAX_TRACE_UPLOAD_BYTES,
+  readBody,
+  saveUpload,
+  TraceFileRefusal,
+  uploadName,
+} from './web-trace-files.js';
+import { removeQuietly } from '../engine/trace/export-files.js';
 
 export interface WebHostOptions {
   /** Port to listen on; 0 picks a free one. */
@@ -34,6 +59,8 @@ export interface WebHostOptions {
   dataDir?: string;
   /** More folders clients may read and write (model folders, prompts, profiles): `serve --allow`. */
   allow?: string[];
+  /** Largest trace a browser may upload, in bytes (default MAX_TRACE_UPLOAD_BYTES). */
+  maxUploadBytes?: number;
   /** Fixed token (tests); a random one per launch otherwise. */
   token?: string;
   log?: (line: string) => void;
@@ -67,6 +94,14 @@ const CONTENT_TYPES: Record<string, string> = {
 const MAX_ENGINE_RESTARTS = 3;
 /** A client this far behind is sent no more frames until it catches up (it would only lag). */
 const MAX_CLIENT_BACKLOG_BYTES = 64 * 1024 * 1024;
+/** How long a download waits for the engine host's export. */
+const EXPORT_TIMEOUT_MS = 120_000;
+
+const DOWNLOAD_TYPES: Record<DownloadFormat, string> = {
+  jsonl: 'application/x-ndjson; charset=utf-8',
+  perfetto: 'application/json; charset=utf-8',
+  csv: 'text/csv; charset=utf-8',
+};
 
 export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
   const bindHost = options.host ?? '127.0.0.1';
@@ -103,12 +138,22 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
   for (const [flag, dir] of [['the data folder', dataDir], ...allowed.map((d) => ['--allow', d])] as const) {
     if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`${flag} ${dir}: no such folder`);
   }
+  // This server's own folder for traces a browser uploads and exports it downloads: private to
+  // this launch, removed at close.
+  const sessionDir = mkdtempSync(path.join(tmpdir(), 'echo-studio-web-'));
+  const uploadsDir = path.join(sessionDir, 'uploads');
+  const downloadsDir = path.join(sessionDir, 'downloads');
+  mkdirSync(uploadsDir);
+  mkdirSync(downloadsDir);
   const engineArgs = [
     ...(options.modelsDir ? ['--models-dir', options.modelsDir] : []),
     '--data-dir',
     dataDir,
-    ...allowed.flatMap((dir) => ['--allow', dir]),
+    ...[...allowed, sessionDir].flatMap((dir) => ['--allow', dir]),
   ];
+  /** Exports under way for downloads, by the client id their trace.export was sent as. */
+  const pendingExports = new Map<number, (event: EngineEvent) => void>();
+  let uploads = 0;
 
   const startEngine = () => {
     const args = engineArgs;
@@ -133,6 +178,8 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
         // (a replayed trace that cannot be opened) belong in the log.
         if (event.type === 'status') broadcast(event);
         else if (event.type === 'error') log(event.message);
+      } else if (pendingExports.has(to)) {
+        pendingExports.get(to)!(event);
       } else {
         const ws = clients.get(to);
         if (ws?.readyState === WebSocket.OPEN) ws.send(encodeMessage(event));
@@ -141,6 +188,7 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
     child.on('error', (err) => log(`engine host: ${err.message}`));
     child.on('exit', (code, signal) => {
       if (engine === child) engine = null;
+      for (const settle of [...pendingExports.values()]) settle({ type: 'error', message: 'the engine host stopped during the export' });
       if (closing) return;
       const why = signal ? `signal ${signal}` : `exit code ${code}`;
       if (restarts < MAX_ENGINE_RESTARTS) {
@@ -251,6 +299,62 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
     createReadStream(file).pipe(res);
   };
 
+  // ---- trace files (web-trace-files.ts) ---------------------------------------------------
+  /** An upload: checked whole, kept in the session folder, answered with the path to trace.open. */
+  const receiveUpload = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
+    // Only this server's own page may post (the token cookie is same-site already; this says so twice).
+    if (req.headers.origin !== `http://${req.headers.host ?? ''}`) throw new TraceFileRefusal(403, `origin ${JSON.stringify(req.headers.origin ?? null)} may not upload`);
+    const name = uploadName(url.searchParams.get('name'));
+    const bytes = await readBody(req, options.maxUploadBytes ?? MAX_TRACE_UPLOAD_BYTES);
+    const { steps } = checkUploadedTrace(bytes, name);
+    uploads += 1;
+    const file = saveUpload(uploadsDir, uploads, name, bytes);
+    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
+    res.end(JSON.stringify({ path: file, name, steps } satisfies TraceUploadAnswer));
+  };
+
+  /** The engine host's trace.export of what the studio shows, into the session folder; resolves with the file. */
+  const exportForDownload = (format: DownloadFormat): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const id = nextClientId++;
+      const file = path.join(downloadsDir, `${id}-${DOWNLOAD_NAMES[format]}`);
+      const settle = (err: Error | null) => {
+        clearTimeout(timer);
+        pendingExports.delete(id);
+        toEngine({ client: id, closed: true });
+        if (err) {
+          removeQuietly(file);
+          reject(err);
+        } else resolve(file);
+      };
+      const timer = setTimeout(() => settle(new TraceFileRefusal(504, 'the engine host did not finish the export in time')), EXPORT_TIMEOUT_MS);
+      pendingExports.set(id, (event) => {
+        if (event.type === 'progress' && event.task === 'export') settle(null);
+        else if (event.type === 'error') settle(new TraceFileRefusal(409, event.message));
+      });
+      if (!toEngine({ client: id, request: { type: 'trace.export', path: file, format } })) settle(new TraceFileRefusal(503, 'the engine host is not running'));
+    });
+
+  const sendDownload = async (res: ServerResponse, url: URL) => {
+    const format = url.searchParams.get('format') ?? 'jsonl';
+    if (!isDownloadFormat(format)) throw new TraceFileRefusal(400, `format ${JSON.stringify(format)} cannot be downloaded: choose ${DOWNLOAD_FORMATS.join(', ')}`);
+    const file = await exportForDownload(format);
+    const size = (await stat(file)).size;
+    res.writeHead(200, {
+      'Content-Type': DOWNLOAD_TYPES[format],
+      'Content-Length': String(size),
+      'Content-Disposition': `attachment; filename="${DOWNLOAD_NAMES[format]}"`,
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'no-store',
+    });
+    const stream = createReadStream(file);
+    res.on('close', () => {
+      stream.destroy();
+      removeQuietly(file);
+    });
+    stream.pipe(res);
+  };
+
   const server: Server = createServer((req, res) => {
     const url = requestUrl(req);
     const why = refusal(req, url);
@@ -258,15 +362,31 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
       refuse(res, 403, `403 forbidden: ${why}`);
       return;
     }
+    const failed = (err: Error) => {
+      if (err instanceof TraceFileRefusal) {
+        // A refused upload may still be sending: answer, then stop reading it.
+        if (!res.headersSent) refuse(res, err.status, err.message);
+        return;
+      }
+      log(`serving ${url.pathname} failed: ${err.message}`);
+      if (!res.headersSent) refuse(res, 500, 'internal error');
+      else res.destroy();
+    };
+    if (url.pathname === TRACE_UPLOAD_ROUTE) {
+      if (req.method !== 'POST') refuse(res, 405, 'upload a trace with POST');
+      else receiveUpload(req, res, url).catch(failed);
+      return;
+    }
+    if (url.pathname === TRACE_DOWNLOAD_ROUTE) {
+      if (req.method !== 'GET') refuse(res, 405, 'download a trace with GET');
+      else sendDownload(res, url).catch(failed);
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       refuse(res, 405, 'only GET and HEAD are served');
       return;
     }
-    serveFile(req, res, url).catch((err: Error) => {
-      log(`serving ${url.pathname} failed: ${err.message}`);
-      if (!res.headersSent) refuse(res, 500, 'internal error');
-      else res.destroy();
-    });
+    serveFile(req, res, url).catch(failed);
   });
 
   // ---- WebSocket --------------------------------------------------------------------------
@@ -334,6 +454,7 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
   }).catch((err: NodeJS.ErrnoException) => {
     closing = true;
     engine?.kill();
+    rmSync(sessionDir, { recursive: true, force: true });
     if (err.code === 'EADDRINUSE') throw new Error(`port ${options.port} on ${bindHost} is already in use; pick another with --port`);
     throw err;
   });
@@ -357,6 +478,7 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
         await exited;
       }
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      rmSync(sessionDir, { recursive: true, force: true });
     },
   };
 }

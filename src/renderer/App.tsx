@@ -5,6 +5,7 @@ import { useStore } from 'zustand';
 import { StudioProvider, useStudio } from './views/StudioContext.js';
 import { PANELS, type PanelSpec } from './panels.js';
 import { ErrorBanner } from './views/ErrorBanner.js';
+import { TraceFiles } from './views/TraceFiles.js';
 import type { ConnectionStore } from './shell/connection-store.js';
 import type { StudioStore } from './studio/store.js';
 import type { Transport } from './transport/types.js';
@@ -30,6 +31,8 @@ function Header({ connection, transportKind }: { connection: ConnectionStore; tr
         <span className="brand-name">ECHO Studio</span>
       </div>
       <div className="header-facts">
+        {/* The desktop app opens and exports traces from its File menu; a browser through the web host. */}
+        {transportKind === 'websocket' && <TraceFiles />}
         <span className="fact" data-testid="engine-version">
           <span className="fact-label">Engine</span> {status ? `v${status.version}` : '—'}
         </span>

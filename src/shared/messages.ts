@@ -21,6 +21,31 @@ export { DepthHistogramSchema, RunMetricsSchema, StepEventSchema };
 export const TRACE_EXPORT_FORMATS = ['jsonl', 'parquet', 'perfetto', 'csv'] as const;
 export type TraceExportFormat = (typeof TRACE_EXPORT_FORMATS)[number];
 
+/**
+ * The web host's HTTP routes for a browser's trace files, which a browser cannot name by path on
+ * the server: POST the file's bytes to upload it (answered with the path to send in trace.open),
+ * GET ?format= to download an export of what the studio shows.
+ */
+export const TRACE_UPLOAD_ROUTE = '/trace/upload';
+export const TRACE_DOWNLOAD_ROUTE = '/trace/download';
+/** Export formats a browser can download: one file each (Parquet writes one per table). */
+export const DOWNLOAD_FORMATS = ['jsonl', 'perfetto', 'csv'] as const satisfies readonly TraceExportFormat[];
+export type DownloadFormat = (typeof DOWNLOAD_FORMATS)[number];
+/** The name a downloaded export gets on the user's disk. */
+export const DOWNLOAD_NAMES: Record<DownloadFormat, string> = {
+  jsonl: 'echo-trace.jsonl',
+  perfetto: 'echo-trace.perfetto.json',
+  csv: 'echo-trace.csv',
+};
+/** The web host's answer to an accepted upload. */
+export interface TraceUploadAnswer {
+  /** Where the web host keeps it: the path to open with trace.open. */
+  path: string;
+  /** The file's name as uploaded, made safe to print. */
+  name: string;
+  steps: number;
+}
+
 const nonEmptyPath = z.string().min(1, 'a path is required').max(4096);
 
 export const RequestSchema = z.discriminatedUnion('type', [
