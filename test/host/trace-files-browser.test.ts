@@ -84,8 +84,8 @@ afterAll(async () => {
 
 const base = () => `http://127.0.0.1:${web!.port}`;
 const origin = () => ({ Origin: base() });
-async function post(body: Buffer | string, headers: Record<string, string> = origin(), token: string | null = web!.token) {
-  const response = await fetch(`${base()}/trace/upload?name=x.jsonl${token ? `&token=${token}` : ''}`, { method: 'POST', body, headers });
+async function post(body: Buffer, headers: Record<string, string> = origin(), token: string | null = web!.token) {
+  const response = await fetch(`${base()}/trace/upload?name=x.jsonl${token ? `&token=${token}` : ''}`, { method: 'POST', body: new Uint8Array(body), headers });
   return { status: response.status, text: await response.text() };
 }
 async function get(query: string) {
