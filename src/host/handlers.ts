@@ -2,6 +2,7 @@
 // by at most one handler, contributed by a handler module. To add engine features (run, knobs,
 // trace, model), write a module `({ host }) => ({ 'run.start': …, … })` and add it to HANDLER_MODULES.
 // A request nobody handles is answered with a one-line error naming it.
+import { clockHandlers } from './clock-handlers.js';
 import type { HandlerModule, HandlerTable, HostContext } from './handler-context.js';
 import { hwHandlers } from './hw-handlers.js';
 import { modelHandlers } from './model-handlers.js';
@@ -19,7 +20,7 @@ export const coreHandlers: HandlerModule = () => ({
 });
 
 /** Every handler module the engine host loads, in order. */
-export const HANDLER_MODULES: HandlerModule[] = [coreHandlers, runHandlers, traceHandlers, modelHandlers, hwHandlers, reportHandlers];
+export const HANDLER_MODULES: HandlerModule[] = [coreHandlers, runHandlers, traceHandlers, modelHandlers, hwHandlers, clockHandlers, reportHandlers];
 
 /**
  * Builds the modules over one shared context and merges them into one table; two modules claiming

@@ -63,6 +63,8 @@ export const RequestSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('trace.seek'), step: z.number().int().min(0) }),
   /** Time the target's forward on this machine and suggest K_max for `batch` (profile-hw's knee); the bundled target unless named. */
   z.object({ type: z.literal('hw.knee'), batch: z.number().int().min(1).max(4096), targetDir: nonEmptyPath.optional() }),
+  /** Read a hardware profile (`profile-hw --out` or `--json`) for the studio's clock; answered with a 'clock.profile' event. */
+  z.object({ type: z.literal('clock.profile'), path: nonEmptyPath }),
   /** Read a report folder that `echo-studio reproduce` wrote; answered with a 'report' event. */
   z.object({ type: z.literal('report.open'), dir: nonEmptyPath }),
   /**
@@ -97,6 +99,7 @@ export const REQUEST_TYPES = [
   'trace.export',
   'trace.seek',
   'hw.knee',
+  'clock.profile',
   'report.open',
   'report.quick',
   'report.cancel',
@@ -104,6 +107,9 @@ export const REQUEST_TYPES = [
 
 // ---------------------------------------------------------------------------------------------
 // Events: engine host → UI.
+
+/** A measured forward curve: its time at each packed token count. */
+const MeasuredPointsSchema = z.array(z.object({ tokens: z.number().int().min(1), ms: z.number().positive() })).min(1);
 
 export const RUN_STATES = ['idle', 'loading', 'running', 'paused', 'finished', 'error'] as const;
 export type RunState = (typeof RUN_STATES)[number];
@@ -249,6 +255,18 @@ export const EventSchema = z.discriminatedUnion('type', [
     tArMs: z.number().min(0),
     target: z.string(),
   }),
+  /** The answer to clock.profile: a hardware profile's measured forward curves, for the clock knob. */
+  z.object({
+    type: z.literal('clock.profile'),
+    /** The file's name without .json: how the clock is labelled. */
+    name: z.string().min(1),
+    /** Where the curves were measured: the profile's CPU and provider. */
+    measuredOn: z.string(),
+    target: MeasuredPointsSchema,
+    draft: MeasuredPointsSchema,
+    /** The requests the profile spread its rows over (`profile-hw --slots`). */
+    slots: z.number().int().min(1),
+  }),
   EngineKnobsEventSchema,
   ReportEventSchema,
 ]);
@@ -319,6 +337,7 @@ export const REQUEST_METHODS = {
   'trace.export': 'traceExport',
   'trace.seek': 'traceSeek',
   'hw.knee': 'hwKnee',
+  'clock.profile': 'clockProfile',
   'report.open': 'reportOpen',
   'report.quick': 'reportQuick',
   'report.cancel': 'reportCancel',

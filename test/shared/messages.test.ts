@@ -27,6 +27,7 @@ describe('requests', () => {
       { type: 'trace.export', path: '/tmp/a.parquet', format: 'parquet' },
       { type: 'trace.seek', step: 3 },
       { type: 'hw.knee', batch: 32, targetDir: '/models/target' },
+      { type: 'clock.profile', path: '/profiles/gpu.json' },
       { type: 'report.open', dir: '/reports/quick' },
       { type: 'report.quick', draftDir: '/models/draft', targetDir: '/models/target', domains: ['code'], batches: [1, 2], requests: 2, maxNewTokens: 4 },
       { type: 'report.cancel' },

@@ -1,8 +1,11 @@
-// The clock the metrics read: this machine's wall clock, or a modelled device (the command line's
-// `--hw` presets: the engine's roofline clocks, reused as they are). A modelled clock prices each
-// step from what it did (tokens verified, draft forwards and their rows), so one run on this CPU
-// reads as it would on the device; acceptance still comes from the real models.
+// The clock the metrics read: this machine's wall clock, a modelled device (the command line's
+// `--hw` presets: the engine's roofline clocks, reused as they are), or a measured profile (the
+// forward curves `profile-hw` timed on some machine, read as `--hw curves --hw-profile FILE`
+// reads them). A modelled clock prices each step from what it did (tokens verified, draft
+// forwards, their rows and requests), so one run on this CPU reads as it would on the device;
+// acceptance still comes from the real models.
 import type { StepEvent } from '../../shared/events.js';
+import type { EventOf } from '../../shared/messages.js';
 import { clockFromSpec, type ModelledClock } from '../../engine/cost/clock.js';
 import { HARDWARE, MODEL_SIZES } from '../../engine/cost/roofline.js';
 import type { StepPoint } from './series.js';
@@ -22,16 +25,36 @@ export const CLOCK_OPTIONS: readonly ClockOption[] = [
   ),
 ];
 
-/** A short name for labels: "wall clock" or "modelled h100:70b". */
+/** A measured profile's clock id: the prefix, then the profile's name. */
+const PROFILE_CLOCK = 'profile:';
+
+export const isProfileClock = (id: string): boolean => id.startsWith(PROFILE_CLOCK);
+
+/** A short name for labels: "wall clock", "modelled h100:70b" or "measured profile: gpu-box". */
 export function clockName(id: string): string {
-  return id === WALL_CLOCK ? 'wall clock' : `modelled ${id}`;
+  if (id === WALL_CLOCK) return 'wall clock';
+  return isProfileClock(id) ? `measured profile: ${id.slice(PROFILE_CLOCK.length)}` : `modelled ${id}`;
 }
 
 const clocks = new Map<string, ModelledClock>();
 function modelledClock(id: string): ModelledClock {
   let clock = clocks.get(id);
-  if (!clock) clocks.set(id, (clock = clockFromSpec(id)));
+  if (!clock) {
+    if (isProfileClock(id)) throw new Error(`the ${clockName(id)} is not loaded: choose its file again`);
+    clocks.set(id, (clock = clockFromSpec(id)));
+  }
   return clock;
+}
+
+/**
+ * Makes a measured profile (the engine host's clock.profile answer) a clock: both forwards read
+ * off its curves by their rows and requests, as the command line's `--hw curves` does. A profile
+ * of the same name replaces the earlier one.
+ */
+export function defineProfileClock(profile: Omit<EventOf<'clock.profile'>, 'type'>): ClockOption {
+  const id = `${PROFILE_CLOCK}${profile.name}`;
+  clocks.set(id, clockFromSpec('curves', { target: profile.target, draft: profile.draft, slots: profile.slots }));
+  return { id, label: `measured profile: ${profile.name} (${profile.measuredOn})` };
 }
 
 /** What a modelled clock reads of a step, from its series point. */

@@ -5,6 +5,7 @@ import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { RunConfig } from '../../shared/config.js';
 import type { DepthHistogram, RunMetrics, StepEvent } from '../../shared/events.js';
 import type { EngineEvent, EngineKnobsEvent, EventOf, ReportEvent, RunState, StatusEvent } from '../../shared/messages.js';
+import { defineProfileClock, type ClockOption } from './clock.js';
 import { digestStep, type DeliveredFrame, type GateStep, type StepDigest } from './digest.js';
 import type { TextSegment } from './requestText.js';
 import { thinSeries, type StepPoint } from './series.js';
@@ -99,8 +100,10 @@ export interface ViewSlice {
   pinnedStep: number | null;
   teaching: boolean;
   compare: ComparisonRun | null;
-  /** The clock throughput and speedups are read under: 'wall' or a modelled device (studio/clock.ts). */
+  /** The clock throughput and speedups are read under: 'wall', a modelled device or a measured profile (studio/clock.ts). */
   clock: string;
+  /** Measured profiles loaded as clocks (clock.profile answers), beside the wall clock and the presets. */
+  profileClocks: ClockOption[];
 }
 
 export interface StudioActions {
@@ -197,6 +200,7 @@ export function createStudioStore(): StudioStore {
       teaching: false,
       compare: null,
       clock: 'wall',
+      profileClocks: [],
 
       ingest(event) {
         switch (event.type) {
@@ -233,6 +237,12 @@ export function createStudioStore(): StudioStore {
           case 'report':
             set({ report: event });
             return;
+          case 'clock.profile': {
+            // The profile asked for becomes the clock at once.
+            const option = defineProfileClock(event);
+            set({ profileClocks: [...get().profileClocks.filter((o) => o.id !== option.id), option], clock: option.id });
+            return;
+          }
         }
       },
       ingestFrame,

@@ -1,6 +1,6 @@
 // Metrics over time (throughput, MAT, draft utilisation, verified tokens per step), computed per
 // step from the stream; compare mode overlays a kept run (e.g. echo against static).
-import { memo, useMemo, useRef } from 'react';
+import { memo, useMemo, useRef, useState, type FormEvent } from 'react';
 import { CartesianGrid, Line, LineChart, Tooltip, XAxis, YAxis } from 'recharts';
 import type { RunMetrics } from '../../shared/events.js';
 import { compareRuns } from '../../shared/step-costs.js';
@@ -8,8 +8,8 @@ import { METRIC_KEYS, metricSeries, overlaySeries, thinSeries, type MetricKey, t
 import type { ComparisonRun, StudioState } from '../studio/store.js';
 import { formatNumber } from '../studio/tokens.js';
 import { COMPARE_COLOUR, GRANT_COLOURS } from './colors.js';
-import { CLOCK_OPTIONS, clockName, stepTimer, throughputOf, WALL_CLOCK } from '../studio/clock.js';
-import { useOnScreen, useStudio, useStudioStore, useThrottledStudio } from './StudioContext.js';
+import { CLOCK_OPTIONS, clockName, isProfileClock, stepTimer, throughputOf, WALL_CLOCK } from '../studio/clock.js';
+import { useOnScreen, useSend, useStudio, useStudioStore, useThrottledStudio } from './StudioContext.js';
 import { useCanvasSize } from './useCanvas.js';
 
 const TITLES: Record<MetricKey, string> = {
@@ -129,6 +129,67 @@ function runLabelOf(state: Pick<StudioState, 'config' | 'metrics'>): string {
   return state.config?.policy ?? state.metrics?.policy ?? 'this run';
 }
 
+/** The clock select's entry that asks for a profile file instead of naming a clock. */
+const PICK_PROFILE = 'pick-profile';
+
+/**
+ * The clock knob: the wall clock, the modelled presets, the measured profiles loaded so far, and
+ * "a measured profile…", which asks for a `profile-hw` file's path (in the folders the studio may
+ * read) and sends clock.profile; the engine host's answer becomes the clock.
+ */
+function ClockSelect() {
+  const clock = useStudio((s) => s.clock);
+  const profiles = useStudio((s) => s.profileClocks);
+  const store = useStudioStore();
+  const send = useSend();
+  const [picking, setPicking] = useState(false);
+  const [file, setFile] = useState('');
+  const submitProfile = (e: FormEvent): void => {
+    e.preventDefault();
+    if (file.trim() === '') return;
+    send({ type: 'clock.profile', path: file.trim() });
+    setPicking(false);
+  };
+  return (
+    <>
+      <label className="clock-select">
+        clock{' '}
+        <select
+          aria-label="clock"
+          value={picking ? PICK_PROFILE : clock}
+          onChange={(e) => {
+            if (e.target.value === PICK_PROFILE) setPicking(true);
+            else {
+              setPicking(false);
+              store.getState().setClock(e.target.value);
+            }
+          }}
+        >
+          {[...CLOCK_OPTIONS, ...profiles].map((option) => (
+            <option key={option.id} value={option.id}>
+              {option.label}
+            </option>
+          ))}
+          <option value={PICK_PROFILE}>a measured profile (profile-hw JSON)…</option>
+        </select>
+      </label>
+      {picking && (
+        <form className="clock-profile" onSubmit={submitProfile}>
+          <input
+            aria-label="hardware profile file"
+            placeholder="hw.json from profile-hw --out or --json"
+            value={file}
+            onChange={(e) => setFile(e.target.value)}
+          />
+          <button type="submit" disabled={file.trim() === ''}>
+            Use profile
+          </button>
+        </form>
+      )}
+    </>
+  );
+}
+
 export function MetricsChart() {
   // Charts re-render once a second each, at different moments: often enough to watch a trend,
   // cheap enough to stream beside.
@@ -152,16 +213,7 @@ export function MetricsChart() {
             Clear comparison ({compare.label})
           </button>
         )}
-        <label className="clock-select">
-          clock{' '}
-          <select aria-label="clock" value={clock} onChange={(e) => store.getState().setClock(e.target.value)}>
-            {CLOCK_OPTIONS.map((option) => (
-              <option key={option.id} value={option.id}>
-                {option.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <ClockSelect />
       </header>
       {metrics && (
         <dl className="metric-summary" data-testid="run-metrics">
@@ -170,7 +222,7 @@ export function MetricsChart() {
           <dt>throughput</dt>
           <dd data-testid="throughput">
             {clock === WALL_CLOCK ? formatNumber(metrics.throughput, 1) : formatNumber(throughputOf(points, clock), 1)} tok/s ({clockName(clock)}
-            {clock === WALL_CLOCK ? '' : ': draft and verify priced on the device, acceptance from these models'})
+            {clock === WALL_CLOCK ? '' : isProfileClock(clock) ? ': draft and verify priced by its measured forwards, acceptance from these models' : ': draft and verify priced on the device, acceptance from these models'})
           </dd>
           <dt>MAT</dt>
           <dd>{formatNumber(metrics.meanAcceptedTokens)}</dd>
