@@ -1,10 +1,12 @@
 // The studio shell: header with the engine link, the error banner, the engine card, and the
 // named panels that views fill in.
-import { Component, useEffect, useState, type ErrorInfo, type ReactNode } from 'react';
+import { Component, useEffect, useRef, useState, type CSSProperties, type ErrorInfo, type ReactNode } from 'react';
 import { useStore } from 'zustand';
 import { StudioProvider, useStudio } from './views/StudioContext.js';
 import { PANELS, type PanelSpec } from './panels.js';
 import { ErrorBanner } from './views/ErrorBanner.js';
+import { Splitter } from './shell/Splitter.js';
+import { gridColumns, MAX_COLUMN_WIDTH, MIN_COLUMN_WIDTH, SHARE_RANGE, type ColumnId } from './studio/layout.js';
 import { TraceFiles } from './views/TraceFiles.js';
 import type { ConnectionStore } from './shell/connection-store.js';
 import type { StudioStore } from './studio/store.js';
@@ -181,34 +183,83 @@ function Panel({ spec }: { spec: PanelSpec }) {
   );
 }
 
+const panel = (id: PanelSpec['id']) => {
+  const spec = PANELS.find((p) => p.id === id);
+  return spec ? <Panel spec={spec} /> : null;
+};
+
+/** The width between columns: the splitter fills it. */
+const SPLITTER_PX = 12;
+const COLUMN_LABELS: Record<ColumnId, string> = { side: 'run controls', right: 'histograms', far: 'gates, budget and metrics' };
+
+/**
+ * The four columns with splitters between them (and between the Super-Tree and the request view):
+ * the sizes live in the store, so they hold while the studio runs.
+ */
+function MainGrid() {
+  const layout = useStudio((s) => s.layout);
+  const setLayout = useStudio((s) => s.setLayout);
+  const centre = useRef<HTMLDivElement>(null);
+  const columnSplitter = (id: ColumnId, direction: 1 | -1) => (
+    <Splitter
+      orientation="vertical"
+      label={`resize the ${COLUMN_LABELS[id]} column`}
+      testId={`splitter-${id}`}
+      value={layout[id]}
+      min={MIN_COLUMN_WIDTH[id]}
+      max={MAX_COLUMN_WIDTH}
+      keyStep={16}
+      // The column grows toward the centre: the run column rightwards, the others leftwards.
+      resize={(start, delta) => start + direction * delta}
+      onChange={(width) => setLayout({ [id]: width })}
+      valueText={(width) => `${Math.round(width)} px wide`}
+    />
+  );
+  const style = { gridTemplateColumns: gridColumns(layout, SPLITTER_PX), '--super-tree-share': layout.superTreeShare } as CSSProperties;
+  return (
+    <main className="shell-grid" style={style}>
+      <div className="column column-side">
+        <EngineCard />
+        {panel('run')}
+        {panel('reports')}
+      </div>
+      {columnSplitter('side', 1)}
+      <div className="column column-center" ref={centre}>
+        {panel('super-tree')}
+        <Splitter
+          orientation="horizontal"
+          label="resize the Super-Tree against the request view"
+          testId="splitter-super-tree"
+          value={layout.superTreeShare}
+          min={SHARE_RANGE.min}
+          max={SHARE_RANGE.max}
+          keyStep={24}
+          resize={(start, delta) => start + delta / Math.max(1, centre.current?.clientHeight ?? 1)}
+          onChange={(share) => setLayout({ superTreeShare: share })}
+          valueText={(share) => `Super-Tree ${Math.round(share * 100)} % of the column`}
+        />
+        {panel('request')}
+      </div>
+      {columnSplitter('right', -1)}
+      <div className="column column-right">{panel('histograms')}</div>
+      {columnSplitter('far', -1)}
+      <div className="column column-far">
+        {panel('gates')}
+        {panel('budget')}
+        {panel('metrics')}
+      </div>
+    </main>
+  );
+}
+
 export function App({ studio, connection, transport }: { studio: StudioStore; connection: ConnectionStore; transport: Transport }) {
-  const panel = (id: PanelSpec['id']) => {
-    const spec = PANELS.find((p) => p.id === id);
-    return spec ? <Panel spec={spec} /> : null;
-  };
   return (
     <StudioProvider store={studio} send={(request) => transport.send(request)}>
       <div className="shell">
         <Header connection={connection} transportKind={transport.kind} />
         <ConnectionNotice connection={connection} />
         <ErrorBanner />
-        <main className="shell-grid">
-          <div className="column column-side">
-            <EngineCard />
-            {panel('run')}
-            {panel('reports')}
-          </div>
-          <div className="column column-center">
-            {panel('super-tree')}
-            {panel('request')}
-          </div>
-          <div className="column column-right">{panel('histograms')}</div>
-          <div className="column column-far">
-            {panel('gates')}
-            {panel('budget')}
-            {panel('metrics')}
-          </div>
-        </main>
+        <MainGrid />
       </div>
     </StudioProvider>
   );

@@ -6,6 +6,7 @@ import type { RunConfig } from '../../shared/config.js';
 import type { DepthHistogram, RunMetrics, StepEvent } from '../../shared/events.js';
 import type { EngineEvent, EngineKnobsEvent, EventOf, ReportEvent, RunState, StatusEvent } from '../../shared/messages.js';
 import { defineProfileClock, type ClockOption } from './clock.js';
+import { clampLayout, DEFAULT_LAYOUT, type PanelLayout } from './layout.js';
 import { digestStep, type DeliveredFrame, type GateStep, type StepDigest } from './digest.js';
 import type { TextSegment } from './requestText.js';
 import { thinSeries, type StepPoint } from './series.js';
@@ -104,6 +105,8 @@ export interface ViewSlice {
   clock: string;
   /** Measured profiles loaded as clocks (clock.profile answers), beside the wall clock and the presets. */
   profileClocks: ClockOption[];
+  /** The sizes the user dragged the main regions to (studio/layout.ts). */
+  layout: PanelLayout;
 }
 
 export interface StudioActions {
@@ -125,6 +128,8 @@ export interface StudioActions {
   keepForCompare(label: string): void;
   setClock(clock: string): void;
   clearCompare(): void;
+  /** Resizes regions of the shell; each size is kept inside its range. */
+  setLayout(change: Partial<PanelLayout>): void;
 }
 
 export type StudioState = RunSlice & StreamSlice & KnobsSlice & ViewSlice & StudioActions;
@@ -201,6 +206,7 @@ export function createStudioStore(): StudioStore {
       compare: null,
       clock: 'wall',
       profileClocks: [],
+      layout: DEFAULT_LAYOUT,
 
       ingest(event) {
         switch (event.type) {
@@ -288,6 +294,9 @@ export function createStudioStore(): StudioStore {
       },
       clearCompare() {
         set({ compare: null });
+      },
+      setLayout(change) {
+        set({ layout: clampLayout({ ...get().layout, ...change }) });
       },
     };
   });
