@@ -2,7 +2,8 @@
 // checked to share one vocabulary (speculation compares token ids across the two). On CPU the
 // draft runs on 8-bit weights by default: a one-token draft call is bound by reading its weights,
 // and what the draft proposes never changes a lossless run's output, only how much of it the
-// target accepts. The target is always float32.
+// target accepts. The target runs in float32 unless told otherwise (targetPrecision), and then every
+// lossless run outputs what plain decoding of that quantised target would.
 import { defaultDraftPrecision, type WeightPrecision } from '../shared/config.js';
 import { parseModelConfig, readConfigJson } from './model/config.js';
 import { isHeadFolder, loadHead, openHeadFolder } from './model/head-loader.js';
@@ -32,6 +33,8 @@ export interface PairOptions extends Pick<LoadOptions, 'threads' | 'provider' | 
   maxLength: number;
   /** The draft's linear-layer weights; default int8 on CPU, float32 with CUDA (see defaultDraftPrecision). */
   draftPrecision?: WeightPrecision;
+  /** The target's linear-layer weights; default float32 (a quantised target makes runs lossless with respect to it). */
+  targetPrecision?: WeightPrecision;
   /**
    * Attention sinks and a recent window for the draft (default: the draft's own attention): a
    * drafted row then reads at most sink + recent rows of its request's past, however long it grows.
@@ -72,7 +75,7 @@ export async function loadPair(draftDir: string, targetDir: string, options: Pai
   assertSameVocabulary(draftTokenizer, targetTokenizer);
   const load = { provider: options.provider, cacheDir: options.cacheDir, onMessage: options.onMessage, slots: options.slots };
   const threads = pairThreads(options.threads, readModelInfo(targetDir).parameters);
-  const target = await loadModel(targetDir, { ...load, ...threads.target, maxLength: options.maxLength });
+  const target = await loadModel(targetDir, { ...load, ...threads.target, maxLength: options.maxLength, precision: options.targetPrecision ?? 'float32' });
   const draft = await loadModel(draftDir, {
     ...load,
     ...threads.draft,
@@ -111,7 +114,7 @@ async function loadHeadPair(draftDir: string, targetDir: string, targetConfig: R
   const { featureBoundaries } = openHeadFolder(draftDir, targetConfig);
   const load = { provider: options.provider, cacheDir: options.cacheDir, onMessage: options.onMessage, slots: options.slots };
   const threads = pairThreads(options.threads, readModelInfo(targetDir).parameters);
-  const target = await loadModel(targetDir, { ...load, ...threads.target, maxLength: options.maxLength, featureBoundaries });
+  const target = await loadModel(targetDir, { ...load, ...threads.target, maxLength: options.maxLength, precision: options.targetPrecision ?? 'float32', featureBoundaries });
   let draft;
   try {
     draft = await loadHead(draftDir, targetDir, {

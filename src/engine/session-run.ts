@@ -206,7 +206,7 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
     options.log?.(line);
     progress('load', 1, 3, line);
   };
-  const pair = await loadPair(draftDir, targetDir, { slots, maxLength, threads: options.threads, provider: options.provider, draftPrecision: options.draftPrecision, draftWindow: config.draftWindow, onMessage, ...draftKindOption(config) });
+  const pair = await loadPair(draftDir, targetDir, { slots, maxLength, threads: options.threads, provider: options.provider, draftPrecision: options.draftPrecision, targetPrecision: config.targetPrecision, draftWindow: config.draftWindow, onMessage, ...draftKindOption(config) });
   progress('load', 2, 3, 'models loaded');
   try {
     signal?.throwIfAborted();
@@ -290,6 +290,7 @@ export function runTraceHeader(setup: RunSetup, recordCandidates = false): Promi
     targetDir: setup.targetDir,
     provider,
     draftPrecision: setup.pair.draft.info.precision,
+    targetPrecision: setup.pair.target.info.precision,
     draftKind: setup.pair.draftKind,
     windows: { draft: setup.pair.draft.window, target: setup.pair.target.window },
     writer: `echo-studio ${packageVersion(packageRoot())}`,

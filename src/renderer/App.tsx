@@ -101,7 +101,7 @@ function EngineCard() {
               {status.draftPrecision ? (
                 <>
                   <dt>Draft weights</dt>
-                  <dd title="the draft model's linear layers; the target always runs in float32">{status.draftPrecision}</dd>
+                  <dd title="the draft model's linear layers; the target runs in float32 unless the run form says otherwise">{status.draftPrecision}</dd>
                 </>
               ) : null}
             </dl>

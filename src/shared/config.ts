@@ -19,11 +19,14 @@ export const GATED_POLICIES: readonly PolicyName[] = ['echo', 'dense', 'fixed'];
 export const isGatedPolicy = (policy: string): boolean => (GATED_POLICIES as readonly string[]).includes(policy);
 
 /**
- * Weights of a model's linear layers and head: as on disk (float32), or 8-bit blocks (drafts only;
- * the target always runs in float32, so outputs stay those of plain decoding).
+ * Weights of a model's linear layers and head: as on disk (float32), or 8-bit or 4-bit blocks
+ * (weight-only quantisation; embeddings, norms and attention stay float32). A draft's precision
+ * never changes what a lossless run outputs; a quantised target's does: the run is then lossless
+ * with respect to that quantised target, which is what it records.
  */
-export const WeightPrecisionSchema = z.enum(['float32', 'int8']);
+export const WeightPrecisionSchema = z.enum(['float32', 'int8', 'int4']);
 export type WeightPrecision = z.infer<typeof WeightPrecisionSchema>;
+export const WEIGHT_PRECISIONS = WeightPrecisionSchema.options;
 
 /** The draft's precision unless told otherwise: int8 where it was measured to pay (CPU), float32 with CUDA. */
 export function defaultDraftPrecision(provider: 'cpu' | 'cuda' | undefined): WeightPrecision {
@@ -149,6 +152,12 @@ const RUN_FIELDS = {
    * warm-up's pick (the signal that separates best); with `taus` and no signal, `path-prob`.
    */
   confidence: ConfidenceSignalSchema.optional(),
+  /**
+   * The target's weights: float32 (absent; as on disk, outputs those of plain decoding in float32)
+   * or int8 / int4 weight-only blocks for a target too large for this machine in float32. Every
+   * policy's output then equals plain decoding of the same quantised target.
+   */
+  targetPrecision: WeightPrecisionSchema.optional(),
 };
 
 export const RunConfigSchema = z

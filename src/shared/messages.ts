@@ -225,7 +225,7 @@ export const EventSchema = z.discriminatedUnion('type', [
     bundledModels: z.array(BundledModelSchema),
     /** onnxruntime execution provider the engine uses ('cpu', 'cuda', …). */
     provider: z.string(),
-    /** Weight precision runs load the draft with (the target is always float32). */
+    /** Weight precision runs load the draft with (the target's is the run config's targetPrecision, float32 by default). */
     draftPrecision: WeightPrecisionSchema.optional(),
     /** The bundled prompt sets a run may name as its domain (assets/prompts). */
     domains: z.array(z.string()).optional(),

@@ -44,7 +44,7 @@ export const ModelFileSchema = z.object({
 export const ModelRefSchema = z.object({
   dir: z.string(),
   files: z.array(ModelFileSchema).min(1),
-  /** Weight precision the run loaded the model with; absent = float32 (as on disk). */
+  /** Weight precision the run loaded the model with (recorded for both models; absent in older traces = float32). */
   precision: WeightPrecisionSchema.optional(),
   /** The attention window the run gave the model (`--draft-window`, or its own sliding window); absent = the whole past. */
   window: AttentionWindowSchema.optional(),

@@ -18,7 +18,7 @@ import { startRun } from '../../engine/instrumented-run.js';
 import { loadRunSetup, measureDraftCost, promptSource, type RunSetup } from '../../engine/session-run.js';
 import { encodePrompt, type PromptRecord } from '../../engine/workload.js';
 import { findPackageRoot, packageVersion } from '../../host/paths.js';
-import { clockCosts, clockFromFlags, DRAFT_PRECISION_HELP, draftCostFlag, draftPrecisionFlag, runConfigFromFlags, THREADS_HELP, threadsFlag } from './run.js';
+import { clockCosts, clockFromFlags, DRAFT_PRECISION_HELP, draftCostFlag, draftPrecisionFlag, runConfigFromFlags, TARGET_PRECISION_HELP, targetPrecisionFlag, THREADS_HELP, threadsFlag } from './run.js';
 import type { WeightPrecision } from '../../shared/config.js';
 import { DEFAULT_DRAFT_COST } from '../../engine/policy/echo.js';
 import { integer, list } from '../flags.js';
@@ -42,6 +42,7 @@ export interface ReproduceFlags {
   seed: number;
   threads?: number;
   draftPrecision?: WeightPrecision;
+  targetPrecision?: WeightPrecision;
 }
 
 /** The study's size: the full one, or `--quick` (fewer requests, rounds and batch sizes). */
@@ -84,7 +85,7 @@ export async function executeReproduce(flags: ReproduceFlags, argv: readonly str
   const profile = flags.profile ? await loadProfile(flags.profile) : undefined;
 
   // Every domain's prompts, read before anything loads (an unknown domain fails here).
-  const base = { draft: flags.draft, target: flags.target, requests: table1Requests, maxNewTokens, temperature: 0, seed: flags.seed, batch: 1, kmax: 16 };
+  const base = { draft: flags.draft, target: flags.target, targetPrecision: flags.targetPrecision, requests: table1Requests, maxNewTokens, temperature: 0, seed: flags.seed, batch: 1, kmax: 16 };
   const sources = await Promise.all(flags.domains.map(async (domain) => ({ domain, records: await promptSource(runConfigFromFlags({ ...base, policy: 'static', domain })) })));
   const allPrompts: PromptRecord[] = sources.flatMap((s) => s.records);
   const maxBatch = Math.max(...batches);
@@ -221,6 +222,7 @@ export function register(program: Command): void {
     .option('--seed <n>', 'seed of the runs and of the bootstrap intervals', integer('--seed', 0), 0)
     .option('--threads <n>', THREADS_HELP, threadsFlag)
     .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
+    .option('--target-precision <precision>', TARGET_PRECISION_HELP, targetPrecisionFlag)
     .action(async (flags: ReproduceFlags, command: Command) => {
       const log = (line: string) => process.stderr.write(`${line}\n`);
       const result = await executeReproduce(flags, ['reproduce', ...givenOptions(command)], log);

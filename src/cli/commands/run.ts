@@ -19,7 +19,7 @@ import type { RequestResult } from '../../engine/runner.js';
 import { loadRunSetup, runTraceHeader, type RunSetup } from '../../engine/session-run.js';
 import { promptText } from '../../engine/workload.js';
 import { TraceRecorder } from '../../engine/trace/writer.js';
-import { ConfidenceSignalSchema, defaultDraftPrecision, GATED_POLICIES, MAX_DRAFT_COST, parseValidAttentionWindow, POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema, type AttentionWindow, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
+import { ConfidenceSignalSchema, defaultDraftPrecision, GATED_POLICIES, MAX_DRAFT_COST, parseValidAttentionWindow, POLICY_NAMES, RunConfigSchema, WEIGHT_PRECISIONS, WeightPrecisionSchema, type AttentionWindow, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { RunMetrics, StepTimeSplit } from '../../shared/events.js';
 import { atBaselineStepCost, meanStepMs } from '../../shared/step-costs.js';
 import { integer } from '../flags.js';
@@ -35,7 +35,7 @@ export interface RunFlags
   extends Pick<
       RunConfig,
       | 'batch' | 'domain' | 'requests' | 'maxNewTokens' | 'temperature' | 'seed' | 'draftKind' | 'chainLength' | 'shape' | 'taus' | 'tau'
-      | 'maxDepth' | 'maxWidth' | 'dddThreshold' | 'verifyCost' | 'profile' | 'confidence' | 'draftWindow'
+      | 'maxDepth' | 'maxWidth' | 'dddThreshold' | 'verifyCost' | 'profile' | 'confidence' | 'draftWindow' | 'targetPrecision'
     >,
     Partial<Pick<RunConfig, 'kmax'>> {
   /** Any text: checked against the policy names for a one-line error that lists them. */
@@ -69,6 +69,8 @@ export interface RunReport {
   /** Share of step wall time spent outside onnxruntime's run() (the engine's own work). */
   engineOverhead: number;
   results: RequestResult[];
+  /** The weight precision each model ran in: with a quantised target, the output is lossless with respect to it. */
+  precision: { draft: WeightPrecision; target: WeightPrecision };
   /** Present with `--clock modelled`: the run's time on the modelled hardware. */
   modelled?: ModelledTime;
   /** echo/dense/fixed whose warm-up found no sweet spot: the run went ungated. */
@@ -237,10 +239,17 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
     traceOutput?.commit();
     const arSteps = ar ? { ar: { steps: ar.metrics.steps, stepTime: ar.metrics.stepTime, atArStepCost: atBaselineStepCost(main.metrics, ar.metrics) } } : {};
     const ungated = setup.gates?.source === 'ungated' ? { ungated: true } : {};
-    return { config, draftDir, targetDir, metrics, engineOverhead: main.engineOverhead, results: main.summary.results, modelled: main.modelled, ...ungated, ...arSteps };
+    const precision = { draft: setup.pair.draft.info.precision, target: setup.pair.target.info.precision };
+    return { config, draftDir, targetDir, metrics, engineOverhead: main.engineOverhead, results: main.summary.results, precision, modelled: main.modelled, ...ungated, ...arSteps };
   } finally {
     await setup.release();
   }
+}
+
+/** The summary's line on weights: what the output is lossless with respect to. */
+export function precisionLine(precision: RunReport['precision']): string {
+  const exact = precision.target === 'float32' ? 'the float32 target (as on disk)' : `the ${precision.target} target (weight-only quantised, not float32)`;
+  return `weights: target ${precision.target}, draft ${precision.draft} · lossless with respect to ${exact}`;
 }
 
 /** One --out line: the request's id, its prompt text, its tokens and their text, why it ended. */
@@ -291,12 +300,19 @@ export function draftKindFlag(value: string): 'model' | 'head' {
   return value;
 }
 
-/** `--draft-precision`: the draft's linear-layer weights. */
-export function draftPrecisionFlag(value: string): WeightPrecision {
-  const parsed = WeightPrecisionSchema.safeParse(value);
-  if (!parsed.success) throw new InvalidArgumentError(`--draft-precision takes int8 or float32, got "${value}"`);
-  return parsed.data;
+/** A `--…-precision` flag's parser: one of the weight precisions, else a one-line error naming them. */
+function precisionFlag(flag: string): (value: string) => WeightPrecision {
+  return (value) => {
+    const parsed = WeightPrecisionSchema.safeParse(value);
+    if (!parsed.success) throw new InvalidArgumentError(`${flag} takes ${WEIGHT_PRECISIONS.join(', ')}, got "${value}"`);
+    return parsed.data;
+  };
 }
+
+/** `--draft-precision`: the draft's linear-layer weights. */
+export const draftPrecisionFlag = precisionFlag('--draft-precision');
+/** `--target-precision`: the target's linear-layer weights. */
+export const targetPrecisionFlag = precisionFlag('--target-precision');
 
 /** `--draft-window SINK:RECENT`: the draft's attention sinks and recent window, in rows. */
 export function draftWindowFlag(value: string): AttentionWindow {
@@ -326,7 +342,9 @@ export function threadsFlag(value: string): number {
 }
 
 export const THREADS_HELP = "onnxruntime threads of the target (default 1 below 200M parameters, else 2; its workers spin between kernels); the draft runs on one thread, so that it never waits for a core the target's workers hold";
-export const DRAFT_PRECISION_HELP = "the draft's weights: int8 (default on CPU: 8-bit linear layers and head, a faster draft) or float32 (as on disk; default with cuda). The target is always float32";
+export const DRAFT_PRECISION_HELP = "the draft's weights: int8 (default on CPU: 8-bit linear layers and head, a faster draft), int4 (4-bit) or float32 (as on disk; default with cuda). Never changes what a lossless run outputs";
+export const TARGET_PRECISION_HELP =
+  "the target's weights: float32 (default, as on disk), or int8 / int4 weight-only blocks for a target too large for this machine in float32 (`model info` says what each takes). The output is then lossless with respect to the quantised target, not to float32; the run records the precision";
 
 function parseShape(value: string): { depth: number; topk: number; tokens: number } {
   const parts = value.split(',').map(Number);
@@ -380,6 +398,7 @@ export function withRuntimeOptions(command: Command): Command {
     .option('--threads <n>', THREADS_HELP, threadsFlag)
     .option('--provider <name>', 'onnxruntime execution provider: cpu (default) or cuda (falls back to cpu, saying why)', provider)
     .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
+    .option('--target-precision <precision>', TARGET_PRECISION_HELP, targetPrecisionFlag)
     .option('--draft-window <sink:recent>', DRAFT_WINDOW_HELP, draftWindowFlag);
 }
 
@@ -485,6 +504,7 @@ export function register(program: Command): void {
             config: report.config,
             draftDir: report.draftDir,
             targetDir: report.targetDir,
+            precision: report.precision,
           }) + '\n',
         );
         return;
@@ -493,6 +513,7 @@ export function register(program: Command): void {
       process.stdout.write(
         [
           `policy ${m.policy}: ${m.requests} requests, ${m.generatedTokens} tokens in ${fmt(m.wallMs / 1000)} s over ${m.steps} steps`,
+          precisionLine(report.precision),
           ...(report.ungated ? ['ungated: the warm-up found no sweet spot, so no depth was truncated by a τ_d'] : []),
           `throughput ${fmt(m.throughput, 1)} tok/s${m.decodeThroughput ? ` (decoding ${fmt(m.decodeThroughput, 1)} tok/s: prefill left out)` : ''} · MAT ${fmt(m.meanAcceptedTokens)} (bonus excluded) · acceptance length ${fmt(m.meanAcceptanceLength)}`,
           `draft utilisation ${fmt(m.draftUtilisation)} · verified tokens/step ${fmt(m.verifiedTokensPerStep, 1)} (K_max ${config.kmax}) · padding waste ${fmt(m.paddingWaste)}`,

@@ -23,7 +23,7 @@ import { integer, list } from '../flags.js';
 export interface SweepFlags
   extends Pick<
     RunFlags,
-    'domain' | 'prompts' | 'requests' | 'maxNewTokens' | 'temperature' | 'seed' | 'draft' | 'target' | 'profile' | 'confidence' | 'draftCost' | 'threads' | 'provider' | 'draftPrecision' | 'draftWindow' | 'json'
+    'domain' | 'prompts' | 'requests' | 'maxNewTokens' | 'temperature' | 'seed' | 'draft' | 'target' | 'profile' | 'confidence' | 'draftCost' | 'threads' | 'provider' | 'draftPrecision' | 'targetPrecision' | 'draftWindow' | 'json'
   > {
   policies: string[];
   batches: number[];

@@ -15,10 +15,10 @@
 // outputs:
 //   logits [R1, V], topk_logprobs [R2, k], topk_ids [R2, k] int32, argmax [R3] int32,
 //   new_key_i / new_value_i [N, kvH, hd] (K after RoPE) for the session to store.
-// Linear layers and the output head run on float32 weights, or for a draft model optionally on
-// 8-bit block-quantized ones (MatMulNBits): a one-token draft call is bound by reading its weights,
-// and a small draft's float32 head alone (4096 × 128) no longer fits a core's L2 cache. Never for
-// a target: its logits decide what a run outputs.
+// Linear layers and the output head run on float32 weights, or on 8-bit or 4-bit block-quantized
+// ones (MatMulNBits): a draft's, because a one-token draft call is bound by reading its weights and
+// a small draft's float32 head alone (4096 × 128) no longer fits a core's L2 cache; a target's only
+// when asked, to fit a model too large for the machine in float32 (its logits then decide outputs).
 // Linear layers and norms run on the N packed rows only; attention pads per group to T inside
 // the graph. A group is a request's new tokens, or a chunk of them (the session splits a deep
 // tree among short ones, so they are not all padded to its depth); every group of a request sees
@@ -45,8 +45,8 @@ export const PAST_BLOCK = 8;
 /** onnxruntime's contrib-op domain (MatMulNBits). */
 export const MS_DOMAIN = 'com.microsoft';
 
-/** int8 weights are quantized in blocks of this many inputs, one scale per block. */
-export const Q8_BLOCK = 32;
+/** int8 and int4 weights are quantized in blocks of this many inputs, one scale per block. */
+export const QUANT_BLOCK = 32;
 
 export interface GraphOptions {
   precision?: WeightPrecision;
@@ -172,52 +172,79 @@ export function valueInfo(name: string, elemType: number, dims: (number | string
   };
 }
 
-/**
- * [rows, cols] float32 → MatMulNBits' 8-bit layout: per row, blocks of Q8_BLOCK along cols
- * (the last one zero-padded), symmetric scale maxabs/127, stored as q + 128 (its default zero point).
- */
-export function quantizeBlocks8(w: Float32Array, rows: number, cols: number): { q: Uint8Array; scales: Float32Array; blocks: number } {
-  const blocks = Math.ceil(cols / Q8_BLOCK);
-  const q = new Uint8Array(rows * blocks * Q8_BLOCK).fill(128);
-  const scales = new Float32Array(rows * blocks);
-  for (let r = 0; r < rows; r++) {
-    for (let b = 0; b < blocks; b++) {
-      const from = r * cols + b * Q8_BLOCK;
-      const to = r * cols + Math.min(cols, (b + 1) * Q8_BLOCK);
-      let maxAbs = 0;
-      for (let i = from; i < to; i++) maxAbs = Math.max(maxAbs, Math.abs(w[i]));
-      const scale = maxAbs > 0 ? maxAbs / 127 : 1;
-      scales[r * blocks + b] = scale;
-      const out = (r * blocks + b) * Q8_BLOCK;
-      for (let i = from; i < to; i++) q[out + i - from] = Math.round(w[i] / scale) + 128;
-    }
-  }
-  return { q, scales, blocks };
+/** Bits per weight of a precision's linear layers; null: float32, as on disk. */
+export function weightBits(precision: WeightPrecision): 8 | 4 | null {
+  return precision === 'int8' ? 8 : precision === 'int4' ? 4 : null;
+}
+
+/** A [rows, cols] matrix in MatMulNBits' layout: `packed` [rows, blocks, QUANT_BLOCK·bits/8], one scale per row and block. */
+export interface QuantizedBlocks {
+  packed: Uint8Array;
+  scales: Float32Array;
+  blocks: number;
+  bits: 8 | 4;
 }
 
 /**
- * A linear layer on 2-D rows with an HF [out, in] weight. float32: Gemm with transB, which avoids a
- * transposed copy (and lets a tied lm_head share the embedding initializer). int8: MatMulNBits with
+ * [rows, cols] float32 → MatMulNBits' block layout: per row, blocks of QUANT_BLOCK inputs along
+ * cols (the last one padded with zero weights), each with a symmetric scale maxabs/(2^(bits−1) − 1)
+ * and codes q + 2^(bits−1), the operator's default zero point (so no zero-point input is needed).
+ * 4-bit codes pack two per byte, the earlier input in the low nibble.
+ */
+export function quantizeBlocks(w: Float32Array, rows: number, cols: number, bits: 8 | 4): QuantizedBlocks {
+  const blocks = Math.ceil(cols / QUANT_BLOCK);
+  const zero = 1 << (bits - 1);
+  const levels = zero - 1;
+  const blockBytes = (QUANT_BLOCK * bits) / 8;
+  const packed = new Uint8Array(rows * blocks * blockBytes);
+  const scales = new Float32Array(rows * blocks);
+  const codes = new Uint8Array(QUANT_BLOCK);
+  for (let r = 0; r < rows; r++) {
+    for (let b = 0; b < blocks; b++) {
+      const from = r * cols + b * QUANT_BLOCK;
+      const to = r * cols + Math.min(cols, (b + 1) * QUANT_BLOCK);
+      let maxAbs = 0;
+      for (let i = from; i < to; i++) maxAbs = Math.max(maxAbs, Math.abs(w[i]));
+      const scale = maxAbs > 0 ? maxAbs / levels : 1;
+      scales[r * blocks + b] = scale;
+      codes.fill(zero);
+      for (let i = from; i < to; i++) codes[i - from] = Math.round(w[i] / scale) + zero;
+      const out = (r * blocks + b) * blockBytes;
+      if (bits === 8) packed.set(codes, out);
+      else for (let j = 0; j < blockBytes; j++) packed[out + j] = codes[2 * j] | (codes[2 * j + 1] << 4);
+    }
+  }
+  return { packed, scales, blocks, bits };
+}
+
+/**
+ * A projection by an HF [out, inner] weight, added to the graph once and applicable to several
+ * inputs. float32: Gemm with transB, which avoids a transposed copy. int8 / int4: MatMulNBits with
  * accuracy_level 4: activations are quantized per row and block too, so a row's output does not
  * depend on the rows packed with it.
  */
-export function linearLayer(g: GraphBuilder, int8: boolean, x: string, name: string, data: Float32Array, [out, inner]: [number, number], bias: string | null): string {
-  if (!int8) return gemm(g, x, g.init(name, [out, inner], data), bias);
-  const y = q8Projection(g, name, data, out, inner)(x);
+export function projection(g: GraphBuilder, precision: WeightPrecision, name: string, data: Float32Array, out: number, inner: number): (x: string) => string {
+  const bits = weightBits(precision);
+  if (bits === null) {
+    const w = g.init(name, [out, inner], data);
+    return (x) => gemm(g, x, w, null);
+  }
+  const { packed, scales, blocks } = quantizeBlocks(data, out, inner, bits);
+  const qName = g.init(`${name}_q${bits}`, [out, blocks, (QUANT_BLOCK * bits) / 8], packed);
+  const scaleName = g.init(`${name}_q${bits}_scales`, [out * blocks], scales);
+  const attrs = { K: inner, N: out, bits, block_size: QUANT_BLOCK, accuracy_level: 4 };
+  return (x) => g.op('MatMulNBits', [x, qName, scaleName], attrs, 1, undefined, MS_DOMAIN)[0];
+}
+
+/** A linear layer on 2-D rows with an HF [out, in] weight and an optional bias, at the given precision. */
+export function linearLayer(g: GraphBuilder, precision: WeightPrecision, x: string, name: string, data: Float32Array, [out, inner]: [number, number], bias: string | null): string {
+  if (weightBits(precision) === null) return gemm(g, x, g.init(name, [out, inner], data), bias);
+  const y = projection(g, precision, name, data, out, inner)(x);
   return bias ? g.one('Add', [y, bias]) : y;
 }
 
 export function gemm(g: GraphBuilder, x: string, w: string, bias: string | null): string {
   return g.one('Gemm', bias ? [x, w, bias] : [x, w], { transB: 1 });
-}
-
-/** Adds 8-bit weights once; the returned projection can be applied to several inputs. */
-export function q8Projection(g: GraphBuilder, name: string, data: Float32Array, out: number, inner: number): (x: string) => string {
-  const { q, scales, blocks } = quantizeBlocks8(data, out, inner);
-  const qName = g.init(`${name}_q8`, [out, blocks, Q8_BLOCK], q);
-  const scaleName = g.init(`${name}_q8_scales`, [out * blocks], scales);
-  const attrs = { K: inner, N: out, bits: 8, block_size: Q8_BLOCK, accuracy_level: 4 };
-  return (x) => g.op('MatMulNBits', [x, qName, scaleName], attrs, 1, undefined, MS_DOMAIN)[0];
 }
 
 /** The attention shape of a layer: query heads, KV heads and head width. */
@@ -325,7 +352,7 @@ interface Decoder {
   g: GraphBuilder;
   cfg: ModelConfig;
   weights: WeightSource;
-  int8: boolean;
+  precision: WeightPrecision;
 }
 
 /** The residual stream: `residual` plus a branch output not yet added to it. */
@@ -404,7 +431,7 @@ function qkvBlock(d: Decoder, layer: number, x: string, rope: (x: string, heads:
     qkvB.set(weights.get(p + 'self_attn.v_proj.bias', [kvDim]), qDim + kvDim);
     qkvBName = g.init(p + 'self_attn.qkv_proj.bias', [qDim + 2 * kvDim], qkvB);
   }
-  const qkv = linearLayer(g, d.int8, x, p + 'self_attn.qkv_proj.weight', qkvW, [qDim + 2 * kvDim, H], qkvBName);
+  const qkv = linearLayer(g, d.precision, x, p + 'self_attn.qkv_proj.weight', qkvW, [qDim + 2 * kvDim, H], qkvBName);
   const [qkFlat, vFlat] = g.op('Split', [qkv, g.i64([qDim + kvDim, kvDim])], { axis: 1 }, 2);
   let qk = qkFlat;
   if (cfg.qkNorm) {
@@ -436,31 +463,30 @@ function mlpBlock(d: Decoder, layer: number, y: string): string {
     guB.set(weights.get(p + 'mlp.up_proj.bias', [I]), I);
     guBName = g.init(p + 'mlp.gate_up_proj.bias', [2 * I], guB);
   }
-  const [gate, up] = g.op('Split', [linearLayer(g, d.int8, y, p + 'mlp.gate_up_proj.weight', guW, [2 * I, H], guBName)], { axis: 1 }, 2);
+  const [gate, up] = g.op('Split', [linearLayer(g, d.precision, y, p + 'mlp.gate_up_proj.weight', guW, [2 * I, H], guBName)], { axis: 1 }, 2);
   const act = g.one('Mul', [g.one('Mul', [gate, g.one('Sigmoid', [gate])]), up]);
   const downW = weights.get(p + 'mlp.down_proj.weight', [H, I]);
   const downB = cfg.mlpBias ? g.init(p + 'mlp.down_proj.bias', [H], weights.get(p + 'mlp.down_proj.bias', [H])) : null;
-  return linearLayer(g, d.int8, act, p + 'mlp.down_proj.weight', downW, [H, I], downB);
+  return linearLayer(g, d.precision, act, p + 'mlp.down_proj.weight', downW, [H, I], downB);
 }
 
 /**
  * The vocabulary projection the output heads share. A file without lm_head.weight ties it to the
  * embeddings even if config.json does not say so (transformers does the same when loading such a
- * checkpoint). A float32 tied head reuses the embedding initializer; an int8 one gets its own
+ * checkpoint). A float32 tied head reuses the embedding initializer; a quantized one gets its own
  * quantized copy. Either way the weights are added once.
  */
-function lmHeadProjection({ g, cfg, weights, int8 }: Decoder, embed: string): (x: string) => string {
+function lmHeadProjection({ g, cfg, weights, precision }: Decoder, embed: string): (x: string) => string {
   const V = cfg.vocabSize;
   const H = cfg.hiddenSize;
   const tied = cfg.tieWordEmbeddings || !weights.has('lm_head.weight');
-  if (int8) return q8Projection(g, 'lm_head.weight', weights.get(tied ? 'model.embed_tokens.weight' : 'lm_head.weight', [V, H]), V, H);
-  const lmHead = tied ? embed : g.init('lm_head.weight', [V, H], weights.get('lm_head.weight', [V, H]));
-  return (x) => gemm(g, x, lmHead, null);
+  if (tied && weightBits(precision) === null) return (x) => gemm(g, x, embed, null);
+  return projection(g, precision, 'lm_head.weight', weights.get(tied ? 'model.embed_tokens.weight' : 'lm_head.weight', [V, H]), V, H);
 }
 
 export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: GraphOptions = {}): BuiltGraph {
   const g = new GraphBuilder(options.weightStore);
-  const d: Decoder = { g, cfg, weights, int8: options.precision === 'int8' };
+  const d: Decoder = { g, cfg, weights, precision: options.precision ?? 'float32' };
   const H = cfg.hiddenSize;
   const V = cfg.vocabSize;
   const dims: AttentionDims = { nH: cfg.numHeads, kvH: cfg.numKvHeads, hd: cfg.headDim };
@@ -485,7 +511,7 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     const attn = treeAttention(g, layer, dims, q, k, v, pastRows);
     const oW = weights.get(p + 'self_attn.o_proj.weight', [H, dims.nH * dims.hd]);
     const oB = cfg.oBias ? w('self_attn.o_proj.bias', [H]) : null;
-    stream.pendingBranch = linearLayer(g, d.int8, attn, p + 'self_attn.o_proj.weight', oW, [H, dims.nH * dims.hd], oB);
+    stream.pendingBranch = linearLayer(g, d.precision, attn, p + 'self_attn.o_proj.weight', oW, [H, dims.nH * dims.hd], oB);
     const y = stream.addAndNorm(w('post_attention_layernorm.weight', [H]));
     stream.pendingBranch = mlpBlock(d, layer, y);
     const kv = kvBufferValues(layer, dims);

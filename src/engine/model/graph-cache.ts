@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { WeightPrecision } from '../../shared/config.js';
+import { WeightPrecisionSchema, type WeightPrecision } from '../../shared/config.js';
 import { GRAPH_VERSION, MS_DOMAIN, OPSET, STORE_MIN_BYTES, initializerBytes, type BuiltGraph, type WeightStore } from './graph-builder.js';
 import { ModelLoadError } from './errors.js';
 import { encodeModel, type ModelProtoJs, type TensorProtoJs } from './onnx-proto.js';
@@ -278,7 +278,7 @@ function readSidecar(path: string): GraphSidecar | null {
   }
   const s = raw as Partial<GraphSidecar> | null;
   if (s === null || typeof s !== 'object' || typeof s.source !== 'string' || typeof s.graphVersion !== 'number' || typeof s.architecture !== 'string') return null;
-  const precision: WeightPrecision = s.precision === 'int8' ? 'int8' : 'float32';
+  const precision: WeightPrecision = WeightPrecisionSchema.safeParse(s.precision).data ?? 'float32';
   const features = Array.isArray(s.features) && s.features.every((b) => typeof b === 'number') ? { features: s.features } : {};
   return { source: s.source, graphVersion: s.graphVersion, architecture: s.architecture, precision, ...features, builtAt: typeof s.builtAt === 'string' ? s.builtAt : '', bytes: typeof s.bytes === 'number' ? s.bytes : 0 };
 }

@@ -12,7 +12,7 @@
 import type { WeightPrecision } from '../../shared/config.js';
 import { ropeInverseFrequencies } from './config.js';
 import type { Eagle3Config } from './eagle3-config.js';
-import { gemm, GraphBuilder, headOutputs, kvBufferValues, linearLayer, outputHeads, q8Projection, sessionInputs, treeAttention, valueInfo, type AttentionDims, type BuiltGraph, type WeightSource, type WeightStore } from './graph-builder.js';
+import { GraphBuilder, headOutputs, kvBufferValues, linearLayer, outputHeads, projection, sessionInputs, treeAttention, valueInfo, type AttentionDims, type BuiltGraph, type WeightSource, type WeightStore } from './graph-builder.js';
 import { DataType, type ValueInfoProtoJs } from './onnx-proto.js';
 
 export interface HeadWeights {
@@ -25,7 +25,7 @@ export interface HeadWeights {
 }
 
 export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options: { precision?: WeightPrecision; weightStore?: WeightStore } = {}): BuiltGraph {
-  const int8 = options.precision === 'int8';
+  const precision = options.precision ?? 'float32';
   const g = new GraphBuilder(options.weightStore);
   const L = cfg.layers;
   const H = L.hiddenSize;
@@ -49,7 +49,7 @@ export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options:
   const outputs: ValueInfoProtoJs[] = [...headOutputs(Vd), valueInfo('hidden_out', DataType.FLOAT, ['N', H])];
   const dims: AttentionDims = { nH, kvH, hd };
 
-  const linear = (x: string, name: string, data: Float32Array, shape: [number, number], bias: string | null): string => linearLayer(g, int8, x, name, data, shape, bias);
+  const linear = (x: string, name: string, data: Float32Array, shape: [number, number], bias: string | null): string => linearLayer(g, precision, x, name, data, shape, bias);
   const rmsNorm = (x: string, weight: string, axis: number): string => {
     const sq = g.one('Pow', [x, g.f32(2)]);
     const mean = g.one('ReduceMean', [sq], { axes: [axis], keepdims: 1 });
@@ -132,13 +132,8 @@ export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options:
 
   const normed = rmsNorm(hidden, norm('norm.weight'), 1);
   const lmHead = w.get('lm_head.weight', [Vd, H]);
-  // One projection initializer shared by the three heads (int8 quantizes it once).
-  let projectShared: (x: string) => string;
-  if (int8) projectShared = q8Projection(g, 'lm_head.weight', lmHead, Vd, H);
-  else {
-    const lm = g.init('lm_head.weight', [Vd, H], lmHead);
-    projectShared = (x) => gemm(g, x, lm, null);
-  }
+  // One projection initializer shared by the three heads (quantized once).
+  const projectShared = projection(g, precision, 'lm_head.weight', lmHead, Vd, H);
   // The output heads as in the decoder graph; their ids map from the draft vocabulary to the target's.
   const toTarget = g.init('draft_to_target', [Vd], weights.draftToTarget);
   outputHeads(g, normed, projectShared, (ids, name) => g.one('Gather', [toTarget, ids], { axis: 0 }, name));

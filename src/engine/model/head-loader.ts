@@ -5,7 +5,7 @@ import { weightContentHash } from './weight-hashes.js';
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
-import { WeightPrecisionSchema, type WeightPrecision } from '../../shared/config.js';
+import { WEIGHT_PRECISIONS, WeightPrecisionSchema, type WeightPrecision } from '../../shared/config.js';
 import { parseModelConfig, readConfigJson, type ModelConfig } from './config.js';
 import { checkHeadAgainstTarget, featureBoundaries, isEagle3Config, parseEagle3Config, type Eagle3Config } from './eagle3-config.js';
 import { ModelLoadError } from './errors.js';
@@ -120,7 +120,7 @@ export interface HeadLoadOptions extends Pick<LoadOptions, 'threads' | 'spin' | 
  */
 export async function loadHead(dir: string, targetDir: string, options: HeadLoadOptions = {}): Promise<Eagle3HeadSession> {
   const precision = options.precision ?? 'float32';
-  if (!WeightPrecisionSchema.safeParse(precision).success) throw new ModelLoadError(dir, `precision must be float32 or int8, got ${String(precision)}`);
+  if (!WeightPrecisionSchema.safeParse(precision).success) throw new ModelLoadError(dir, `precision must be ${WEIGHT_PRECISIONS.join(', ')}, got ${String(precision)}`);
   const targetJson = readConfigJson(targetDir);
   const targetConfig = parseModelConfig(targetJson.json, targetJson.path);
   const head = openHeadFolder(dir, targetConfig);

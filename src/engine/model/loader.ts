@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
-import { WeightPrecisionSchema, type WeightPrecision } from '../../shared/config.js';
+import { WEIGHT_PRECISIONS, WeightPrecisionSchema, type WeightPrecision } from '../../shared/config.js';
 import { parseModelConfig, readConfigJson, ropeTableRows, type ModelConfig } from './config.js';
 import { ModelLoadError } from './errors.js';
 import { buildGraph, GRAPH_VERSION, type WeightSource } from './graph-builder.js';
@@ -64,8 +64,9 @@ export interface LoadOptions {
   /** Weights above this many bytes (float32) stream into an external data file (default 64 MiB). */
   externalDataThreshold?: number;
   /**
-   * Linear-layer and head weights: 'float32' (default, exact) or 'int8' (8-bit blocks; for draft models only:
-   * faster on CPU, and a draft's proposals never change what a lossless run outputs).
+   * Linear-layer and head weights: 'float32' (default, exact) or 'int8' / 'int4' (weight-only blocks: a draft
+   * runs faster on CPU and its proposals never change what a lossless run outputs; a target takes a
+   * quarter or an eighth of the memory, and runs are then lossless with respect to the quantised target).
    */
   precision?: WeightPrecision;
   /**
@@ -284,7 +285,7 @@ export function cudaUnavailableReason(): string | null {
 
 export async function loadModel(dir: string, options: LoadOptions = {}): Promise<OrtModelSession> {
   const precision = options.precision ?? 'float32';
-  if (!WeightPrecisionSchema.safeParse(precision).success) throw new ModelLoadError(dir, `precision must be float32 or int8, got ${String(precision)}`);
+  if (!WeightPrecisionSchema.safeParse(precision).success) throw new ModelLoadError(dir, `precision must be ${WEIGHT_PRECISIONS.join(', ')}, got ${String(precision)}`);
   const note = options.onMessage ?? (() => {});
   const folder = openModelFolder(dir, options.cacheDir ?? cacheRoot(), precision, options.featureBoundaries ?? [], (file) => note(`hashing ${basename(file)} once for the graph cache (remembered while its size and mtime stay)`));
   const threads = options.threads ?? defaultThreads(folder.info.parameters);

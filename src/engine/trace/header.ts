@@ -63,8 +63,9 @@ export interface TraceHeaderInput {
   targetDir: string;
   /** Execution provider the models run on, e.g. 'cpu'. */
   provider: string;
-  /** The draft's weight precision, when not float32. */
+  /** The weight precision each model was loaded with (absent: float32). */
   draftPrecision?: WeightPrecision;
+  targetPrecision?: WeightPrecision;
   /** What drafted: a small model or an EAGLE-3 head. */
   draftKind?: 'model' | 'eagle3-head';
   /** The attention window each model ran with, when not the whole past. */
@@ -91,10 +92,10 @@ export async function buildTraceHeader(input: TraceHeaderInput): Promise<TraceHe
       draft: {
         ...draft,
         ...(input.draftKind ? { kind: input.draftKind } : {}),
-        ...(input.draftPrecision && input.draftPrecision !== 'float32' ? { precision: input.draftPrecision } : {}),
+        precision: input.draftPrecision ?? 'float32',
         ...(input.windows?.draft ? { window: input.windows.draft } : {}),
       },
-      target: { ...target, ...(input.windows?.target ? { window: input.windows.target } : {}) },
+      target: { ...target, precision: input.targetPrecision ?? 'float32', ...(input.windows?.target ? { window: input.windows.target } : {}) },
     },
     hardware: describeHardware(input.provider),
     ...(input.profile ? { profile: input.profile } : {}),

@@ -1,7 +1,7 @@
 // The run panel: model pair, prompts, policy and budget; start, pause, one step, stop. While a
 // run is live, the knobs (K_max, batch, τ) apply between steps through knobs.set, no restart.
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
-import { ConfidenceSignalSchema, isGatedPolicy, KnobsSchema, parseAttentionWindow, POLICY_NAMES, RunConfigSchema, type AttentionWindow, type ConfidenceSignal, type Knobs, type PolicyName, type RunConfig } from '../../shared/config.js';
+import { ConfidenceSignalSchema, isGatedPolicy, KnobsSchema, parseAttentionWindow, POLICY_NAMES, RunConfigSchema, WEIGHT_PRECISIONS, type AttentionWindow, type ConfidenceSignal, type Knobs, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { BundledModel, EngineKnobsEvent } from '../../shared/messages.js';
 import type { KneeSuggestion } from '../studio/store.js';
 import { useSend, useStudio, useStudioStore } from './StudioContext.js';
@@ -31,6 +31,8 @@ export interface RunForm extends Record<TextSettings, string> {
   confidence: NonNullable<RunConfig['confidence']> | 'auto';
   /** The draft's attention sinks and recent window as "sink:recent"; empty = its whole past. */
   draftWindow: string;
+  /** The target's weights: float32 (as on disk) or weight-only int8 / int4. */
+  targetPrecision: WeightPrecision;
 }
 
 export const DEFAULT_FORM: RunForm = {
@@ -51,6 +53,13 @@ export const DEFAULT_FORM: RunForm = {
   tau: '0.3',
   confidence: 'auto',
   draftWindow: '',
+  targetPrecision: 'float32',
+};
+
+const TARGET_PRECISION_LABELS: Record<WeightPrecision, string> = {
+  float32: 'float32 (as on disk)',
+  int8: 'int8 weight-only (lossless with respect to the int8 target)',
+  int4: 'int4 weight-only (lossless with respect to the int4 target)',
 };
 
 const SIGNAL_LABELS: Record<ConfidenceSignal | 'auto', string> = {
@@ -113,6 +122,7 @@ export function formToConfig(form: RunForm): { config: RunConfig } | { errors: F
     ...(form.policy === 'fixed' ? { tau: toNumber(form.tau) } : {}),
     ...(isGatedPolicy(form.policy) && form.confidence !== 'auto' ? { confidence: form.confidence } : {}),
     ...(typeof draftWindow === 'object' ? { draftWindow } : {}),
+    ...(form.targetPrecision !== 'float32' ? { targetPrecision: form.targetPrecision } : {}),
   };
   if (form.modelSource === 'folders' && (form.draftDir.trim() === '' || form.targetDir.trim() === '')) {
     errors.draftDir = 'choose both the draft and the target folder';
@@ -374,6 +384,15 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
             </Field>
           </>
         )}
+        <Field label="target weights" htmlFor="run-targetPrecision" error={errors.targetPrecision}>
+          <select id="run-targetPrecision" value={form.targetPrecision} onChange={(e) => set('targetPrecision', e.target.value as WeightPrecision)}>
+            {WEIGHT_PRECISIONS.map((precision) => (
+              <option key={precision} value={precision}>
+                {TARGET_PRECISION_LABELS[precision]}
+              </option>
+            ))}
+          </select>
+        </Field>
         {form.policy !== 'ar' && (
           <Field label="draft attention window (sink:recent rows; empty: the whole past)" htmlFor="run-draftWindow" error={errors.draftWindow}>
             {input('draftWindow')}

@@ -119,9 +119,9 @@ describe('echo-studio run', () => {
     expect(lines[3].tokens).toEqual(lines[0].tokens);
     const traceLines = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(traceLines[0].type).toBe('header');
-    // On CPU the draft runs on its 8-bit head by default, and the trace says so; the target never does.
+    // On CPU the draft runs on its 8-bit head by default, and the trace says so; the target on float32 unless told.
     expect(traceLines[0].models.draft.precision).toBe('int8');
-    expect(traceLines[0].models.target.precision).toBeUndefined();
+    expect(traceLines[0].models.target.precision).toBe('float32');
     expect(traceLines.at(-1).type).toBe('summary');
     expect(traceLines.at(-1).metrics.speedupVsAr).toBe(summary.speedupVsAr);
     expect(traceLines.filter((l) => l.type === 'step').length).toBe(summary.steps);
@@ -319,8 +319,23 @@ describe('echo-studio run', () => {
     const trace = join(tmp.path, 'trace-f32.jsonl');
     await run(['--policy', 'chain', '--prompts', promptsFile, '--requests', '1', '--max-new-tokens', '3', ...pairFlags(), '--draft-precision', 'float32', '--trace', trace, '--json']);
     const header = JSON.parse(readFileSync(trace, 'utf8').split('\n')[0]);
-    expect(header.models.draft.precision).toBeUndefined();
-    await expect(run(['--policy', 'chain', ...pairFlags(), '--draft-precision', 'fp16'])).rejects.toThrow(/--draft-precision takes int8 or float32/);
+    expect(header.models.draft.precision).toBe('float32');
+    await expect(run(['--policy', 'chain', ...pairFlags(), '--draft-precision', 'fp16'])).rejects.toThrow(/--draft-precision takes float32, int8, int4, got "fp16"/);
+  });
+
+  it('runs a 4-bit target with --target-precision int4 and records both precisions in the summary, --json and the trace', async () => {
+    const trace = join(tmp.path, 'trace-int4.jsonl');
+    const common = ['--policy', 'chain', '--prompts', promptsFile, '--requests', '2', '--max-new-tokens', '4', ...pairFlags(), '--target-precision', 'int4'];
+    const summary = JSON.parse(await run([...common, '--trace', trace, '--json']));
+    expect(summary.precision).toEqual({ draft: 'int8', target: 'int4' });
+    expect(summary.config.targetPrecision).toBe('int4');
+    const header = JSON.parse(readFileSync(trace, 'utf8').split('\n')[0]);
+    expect(header.models.target.precision).toBe('int4');
+    expect(header.models.draft.precision).toBe('int8');
+    expect(header.config.targetPrecision).toBe('int4');
+    const text = await run([...common, '--draft-precision', 'float32']);
+    expect(text).toContain('weights: target int4, draft float32 · lossless with respect to the int4 target (weight-only quantised, not float32)');
+    await expect(run(['--policy', 'chain', ...pairFlags(), '--target-precision', 'int3'])).rejects.toThrow(/--target-precision takes float32, int8, int4, got "int3"/);
   });
 
   it('gives the draft attention sinks and a recent window with --draft-window: other drafts, the same output as ar, and the trace says so', async () => {

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { quantizeBlocks8, Q8_BLOCK } from '../../../src/engine/model/graph-builder.js';
+import { quantizeBlocks, QUANT_BLOCK as Q8_BLOCK } from '../../../src/engine/model/graph-builder.js';
 import { listGraphCache } from '../../../src/engine/model/graph-cache.js';
 import { loadModel, openModelFolder, type OrtModelSession } from '../../../src/engine/model/index.js';
 import { writeFixtureModel } from './fixtures.js';
@@ -39,11 +39,11 @@ async function prefillLogits(session: OrtModelSession, prompts: number[][]): Pro
   return rows.map((_, i) => r.logits!.slice(i * v, (i + 1) * v));
 }
 
-describe('quantizeBlocks8', () => {
+describe('quantizeBlocks, 8 bits', () => {
   test('round-trips every weight to within half a step of its block scale, padding with the zero point', () => {
     const cols = 40; // one full block, one of 8 padded to 32
     const w = Float32Array.from({ length: 3 * cols }, (_, i) => Math.sin(i * 1.7) * (1 + (i % 5)));
-    const { q, scales, blocks } = quantizeBlocks8(w, 3, cols);
+    const { packed: q, scales, blocks } = quantizeBlocks(w, 3, cols, 8);
     expect(blocks).toBe(2);
     for (let r = 0; r < 3; r++) {
       for (let c = 0; c < cols; c++) {
@@ -126,6 +126,6 @@ describe('int8 weights', () => {
   });
 
   test('an unknown head precision is a load error', async () => {
-    await expect(loadModel(fx.dir, { cacheDir: join(tmp.path, 'cache-bad'), precision: 'int4' as never })).rejects.toThrow(/precision must be float32 or int8/);
+    await expect(loadModel(fx.dir, { cacheDir: join(tmp.path, 'cache-bad'), precision: 'int2' as never })).rejects.toThrow(/precision must be float32, int8, int4, got int2/);
   });
 });
