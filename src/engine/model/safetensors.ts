@@ -1,7 +1,7 @@
 // Safetensors reader: headers are parsed eagerly (cheap), tensor data is read on demand, one tensor
 // at a time, and converted to float32 (the graph computes in float32 whatever the file holds).
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, isAbsolute, join, win32 } from 'node:path';
 import { ModelLoadError } from './errors.js';
 
 export type WeightDtype = 'float32' | 'float16' | 'bfloat16';
@@ -87,6 +87,18 @@ function readHeader(path: string): { info: SafetensorsFileInfo; entries: TensorE
   }
 }
 
+/**
+ * Why a shard name from model.safetensors.index.json is refused, or null: a shard must be a file
+ * inside the model's folder, so a downloaded folder cannot make the loader read (and hash into the
+ * graph cache) files elsewhere on the machine.
+ */
+export function shardNameProblem(name: unknown): string | null {
+  if (typeof name !== 'string' || name.trim() === '') return `a shard name in "weight_map" is not a file name (${JSON.stringify(name)})`;
+  if (isAbsolute(name) || win32.isAbsolute(name)) return `shard "${name}" is an absolute path; shards must be inside the model's folder`;
+  if (name.split(/[\\/]/).includes('..')) return `shard "${name}" leads out of the model's folder (".."); shards must be inside it`;
+  return null;
+}
+
 /** Finds model.safetensors or the shards named by model.safetensors.index.json, and reads their headers. */
 export function indexWeights(dir: string): WeightIndex {
   const single = join(dir, 'model.safetensors');
@@ -102,7 +114,12 @@ export function indexWeights(dir: string): WeightIndex {
       throw new ModelLoadError(indexPath, 'not valid JSON');
     }
     if (map === null || typeof map !== 'object') throw new ModelLoadError(indexPath, 'missing "weight_map"');
-    paths = [...new Set(Object.values(map))].sort().map((f) => join(dir, f));
+    const shards = [...new Set(Object.values(map))].sort();
+    for (const shard of shards) {
+      const problem = shardNameProblem(shard);
+      if (problem !== null) throw new ModelLoadError(indexPath, problem);
+    }
+    paths = shards.map((f) => join(dir, f));
     for (const p of paths) {
       if (!existsSync(p)) throw new ModelLoadError(p, "missing (named by model.safetensors.index.json)");
     }

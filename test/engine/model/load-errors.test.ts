@@ -1,5 +1,5 @@
 // Bad model folders: each is one line naming the file and the problem (ModelLoadError).
-import { mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync, statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { loadModel, ModelLoadError, readModelInfo } from '../../../src/engine/model/index.js';
@@ -71,6 +71,30 @@ test('a missing shard named by the index', async () => {
   const dir = fresh({ shards: 2 });
   rmSync(join(dir, 'model-00002-of-00002.safetensors'));
   expect((await loadError(dir)).message).toMatch(/model-00002-of-00002\.safetensors: missing \(named by model\.safetensors\.index\.json\)/);
+});
+
+test('a shard named outside the model folder (".." or an absolute path) is refused, though the file exists there', async () => {
+  const dir = fresh({ shards: 2 });
+  const shard = 'model-00002-of-00002.safetensors';
+  const outside = join(tmp.path, 'elsewhere');
+  mkdirSync(outside);
+  copyFileSync(join(dir, shard), join(outside, shard));
+  rmSync(join(dir, shard));
+  const indexPath = join(dir, 'model.safetensors.index.json');
+  const index = JSON.parse(readFileSync(indexPath, 'utf8'));
+  const pointAt = (name: string) => {
+    for (const key of Object.keys(index.weight_map)) if (index.weight_map[key] === shard || index.weight_map[key].includes('elsewhere')) index.weight_map[key] = name;
+    writeFileSync(indexPath, JSON.stringify(index));
+  };
+  pointAt(`../elsewhere/${shard}`);
+  expect((await loadError(dir)).message).toMatch(/model\.safetensors\.index\.json: shard "\.\.\/elsewhere\/model-00002-of-00002\.safetensors" leads out of the model's folder/);
+  expect(() => readModelInfo(dir)).toThrow(/leads out of the model's folder/);
+  pointAt(join(outside, shard));
+  expect((await loadError(dir)).message).toMatch(/model\.safetensors\.index\.json: shard ".*elsewhere.*" is an absolute path; shards must be inside the model's folder/);
+  // Back inside the folder, the same shard loads.
+  copyFileSync(join(outside, shard), join(dir, shard));
+  pointAt(shard);
+  expect(readModelInfo(dir).numLayers).toBeGreaterThan(0);
 });
 
 test('truncated safetensors', async () => {
