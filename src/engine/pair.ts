@@ -7,7 +7,8 @@
 import { defaultDraftPrecision, type WeightPrecision } from '../shared/config.js';
 import { parseModelConfig, readConfigJson } from './model/config.js';
 import { isHeadFolder, loadHead, openHeadFolder } from './model/head-loader.js';
-import { defaultThreads, loadModel, readModelInfo, type LoadOptions } from './model/loader.js';
+import { defaultThreads, folderMemory, loadModel, openModelFolder, readModelInfo, type LoadOptions } from './model/loader.js';
+import { machineMemoryBytes, memoryFitProblem, type PlannedModel } from './model/memory-estimate.js';
 import { assertSameVocabulary, ModelTokenizer } from './model/tokenizer.js';
 import type { AttentionWindow, ModelSession } from './model/types.js';
 
@@ -26,7 +27,7 @@ export interface ModelPair {
   release(): Promise<void>;
 }
 
-export interface PairOptions extends Pick<LoadOptions, 'threads' | 'provider' | 'cacheDir' | 'onMessage'> {
+export interface PairOptions extends Pick<LoadOptions, 'threads' | 'provider' | 'cacheDir' | 'onMessage' | 'memoryBytes'> {
   /** KV slots = requests in flight at once. */
   slots: number;
   /** Rows per slot: prompt + output + draft tree. */
@@ -59,6 +60,21 @@ export function pairThreads(
   return { target: { threads: target, spin: target > 1 }, draft: { threads: 1, spin: false } };
 }
 
+/**
+ * Refuses, before either model loads, a pair whose memory estimate cannot fit this machine (or
+ * `options.memoryBytes`), in one line naming a precision that would fit (memory-estimate.ts).
+ */
+export function checkPairMemory(options: Pick<PairOptions, 'slots' | 'maxLength' | 'memoryBytes'>, target: { dir: string; precision: WeightPrecision }, draft?: { dir: string; precision: WeightPrecision }): void {
+  const plan = (m: { dir: string; precision: WeightPrecision }, name: 'target' | 'draft'): PlannedModel => ({
+    name,
+    precision: m.precision,
+    estimates: folderMemory(openModelFolder(m.dir), options.slots, options.maxLength),
+    precisionOption: `--${name}-precision`,
+  });
+  const problem = memoryFitProblem([plan(target, 'target'), ...(draft ? [plan(draft, 'draft')] : [])], options.memoryBytes ?? machineMemoryBytes());
+  if (problem !== null) throw new Error(`${options.slots} KV slots of ${options.maxLength} rows: the pair ${problem}`);
+}
+
 export async function loadPair(draftDir: string, targetDir: string, options: PairOptions): Promise<ModelPair> {
   // A folder that is not a model at all should say so, not that its tokenizer.json is missing.
   const targetJson = readConfigJson(targetDir);
@@ -73,14 +89,16 @@ export async function loadPair(draftDir: string, targetDir: string, options: Pai
   const targetTokenizer = ModelTokenizer.load(targetDir);
   const draftTokenizer = ModelTokenizer.load(draftDir);
   assertSameVocabulary(draftTokenizer, targetTokenizer);
-  const load = { provider: options.provider, cacheDir: options.cacheDir, onMessage: options.onMessage, slots: options.slots };
+  const draftPrecision = options.draftPrecision ?? defaultDraftPrecision(options.provider);
+  checkPairMemory(options, { dir: targetDir, precision: options.targetPrecision ?? 'float32' }, { dir: draftDir, precision: draftPrecision });
+  const load = { provider: options.provider, cacheDir: options.cacheDir, onMessage: options.onMessage, slots: options.slots, memoryBytes: options.memoryBytes };
   const threads = pairThreads(options.threads, readModelInfo(targetDir).parameters);
   const target = await loadModel(targetDir, { ...load, ...threads.target, maxLength: options.maxLength, precision: options.targetPrecision ?? 'float32' });
   const draft = await loadModel(draftDir, {
     ...load,
     ...threads.draft,
     maxLength: options.maxLength,
-    precision: options.draftPrecision ?? defaultDraftPrecision(options.provider),
+    precision: draftPrecision,
     ...(options.draftWindow ? { window: options.draftWindow } : {}),
   });
   // Padded output layers may differ in size, but the draft must never propose an id the target lacks.
@@ -112,7 +130,9 @@ export async function loadPair(draftDir: string, targetDir: string, options: Pai
  */
 async function loadHeadPair(draftDir: string, targetDir: string, targetConfig: ReturnType<typeof parseModelConfig>, options: PairOptions): Promise<ModelPair> {
   const { featureBoundaries } = openHeadFolder(draftDir, targetConfig);
-  const load = { provider: options.provider, cacheDir: options.cacheDir, onMessage: options.onMessage, slots: options.slots };
+  // The head is a layer or two beside the target: the target decides whether the pair fits.
+  checkPairMemory(options, { dir: targetDir, precision: options.targetPrecision ?? 'float32' });
+  const load = { provider: options.provider, cacheDir: options.cacheDir, onMessage: options.onMessage, slots: options.slots, memoryBytes: options.memoryBytes };
   const threads = pairThreads(options.threads, readModelInfo(targetDir).parameters);
   const target = await loadModel(targetDir, { ...load, ...threads.target, maxLength: options.maxLength, precision: options.targetPrecision ?? 'float32', featureBoundaries });
   let draft;

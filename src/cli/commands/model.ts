@@ -12,11 +12,23 @@ import {
   type GraphCacheEntry,
   type GraphRemoval,
 } from '../../engine/model/graph-cache.js';
-import { graphFileBytes, isGraphCached, loadModel, openModelFolder } from '../../engine/model/loader.js';
+import { defaultMaxLength, folderMemory, graphFileBytes, isGraphCached, loadModel, openModelFolder } from '../../engine/model/loader.js';
+import { formatGiB, machineMemoryBytes, MEMORY_SHARE, peakBytes, usableBytes, type MemoryEstimate } from '../../engine/model/memory-estimate.js';
 import { parseModelConfig, readConfigJson } from '../../engine/model/config.js';
 import { isHeadFolder, loadHead, openHeadFolder } from '../../engine/model/head-loader.js';
 import { ModelTokenizer } from '../../engine/model/tokenizer.js';
 import type { ModelInfo } from '../../engine/model/types.js';
+
+/** What loading the folder would take, at every precision, before anything loads. */
+export interface MemoryReport {
+  slots: number;
+  maxLength: number;
+  /** This machine's memory as the fit check reads it ($ECHO_STUDIO_MEMORY, else os.totalmem()). */
+  machineBytes: number;
+  /** What a load may plan to use of it. */
+  usableBytes: number;
+  precisions: Array<MemoryEstimate & { fits: boolean }>;
+}
 
 export interface ModelInfoReport extends ModelInfo {
   tokenizerVocabSize: number | null;
@@ -24,10 +36,22 @@ export interface ModelInfoReport extends ModelInfo {
   graphCached: boolean;
   graphPath: string;
   graphBytes: number | null;
+  memory: MemoryReport;
 }
 
-export function modelInfoReport(dir: string): ModelInfoReport {
+export function modelInfoReport(dir: string, load: { slots?: number; maxLength?: number } = {}): ModelInfoReport {
   const folder = openModelFolder(resolve(dir), cacheRoot());
+  const slots = load.slots ?? 8;
+  const maxLength = load.maxLength ?? defaultMaxLength(folder.config);
+  const machineBytes = machineMemoryBytes();
+  const usable = usableBytes(machineBytes);
+  const memory: MemoryReport = {
+    slots,
+    maxLength,
+    machineBytes,
+    usableBytes: usable,
+    precisions: folderMemory(folder, slots, maxLength).map((e) => ({ ...e, fits: peakBytes(e) <= usable })),
+  };
   let tokenizer: ModelTokenizer | null = null;
   try {
     tokenizer = ModelTokenizer.load(folder.dir, folder.info.eosTokenIds);
@@ -42,7 +66,19 @@ export function modelInfoReport(dir: string): ModelInfoReport {
     graphCached: cached,
     graphPath: folder.graphPath,
     graphBytes: cached ? graphFileBytes(folder.graphPath) : null,
+    memory,
   };
+}
+
+/** `model info`'s memory lines: one per precision. */
+export function memoryLines(m: MemoryReport): string[] {
+  return [
+    `memory        for ${m.slots} KV slots of ${m.maxLength} rows (--slots, --max-length); a load may use ${formatGiB(m.usableBytes)} here (${Math.round(MEMORY_SHARE * 100)} % of ${formatGiB(m.machineBytes)})`,
+    ...m.precisions.map(
+      (e) =>
+        `  ${e.precision.padEnd(8)}    weights ${formatGiB(e.weightBytes)} + KV ${formatGiB(e.kvBytes)}: about ${formatGiB(e.runningBytes)} running, ${formatGiB(e.buildPeakBytes)} at the first load's graph build · ${e.fits ? 'fits' : 'does not fit'}`,
+    ),
+  ];
 }
 
 export interface ModelCheckReport {
@@ -210,11 +246,13 @@ export function register(program: Command): void {
 
   model
     .command('info')
-    .description('architecture, parameters, dtype, vocabulary and graph cache status')
+    .description('architecture, parameters, dtype, vocabulary, graph cache status, and the memory a load takes at each precision')
     .argument('<dir>', 'model folder (config.json, safetensors, tokenizer.json)')
+    .option('--slots <n>', 'KV slots (requests in flight) to size the memory for (default 8)', parsePositiveInt)
+    .option('--max-length <n>', 'KV rows per slot to size the memory for (default min(2048, the model\'s positions))', parsePositiveInt)
     .option('--json', 'print JSON')
-    .action((dir: string, options: { json?: boolean }) => {
-      const r = modelInfoReport(dir);
+    .action((dir: string, options: { json?: boolean; slots?: number; maxLength?: number }) => {
+      const r = modelInfoReport(dir, { slots: options.slots, maxLength: options.maxLength });
       if (options.json) {
         process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
         return;
@@ -230,6 +268,7 @@ export function register(program: Command): void {
         `bos / eos     ${r.bosTokenId ?? '-'} / ${r.eosTokenIds.join(', ') || '-'}`,
         `chat template ${r.chatTemplate ? 'yes' : 'no'}`,
         `graph cache   ${r.graphCached ? `built, ${formatBytes(r.graphBytes ?? 0)}: ${r.graphPath}` : `not built yet (first load builds ${r.graphPath})`}`,
+        ...memoryLines(r.memory),
       ];
       process.stdout.write(`${lines.join('\n')}\n`);
     });

@@ -20,6 +20,7 @@ import {
   writeGraphSidecar,
   type GraphRemoval,
 } from './graph-cache.js';
+import { estimateAllPrecisions, machineMemoryBytes, memoryFitProblem, type MemoryEstimate } from './memory-estimate.js';
 import { indexWeights, isWeightDtype, readTensorF32, weightIdentity, type WeightIndex } from './safetensors.js';
 import { weightContentHash } from './weight-hashes.js';
 import { OrtModelSession, windowProblem } from './session.js';
@@ -80,6 +81,11 @@ export interface LoadOptions {
    * `features` (eagle3-config.ts, featureBoundaries). Default: none.
    */
   featureBoundaries?: number[];
+  /**
+   * The memory to plan the load against (default: $ECHO_STUDIO_MEMORY, else this machine's): a
+   * load whose estimate cannot fit is refused before anything is built (memory-estimate.ts).
+   */
+  memoryBytes?: number;
   /** Receives one-line notes (CUDA fallback, graph built vs reused). */
   onMessage?: (line: string) => void;
 }
@@ -95,6 +101,8 @@ export interface ModelFolder {
   precision: WeightPrecision;
   /** Feature boundaries built into the graph (an EAGLE-3 head's target); empty: none. */
   featureBoundaries: number[];
+  /** The folder has its own lm_head.weight and config.json does not tie it to the embedding. */
+  untiedHead: boolean;
 }
 
 /**
@@ -167,7 +175,18 @@ export function openModelFolder(dir: string, cacheDir = cacheRoot(), precision: 
     },
     precision,
     featureBoundaries,
+    untiedHead: !config.tieWordEmbeddings && weights.tensors.has('lm_head.weight'),
   };
+}
+
+/** KV rows per slot a load gets when not told (loadModel's default). */
+export function defaultMaxLength(config: ModelConfig): number {
+  return Math.min(2048, config.maxPositions);
+}
+
+/** A folder's memory at every precision for `slots` slots of `maxLength` rows, from its headers alone. */
+export function folderMemory(folder: Pick<ModelFolder, 'config' | 'untiedHead'>, slots: number, maxLength: number): MemoryEstimate[] {
+  return estimateAllPrecisions(folder.config, folder.untiedHead, slots, maxLength);
 }
 
 export function readModelInfo(dir: string): ModelInfo {
@@ -290,7 +309,7 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   const folder = openModelFolder(dir, options.cacheDir ?? cacheRoot(), precision, options.featureBoundaries ?? [], (file) => note(`hashing ${basename(file)} once for the graph cache (remembered while its size and mtime stay)`));
   const threads = options.threads ?? defaultThreads(folder.info.parameters);
   const slots = options.slots ?? 8;
-  const maxLength = options.maxLength ?? Math.min(2048, folder.config.maxPositions);
+  const maxLength = options.maxLength ?? defaultMaxLength(folder.config);
   if (!Number.isInteger(threads) || threads < 1) throw new ModelLoadError(dir, `threads must be a positive integer, got ${threads}`);
   if (!Number.isInteger(slots) || slots < 1) throw new ModelLoadError(dir, `slots must be a positive integer, got ${slots}`);
   if (!Number.isInteger(maxLength) || maxLength < 1) throw new ModelLoadError(dir, `maxLength must be a positive integer, got ${maxLength}`);
@@ -310,6 +329,8 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   const window = options.window !== undefined ? options.window : ownWindow;
   const problem = window === null ? null : windowProblem(window);
   if (problem !== null) throw new ModelLoadError(dir, problem);
+  const tooBig = memoryFitProblem([{ name: 'model', precision, estimates: folderMemory(folder, slots, maxLength) }], options.memoryBytes ?? machineMemoryBytes());
+  if (tooBig !== null) throw new ModelLoadError(dir, `${slots} KV slots of ${maxLength} rows: ${tooBig}`);
   let { path, built, pruned, cacheProblems } = ensureGraph(folder, options.externalDataThreshold);
   const superseded = pruned?.removed.length ?? 0;
   const freed = superseded === 0 ? '' : ` (deleted ${superseded} superseded graph${superseded === 1 ? '' : 's'} of this folder, ${(pruned!.removed.reduce((sum, e) => sum + e.bytes, 0) / (1 << 20)).toFixed(1)} MiB)`;
