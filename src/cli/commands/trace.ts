@@ -23,6 +23,8 @@ export interface TraceSummaryReport {
   header: Pick<TraceHeader, 'createdAt' | 'writer' | 'config' | 'hardware' | 'recordCandidates'>;
   /** How the draft ran: its weights' precision and attention window, when not as on disk and whole. */
   draft: { precision?: WeightPrecision; window?: AttentionWindow };
+  /** The target's weights' precision, when the trace records it (float32 unless the run quantised it). */
+  target: { precision?: WeightPrecision };
   /** The run wrote its summary line: it ended (finished, stopped or failed) rather than crashed. */
   ended: boolean;
   endReason?: 'finished' | 'stopped' | 'error';
@@ -45,10 +47,12 @@ export async function summariseTrace(file: string): Promise<TraceSummaryReport> 
   if (speedup !== undefined) metrics.speedupVsAr = speedup;
   const { createdAt, writer, config, hardware, recordCandidates } = trace.header;
   const { precision, window } = trace.header.models.draft;
+  const targetPrecision = trace.header.models.target.precision;
   return {
     file,
     header: { createdAt, writer, config, hardware, recordCandidates },
     draft: { ...(precision ? { precision } : {}), ...(window ? { window } : {}) },
+    target: targetPrecision ? { precision: targetPrecision } : {},
     ended: trace.summary !== undefined,
     ...(trace.summary ? { endReason: trace.summary.reason } : {}),
     metrics,
@@ -89,6 +93,9 @@ export function formatSummary(r: TraceSummaryReport): string {
   const rows: [string, string][] = [
     ['policy', `${c.policy}  batch ${c.batch}  K_max ${c.kmax}  temperature ${c.temperature}`],
     ...(draftNotes.length > 0 ? ([['draft', draftNotes.join(' · ')]] as [string, string][]) : []),
+    ...(r.target.precision && r.target.precision !== 'float32'
+      ? ([['target', `${r.target.precision} weights (weight-only quantised): the output is lossless with respect to this target, not to float32`]] as [string, string][])
+      : []),
     ['steps / requests', `${m.steps} / ${m.requests}`],
     ['generated tokens', `${m.generatedTokens} in ${fixed(m.wallMs / 1000)} s`],
     ['throughput', `${fixed(m.throughput, 1)} tok/s`],

@@ -9,6 +9,7 @@ import { suggestKmax } from '../../../src/engine/cost/knee.js';
 import { rescoreTrace } from '../../../src/engine/trace/what-if.js';
 import { atBaselineStepCost } from '../../../src/shared/step-costs.js';
 import { readTrace } from '../../../src/engine/trace/read.js';
+import { formatSummary, summariseTrace } from '../../../src/cli/commands/trace.js';
 import { writeFixtureModel, writeSwappedVocabModel } from '../../engine/model/fixtures.js';
 import { writePassThroughHead } from '../../engine/fixtures/head.js';
 import { resolveModelDirs } from '../../../src/engine/session-run.js';
@@ -333,6 +334,7 @@ describe('echo-studio run', () => {
     expect(header.models.target.precision).toBe('int4');
     expect(header.models.draft.precision).toBe('int8');
     expect(header.config.targetPrecision).toBe('int4');
+    expect(formatSummary(await summariseTrace(trace))).toMatch(/target\s+int4 weights \(weight-only quantised\): the output is lossless with respect to this target, not to float32/);
     const text = await run([...common, '--draft-precision', 'float32']);
     expect(text).toContain('weights: target int4, draft float32 · lossless with respect to the int4 target (weight-only quantised, not float32)');
     await expect(run(['--policy', 'chain', ...pairFlags(), '--target-precision', 'int3'])).rejects.toThrow(/--target-precision takes float32, int8, int4, got "int3"/);
