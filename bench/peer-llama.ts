@@ -18,13 +18,15 @@
 // Options: --target DIR, --draft DIR [the bundled pair], --domains code,prose [8 prompts each],
 // --count N prompts per domain [8], --new N tokens per prompt [64], --chain N drafted tokens [3],
 // --rounds N [3], --threads N llama.cpp threads [2], --echo-threads N [the engine's default],
-// --gguf f32|q8_0 [f32], --cache DIR [~/.cache/echo-studio-peers].
+// --gguf f32|q8_0 [f32], --echo-precision float32|int8|int4 ECHO's target weights [float32] (int8
+// against --gguf q8_0: two 8-bit schemes, so their greedy outputs may part), --cache DIR [~/.cache/echo-studio-peers].
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadPair } from '../src/engine/pair.js';
+import { WeightPrecisionSchema } from '../src/shared/config.js';
 import { createPolicy } from '../src/engine/policy/index.js';
 import { Runner, slotRows } from '../src/engine/runner.js';
 import { encodePrompt, readPromptsFile } from '../src/engine/workload.js';
@@ -41,6 +43,7 @@ const { values: args } = parseArgs({
     threads: { type: 'string', default: '2' },
     'echo-threads': { type: 'string' },
     gguf: { type: 'string', default: 'f32' },
+    'echo-precision': { type: 'string', default: 'float32' },
     cache: { type: 'string', default: join(homedir(), '.cache', 'echo-studio-peers') },
   },
 });
@@ -49,6 +52,7 @@ const newTokens = Number(args.new);
 const chain = Number(args.chain);
 const rounds = Number(args.rounds);
 if (args.gguf !== 'f32' && args.gguf !== 'q8_0') throw new Error(`--gguf takes f32 or q8_0, got ${args.gguf}`);
+const echoPrecision = WeightPrecisionSchema.parse(args['echo-precision']);
 const cache = resolve(args.cache);
 const source = join(cache, 'llama.cpp');
 const run = (cmd: string, argv: string[], cwd?: string): string => execFileSync(cmd, argv, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 28 });
@@ -91,6 +95,7 @@ const draftGguf = toGguf(args.draft);
 const pair = await loadPair(args.draft, args.target, {
   slots: 1,
   maxLength: 512,
+  targetPrecision: echoPrecision,
   ...(args['echo-threads'] ? { threads: Number(args['echo-threads']) } : {}),
 });
 const prompts = (await Promise.all(args.domains.split(',').map((d) => readPromptsFile(join('assets', 'prompts', `${d}.jsonl`), { limit: Number(args.count) })))).flat().map((r) => encodePrompt(r, pair.tokenizer));
@@ -143,7 +148,7 @@ async function echo(policy: 'ar' | 'chain'): Promise<Decoded> {
   return { tokens, tokPerS: (prompts.length * (newTokens - 1)) / (decodeMs / 1000) };
 }
 
-console.log(`llama.cpp ${revision} (from ${PACKAGE}), GGML_NATIVE, ${args.threads} thread(s), GGUF ${args.gguf}; ECHO Studio target ${args.target}, draft ${args.draft}`);
+console.log(`llama.cpp ${revision} (from ${PACKAGE}), GGML_NATIVE, ${args.threads} thread(s), GGUF ${args.gguf}; ECHO Studio target ${args.target} (${echoPrecision} weights), draft ${args.draft}`);
 console.log(`${prompts.length} prompts (${args.domains}), ${newTokens} new tokens each, greedy, batch 1, chain of ${chain}`);
 
 // 1. Identical greedy output first.

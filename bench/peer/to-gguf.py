@@ -114,7 +114,10 @@ writer.add_add_bos_token(False)
 
 def add(name: str, data: np.ndarray) -> None:
     data = np.ascontiguousarray(data, dtype=np.float32)
-    if data.ndim == 1 or quant == gguf.GGMLQuantizationType.F32:
+    # Q8_0 packs rows in blocks of 32; a row length that is not a multiple stays float32, as
+    # llama.cpp's own converter does (the small draft's 344-wide MLP).
+    block = gguf.GGML_QUANT_SIZES[quant][0]
+    if data.ndim == 1 or quant == gguf.GGMLQuantizationType.F32 or data.shape[-1] % block:
         writer.add_tensor(name, data)
     else:
         writer.add_tensor(name, gguf.quants.quantize(data, quant), raw_dtype=quant)
