@@ -84,6 +84,26 @@ export function formatAttentionWindow(window: AttentionWindow): string {
 }
 
 /**
+ * The one τ_d grammar of the command line (run, sweep, trace what-if) and the studio's run form:
+ * DEPTH:TAU pairs separated by commas or spaces (DEPTH=TAU reads alike), each τ in [0, 1], e.g.
+ * "0:0.2, 5:0.35"; "none" is no gates. The thresholds keyed by depth, or the part that is not a pair.
+ */
+export function parseTauList(text: string): { taus: Record<string, number> } | { bad: string } {
+  const taus: Record<string, number> = {};
+  const trimmed = text.trim();
+  if (trimmed === 'none') return { taus };
+  // A pair may space out its colon ("0 : 0.2"); pairs are apart by commas or spaces.
+  const parts = trimmed.replace(/\s*([:=])\s*/g, '$1').split(/[\s,]+/);
+  for (const part of parts) {
+    const m = /^(\d+)[:=]([0-9.eE+-]+)$/.exec(part);
+    const tau = m ? Number(m[2]) : NaN;
+    if (!m || !(tau >= 0 && tau <= 1)) return { bad: part };
+    taus[String(Number(m[1]))] = tau;
+  }
+  return { taus };
+}
+
+/**
  * Every setting of a run, each declared once here: the run config, the knobs the studio turns
  * mid-run, the policies' options and the command line's flags are all cut from these fields.
  */
@@ -188,3 +208,6 @@ export type PolicySettings = Pick<
   RunConfig,
   'batch' | 'kmax' | 'chainLength' | 'shape' | 'taus' | 'tau' | 'maxDepth' | 'maxWidth' | 'dddThreshold' | 'confidence' | 'verifyCost' | 'draftCost'
 >;
+
+/** What `trace what-if` may re-score a recorded run under: policy settings, each absent = the run's. */
+export type WhatIfSettings = Partial<Pick<PolicySettings, 'kmax' | 'taus' | 'tau' | 'maxDepth' | 'maxWidth' | 'shape' | 'chainLength' | 'dddThreshold' | 'draftCost'>>;

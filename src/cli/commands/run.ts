@@ -19,7 +19,7 @@ import type { RequestResult } from '../../engine/runner.js';
 import { loadRunSetup, runTraceHeader, type RunSetup } from '../../engine/session-run.js';
 import { promptText } from '../../engine/workload.js';
 import { TraceRecorder } from '../../engine/trace/writer.js';
-import { ConfidenceSignalSchema, defaultDraftPrecision, GATED_POLICIES, MAX_DRAFT_COST, parseValidAttentionWindow, POLICY_NAMES, RunConfigSchema, WEIGHT_PRECISIONS, WeightPrecisionSchema, type AttentionWindow, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
+import { ConfidenceSignalSchema, defaultDraftPrecision, GATED_POLICIES, MAX_DRAFT_COST, parseTauList, parseValidAttentionWindow, POLICY_NAMES, RunConfigSchema, WEIGHT_PRECISIONS, WeightPrecisionSchema, type AttentionWindow, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { RunMetrics, StepTimeSplit } from '../../shared/events.js';
 import { atBaselineStepCost, meanStepMs } from '../../shared/step-costs.js';
 import { integer } from '../flags.js';
@@ -363,19 +363,11 @@ function parseVerifyCost(value: string): VerifyCost {
   return m[3] === undefined ? { knee: Number(m[1]), gamma: Number(m[2]) } : { knee: Number(m[1]), gamma: Number(m[2]), draftRow: Number(m[3]) };
 }
 
-/**
- * `--taus` of run, sweep and trace what-if: DEPTH:TAU pairs, e.g. "0:0.2,5:0.35" (DEPTH=TAU is
- * read alike), each τ a probability; one parser, so the commands take the same grammar.
- */
+/** `--taus` of run, sweep and trace what-if, in the one τ grammar (parseTauList). */
 export function parseTaus(value: string): Record<string, number> {
-  const taus: Record<string, number> = {};
-  for (const part of value.split(',')) {
-    const m = /^\s*(\d+)\s*[:=]\s*([0-9.eE+-]+)\s*$/.exec(part);
-    const tau = m ? Number(m[2]) : NaN;
-    if (!m || !(tau >= 0 && tau <= 1)) throw new InvalidArgumentError(`--taus takes DEPTH:TAU,… with each τ in [0, 1] (e.g. 0:0.2,5:0.35), got "${value}"`);
-    taus[String(Number(m[1]))] = tau;
-  }
-  return taus;
+  const parsed = parseTauList(value);
+  if ('bad' in parsed) throw new InvalidArgumentError(`--taus takes DEPTH:TAU,… with each τ in [0, 1] (e.g. 0:0.2,5:0.35) or none, got "${value}"`);
+  return parsed.taus;
 }
 
 /** The workload and model folder options of run and sweep. */

@@ -12,7 +12,7 @@
 // Re-scoring is per step, from each recorded step's own prefix and batch: it answers "how would
 // this step have gone with these settings?". Wall time is not re-simulated.
 
-import type { TreeShape } from '../../shared/config.js';
+import type { WhatIfSettings } from '../../shared/config.js';
 import type { RequestStep, RunMetrics, StepEvent, TreeNode } from '../../shared/events.js';
 import type { Expansion, TraceStep } from '../../shared/trace-schema.js';
 import { parseProfile, profileGates } from '../calibrate/profile.js';
@@ -24,19 +24,8 @@ import { packSuperTree, type PackedRequest } from '../verify/pack.js';
 import type { DraftTree } from '../tree.js';
 import type { TraceContents } from './parse.js';
 
-/** Settings to re-score under; anything absent keeps the recorded run's value. */
-export interface WhatIfSettings {
-  kmax?: number;
-  taus?: Record<string, number>;
-  tau?: number;
-  maxDepth?: number;
-  maxWidth?: number;
-  shape?: TreeShape;
-  chainLength?: number;
-  dddThreshold?: number;
-  /** echo / dense / fixed: the draft price per layer (0: none); default the run's. */
-  draftCost?: number;
-}
+/** Settings to re-score under (declared with the run config); anything absent keeps the recorded run's value. */
+export type { WhatIfSettings };
 
 export interface WhatIfRequestStep {
   requestId: string;

@@ -1,7 +1,7 @@
 // The run panel: model pair, prompts, policy and budget; start, pause, one step, stop. While a
 // run is live, the knobs (K_max, batch, τ) apply between steps through knobs.set, no restart.
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
-import { ConfidenceSignalSchema, isGatedPolicy, KnobsSchema, parseAttentionWindow, POLICY_NAMES, RunConfigSchema, WEIGHT_PRECISIONS, type AttentionWindow, type ConfidenceSignal, type Knobs, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
+import { ConfidenceSignalSchema, isGatedPolicy, KnobsSchema, parseAttentionWindow, parseTauList, POLICY_NAMES, RunConfigSchema, WEIGHT_PRECISIONS, type AttentionWindow, type ConfidenceSignal, type Knobs, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { BundledModel, EngineKnobsEvent } from '../../shared/messages.js';
 import type { KneeSuggestion } from '../studio/store.js';
 import { useSend, useStudio, useStudioStore } from './StudioContext.js';
@@ -74,20 +74,13 @@ const NO_DOMAINS: readonly string[] = [];
 export type FieldErrors = Partial<Record<keyof RunForm | 'form', string>>;
 
 /**
- * "0:0.2, 2:0.35" → {"0": 0.2, "2": 0.35}; "none" → {} (no gates); empty → undefined (calibrate
- * first); a string describing the problem when malformed.
+ * The τ field in the one τ grammar (parseTauList): "0:0.2, 2:0.35" → {"0": 0.2, "2": 0.35};
+ * "none" → {} (no gates); empty → undefined (calibrate first); a string describing the problem when malformed.
  */
 export function parseTaus(text: string): Record<string, number> | undefined | string {
-  const out: Record<string, number> = {};
-  const trimmed = text.trim();
-  if (trimmed === '') return undefined;
-  if (trimmed === 'none') return out;
-  for (const part of trimmed.split(/[,\s]+/).filter(Boolean)) {
-    const match = /^(\d+):(\d*\.?\d+)$/.exec(part);
-    if (!match) return `"${part}" is not depth:τ (e.g. 2:0.35), "none" or empty`;
-    out[match[1]] = Number(match[2]);
-  }
-  return out;
+  if (text.trim() === '') return undefined;
+  const parsed = parseTauList(text);
+  return 'bad' in parsed ? `"${parsed.bad}" is not depth:τ (e.g. 2:0.35), "none" or empty` : parsed.taus;
 }
 
 /** "4:64" → { sink: 4, recent: 64 }; empty → undefined (the whole past); a string describing the problem when malformed. */
