@@ -10,12 +10,12 @@
 // ratio to the first (an A/A control) shows how close to 1 a ratio must be to mean nothing.
 // Interleaved by steps instead (`interleave: 'steps'`), a round's runs share the pair at once and
 // take turns one step each (runLockstep), so the machine's drift falls on them within a step or two.
-import { formatAttentionWindow, parseValidAttentionWindow, POLICY_NAMES, type AttentionWindow } from '../shared/config.js';
+import { formatAttentionWindow, parseValidAttentionWindow, type AttentionWindow } from '../shared/config.js';
 import type { ModelledClock } from './cost/clock.js';
 import type { StepCosts } from '../shared/step-costs.js';
 import { medianRound, stepMedianMs } from './metrics/paired-rounds.js';
 import { runRounds, slotsForRounds, type Interleaving, type StartedRun } from './rounds.js';
-import { createPolicy } from './policy/index.js';
+import { createPolicy, unknownPolicy } from './policy/index.js';
 import { startRun } from './instrumented-run.js';
 import { policyOptions, type RunSetup } from './session-run.js';
 import type { RunMetrics, StepEvent } from '../shared/events.js';
@@ -54,7 +54,8 @@ export function parseSweepEntry(entry: string): SweepEntry {
   const { repeated, copy } = splitRepeat(entry);
   if (copy !== null) return { ...parseSweepEntry(repeated), label: entry, repeats: repeated };
   const [policy, suffix, ...rest] = entry.split('@');
-  if (!(POLICY_NAMES as readonly string[]).includes(policy)) throw new Error(`unknown policy "${policy}" (choose from ${POLICY_NAMES.join(', ')})`);
+  const unknown = unknownPolicy(policy);
+  if (unknown !== null) throw new Error(unknown);
   if (suffix === undefined) return { label: entry, policy };
   const window = parseValidAttentionWindow(suffix);
   if (rest.length > 0 || (suffix !== 'whole' && window === null)) {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { FrameCoalescer, systemClock, type FrameClock } from './frame-coalescer.js';
 import { findBundledModels } from './bundled-models.js';
 import { defaultDraftPrecision } from '../shared/config.js';
+import { availablePolicies } from '../engine/policy/index.js';
 import { bundledDomains } from '../engine/session-run.js';
 import type { HandlerModule, HandlerTable, HostContext, RequestContext } from './handler-context.js';
 import { buildHandlerTable, HANDLER_MODULES } from './handlers.js';
@@ -76,6 +77,7 @@ export class EngineHost {
       provider: this.provider,
       draftPrecision: defaultDraftPrecision(this.provider === 'cuda' ? 'cuda' : 'cpu'),
       domains: this.domains,
+      policies: availablePolicies(),
       runState: this.runState,
     };
   }

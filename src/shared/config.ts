@@ -14,6 +14,14 @@ export const POLICY_NAMES = [
 ] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
 
+/**
+ * What a policy may be called: the built-in names and any a program registers beside them
+ * (engine/policy/index.ts registerPolicy). A sweep entry reads `@` and `#` after the name, so
+ * names keep to a plain alphabet. Whether the name is registered is checked where the registry is
+ * known: the command line when it parses --policy, the engine before it loads anything.
+ */
+export const PolicyNameSchema = z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'a policy name is lower-case letters, digits and dashes');
+
 /** The policies that gate with τ_d (and so read a profile, a confidence signal, a verification cost). */
 export const GATED_POLICIES: readonly PolicyName[] = ['echo', 'dense', 'fixed'];
 export const isGatedPolicy = (policy: string): boolean => (GATED_POLICIES as readonly string[]).includes(policy);
@@ -114,7 +122,7 @@ const RUN_FIELDS = {
   /** Exactly one of domain (bundled prompt set) or promptsFile. */
   domain: z.string().optional(),
   promptsFile: z.string().optional(),
-  policy: z.enum(POLICY_NAMES),
+  policy: PolicyNameSchema,
   /** Requests in flight at once (continuous batching). */
   batch: z.number().int().min(1).max(1024),
   /** Global verification budget: Σ_i (1 + K_i) ≤ kmax. */

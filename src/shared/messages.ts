@@ -2,7 +2,7 @@
 // the engine MessagePort, the web host's WebSocket, the engine host's parent channel) carries these
 // plain JSON objects {type, ...} and validates them with these schemas where they enter.
 import { z } from 'zod';
-import { ConfidenceSignalSchema, KnobsSchema, POLICY_NAMES, RunConfigSchema, WeightPrecisionSchema } from './config.js';
+import { ConfidenceSignalSchema, KnobsSchema, PolicyNameSchema, RunConfigSchema, WeightPrecisionSchema } from './config.js';
 import { DepthHistogramSchema, RunMetricsSchema, StepEventSchema } from './trace-schema.js';
 
 /** Largest message any transport accepts, in bytes of JSON. Frames of big trees stay far below. */
@@ -157,7 +157,7 @@ export type CalibrationSummary = z.infer<typeof CalibrationSummarySchema>;
  */
 export const EngineKnobsEventSchema = z.object({
   type: z.literal('knobs'),
-  policy: z.enum(POLICY_NAMES),
+  policy: PolicyNameSchema,
   batch: z.number().int().min(1),
   kmax: z.number().int().min(1),
   /** τ per gated depth (echo, dense, fixed); empty: no gates. */
@@ -229,6 +229,8 @@ export const EventSchema = z.discriminatedUnion('type', [
     draftPrecision: WeightPrecisionSchema.optional(),
     /** The bundled prompt sets a run may name as its domain (assets/prompts). */
     domains: z.array(z.string()).optional(),
+    /** The policies a run may name: the built-in ones and any the host's program registered. */
+    policies: z.array(z.string()).optional(),
     runState: z.enum(RUN_STATES),
   }),
   z.object({

@@ -5,6 +5,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { HandlerModule } from '../../src/host/handler-context.js';
 import { coreHandlers } from '../../src/host/handlers.js';
+import { availablePolicies, createPolicy, registerPolicy } from '../../src/engine/policy/index.js';
 import { bundledDomains } from '../../src/engine/session-run.js';
 import { EngineHost } from '../../src/host/host.js';
 import { nodeMessagePortPort } from '../../src/host/port.js';
@@ -57,8 +58,20 @@ describe('EngineHost', () => {
       provider: 'cpu',
       draftPrecision: 'int8',
       domains: bundledDomains(),
+      policies: availablePolicies(),
       runState: 'idle',
     });
+    client.close();
+    await host.shutdown();
+  });
+
+  it("lists a policy the host's program registered, so the run form offers it", async () => {
+    registerPolicy('host-listed', (options) => createPolicy('chain', options));
+    const host = new EngineHost({ version: '1', modelsDir, log: () => {} });
+    const client = connect(host);
+    client.send({ type: 'hello' });
+    const status = await client.next('status');
+    expect(status).toMatchObject({ policies: expect.arrayContaining(['ar', 'echo', 'host-listed']) });
     client.close();
     await host.shutdown();
   });

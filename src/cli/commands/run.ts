@@ -12,7 +12,7 @@ import { suggestKmax } from '../../engine/cost/knee.js';
 import { loadHardwareProfile, profileMismatches, type HardwareProfile } from '../../engine/cost/measure.js';
 import { formatStepTime, withSpeedupVsAr } from '../../engine/metrics/run-metrics.js';
 import type { VerifyCost } from '../../engine/policy/types.js';
-import { createPolicy } from '../../engine/policy/index.js';
+import { availablePolicies, createPolicy, unknownPolicy } from '../../engine/policy/index.js';
 import { runLockstep } from '../../engine/lockstep.js';
 import { startRun, type ModelledTime, type RunOutcome } from '../../engine/instrumented-run.js';
 import type { RequestResult } from '../../engine/runner.js';
@@ -113,9 +113,8 @@ export function flagOfField(field: string): string {
 
 /** Flags → a validated RunConfig; the first problem as one line. */
 export function runConfigFromFlags(flags: RunFlags): RunConfig {
-  if (!(POLICY_NAMES as readonly string[]).includes(flags.policy)) {
-    throw new Error(`unknown policy "${flags.policy}" (choose from ${POLICY_NAMES.join(', ')})`);
-  }
+  const unknown = unknownPolicy(flags.policy);
+  if (unknown !== null) throw new Error(unknown);
   const { draft, target, prompts, draftCost, ...settings } = flags;
   const candidate = {
     // The config's own settings go by their own names; the schema drops the command line's others.
@@ -398,7 +397,7 @@ export function register(program: Command): void {
   const command = program
     .command('run')
     .description('run the speculative engine on a workload and report throughput, MAT and utilisation')
-    .requiredOption('--policy <name>', `speculation policy (${POLICY_NAMES.join(', ')})`)
+    .requiredOption('--policy <name>', `speculation policy (${availablePolicies().join(', ')})`)
     .option('--batch <n>', 'requests in flight at once', integer('--batch', 1), 1)
     .option('--kmax <n>', `verification budget: Σ(1+K_i) ≤ K_max tokens per step (default ${DEFAULT_RUN_KMAX}; on a modelled clock, the device's knee)`, integer('--kmax', 1));
   withRuntimeOptions(withWorkloadOptions(command, 8))

@@ -9,6 +9,7 @@ import { EchoPolicy } from './echo';
 import { FixedPolicy } from './fixed';
 import { StaticPolicy } from './static';
 import type { PolicyOptions, SpeculationPolicy } from './types';
+import { PolicyNameSchema } from '../../shared/config';
 
 export type PolicyFactory = (options: PolicyOptions) => SpeculationPolicy;
 
@@ -29,8 +30,7 @@ const registry = new Map<string, PolicyFactory>([
  * cannot be replaced by accident.
  */
 export function registerPolicy(name: string, factory: PolicyFactory): void {
-  // A sweep entry reads `@` and `#` after the name, so names keep to a plain alphabet.
-  if (!/^[a-z0-9][a-z0-9-]*$/.test(name)) {
+  if (!PolicyNameSchema.safeParse(name).success) {
     throw new Error(`policy name "${name}": use lower-case letters, digits and dashes`);
   }
   if (registry.has(name)) throw new Error(`a policy named "${name}" is already registered`);
@@ -41,11 +41,14 @@ export function availablePolicies(): string[] {
   return [...registry.keys()];
 }
 
+/** A name's problem as one line listing the registered policies, or null when it is registered. */
+export function unknownPolicy(name: string): string | null {
+  return registry.has(name) ? null : `unknown policy "${name}" (choose from ${availablePolicies().join(', ')})`;
+}
+
 export function createPolicy(name: string, options: PolicyOptions): SpeculationPolicy {
   const factory = registry.get(name);
-  if (!factory) {
-    throw new Error(`unknown policy "${name}" (available: ${availablePolicies().join(', ')})`);
-  }
+  if (!factory) throw new Error(unknownPolicy(name)!);
   return factory(options);
 }
 

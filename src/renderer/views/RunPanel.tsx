@@ -1,7 +1,7 @@
 // The run panel: model pair, prompts, policy and budget; start, pause, one step, stop. While a
 // run is live, the knobs (K_max, batch, τ) apply between steps through knobs.set, no restart.
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
-import { ConfidenceSignalSchema, isGatedPolicy, KnobsSchema, parseAttentionWindow, parseTauList, POLICY_NAMES, RunConfigSchema, WEIGHT_PRECISIONS, type AttentionWindow, type ConfidenceSignal, type Knobs, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
+import { ConfidenceSignalSchema, isGatedPolicy, KnobsSchema, parseAttentionWindow, parseTauList, POLICY_NAMES, RunConfigSchema, WEIGHT_PRECISIONS, type AttentionWindow, type ConfidenceSignal, type Knobs, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { BundledModel, EngineKnobsEvent } from '../../shared/messages.js';
 import type { KneeSuggestion } from '../studio/store.js';
 import { useSend, useStudio, useStudioStore } from './StudioContext.js';
@@ -70,6 +70,8 @@ const SIGNAL_LABELS: Record<ConfidenceSignal | 'auto', string> = {
 // A stable empty list: a fresh [] per read would make the store selector loop forever.
 const NO_MODELS: readonly BundledModel[] = [];
 const NO_DOMAINS: readonly string[] = [];
+// Until the engine host's status names the registered policies, the built-in ones.
+const BUILT_IN_POLICIES: readonly string[] = POLICY_NAMES;
 
 export type FieldErrors = Partial<Record<keyof RunForm | 'form', string>>;
 
@@ -244,6 +246,7 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
   const bundled = useStudio((s) => s.status?.bundledModels ?? NO_MODELS);
   // The engine host lists the bundled prompt sets it has.
   const domains = useStudio((s) => s.status?.domains ?? NO_DOMAINS);
+  const policies = useStudio((s) => s.status?.policies ?? BUILT_IN_POLICIES);
   const store = useStudioStore();
   const send = useSend();
   const live = runState === 'running' || runState === 'paused' || runState === 'loading';
@@ -421,8 +424,8 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
       <fieldset>
         <legend>Policy and budget</legend>
         <Field label="policy" htmlFor="run-policy" error={errors.policy}>
-          <select id="run-policy" value={form.policy} disabled={live} onChange={(e) => set('policy', e.target.value as PolicyName)}>
-            {POLICY_NAMES.map((p) => (
+          <select id="run-policy" value={form.policy} disabled={live} onChange={(e) => set('policy', e.target.value)}>
+            {policies.map((p) => (
               <option key={p} value={p}>
                 {p}
               </option>
