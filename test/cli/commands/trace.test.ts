@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { register, summariseTrace } from '../../../src/cli/commands/trace.js';
 import { TraceRecorder } from '../../../src/engine/trace/writer.js';
 import { atBaselineStepCost } from '../../../src/shared/step-costs.js';
-import type { SyntheticRunOptions } from '../metrics/synthetic-run.js';
-import { RUN_OPTIONS, tempDir, testHeader, testRun } from './fixtures.js';
+import type { SyntheticRunOptions } from '../../engine/metrics/synthetic-run.js';
+import { RUN_OPTIONS, tempDir, testHeader, testRun } from '../../engine/trace/fixtures.js';
 
 function recordedTrace(options: SyntheticRunOptions = RUN_OPTIONS): { file: string; dir: string } {
   const dir = tempDir();

@@ -5,11 +5,11 @@ import { CommanderError } from 'commander';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { register } from '../../../src/cli/commands/model.js';
 import { ensureGraph, GRAPH_VERSION, ModelLoadError, openModelFolder } from '../../../src/engine/model/index.js';
-import { writeFixtureModel, type FixtureModel } from './fixtures.js';
-import { argmax, tempDir } from './helpers.js';
-import { referenceForward } from './reference.js';
-import { runCli } from '../../cli/helpers.js';
-import { writePassThroughHead } from '../fixtures/head.js';
+import { writeFixtureModel, type FixtureModel } from '../../engine/model/fixtures.js';
+import { argmax, tempDir } from '../../engine/model/helpers.js';
+import { referenceForward } from '../../engine/model/reference.js';
+import { runCli } from '../helpers.js';
+import { writePassThroughHead } from '../../engine/fixtures/head.js';
 
 const tmp = tempDir();
 let fx: FixtureModel;

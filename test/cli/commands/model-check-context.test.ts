@@ -4,8 +4,8 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { register } from '../../../src/cli/commands/model.js';
-import { runCli } from '../../cli/helpers.js';
-import { tinyPairFolders } from './tiny-pair-folders.js';
+import { runCli } from '../helpers.js';
+import { tinyPairFolders } from '../../engine/model/tiny-pair-folders.js';
 
 const folders = tinyPairFolders('echo-check-context-');
 const POSITIONS = 8;

@@ -6,10 +6,10 @@ import { needsWarmup, resolveGates } from '../../../src/engine/resolve-gates';
 import { autoSignal } from '../../../src/engine/warmup';
 import { calibrateDepths, DEFAULT_SIGNIFICANCE } from '../../../src/engine/calibrate/calibration';
 import { loadProfile, saveProfile } from '../../../src/engine/calibrate/profile';
-import { profileOf } from './profile-fixture';
+import { profileOf } from '../../engine/calibrate/profile-fixture';
 import { RunConfigSchema } from '../../../src/shared/config';
-import { loadFixturePair, randomPrompts, type FixturePair } from '../fixtures/pair';
-import { tempDir } from '../model/helpers';
+import { loadFixturePair, randomPrompts, type FixturePair } from '../../engine/fixtures/pair';
+import { tempDir } from '../../engine/model/helpers';
 
 describe('calibrate command and gate resolution', () => {
   let pair: FixturePair;

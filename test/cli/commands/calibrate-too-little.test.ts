@@ -8,8 +8,8 @@ import { executeCalibrate } from '../../../src/cli/commands/calibrate.js';
 import { register as registerRun } from '../../../src/cli/commands/run.js';
 import { register as registerSweep } from '../../../src/cli/commands/sweep.js';
 import { calibrationWorkload } from '../../../src/engine/warmup.js';
-import { runCli } from '../../cli/helpers.js';
-import { tinyPairFolders } from '../model/tiny-pair-folders.js';
+import { runCli } from '../helpers.js';
+import { tinyPairFolders } from '../../engine/model/tiny-pair-folders.js';
 
 const tmp = tinyPairFolders('echo-too-little-');
 const { targetDir, draftDir } = tmp;
