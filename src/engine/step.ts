@@ -238,16 +238,7 @@ function stepEvent(
     const tree = r.tree;
     const nodes: TreeNode[] = new Array(tree.size);
     for (let id = 0; id < tree.size; id++) {
-      const node: TreeNode = {
-        id,
-        parent: tree.parent[id],
-        depth: tree.depth[id],
-        token: tree.token[id],
-        logq: tree.logq[id],
-        pathScore: tree.pathScore[id],
-        grant: tree.grant[id],
-        verified: tree.verified[id],
-      };
+      const node = tree.nodeRecord(id);
       if (textOf) node.text = textOf(node.token);
       const paidBy = tree.paidBy[id];
       if (paidBy !== undefined) node.paidBy = paidBy;

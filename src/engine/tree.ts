@@ -3,7 +3,7 @@
 // was forwarded by the draft model; a node is *verified* when the policy puts it into the
 // Super-Tree. Ids grow in creation order and a child is always created after its parent, so
 // id order is a topological order (parents before children).
-import type { GrantKind } from '../shared/events';
+import type { GrantKind, TreeNode } from '../shared/events';
 import type { ConfidenceSignal } from '../shared/config';
 
 /** The draft model's top-k continuation of one forwarded node, best first. */
@@ -134,6 +134,20 @@ export class DraftTree {
     if (this.verified[node]) return;
     this.verified[node] = true;
     this.verifiedDraftNodes++;
+  }
+
+  /** Node `id` as a step event records it, without its token text and `paidBy` (added by the step event in that order). */
+  nodeRecord(id: number): TreeNode {
+    return {
+      id,
+      parent: this.parent[id],
+      depth: this.depth[id],
+      token: this.token[id],
+      logq: this.logq[id],
+      pathScore: this.pathScore[id],
+      grant: this.grant[id],
+      verified: this.verified[id],
+    };
   }
 
   /** Verified children of a node, best draft rank first (the order verification tries them). */

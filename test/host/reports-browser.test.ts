@@ -2,21 +2,17 @@
 // (built): it opens the committed quick report and shows each claim with its verdict and numbers,
 // how the report was made and its tables; a folder that is not a report is one line in the error
 // banner; the quick-study button reaches the engine (here without a bundled pair, which it says).
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebHost, type WebHost } from '../../src/host/web-host.js';
 import { tempDir } from '../engine/model/helpers.js';
-import { missingBuild, paths, repoRoot } from './helpers.js';
+import { browserSkipReason, launchChromium, openPage } from './browser.js';
+import { paths, repoRoot } from './helpers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const COMMITTED = path.join(repoRoot, 'docs', 'reports', '2026-12-01-quick');
-const skipReason = !existsSync(CHROMIUM)
-  ? `${CHROMIUM} is missing (apt-get install chromium)`
-  : !existsSync(path.join(paths.rendererDir, 'index.html'))
-    ? 'dist/renderer is missing: run `npm run build` (npm test does)'
-    : missingBuild();
+const skipReason = browserSkipReason();
 if (skipReason) console.warn(`skipping the Reports view browser test: ${skipReason}`);
 
 const tmp = tempDir('echo-reports-browser-');
@@ -29,10 +25,7 @@ beforeAll(async () => {
   mkdirSync(modelsDir); // no bundled pair
   // The browser may read the data folder (the scratch folder) and the committed report's folder.
   web = await startWebHost({ port: 0, rendererDir: paths.rendererDir, engineHostEntry: paths.engineHostEntry, modelsDir, dataDir: tmp.path, allow: [COMMITTED], log: () => {} });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
@@ -46,12 +39,7 @@ describe.skipIf(skipReason !== null)('the Reports view in the browser', () => {
       meta: { command: string };
       claims: Array<{ id: string; verdict: string; measured: string; uncertainty: string }>;
     };
-    const page = await browser!.newPage({ viewport: { width: 1600, height: 1000 } });
-    const problems: string[] = [];
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(m.text());
-    });
-    page.on('pageerror', (e) => problems.push(String(e)));
+    const { page, problems } = await openPage(browser!);
     await page.goto(web!.url);
     await page.getByText('Connected').waitFor();
 

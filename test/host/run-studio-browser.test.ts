@@ -2,21 +2,17 @@
 // engine host (built): the run reaches 'finished' and the views fill — Super-Tree, decisions,
 // histograms, metrics — with no error banner and no console errors. Tiny random models, chosen as
 // Hugging Face folders, so the test does not depend on the bundled demo pair.
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebHost, type WebHost } from '../../src/host/web-host.js';
 import { tempDir } from '../engine/model/helpers.js';
-import { missingBuild, paths, repoRoot } from './helpers.js';
+import { browserSkipReason, launchChromium, openPage } from './browser.js';
+import { paths, repoRoot } from './helpers.js';
 import { writeTinyPair, type TinyPair } from './run-fixtures.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skipReason = !existsSync(CHROMIUM)
-  ? `${CHROMIUM} is missing (apt-get install chromium)`
-  : !existsSync(path.join(paths.rendererDir, 'index.html'))
-    ? 'dist/renderer is missing: run `npm run build` (npm test does)'
-    : missingBuild();
+const skipReason = browserSkipReason();
 if (skipReason) console.warn(`skipping the studio run browser test: ${skipReason}`);
 
 const tmp = tempDir('echo-run-browser-');
@@ -34,10 +30,7 @@ beforeAll(async () => {
   process.env.ECHO_STUDIO_CACHE = path.join(tmp.path, 'cache');
   // The pair and prompts live in the scratch folder: it is the studio's data folder, so the browser may read them.
   web = await startWebHost({ port: 0, rendererDir: paths.rendererDir, engineHostEntry: paths.engineHostEntry, modelsDir, dataDir: tmp.path, log: () => {} });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
@@ -48,12 +41,7 @@ afterAll(async () => {
 
 describe.skipIf(skipReason !== null)('a studio run in the browser', () => {
   it('runs from the Run panel to the end and fills the views', async () => {
-    const page = await browser!.newPage({ viewport: { width: 1600, height: 1000 } });
-    const problems: string[] = [];
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(m.text());
-    });
-    page.on('pageerror', (e) => problems.push(String(e)));
+    const { page, problems } = await openPage(browser!);
     await page.goto(web!.url);
     await page.getByText('Connected').waitFor();
 

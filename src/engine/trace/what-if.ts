@@ -13,7 +13,7 @@
 // this step have gone with these settings?". Wall time is not re-simulated.
 
 import type { WhatIfSettings } from '../../shared/config.js';
-import type { RequestStep, RunMetrics, StepEvent, TreeNode } from '../../shared/events.js';
+import type { RequestStep, RunMetrics, StepEvent } from '../../shared/events.js';
 import type { Expansion, TraceStep } from '../../shared/trace-schema.js';
 import { parseProfile, profileGates } from '../calibrate/profile.js';
 import { driveStep, newStepContext, type Layer } from '../policy/drive.js';
@@ -21,7 +21,6 @@ import { RunMetricsAccumulator } from '../metrics/run-metrics.js';
 import { createPolicy, type PolicyOptions, type SpeculationPolicy, type StepContext, type StepRequest } from '../policy/index.js';
 import { verifyGreedy } from '../verify/greedy.js';
 import { packSuperTree, type PackedRequest } from '../verify/pack.js';
-import type { DraftTree } from '../tree.js';
 import type { TraceContents } from './parse.js';
 
 /** Settings to re-score under (declared with the run config); anything absent keeps the recorded run's value. */
@@ -210,7 +209,7 @@ function verifyAgainstOutput(
   const emittedLength = Math.min(accepted + 1, cap);
   const requestStep: RequestStep = {
     requestId: r.id,
-    nodes: treeNodes(tree),
+    nodes: Array.from({ length: tree.size }, (_, id) => tree.nodeRecord(id)),
     gates: r.gates,
     confidences: r.confidences,
     accepted: verdict.accepted,
@@ -218,19 +217,6 @@ function verifyAgainstOutput(
     emitted: Array.from({ length: emittedLength }, (_, p) => future.greedy[future.outputBefore + p] ?? UNKNOWN),
   };
   return { result: { ...base, decided: true, acceptedLength: accepted, emittedLength }, requestStep };
-}
-
-function treeNodes(tree: DraftTree): TreeNode[] {
-  return Array.from({ length: tree.size }, (_, id) => ({
-    id,
-    parent: tree.parent[id],
-    depth: tree.depth[id],
-    token: tree.token[id],
-    logq: tree.logq[id],
-    pathScore: tree.pathScore[id],
-    grant: tree.grant[id],
-    verified: tree.verified[id],
-  }));
 }
 
 /**
