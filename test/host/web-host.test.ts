@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { bundledDomains } from '../../src/engine/session-run.js';
 import { packageVersion } from '../../src/host/paths.js';
+import { POLICY_NAMES } from '../../src/shared/config.js';
 import { startWebHost, type WebHost } from '../../src/host/web-host.js';
 import { MAX_MESSAGE_BYTES, parseEvent, type EngineEvent } from '../../src/shared/messages.js';
 import { TraceRecorder } from '../../src/engine/trace/writer.js';
@@ -170,6 +171,8 @@ describe.skipIf(skipReason !== null)('web host', () => {
       provider: 'cpu',
       draftPrecision: 'int8',
       domains: bundledDomains(),
+      // The engine host's program registers no policy of its own: the built-in ones.
+      policies: [...POLICY_NAMES],
       runState: 'idle',
     });
     const invalid = nextEvent(ws, 'error');
