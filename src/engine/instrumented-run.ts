@@ -6,7 +6,9 @@ import type { RunConfig } from '../shared/config.js';
 import type { RunMetrics, StepEvent } from '../shared/events.js';
 import type { TraceSummary } from '../shared/trace-schema.js';
 import type { ModelledClock } from './cost/clock.js';
-import { RunMetricsAccumulator } from './metrics/run-metrics.js';
+import { RunMetricsAccumulator, withSpeedupVsAr } from './metrics/run-metrics.js';
+import { runLockstep } from './lockstep.js';
+import { createPolicy } from './policy/index.js';
 import type { ModelSession } from './model/types.js';
 import type { SpeculationPolicy } from './policy/types.js';
 import { Runner, type RequestResult, type RunSummary, type WorkItem } from './runner.js';
@@ -163,4 +165,30 @@ export function startRun(source: RunSource, instruments: RunInstruments = {}): I
       return ended;
     },
   };
+}
+
+/** A run stepped to its end: its outcome, ar's beside it when asked, and the metrics to report. */
+export interface FinishedRun {
+  main: RunOutcome;
+  ar?: RunOutcome;
+  /** The run's metrics, with its wall-time speedup over ar when ar ran beside it. */
+  metrics: RunMetrics;
+}
+
+/**
+ * Steps a started run to its end and measures it. With `besideAr`, the same workload under ar on
+ * the same loaded pair (its own KV slots) takes turns with the run step by step, each timing only
+ * its own steps, so the machine's drift falls on both alike.
+ */
+export async function runToEnd(run: InstrumentedRun, besideAr?: { source: RunSource; clock?: ModelledClock; log?: (line: string) => void }): Promise<FinishedRun> {
+  if (!besideAr) {
+    const main = run.measure(await run.runner.run());
+    return { main, metrics: main.metrics };
+  }
+  besideAr.log?.('running the same workload under ar for the speedup, the two taking turns step by step');
+  const arRun = startRun(besideAr.source, { policy: createPolicy('ar', { ...besideAr.source.config }), clock: besideAr.clock });
+  const [mainSummary, arSummary] = await runLockstep([run.runner, arRun.runner]);
+  const main = run.measure(mainSummary);
+  const ar = arRun.measure(arSummary);
+  return { main, ar, metrics: withSpeedupVsAr(main.metrics, ar.metrics) };
 }

@@ -7,25 +7,35 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { checkOutputPaths, JsonLinesOutput, streamedOutput } from '../output-files.js';
-import { clockFromSpec, type ModelledClock } from '../../engine/cost/clock.js';
-import { suggestKmax } from '../../engine/cost/knee.js';
-import { loadHardwareProfile, profileMismatches, type HardwareProfile } from '../../engine/cost/measure.js';
-import { formatStepTime, withSpeedupVsAr } from '../../engine/metrics/run-metrics.js';
-import type { VerifyCost } from '../../engine/policy/types.js';
-import { availablePolicies, createPolicy, unknownPolicy } from '../../engine/policy/index.js';
-import { runLockstep } from '../../engine/lockstep.js';
-import { startRun, type ModelledTime, type RunOutcome } from '../../engine/instrumented-run.js';
-import type { RequestResult } from '../../engine/runner.js';
-import { loadRunSetup, runTraceHeader, type RunSetup } from '../../engine/session-run.js';
-import { promptText } from '../../engine/workload.js';
-import { TraceRecorder } from '../../engine/trace/writer.js';
+import {
+  availablePolicies,
+  clockFromSpec,
+  formatStepTime,
+  loadHardwareProfile,
+  loadRunSetup,
+  profileMismatches,
+  promptText,
+  runToEnd,
+  runTraceHeader,
+  startRun,
+  suggestKmax,
+  TraceRecorder,
+  unknownPolicy,
+  type FinishedRun,
+  type HardwareProfile,
+  type ModelledClock,
+  type ModelledTime,
+  type RequestResult,
+  type RunSetup,
+  type VerifyCost,
+} from '../../engine/index.js';
 import { ConfidenceSignalSchema, defaultDraftPrecision, GATED_POLICIES, MAX_DRAFT_COST, parseTauList, parseValidAttentionWindow, POLICY_NAMES, RunConfigSchema, WEIGHT_PRECISIONS, WeightPrecisionSchema, type AttentionWindow, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { RunMetrics, StepTimeSplit } from '../../shared/events.js';
 import { atBaselineStepCost, meanStepMs } from '../../shared/step-costs.js';
 import { integer } from '../flags.js';
 
 // Resolving a RunConfig into loaded models and a runner is shared with the studio's engine host.
-export { BUNDLED_DRAFT, BUNDLED_TARGET, resolveModelDirs } from '../../engine/session-run.js';
+export { BUNDLED_DRAFT, BUNDLED_TARGET, resolveModelDirs } from '../../engine/index.js';
 
 /**
  * `run`'s flags: the run config's own settings (src/shared/config.ts) plus what only the command
@@ -213,27 +223,17 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
       decodeText: recorder !== null,
       ...(options.onOutput ? { onRequestFinished: (result: RequestResult) => options.onOutput?.(outputLine(result, setup)) } : {}),
     });
-    // The same workload under ar on the same loaded pair, for the wall-time speedup: the two take
-    // turns step by step, each timing only its own steps, so the machine's drift falls on both alike.
-    const compare = options.compareAr && config.policy !== 'ar';
-    let main: RunOutcome;
-    let ar: RunOutcome | undefined;
+    // With --compare-ar, the same workload under ar beside it on the same loaded pair.
+    const besideAr = options.compareAr && config.policy !== 'ar' ? { source: setup, clock: options.clock, log: options.log } : undefined;
+    let finished: FinishedRun;
     try {
-      if (compare) {
-        options.log?.('running the same workload under ar for the speedup, the two taking turns step by step');
-        const arRun = startRun(setup, { policy: createPolicy('ar', { ...config }), clock: options.clock });
-        const [mainSummary, arSummary] = await runLockstep([run.runner, arRun.runner]);
-        main = run.measure(mainSummary);
-        ar = arRun.measure(arSummary);
-      } else {
-        main = run.measure(await run.runner.run());
-      }
+      finished = await runToEnd(run, besideAr);
     } catch (err) {
       run.end('error', { message: (err as Error).message });
       traceOutput?.commit();
       throw err;
     }
-    const metrics = ar ? withSpeedupVsAr(main.metrics, ar.metrics) : main.metrics;
+    const { main, ar, metrics } = finished;
     run.end('finished', { wallMs: main.summary.wallMs, speedupVsAr: metrics.speedupVsAr });
     traceOutput?.commit();
     const arSteps = ar ? { ar: { steps: ar.metrics.steps, stepTime: ar.metrics.stepTime, atArStepCost: atBaselineStepCost(main.metrics, ar.metrics) } } : {};
