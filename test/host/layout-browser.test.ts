@@ -2,22 +2,17 @@
 // run on the tiny pair, replayed): at 1366 × 768 a drag widens the histograms by as much as the
 // pointer moved and every main view still fits the screen; the keyboard moves the split between
 // the Super-Tree and the request view.
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path, { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EngineHost } from '../../src/host/host.js';
 import { startWebHost, type WebHost } from '../../src/host/web-host.js';
 import { tempDir } from '../engine/model/helpers.js';
-import { missingBuild, paths, repoRoot } from './helpers.js';
-import { connectClient, tinyConfig, writeTinyPair } from './run-fixtures.js';
+import { paths, repoRoot } from './helpers.js';
+import { browserSkipReason, launchChromium } from './browser.js';
+import { recordTinyTrace } from './run-fixtures.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skipReason = !existsSync(CHROMIUM)
-  ? `${CHROMIUM} is missing (apt-get install chromium)`
-  : !existsSync(path.join(paths.rendererDir, 'index.html'))
-    ? 'dist/renderer is missing: run `npm run build` (npm test does)'
-    : missingBuild();
+const skipReason = browserSkipReason();
 if (skipReason) console.warn(`skipping the layout browser test: ${skipReason}`);
 
 const tmp = tempDir('echo-layout-browser-');
@@ -28,23 +23,10 @@ let browser: Browser | null = null;
 beforeAll(async () => {
   if (skipReason) return;
   process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
-  const pair = writeTinyPair(tmp.path);
-  const modelsDir = join(tmp.path, 'models');
-  mkdirSync(modelsDir);
-  const host = new EngineHost({ version: 'test', modelsDir, log: () => {} });
-  const client = connectClient(host);
-  client.send({ type: 'run.start', config: tinyConfig(pair, { policy: 'echo', taus: { '0': 0.02 }, requests: 4, maxNewTokens: 12 }) });
-  await client.next('run.state', (e) => e.state === 'finished');
   const tracePath = join(tmp.path, 'run.jsonl');
-  client.send({ type: 'trace.export', path: tracePath, format: 'jsonl' });
-  await client.next('progress', (e) => e.task === 'export');
-  client.close();
-  await host.shutdown();
+  const { modelsDir } = await recordTinyTrace(tmp.path, tracePath, { policy: 'echo', taus: { '0': 0.02 }, requests: 4, maxNewTokens: 12 });
   web = await startWebHost({ port: 0, rendererDir: paths.rendererDir, engineHostEntry: paths.engineHostEntry, modelsDir, openTrace: tracePath, log: () => {} });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -113,3 +113,24 @@ export function useTinyPairHost(prefix: string): TinyPairHost {
   });
   return fixture;
 }
+
+/**
+ * Records a trace to replay: writes the tiny pair under `root`, runs it to the end on an
+ * in-process engine host and exports the run's trace (JSONL) to `tracePath`. Returns the empty
+ * models folder a web host can be started on, and the steps the run sent live.
+ */
+export async function recordTinyTrace(root: string, tracePath: string, overrides: Partial<RunConfig> = {}): Promise<{ modelsDir: string; steps: StepEvent[] }> {
+  const pair = writeTinyPair(root);
+  const modelsDir = join(root, 'models');
+  mkdirSync(modelsDir);
+  const host = new EngineHost({ version: 'test', modelsDir, log: () => {} });
+  const client = connectClient(host);
+  client.send({ type: 'run.start', config: tinyConfig(pair, overrides) });
+  await client.next('run.state', (e) => e.state === 'finished');
+  const steps = client.steps();
+  client.send({ type: 'trace.export', path: tracePath, format: 'jsonl' });
+  await client.next('progress', (e) => e.task === 'export');
+  client.close();
+  await host.shutdown();
+  return { modelsDir, steps };
+}

@@ -3,25 +3,20 @@
 // may not read) and replays; Save downloads the same bytes; a cut trace is refused in one line and
 // the replay stays. The HTTP routes refuse what a browser page of another origin, a file too large
 // or not a trace, or an unknown format would bring, without quoting the file.
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTrace } from '../../src/engine/trace/parse.js';
-import { EngineHost } from '../../src/host/host.js';
 import { startWebHost, type WebHost } from '../../src/host/web-host.js';
 import { tempDir } from '../engine/model/helpers.js';
 import { missingBuild, paths, repoRoot } from './helpers.js';
-import { connectClient, tinyConfig, writeTinyPair } from './run-fixtures.js';
+import { browserSkipReason, launchChromium } from './browser.js';
+import { recordTinyTrace } from './run-fixtures.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const noBuild = missingBuild();
-const noBrowser = !existsSync(CHROMIUM)
-  ? `${CHROMIUM} is missing (apt-get install chromium)`
-  : !existsSync(path.join(paths.rendererDir, 'index.html'))
-    ? 'dist/renderer is missing: run `npm run build` (npm test does)'
-    : noBuild;
+const noBrowser = browserSkipReason();
 if (noBuild) console.warn(`skipping the trace file route tests: ${noBuild}`);
 else if (noBrowser) console.warn(`skipping the trace files browser test: ${noBrowser}`);
 
@@ -42,18 +37,8 @@ beforeAll(async () => {
   process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
   mkdirSync(userDisk);
   mkdirSync(dataDir);
-  const pair = writeTinyPair(tmp.path);
-  const modelsDir = join(tmp.path, 'models');
-  mkdirSync(modelsDir);
-  const host = new EngineHost({ version: 'test', modelsDir, log: () => {} });
-  const client = connectClient(host);
-  client.send({ type: 'run.start', config: tinyConfig(pair, { requests: 2, maxNewTokens: 10 }) });
-  await client.next('run.state', (e) => e.state === 'finished');
   tracePath = join(userDisk, 'recorded.jsonl');
-  client.send({ type: 'trace.export', path: tracePath, format: 'jsonl' });
-  await client.next('progress', (e) => e.task === 'export');
-  client.close();
-  await host.shutdown();
+  const { modelsDir } = await recordTinyTrace(tmp.path, tracePath, { requests: 2, maxNewTokens: 10 });
   // Cut mid-line, as a run killed while writing leaves it.
   const bytes = readFileSync(tracePath);
   const lastLine = bytes.lastIndexOf('\n', bytes.length - 2);
@@ -70,10 +55,7 @@ beforeAll(async () => {
     log: () => {},
   });
   if (noBrowser) return;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -1,16 +1,14 @@
 // `echo-studio trace replay`: the web host starts the (built) engine host with a trace opened, and a
 // browser that connects later gets the replay with its hello; over the real WebSocket.
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { EngineHost } from '../../src/host/host.js';
 import { startWebHost, type WebHost } from '../../src/host/web-host.js';
 import type { StepEvent } from '../../src/shared/events.js';
 import { parseEvent, type EngineEvent } from '../../src/shared/messages.js';
 import { tempDir } from '../engine/model/helpers.js';
 import { missingBuild, paths } from './helpers.js';
-import { connectClient, tinyConfig, writeTinyPair } from './run-fixtures.js';
+import { recordTinyTrace } from './run-fixtures.js';
 
 const skipReason = missingBuild();
 if (skipReason) console.warn(`skipping the trace replay web test: ${skipReason}`);
@@ -24,19 +22,10 @@ let tracePath: string;
 beforeAll(async () => {
   if (skipReason) return;
   process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
-  const pair = writeTinyPair(tmp.path);
-  const modelsDir = join(tmp.path, 'models');
-  mkdirSync(modelsDir);
-  const host = new EngineHost({ version: 'test', modelsDir, log: () => {} });
-  const client = connectClient(host);
-  client.send({ type: 'run.start', config: tinyConfig(pair, { requests: 2, maxNewTokens: 10 }) });
-  await client.next('run.state', (e) => e.state === 'finished');
-  liveSteps = client.steps();
   tracePath = join(tmp.path, 'run.jsonl');
-  client.send({ type: 'trace.export', path: tracePath, format: 'jsonl' });
-  await client.next('progress', (e) => e.task === 'export');
-  client.close();
-  await host.shutdown();
+  const recorded = await recordTinyTrace(tmp.path, tracePath, { requests: 2, maxNewTokens: 10 });
+  liveSteps = recorded.steps;
+  const modelsDir = recorded.modelsDir;
   web = await startWebHost({
     port: 0,
     rendererDir: paths.rendererDir,
