@@ -19,7 +19,7 @@ import { createPolicy, unknownPolicy } from './policy/index.js';
 import { startRun } from './instrumented-run.js';
 import { policyOptions, type RunSetup } from './session-run.js';
 import type { RunMetrics, StepEvent } from '../shared/events.js';
-import { explainDifferences, type Divergence } from './verify/ties.js';
+import { explainDifferences, firstDifference, type Divergence } from './verify/ties.js';
 
 /** A sweep entry: a policy, and the draft window it runs with when not the setup's. */
 export interface SweepEntry {
@@ -243,5 +243,5 @@ async function sweepBatch(
 }
 
 function sameOutputs(a: readonly number[][], b: readonly number[][]): boolean {
-  return a.length === b.length && a.every((tokens, i) => tokens.length === b[i].length && tokens.every((t, j) => t === b[i][j]));
+  return a.length === b.length && a.every((tokens, i) => firstDifference(tokens, b[i]) === -1);
 }

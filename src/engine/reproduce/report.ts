@@ -167,7 +167,8 @@ function html(
   };
   const greedyRows = [...data.table1.flatMap((t) => t.rows), ...data.load.rows];
   const lossless = greedyRows.every((r) => r.sameTokens !== false || r.divergence?.tie === true);
-  const tiesOnly = greedyRows.some((r) => r.sameTokens === false);
+  // With every run lossless, an output that differs can only be a float tie.
+  const someTies = greedyRows.some((r) => r.sameTokens === false);
   const meanAucs = data.calibrations.map((c) => `${c.domain}: ${c.profile.confidence}, sweet spots ${Object.entries(c.profile.taus).map(([d, t]) => `d${d} τ=${t}`).join(', ')} (calibrated in ${c.seconds.toFixed(1)} s)`);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>ECHO reproduction: ${h(meta.date)}</title>
@@ -189,7 +190,7 @@ ${table(['', ''], [
   ['settings', h(Object.entries(meta.settings).map(([k, v]) => `${k} ${v}`).join(' · '))],
   ['phases', h(`calibration ${data.seconds.calibration.toFixed(0)} s, Table 1 ${data.seconds.table1.toFixed(0)} s, throughput against batch ${data.seconds.load.toFixed(0)} s`)],
   ['lossless', !lossless ? '<b>NOT LOSSLESS: some run emitted other tokens than ar (see the CSVs)</b>'
-    : tiesOnly ? 'every greedy run emitted the same tokens as ar except where the target’s two best tokens tie within float rounding'
+    : someTies ? 'every greedy run emitted the same tokens as ar except where the target’s two best tokens tie within float rounding'
     : 'every greedy run emitted the same tokens as ar'],
 ])}
 <h2>Claims</h2>
