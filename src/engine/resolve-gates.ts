@@ -61,6 +61,11 @@ export async function resolveGates(r: GateResolution): Promise<ResolvedGates | n
         `${config.profile} holds τ_d for the ${profile.confidence} signal; gating ${config.confidence} confidences with them would be meaningless (recalibrate with --confidence ${config.confidence}, or drop --confidence)`,
       );
     }
+    if (profile.targetPrecision !== r.target.info.precision) {
+      r.log?.(
+        `note: ${config.profile} was calibrated with the target in ${profile.targetPrecision} and this run loads it in ${r.target.info.precision}: its τ_d were fitted to the other target's acceptances (calibrate --target-precision ${r.target.info.precision})`,
+      );
+    }
     return { ...profileGates(profile), source: 'profile', profile };
   }
   const source = r.warmupWorkload && r.warmupWorkload.length > 0 ? r.warmupWorkload : r.workload;

@@ -263,6 +263,7 @@ export async function calibrateSignals(options: CalibrateRunOptions): Promise<Si
       const histograms = m.samples.accumulator.histograms();
       return buildProfile({
         models: options.models,
+        targetPrecision: options.target.info.precision,
         domain: options.domain,
         delta,
         tauRule,

@@ -3,7 +3,7 @@
 // histograms, the sweet spots (AUC_d > δ) and τ_d, with sample counts.
 //   echo-studio calibrate (--domain D | --prompts FILE) [--draft DIR --target DIR] [--delta δ]
 //     [--tau-rule budget|separation] [--significance 0.05] [--depth 8] [--requests 24] [--batch 8] [--max-new-tokens 32]
-//     --out profile.json
+//     [--target-precision float32|int8|int4] --out profile.json
 import { InvalidArgumentError, type Command } from 'commander';
 import { DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../../engine/calibrate/calibration.js';
 import { saveProfile, signalAucs, type EchoProfile } from '../../engine/calibrate/profile.js';
@@ -14,7 +14,7 @@ import { slotRows } from '../../engine/runner.js';
 import { fitPrompts, skippedNotes, type PromptRecord } from '../../engine/workload.js';
 import { promptSource, promptTokenLimit, resolveModelDirs } from '../../engine/session-run.js';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
-import { confidenceFlag, DRAFT_PRECISION_HELP, THREADS_HELP, threadsFlag, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag } from './run.js';
+import { confidenceFlag, DRAFT_PRECISION_HELP, THREADS_HELP, threadsFlag, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag, TARGET_PRECISION_HELP, targetPrecisionFlag } from './run.js';
 import type { AttentionWindow, ConfidenceSignal, WeightPrecision } from '../../shared/config.js';
 import { integer } from '../flags.js';
 
@@ -32,6 +32,8 @@ export interface CalibrateFlags {
   maxNewTokens: number;
   threads?: number;
   draftPrecision?: WeightPrecision;
+  /** The target's weights in the warm-up (default float32); the profile records it. */
+  targetPrecision?: WeightPrecision;
   draftWindow?: AttentionWindow;
   /** The signal the profile keeps (every signal is measured): default auto, the clearly better separating one (autoSignal). */
   confidence?: ConfidenceSignal | 'auto';
@@ -82,7 +84,7 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
   for (const w of workload) longest = Math.max(longest, w.promptTokens.length);
   // The runner keeps scratch rows for the warm-up's K_max (its whole tree for every request).
   const maxLength = slotRows(longest, flags.maxNewTokens, warmupKmax(flags.batch, flags.depth));
-  const pair = await loadPair(draftDir, targetDir, { slots: flags.batch, maxLength, threads: flags.threads, draftPrecision: flags.draftPrecision, draftWindow: flags.draftWindow, onMessage: log });
+  const pair = await loadPair(draftDir, targetDir, { slots: flags.batch, maxLength, threads: flags.threads, draftPrecision: flags.draftPrecision, targetPrecision: flags.targetPrecision, draftWindow: flags.draftWindow, onMessage: log });
   try {
     const tauRule = flags.tauRule ?? DEFAULT_TAU_RULE;
     log?.(`calibrating on ${workload.length} prompts, ${flags.maxNewTokens} tokens each, depths 0–${flags.depth - 1}, δ = ${flags.delta}, τ rule ${tauRule}`);
@@ -116,7 +118,7 @@ function passesAll(d: EchoProfile['depths'][number] | undefined): boolean {
 }
 
 export function formatProfile(profile: EchoProfile): string {
-  const lines = ['depth  accepted  rejected    AUC       τ_d  weighed vs  sweet spot'];
+  const lines = [`calibrated with the target in ${profile.targetPrecision} weights`, 'depth  accepted  rejected    AUC       τ_d  weighed vs  sweet spot'];
   for (const d of profile.depths) {
     const auc = d.auc === null ? '  n/a' : d.auc.toFixed(3);
     const tau = d.tau === null ? '  n/a' : passesAll(d) ? 'none' : d.tau.toPrecision(3);
@@ -209,6 +211,7 @@ export function register(program: Command): void {
     .option('--max-new-tokens <n>', 'tokens generated per warm-up prompt', integer('--max-new-tokens', 1), 32)
     .option('--threads <n>', THREADS_HELP, threadsFlag)
     .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
+    .option('--target-precision <precision>', `${TARGET_PRECISION_HELP}. Calibrate on the target the runs gating with this profile load: its acceptances, so the τ_d, are of that target; the profile records it, and a run on other weights is told`, targetPrecisionFlag)
     .option('--draft-window <sink:recent>', DRAFT_WINDOW_HELP, draftWindowFlag)
     .option('--confidence <signal>', "the signal the profile keeps; both are measured and their mean AUC printed: auto (default: the higher mean AUC; the paper's path-prob unless another is more than 0.01 higher), path-prob or path-margin", keepFlag)
     .requiredOption('--out <file>', 'where to write the profile JSON')

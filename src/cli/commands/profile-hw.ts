@@ -3,7 +3,7 @@
 // turns linear, and suggest K_max. The JSON it writes feeds `run --clock modelled --hw measured`.
 //   echo-studio profile-hw [--draft DIR --target DIR] [--max-tokens 512] [--repeats 5]
 //     [--slots 16] [--context 64] [--threads N] [--provider cpu|cuda] [--draft-precision int8|float32]
-//     [--out hw.json] [--json]
+//     [--target-precision float32|int8|int4] [--out hw.json] [--json]
 import { isHeadFolder, loadHead } from '../../engine/model/head-loader.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
@@ -17,7 +17,7 @@ import { pairThreads } from '../../engine/pair.js';
 import { defaultDraftPrecision, formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
 import { pairDirs } from './calibrate.js';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
-import { DRAFT_PRECISION_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag, THREADS_HELP, threadsFlag } from './run.js';
+import { DRAFT_PRECISION_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag, TARGET_PRECISION_HELP, targetPrecisionFlag, THREADS_HELP, threadsFlag } from './run.js';
 import { integer } from '../flags.js';
 
 export interface ProfileHwFlags {
@@ -31,6 +31,8 @@ export interface ProfileHwFlags {
   provider: 'cpu' | 'cuda';
   /** The draft's weights; as runs load it unless told (int8 on CPU). */
   draftPrecision?: WeightPrecision;
+  /** The target's weights (default float32, as runs load it unless told). */
+  targetPrecision?: WeightPrecision;
   draftWindow?: AttentionWindow;
   out?: string;
   /** Replace an existing --out file. */
@@ -65,10 +67,11 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
   const curves: Record<'target' | 'draft', TimedPoint[]> = { target: [], draft: [] };
   // The draft is timed with the weights runs give it: its curve prices their draft forwards.
   const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
+  const targetPrecision = flags.targetPrecision ?? 'float32';
   // Each model is timed on the threads a run gives it (pairThreads).
   const threads = pairThreads(flags.threads, readModelInfo(targetDir).parameters);
   for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
-    const precision = which === 'draft' ? draftPrecision : 'float32';
+    const precision = which === 'draft' ? draftPrecision : targetPrecision;
     const window = which === 'draft' ? flags.draftWindow : undefined;
     const options = { slots: flags.slots, maxLength: rowsNeeded(measure), ...threads[which], provider: flags.provider, precision, ...(window ? { window } : {}), onMessage: log };
     // An EAGLE-3 head is timed as a run drafts with it: its own graph, beside the target it reads.
@@ -90,6 +93,7 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
     host: { cpu: cpus()[0]?.model ?? 'unknown', threads: flags.threads ?? null, provider: flags.provider },
     models: { draft: draftDir, target: targetDir },
     draftPrecision,
+    targetPrecision,
     ...(flags.draftWindow ? { draftWindow: flags.draftWindow } : {}),
     slots: flags.slots,
     context: flags.context,
@@ -104,9 +108,14 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
 }
 
 export function formatProfileHw(report: ProfileHwReport): string {
-  const lines = ['tokens   target ms   draft ms   target ms/token'];
-  report.profile.target.forEach((t, i) => {
-    const d = report.profile.draft[i];
+  const { profile } = report;
+  const window = profile.draftWindow ? `, attention window ${formatAttentionWindow(profile.draftWindow)}` : '';
+  const lines = [
+    `timed with the target in ${profile.targetPrecision} weights, the draft in ${profile.draftPrecision}${window}`,
+    'tokens   target ms   draft ms   target ms/token',
+  ];
+  profile.target.forEach((t, i) => {
+    const d = profile.draft[i];
     lines.push(`${String(t.tokens).padStart(6)}  ${t.ms.toFixed(2).padStart(10)}  ${(d?.ms ?? NaN).toFixed(2).padStart(9)}  ${(t.ms / t.tokens).toFixed(3).padStart(16)}`);
   });
   const fit = (name: string, f: KneeFit) =>
@@ -149,6 +158,7 @@ export function register(program: Command): void {
     .option('--threads <n>', THREADS_HELP, threadsFlag)
     .option('--provider <name>', 'cpu or cuda', provider, 'cpu')
     .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
+    .option('--target-precision <precision>', `${TARGET_PRECISION_HELP}. Time the target in the precision the runs this profile prices load it in: the profile records it, and a run on other weights is told`, targetPrecisionFlag)
     .option('--draft-window <sink:recent>', DRAFT_WINDOW_HELP, draftWindowFlag)
     .option('--out <file>', 'write the measured curves (for run --clock modelled --hw measured --hw-profile FILE)')
     .option('--force', 'replace the --out file if it exists')

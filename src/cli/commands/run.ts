@@ -447,7 +447,7 @@ export function register(program: Command): void {
       for (const note of ignoredFlagNotes(given)) log(note);
       if (hwProfile && clock) {
         const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
-        for (const note of profileMismatches(hwProfile, { batch: config.batch, draftPrecision, draftWindow: flags.draftWindow })) log(note);
+        for (const note of profileMismatches(hwProfile, { batch: config.batch, draftPrecision, targetPrecision: config.targetPrecision, draftWindow: flags.draftWindow })) log(note);
       }
       // --out: one line per request as it finishes, so a killed run keeps what finished; at the
       // end the file is rewritten in workload order (the order it always had).

@@ -95,7 +95,7 @@ export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) 
   const knee = costs.knee ?? (hwProfile === undefined ? undefined : fitKnee(hwProfile.target).kmax);
   if (knee !== undefined && costs.knee === undefined) log?.(`K_max from the hardware profile's knee, ${knee} tokens${flags.kmax ? ' (--kmax given: not used)' : ''}`);
   if (hwProfile !== undefined && clock !== undefined) {
-    const run = { batch: Math.max(...flags.batches), draftPrecision: flags.draftPrecision ?? defaultDraftPrecision(flags.provider), draftWindow: flags.draftWindow };
+    const run = { batch: Math.max(...flags.batches), draftPrecision: flags.draftPrecision ?? defaultDraftPrecision(flags.provider), targetPrecision: flags.targetPrecision, draftWindow: flags.draftWindow };
     for (const note of profileMismatches(hwProfile, run)) log?.(note);
   }
   const kmax = kmaxOf(flags, knee);

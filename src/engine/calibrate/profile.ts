@@ -3,7 +3,7 @@
 // and the τ_d maps the ECHO policies take. Validated with zod wherever it is read.
 import { readFile, writeFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { ConfidenceSignalSchema, type ConfidenceSignal } from '../../shared/config';
+import { ConfidenceSignalSchema, WeightPrecisionSchema, type ConfidenceSignal, type WeightPrecision } from '../../shared/config';
 import { acceptanceTable, type AcceptanceCurve, type AcceptanceTable } from './acceptance';
 import { TAU_RULES, tausOf, type DepthCalibration, type TauRule } from './calibration';
 import { jsonErrorPosition } from '../json-error.js';
@@ -47,6 +47,8 @@ export const EchoProfileSchema = z
     version: z.union([z.literal(1), z.literal(PROFILE_VERSION)]),
     createdAt: z.string(),
     models: z.object({ draft: z.string(), target: z.string() }),
+    /** The target's weights in the warm-up: its acceptances, so the τ_d, are of that target (profiles from before it was recorded: float32). */
+    targetPrecision: WeightPrecisionSchema.default('float32'),
     /** Bundled domain name, or the prompts file calibrated on. */
     domain: z.string(),
     delta: z.number().min(0.5).max(1),
@@ -80,6 +82,8 @@ export type EchoProfile = z.infer<typeof EchoProfileSchema>;
 
 export interface ProfileInputs {
   models: { draft: string; target: string };
+  /** Default float32. */
+  targetPrecision?: WeightPrecision;
   domain: string;
   delta: number;
   tauRule: TauRule;
@@ -102,6 +106,7 @@ export function buildProfile(inputs: ProfileInputs): EchoProfile {
     version: PROFILE_VERSION,
     createdAt: (inputs.createdAt ?? new Date()).toISOString(),
     models: inputs.models,
+    targetPrecision: inputs.targetPrecision ?? 'float32',
     domain: inputs.domain,
     delta: inputs.delta,
     tauRule: inputs.tauRule,

@@ -85,6 +85,8 @@ export const HardwareProfileSchema = z.object({
   models: z.object({ draft: z.string(), target: z.string() }),
   /** The draft's weights when timed (profiles from before it was recorded: float32). */
   draftPrecision: WeightPrecisionSchema.default('float32'),
+  /** The target's weights when timed (`--target-precision`; profiles from before it was recorded: float32). */
+  targetPrecision: WeightPrecisionSchema.default('float32'),
   /** The draft's attention window when timed (`--draft-window`); absent = its whole past. */
   draftWindow: AttentionWindowSchema.optional(),
   slots: z.number().int().min(1),
@@ -106,17 +108,24 @@ export function parseHardwareProfile(json: unknown, source = 'hardware profile')
 /**
  * Where a hardware profile was measured unlike the run it is to price, one line each: rows spread
  * over fewer requests than the run packs (a separate draft's root layer costs more over more
- * requests, so it would be priced too low), or a draft timed with other weights or another window.
+ * requests, so it would be priced too low), a target or draft timed with other weights, or a draft
+ * timed with another window.
  */
 export function profileMismatches(
   profile: HardwareProfile,
-  run: { batch: number; draftPrecision: WeightPrecision; draftWindow?: AttentionWindow },
+  run: { batch: number; draftPrecision: WeightPrecision; targetPrecision?: WeightPrecision; draftWindow?: AttentionWindow },
 ): string[] {
   const notes: string[] = [];
   if (profile.slots < run.batch) {
     notes.push(
       `note: the hardware profile spread its rows over ${profile.slots} requests and this run packs up to ${run.batch}: ` +
         `draft and target forwards over more requests cost more, so the modelled times are low (profile-hw --slots ${run.batch})`,
+    );
+  }
+  const targetPrecision = run.targetPrecision ?? 'float32';
+  if (profile.targetPrecision !== targetPrecision) {
+    notes.push(
+      `note: the hardware profile timed the target in ${profile.targetPrecision} and this run loads it in ${targetPrecision} (profile-hw --target-precision ${targetPrecision})`,
     );
   }
   if (profile.draftPrecision !== run.draftPrecision) {

@@ -1,15 +1,16 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { calibrationPrompts, executeCalibrate, formatProfile } from '../../../src/cli/commands/calibrate';
+import { calibrationPrompts, executeCalibrate, formatProfile, register } from '../../../src/cli/commands/calibrate';
 import { needsWarmup, resolveGates } from '../../../src/engine/resolve-gates';
 import { autoSignal } from '../../../src/engine/warmup';
 import { calibrateDepths, DEFAULT_SIGNIFICANCE } from '../../../src/engine/calibrate/calibration';
-import { loadProfile, saveProfile } from '../../../src/engine/calibrate/profile';
+import { loadProfile, parseProfile, saveProfile } from '../../../src/engine/calibrate/profile';
 import { profileOf } from '../../engine/calibrate/profile-fixture';
 import { RunConfigSchema } from '../../../src/shared/config';
 import { loadFixturePair, randomPrompts, type FixturePair } from '../../engine/fixtures/pair';
 import { tempDir } from '../../engine/model/helpers';
+import { runCli } from '../helpers';
 
 describe('calibrate command and gate resolution', () => {
   let pair: FixturePair;
@@ -47,6 +48,8 @@ describe('calibrate command and gate resolution', () => {
     const profile = await loadProfile(out);
     expect(profile).toEqual(report.profile);
     expect(profile.models.target).toBe(pair.targetDir);
+    expect(profile.targetPrecision).toBe('float32');
+    expect(formatProfile(profile).split('\n')[0]).toBe('calibrated with the target in float32 weights');
     expect(profile.samples.prompts).toBe(4); // each of the file's four prompts once: copies teach nothing
     expect(profile.depths).toHaveLength(3);
     expect(formatProfile(profile)).toMatch(/D_sig \(AUC > 0\.55/);
@@ -66,6 +69,23 @@ describe('calibrate command and gate resolution', () => {
     expect(formatProfile(profile)).toMatch(/one-sided binomial test at 0\.05/);
     expect(formatProfile({ ...profile, significance: 1 })).not.toMatch(/binomial/);
   });
+
+  it('--target-precision int8 calibrates on the int8 target and records it; older profiles read as float32; a bad value is refused in one line', async () => {
+    const prompts = join(tmp.path, 'prompts-int8.jsonl');
+    writeFileSync(prompts, ['ab cd ef', 'the quick brown fox', 'one two three', 'x = y + 1'].map((p, i) => JSON.stringify({ id: `p${i}`, prompt: p })).join('\n'));
+    const out = join(tmp.path, 'profile-int8.json');
+    const common = ['calibrate', '--prompts', prompts, '--draft', pair.draftDir, '--target', pair.targetDir, '--delta', '0.55', '--depth', '3', '--requests', '8', '--batch', '4', '--max-new-tokens', '16', '--threads', '1'];
+    const { stdout } = await runCli(register, [...common, '--target-precision', 'int8', '--out', out, '--json']);
+    expect(JSON.parse(stdout).targetPrecision).toBe('int8');
+    const profile = await loadProfile(out);
+    expect(profile.targetPrecision).toBe('int8');
+    expect(formatProfile(profile).split('\n')[0]).toBe('calibrated with the target in int8 weights');
+    const { targetPrecision: _, ...older } = profile;
+    expect(parseProfile(older).targetPrecision).toBe('float32');
+    const refused = await runCli(register, [...common, '--target-precision', 'fp16', '--out', join(tmp.path, 'never.json')]).catch((err: Error) => err);
+    expect((refused as Error).message).toMatch(/--target-precision takes float32, int8, int4, got "fp16"/);
+    expect((refused as Error).message).not.toContain('\n');
+  }, 60_000);
 
   it('shows a sweet spot whose cuts all failed the test as passing everything', () => {
     // Eight of each, interleaved: no cut truncates samples accepted less often than chance allows.
@@ -125,7 +145,16 @@ describe('calibrate command and gate resolution', () => {
 
     const file = join(tmp.path, 'p.json');
     await saveProfile(file, warm!.profile!);
-    const fromFile = await resolveGates({ ...base, config: config({ profile: file }) });
+    const fromFile = await resolveGates({ ...base, config: config({ profile: file }), log: (l) => lines.push(l) });
     expect(fromFile).toMatchObject({ source: 'profile', taus: warm!.taus, denseTaus: warm!.denseTaus });
+    expect(lines.join('\n')).not.toMatch(/calibrated with the target in/);
+    // A profile calibrated on another target precision still gates, and the run is told.
+    const int8File = join(tmp.path, 'p-int8.json');
+    await saveProfile(int8File, { ...warm!.profile!, targetPrecision: 'int8' });
+    const told: string[] = [];
+    await resolveGates({ ...base, config: config({ profile: int8File }), log: (l) => told.push(l) });
+    expect(told).toEqual([
+      `note: ${int8File} was calibrated with the target in int8 and this run loads it in float32: its τ_d were fitted to the other target's acceptances (calibrate --target-precision float32)`,
+    ]);
   });
 });

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { executeProfileHw, formatProfileHw } from '../../../src/cli/commands/profile-hw';
 import { clockFromSpec } from '../../../src/engine/cost/clock';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadHardwareProfile, measureForwardCurve, parseHardwareProfile, profileMismatches, rowsNeeded } from '../../../src/engine/cost/measure';
+import { HardwareProfileSchema, loadHardwareProfile, measureForwardCurve, parseHardwareProfile, profileMismatches, rowsNeeded, type HardwareProfile } from '../../../src/engine/cost/measure';
 import { loadFixturePair, type FixturePair } from '../fixtures/pair';
 
 describe('measured forward curve', () => {
@@ -25,41 +24,42 @@ describe('measured forward curve', () => {
     for (const s of slots) pair.target.freeSlot(s);
   });
 
-  it('profile-hw measures both models, fits a knee, and its output drives the measured clock', async () => {
-    const report = await executeProfileHw({ draft: pair.draftDir, target: pair.targetDir, maxTokens: 32, repeats: 1, slots: 4, context: 4, provider: 'cpu', threads: 1 });
-    expect(report.profile.target.map((p) => p.tokens)).toEqual([1, 2, 4, 8, 12, 16, 24, 32]);
-    expect(report.profile.draft).toHaveLength(8);
-    expect(report.target.kmax).toBeGreaterThanOrEqual(1);
-    for (const s of report.suggestions) expect(s.kmax).toBeGreaterThanOrEqual(s.batch);
-    expect(formatProfileHw(report)).toMatch(/suggested K_max: batch 1 → \d+/);
-    // The flag it prints parses back into the fit: knee, γ, and one draft row in target forwards.
-    const flag = /run --verify-cost (\d+):([0-9.e+-]+):([0-9.e+-]+)/.exec(formatProfileHw(report));
-    expect(flag).not.toBeNull();
-    expect(Number(flag![1])).toBe(report.target.kmax);
-    expect(Number(flag![2])).toBeCloseTo(report.target.gamma, 2);
-    expect(Number(flag![3])).toBeCloseTo((report.draft.gamma * report.draft.tArMs) / report.target.tArMs, 2);
-    // And the draft forward's share of the target's, for run --draft-cost.
-    const draftCost = /run --draft-cost ([0-9.e+-]+)/.exec(formatProfileHw(report));
-    expect(Number(draftCost![1])).toBeCloseTo(report.draft.tArMs / report.target.tArMs, 2);
-    const profile = parseHardwareProfile(JSON.parse(JSON.stringify(report.profile)));
-    // The draft is timed as runs load it on CPU, and a profile from before that was recorded reads as float32.
-    expect(profile.draftPrecision).toBe('int8');
-    const { draftPrecision: _, ...older } = profile;
-    expect(parseHardwareProfile(older).draftPrecision).toBe('float32');
+  it('a hardware profile of both curves reads back, drives the measured clock, and names what a run would misprice', async () => {
+    const options = { tokenCounts: [1, 2, 4, 8, 16, 32], repeats: 1, slots: 4, context: 4 };
+    const measured: HardwareProfile = HardwareProfileSchema.parse({
+      kind: 'echo-hw-profile',
+      version: 1,
+      createdAt: new Date().toISOString(),
+      host: { cpu: 'test', threads: 1, provider: 'cpu' },
+      models: { draft: pair.draftDir, target: pair.targetDir },
+      draftPrecision: 'int8',
+      slots: options.slots,
+      context: options.context,
+      target: await measureForwardCurve(pair.target, options),
+      draft: await measureForwardCurve(pair.draft, options),
+    });
+    const profile = parseHardwareProfile(JSON.parse(JSON.stringify(measured)));
+    expect(profile).toEqual(measured);
+    // Profiles from before the precisions were recorded read as float32 for both models.
+    const { draftPrecision: _d, targetPrecision: _t, ...older } = profile;
+    expect(parseHardwareProfile(older)).toMatchObject({ draftPrecision: 'float32', targetPrecision: 'float32' });
     // Its draft forwards are priced by their rows and their requests, as the profile spread them.
     expect(clockFromSpec('measured', profile).label).toMatch(new RegExp(`measured T_ver fit.*draft forward from its measured curve \\(1–32 rows over up to ${profile.slots} requests\\)`));
     expect(() => parseHardwareProfile({ ...profile, target: [] }, 'hw.json')).toThrow(/^hw\.json: not a valid hardware profile: target/);
+    expect(() => parseHardwareProfile({ ...profile, targetPrecision: 'fp16' }, 'hw.json')).toThrow(/^hw\.json: not a valid hardware profile: targetPrecision/);
     const file = join(pair.targetDir, '..', 'hw.json');
     writeFileSync(file, JSON.stringify(profile));
     expect(loadHardwareProfile(file)).toEqual(profile);
     expect(() => loadHardwareProfile(join(pair.targetDir, 'missing.json'))).toThrow(/cannot read hardware profile/);
-    // A run it would misprice is told so: more requests than the profile spread its rows over, another draft precision.
+    // A run it would misprice is told so: more requests than the profile spread its rows over, other weights, another window.
     expect(profileMismatches(profile, { batch: 4, draftPrecision: 'int8' })).toEqual([]);
+    expect(profileMismatches(profile, { batch: 4, draftPrecision: 'int8', targetPrecision: 'float32' })).toEqual([]);
     expect(profileMismatches(profile, { batch: 4, draftPrecision: 'int8', draftWindow: { sink: 4, recent: 16 } })).toEqual([
       'note: the hardware profile timed the draft with attention window none and this run gives it 4:16 (profile-hw --draft-window 4:16)',
     ]);
-    expect(profileMismatches(profile, { batch: 64, draftPrecision: 'float32' })).toEqual([
+    expect(profileMismatches(profile, { batch: 64, draftPrecision: 'float32', targetPrecision: 'int8' })).toEqual([
       'note: the hardware profile spread its rows over 4 requests and this run packs up to 64: draft and target forwards over more requests cost more, so the modelled times are low (profile-hw --slots 64)',
+      'note: the hardware profile timed the target in float32 and this run loads it in int8 (profile-hw --target-precision int8)',
       'note: the hardware profile timed the draft in int8 and this run loads it in float32 (profile-hw --draft-precision float32)',
     ]);
   });
