@@ -32,7 +32,7 @@ import { ropeTableRows, ropeTables, type ModelConfig } from './config.js';
 import { AttributeType, DataType, type AttributeProtoJs, type NodeProtoJs, type ValueInfoProtoJs } from './onnx-proto.js';
 
 /** Bump when the graph layout changes, so cached graphs are rebuilt. */
-export const GRAPH_VERSION = 9;
+export const GRAPH_VERSION = 10;
 export const OPSET = 17;
 export const MASK_HIDDEN = -1e30;
 /**
@@ -177,44 +177,74 @@ export function weightBits(precision: WeightPrecision): 8 | 4 | null {
   return precision === 'int8' ? 8 : precision === 'int4' ? 4 : null;
 }
 
-/** A [rows, cols] matrix in MatMulNBits' layout: `packed` [rows, blocks, QUANT_BLOCK·bits/8], one scale per row and block. */
+/**
+ * A [rows, cols] matrix in MatMulNBits' layout: `packed` [rows, blocks, QUANT_BLOCK·bits/8], one
+ * scale per row and block, and at 4 bits one zero point per row and block (`zeroPoints`, packed
+ * like the codes: [rows, zeroPointBytes(blocks)]); at 8 bits none (the default zero point 128).
+ */
 export interface QuantizedBlocks {
   packed: Uint8Array;
   scales: Float32Array;
+  zeroPoints: Uint8Array | null;
   blocks: number;
   bits: 8 | 4;
 }
 
+/** Bytes of one row's packed 4-bit zero points: two blocks per byte, the last high nibble unused when blocks is odd. */
+export function zeroPointBytes(blocks: number): number {
+  return Math.ceil(blocks / 2);
+}
+
 /**
  * [rows, cols] float32 → MatMulNBits' block layout: per row, blocks of QUANT_BLOCK inputs along
- * cols (the last one padded with zero weights), each with a symmetric scale maxabs/(2^(bits−1) − 1)
- * and codes q + 2^(bits−1), the operator's default zero point (so no zero-point input is needed).
- * 4-bit codes pack two per byte, the earlier input in the low nibble.
+ * cols, the last one padded to a whole block with zero weights.
+ * 8 bits: symmetric, scale maxabs/127 and codes q + 128, the operator's default zero point (so no
+ * zero-point input). 4 bits: asymmetric, since 15 levels over ±maxabs waste half of them on a block
+ * whose weights lean one way: the range [min(lo, 0), max(hi, 0)] (zero stays exact) is split into
+ * 15 steps, scale (max − min)/15, zero point round(−min/scale) in 0…15, codes round(w/scale) + zero
+ * point, which the rounded zero point keeps within half a step of every weight, min and max included.
+ * 4-bit codes and zero points pack two per byte, the earlier one in the low nibble.
  */
 export function quantizeBlocks(w: Float32Array, rows: number, cols: number, bits: 8 | 4): QuantizedBlocks {
   const blocks = Math.ceil(cols / QUANT_BLOCK);
-  const zero = 1 << (bits - 1);
-  const levels = zero - 1;
+  const maxCode = (1 << bits) - 1;
   const blockBytes = (QUANT_BLOCK * bits) / 8;
   const packed = new Uint8Array(rows * blocks * blockBytes);
   const scales = new Float32Array(rows * blocks);
+  const zpRow = zeroPointBytes(blocks);
+  const zeroPoints = bits === 4 ? new Uint8Array(rows * zpRow) : null;
   const codes = new Uint8Array(QUANT_BLOCK);
   for (let r = 0; r < rows; r++) {
     for (let b = 0; b < blocks; b++) {
       const from = r * cols + b * QUANT_BLOCK;
       const to = r * cols + Math.min(cols, (b + 1) * QUANT_BLOCK);
-      let maxAbs = 0;
-      for (let i = from; i < to; i++) maxAbs = Math.max(maxAbs, Math.abs(w[i]));
-      const scale = maxAbs > 0 ? maxAbs / levels : 1;
+      let scale: number;
+      let zero: number;
+      if (bits === 8) {
+        let maxAbs = 0;
+        for (let i = from; i < to; i++) maxAbs = Math.max(maxAbs, Math.abs(w[i]));
+        scale = maxAbs > 0 ? maxAbs / 127 : 1;
+        zero = 128;
+      } else {
+        let lo = 0;
+        let hi = 0;
+        for (let i = from; i < to; i++) {
+          lo = Math.min(lo, w[i]);
+          hi = Math.max(hi, w[i]);
+        }
+        scale = hi > lo ? Math.fround((hi - lo) / maxCode) : 1;
+        zero = Math.min(maxCode, Math.max(0, Math.round(-lo / scale)));
+        zeroPoints![r * zpRow + (b >> 1)] |= zero << (4 * (b & 1));
+      }
       scales[r * blocks + b] = scale;
       codes.fill(zero);
-      for (let i = from; i < to; i++) codes[i - from] = Math.round(w[i] / scale) + zero;
+      for (let i = from; i < to; i++) codes[i - from] = Math.min(maxCode, Math.max(0, Math.round(w[i] / scale) + zero));
       const out = (r * blocks + b) * blockBytes;
       if (bits === 8) packed.set(codes, out);
       else for (let j = 0; j < blockBytes; j++) packed[out + j] = codes[2 * j] | (codes[2 * j + 1] << 4);
     }
   }
-  return { packed, scales, blocks, bits };
+  return { packed, scales, zeroPoints, blocks, bits };
 }
 
 /**
@@ -229,11 +259,13 @@ export function projection(g: GraphBuilder, precision: WeightPrecision, name: st
     const w = g.init(name, [out, inner], data);
     return (x) => gemm(g, x, w, null);
   }
-  const { packed, scales, blocks } = quantizeBlocks(data, out, inner, bits);
+  const { packed, scales, zeroPoints, blocks } = quantizeBlocks(data, out, inner, bits);
   const qName = g.init(`${name}_q${bits}`, [out, blocks, (QUANT_BLOCK * bits) / 8], packed);
   const scaleName = g.init(`${name}_q${bits}_scales`, [out * blocks], scales);
+  const inputs = [qName, scaleName];
+  if (zeroPoints !== null) inputs.push(g.init(`${name}_q${bits}_zero_points`, [out, zeroPointBytes(blocks)], zeroPoints));
   const attrs = { K: inner, N: out, bits, block_size: QUANT_BLOCK, accuracy_level: 4 };
-  return (x) => g.op('MatMulNBits', [x, qName, scaleName], attrs, 1, undefined, MS_DOMAIN)[0];
+  return (x) => g.op('MatMulNBits', [x, ...inputs], attrs, 1, undefined, MS_DOMAIN)[0];
 }
 
 /** A linear layer on 2-D rows with an HF [out, in] weight and an optional bias, at the given precision. */

@@ -5,7 +5,7 @@
 import { totalmem } from 'node:os';
 import { WEIGHT_PRECISIONS, type WeightPrecision } from '../../shared/config.js';
 import type { ModelConfig } from './config.js';
-import { QUANT_BLOCK, weightBits } from './graph-builder.js';
+import { QUANT_BLOCK, weightBits, zeroPointBytes } from './graph-builder.js';
 import { DEFAULT_EXTERNAL_DATA_THRESHOLD } from './graph-cache.js';
 import { kvCacheBytes } from './kv-budget.js';
 import { expectedWeights } from './weight-check.js';
@@ -38,9 +38,13 @@ export interface MemoryEstimate {
   buildPeakBytes: number;
 }
 
-/** Bytes of an [out, inner] weight as MatMulNBits holds it at `bits`: packed codes plus a float32 scale per block. */
+/**
+ * Bytes of an [out, inner] weight as MatMulNBits holds it at `bits`: packed codes plus a float32
+ * scale per block, and at 4 bits a zero point per block, two to a byte (graph-builder: quantizeBlocks).
+ */
 function quantizedBytes(out: number, inner: number, bits: number): number {
-  return out * Math.ceil(inner / QUANT_BLOCK) * ((QUANT_BLOCK * bits) / 8 + 4);
+  const blocks = Math.ceil(inner / QUANT_BLOCK);
+  return out * (blocks * ((QUANT_BLOCK * bits) / 8 + 4) + (bits === 4 ? zeroPointBytes(blocks) : 0));
 }
 
 /**

@@ -40,7 +40,7 @@ test('model info --json gives each precision’s weights, KV, running and build 
   const float32Only = 4096 * 512 + 4 * 2 * 512 + 512;
   expect(r.parameters).toBe(linear + float32Only);
   const kv = 4 * 2 * 256 * 256 * 4; // layers × (K, V) × rows × kv width × 4 bytes
-  const weights = { float32: 4 * (linear + float32Only), int8: 4 * float32Only + (linear / 32) * 36, int4: 4 * float32Only + (linear / 32) * 20 };
+  const weights = { float32: 4 * (linear + float32Only), int8: 4 * float32Only + (linear / 32) * 36, int4: 4 * float32Only + (linear / 32) * 20.5 }; // int4: a 4-bit zero point per block too
   expect(r.memory.precisions.map((e: { precision: string }) => e.precision)).toEqual(['float32', 'int8', 'int4']);
   for (const e of r.memory.precisions) {
     const w = weights[e.precision as keyof typeof weights];

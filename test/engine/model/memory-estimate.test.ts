@@ -45,7 +45,7 @@ describe('the memory a folder takes', () => {
     expect(folder.info.parameters).toBe(linear + float32Only);
     expect(f32.weightBytes).toBe(4 * (linear + float32Only));
     expect(int8.weightBytes).toBe(4 * float32Only + (linear / 32) * (32 + 4)); // a byte per weight, a float32 scale per 32
-    expect(int4.weightBytes).toBe(4 * float32Only + (linear / 32) * (16 + 4)); // two weights per byte
+    expect(int4.weightBytes).toBe(4 * float32Only + (linear / 32) * (16 + 4 + 0.5)); // two weights per byte, a 4-bit zero point per block
     // KV: 1000 rows round up to 1000 (whole blocks of 8); float32 keys and values of every layer.
     const kv = LAYERS * 2 * 4 * 1000 * KV_DIM * 4;
     for (const e of [f32, int8, int4]) {
@@ -55,10 +55,10 @@ describe('the memory a folder takes', () => {
       expect(e.buildPeakBytes).toBe(PROCESS_BYTES + 3 * 4 * Math.max(V * H, 2 * I * H));
       expect(e.buildPeakBytes).toBeLessThan(e.runningBytes);
     }
-    // In round numbers: 29.9 GiB of float32 weights, 9.8 in int8, 6.3 in int4 (the float32 embedding is 2 GiB of each).
+    // In round numbers: 29.9 GiB of float32 weights, 9.8 in int8, 6.4 in int4 (the float32 embedding is 2 GiB of each).
     expect(f32.weightBytes / GiB).toBeCloseTo(29.9, 1);
     expect(int8.weightBytes / GiB).toBeCloseTo(9.8, 1);
-    expect(int4.weightBytes / GiB).toBeCloseTo(6.3, 1);
+    expect(int4.weightBytes / GiB).toBeCloseTo(6.4, 1);
   });
 
   test('a tied head costs nothing more in float32 and a quantised copy otherwise', () => {
@@ -72,6 +72,19 @@ describe('the memory a folder takes', () => {
     // Under 64 MiB of float32 weights the graph is built whole in memory and encoded: about three copies.
     expect(f32.buildPeakBytes).toBe(PROCESS_BYTES + 3 * f32.weightBytes);
     expect(defaultMaxLength(folder.config)).toBe(512);
+  });
+
+  test('int4 counts a zero point per block, two to a byte, a row with an odd number of blocks rounding up', () => {
+    // Hidden 96: 3 blocks per row of q/k/v/o/gate/up and the head; intermediate 160: 5 per row of down.
+    const odd = writeSparseModel(join(tmp.path, 'odd'), llamaConfig({ hidden_size: 96, intermediate_size: 160, num_hidden_layers: 1, num_attention_heads: 4, num_key_value_heads: 2, vocab_size: 512, max_position_embeddings: 256, tie_word_embeddings: true }));
+    const folder = openModelFolder(odd.dir, join(tmp.path, 'cache'));
+    const int4 = folderMemory(folder, 1, 64)[2];
+    const kvDim = 2 * 24;
+    // Rows of 3 blocks (2 zero-point bytes) and of 5 (3 bytes); each block 16 bytes of codes and a 4-byte scale.
+    const rows3 = 96 + 2 * kvDim + 96 + 2 * 160 + 512;
+    const rows5 = 96;
+    const linear = rows3 * 96 + rows5 * 160;
+    expect(int4.weightBytes).toBe(4 * (folder.info.parameters - linear + 512 * 96) + rows3 * (3 * 20 + 2) + rows5 * (5 * 20 + 3));
   });
 });
 
@@ -90,7 +103,7 @@ describe('a load that cannot fit is refused before anything is built', () => {
       return message;
     };
     expect(await refusal(20 * GiB)).toMatch(/llama-8b: 4 KV slots of 1000 rows: needs about 40\.0 GiB \(model at float32: weights 29\.9 GiB \+ KV 1000 MiB;.*\), more than the 17\.0 GiB this machine allows \(85 % of 20\.0 GiB\): the model in int8 would fit, about 13\.9 GiB$/);
-    expect(await refusal(12 * GiB)).toMatch(/more than the 10\.2 GiB .*: the model in int4 would fit, about 9\.3 GiB$/);
+    expect(await refusal(12 * GiB)).toMatch(/more than the 10\.2 GiB .*: the model in int4 would fit, about 9\.5 GiB$/);
     expect(await refusal(12 * GiB, 'int8')).toMatch(/model at int8: .*the model in int4 would fit/);
     expect(await refusal(4 * GiB)).toMatch(/no precision fits; lower the batch or the context, or use a machine with more memory$/);
     // No graph was built for it: the refusal came first.
