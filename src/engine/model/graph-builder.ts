@@ -30,9 +30,10 @@
 import type { WeightPrecision } from '../../shared/config.js';
 import { ropeTableRows, ropeTables, type ModelConfig } from './config.js';
 import { AttributeType, DataType, type AttributeProtoJs, type NodeProtoJs, type ValueInfoProtoJs } from './onnx-proto.js';
+import type { HalfTensor, RowRange } from './safetensors.js';
 
 /** Bump when the graph layout changes, so cached graphs are rebuilt. */
-export const GRAPH_VERSION = 10;
+export const GRAPH_VERSION = 11;
 export const OPSET = 17;
 export const MASK_HIDDEN = -1e30;
 /**
@@ -60,7 +61,7 @@ export interface GraphOptions {
   weightStore?: WeightStore;
 }
 
-export type InitializerData = Float32Array | Int32Array | BigInt64Array | Uint8Array;
+export type InitializerData = Float32Array | Int32Array | BigInt64Array | Uint8Array | Uint16Array;
 
 /**
  * A tensor of the graph: its bytes in memory (`data`), or, when the graph was built into a
@@ -99,7 +100,10 @@ export interface BuiltGraph {
 /** Supplies weights by name, already float32 and shape-checked against `shape`. */
 export interface WeightSource {
   has(name: string): boolean;
-  get(name: string, shape: number[]): Float32Array;
+  /** The tensor as float32, or only the rows `rows` of its first dimension. */
+  get(name: string, shape: number[], rows?: RowRange): Float32Array;
+  /** The tensor's raw bits when the file stores it as float16 or bfloat16; null (or absent) otherwise. */
+  getHalf?(name: string, shape: number[]): HalfTensor | null;
 }
 
 type Attr = number | number[] | { float: number };
@@ -128,9 +132,18 @@ export class GraphBuilder {
     return this.op(opType, inputs, attrs, 1, outputName ? [outputName] : undefined)[0];
   }
 
-  init(name: string, dims: number[], data: InitializerData): string {
+  init(name: string, dims: number[], data: Exclude<InitializerData, Uint16Array>): string {
     const dataType =
       data instanceof Float32Array ? DataType.FLOAT : data instanceof Int32Array ? DataType.INT32 : data instanceof Uint8Array ? DataType.UINT8 : DataType.INT64;
+    return this.add(name, dims, dataType, data);
+  }
+
+  /** A float16 or bfloat16 tensor, its bits as stored. */
+  initHalf(name: string, dims: number[], half: HalfTensor): string {
+    return this.add(name, dims, half.format === 'float16' ? DataType.FLOAT16 : DataType.BFLOAT16, half.bits);
+  }
+
+  private add(name: string, dims: number[], dataType: number, data: InitializerData): string {
     if (this.store !== undefined && data.byteLength >= STORE_MIN_BYTES) {
       this.initializers.push({ name, dims, dataType, data: null, stored: this.store.put(initializerBytes(data)) });
     } else {
@@ -248,13 +261,52 @@ export function quantizeBlocks(w: Float32Array, rows: number, cols: number, bits
 }
 
 /**
+ * Bytes of an [out, inner] weight as the graph holds it: float32, or MatMulNBits' packed codes, a
+ * float32 scale per block and, at 4 bits, a zero point per block, two to a byte (quantizeBlocks).
+ */
+export function projectionBytes(out: number, inner: number, bits: 8 | 4 | null): number {
+  if (bits === null) return 4 * out * inner;
+  const blocks = Math.ceil(inner / QUANT_BLOCK);
+  return out * (blocks * ((QUANT_BLOCK * bits) / 8 + 4) + (bits === 4 ? zeroPointBytes(blocks) : 0));
+}
+
+/**
+ * The most bytes one projection initializer holds. onnxruntime prepacks a weight into a copy of its
+ * own before it frees the original, so a load's peak holds the largest initializer twice; larger
+ * weights (a big vocabulary's head) are split by output rows into initializers of at most this size.
+ */
+export const MAX_PROJECTION_BYTES = 64 << 20;
+
+/**
  * A projection by an HF [out, inner] weight, added to the graph once and applicable to several
  * inputs. float32: Gemm with transB, which avoids a transposed copy. int8 / int4: MatMulNBits with
  * accuracy_level 4: activations are quantized per row and block too, so a row's output does not
- * depend on the rows packed with it.
+ * depend on the rows packed with it. A weight past MAX_PROJECTION_BYTES is split by output rows into
+ * parts whose outputs are concatenated (the same values: each output is one row's dot product).
+ * `weight` is the matrix, or a reader of its rows, so a large one is read one part at a time.
  */
-export function projection(g: GraphBuilder, precision: WeightPrecision, name: string, data: Float32Array, out: number, inner: number): (x: string) => string {
+export function projection(
+  g: GraphBuilder,
+  precision: WeightPrecision,
+  name: string,
+  weight: Float32Array | ((rows: RowRange) => Float32Array),
+  out: number,
+  inner: number,
+  maxPartBytes = MAX_PROJECTION_BYTES,
+): (x: string) => string {
+  const rowsOf = (from: number, to: number): Float32Array => (typeof weight === 'function' ? weight({ from, to }) : weight.subarray(from * inner, to * inner));
   const bits = weightBits(precision);
+  const partRows = Math.max(1, Math.floor(maxPartBytes / projectionBytes(1, inner, bits)));
+  if (out <= partRows) return projectionPart(g, bits, name, rowsOf(0, out), out, inner);
+  const parts: ((x: string) => string)[] = [];
+  for (let from = 0, k = 0; from < out; from += partRows, k++) {
+    const rows = Math.min(partRows, out - from);
+    parts.push(projectionPart(g, bits, `${name}_part${k}`, rowsOf(from, from + rows), rows, inner));
+  }
+  return (x) => g.one('Concat', parts.map((part) => part(x)), { axis: 1 });
+}
+
+function projectionPart(g: GraphBuilder, bits: 8 | 4 | null, name: string, data: Float32Array, out: number, inner: number): (x: string) => string {
   if (bits === null) {
     const w = g.init(name, [out, inner], data);
     return (x) => gemm(g, x, w, null);
@@ -270,7 +322,7 @@ export function projection(g: GraphBuilder, precision: WeightPrecision, name: st
 
 /** A linear layer on 2-D rows with an HF [out, in] weight and an optional bias, at the given precision. */
 export function linearLayer(g: GraphBuilder, precision: WeightPrecision, x: string, name: string, data: Float32Array, [out, inner]: [number, number], bias: string | null): string {
-  if (weightBits(precision) === null) return gemm(g, x, g.init(name, [out, inner], data), bias);
+  if (weightBits(precision) === null && 4 * out * inner <= MAX_PROJECTION_BYTES) return gemm(g, x, g.init(name, [out, inner], data), bias);
   const y = projection(g, precision, name, data, out, inner)(x);
   return bias ? g.one('Add', [y, bias]) : y;
 }
@@ -503,17 +555,35 @@ function mlpBlock(d: Decoder, layer: number, y: string): string {
 }
 
 /**
+ * The embedding table the input Gather reads, and the lookup. A file that stores the embedding in
+ * float16 or bfloat16 keeps it so, and the gathered rows are cast to float32: the same values,
+ * half the memory, and the table no longer doubles as the tied head's weight, whose float32 copy
+ * onnxruntime then prepacks and frees (a table shared by Gather and Gemm is held twice).
+ */
+function embeddingLookup({ g, cfg, weights }: Decoder): { lookup: string; float32Table: string | null } {
+  const shape = [cfg.vocabSize, cfg.hiddenSize];
+  const half = weights.getHalf?.('model.embed_tokens.weight', shape) ?? null;
+  if (half !== null) {
+    const table = g.initHalf('model.embed_tokens.weight', shape, half);
+    return { lookup: g.one('Cast', [g.one('Gather', [table, 'input_ids'], { axis: 0 })], { to: DataType.FLOAT }), float32Table: null };
+  }
+  const table = g.init('model.embed_tokens.weight', shape, weights.get('model.embed_tokens.weight', shape));
+  return { lookup: g.one('Gather', [table, 'input_ids'], { axis: 0 }), float32Table: table };
+}
+
+/**
  * The vocabulary projection the output heads share. A file without lm_head.weight ties it to the
  * embeddings even if config.json does not say so (transformers does the same when loading such a
- * checkpoint). A float32 tied head reuses the embedding initializer; a quantized one gets its own
- * quantized copy. Either way the weights are added once.
+ * checkpoint). A float32 tied head reuses a float32 embedding table; otherwise the head is its own
+ * initializer (float32, or quantized). Either way the weights are added once.
  */
-function lmHeadProjection({ g, cfg, weights, precision }: Decoder, embed: string): (x: string) => string {
+function lmHeadProjection({ g, cfg, weights, precision }: Decoder, float32Table: string | null): (x: string) => string {
   const V = cfg.vocabSize;
   const H = cfg.hiddenSize;
   const tied = cfg.tieWordEmbeddings || !weights.has('lm_head.weight');
-  if (tied && weightBits(precision) === null) return (x) => gemm(g, x, embed, null);
-  return projection(g, precision, 'lm_head.weight', weights.get(tied ? 'model.embed_tokens.weight' : 'lm_head.weight', [V, H]), V, H);
+  if (tied && float32Table !== null && weightBits(precision) === null && 4 * V * H <= MAX_PROJECTION_BYTES) return (x) => gemm(g, x, float32Table, null);
+  const source = tied ? 'model.embed_tokens.weight' : 'lm_head.weight';
+  return projection(g, precision, 'lm_head.weight', (rows) => weights.get(source, [V, H], rows), V, H);
 }
 
 export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: GraphOptions = {}): BuiltGraph {
@@ -525,11 +595,11 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
   const inputs = sessionInputs();
   const outputs = headOutputs(V);
 
-  const embed = g.init('model.embed_tokens.weight', [V, H], weights.get('model.embed_tokens.weight', [V, H]));
+  const embedding = embeddingLookup(d);
   const rope = ropeBlock(d);
   const pastRows = g.i64([0, 0, -1, cfg.headDim]);
 
-  const stream = new ResidualStream(d, g.one('Gather', [embed, 'input_ids'], { axis: 0 }));
+  const stream = new ResidualStream(d, embedding.lookup);
   const boundaries = options.featureBoundaries ?? [];
   const captured = new Map<number, string>();
 
@@ -562,6 +632,6 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     outputs.push(valueInfo('features', DataType.FLOAT, ['R4', boundaries.length * H]));
   }
 
-  outputHeads(g, normed, lmHeadProjection(d, embed), (ids, name) => g.one('Cast', [ids], { to: DataType.INT32 }, name));
+  outputHeads(g, normed, lmHeadProjection(d, embedding.float32Table), (ids, name) => g.one('Cast', [ids], { to: DataType.INT32 }, name));
   return { nodes: g.nodes, initializers: g.initializers, inputs, outputs };
 }

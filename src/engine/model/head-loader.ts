@@ -56,13 +56,13 @@ function weightsFile(dir: string, weights: WeightIndex): string {
 function headWeightSource(dir: string, weights: WeightIndex): WeightSource {
   return {
     has: (name) => headTensor(weights, name) !== undefined,
-    get: (name, shape) => {
+    get: (name, shape, rows) => {
       const entry = headTensor(weights, name);
       if (entry === undefined) throw new ModelLoadError(weightsFile(dir, weights), `missing tensor ${name} (EAGLE-3 head)`);
       if (entry.shape.length !== shape.length || entry.shape.some((d, i) => d !== shape[i])) {
         throw new ModelLoadError(entry.file, `${entry.name} has shape [${entry.shape.join(', ')}], the head's config.json implies [${shape.join(', ')}]`);
       }
-      return readTensorF32(entry);
+      return readTensorF32(entry, rows);
     },
   };
 }

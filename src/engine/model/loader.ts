@@ -21,7 +21,7 @@ import {
   type GraphRemoval,
 } from './graph-cache.js';
 import { estimateAllPrecisions, machineMemoryBytes, memoryFitProblem, type MemoryEstimate } from './memory-estimate.js';
-import { indexWeights, isWeightDtype, readTensorF32, weightIdentity, type WeightIndex } from './safetensors.js';
+import { indexWeights, isWeightDtype, readTensorF32, readTensorHalf, weightIdentity, type TensorEntry, type WeightIndex } from './safetensors.js';
 import { weightContentHash } from './weight-hashes.js';
 import { OrtModelSession, windowProblem } from './session.js';
 import { ModelTokenizer } from './tokenizer.js';
@@ -103,6 +103,8 @@ export interface ModelFolder {
   featureBoundaries: number[];
   /** The folder has its own lm_head.weight and config.json does not tie it to the embedding. */
   untiedHead: boolean;
+  /** The folder stores the embedding in float16 or bfloat16 (the graph's lookup table keeps it so). */
+  halfEmbedding: boolean;
 }
 
 /**
@@ -176,6 +178,7 @@ export function openModelFolder(dir: string, cacheDir = cacheRoot(), precision: 
     precision,
     featureBoundaries,
     untiedHead: !config.tieWordEmbeddings && weights.tensors.has('lm_head.weight'),
+    halfEmbedding: ['float16', 'bfloat16'].includes(weights.tensors.get('model.embed_tokens.weight')?.dtype ?? 'float32'),
   };
 }
 
@@ -185,8 +188,8 @@ export function defaultMaxLength(config: ModelConfig): number {
 }
 
 /** A folder's memory at every precision for `slots` slots of `maxLength` rows, from its headers alone. */
-export function folderMemory(folder: Pick<ModelFolder, 'config' | 'untiedHead'>, slots: number, maxLength: number): MemoryEstimate[] {
-  return estimateAllPrecisions(folder.config, folder.untiedHead, slots, maxLength);
+export function folderMemory(folder: Pick<ModelFolder, 'config' | 'untiedHead' | 'halfEmbedding'>, slots: number, maxLength: number): MemoryEstimate[] {
+  return estimateAllPrecisions(folder.config, folder, slots, maxLength);
 }
 
 export function readModelInfo(dir: string): ModelInfo {
@@ -198,21 +201,23 @@ export function isGraphCached(folder: ModelFolder): boolean {
   return existsSync(folder.graphPath);
 }
 
-/** A folder's weights as the graph builder reads them: float32, shape-checked, one tensor at a time. */
+/** A folder's weights as the graph builder reads them: shape-checked, one tensor at a time. */
 export function weightSource(weights: WeightIndex): WeightSource {
+  const entryFor = (name: string, shape: number[]): TensorEntry => {
+    const entry = weights.tensors.get(name);
+    if (entry === undefined) {
+      const file = weights.files.length === 1 ? weights.files[0].path : join(dirname(weights.files[0].path), 'model.safetensors.index.json');
+      throw new ModelLoadError(file, `missing tensor ${name}`);
+    }
+    if (entry.shape.length !== shape.length || entry.shape.some((d, i) => d !== shape[i])) {
+      throw new ModelLoadError(entry.file, `${name} has shape [${entry.shape.join(', ')}], config.json implies [${shape.join(', ')}]`);
+    }
+    return entry;
+  };
   return {
     has: (name) => weights.tensors.has(name),
-    get: (name, shape) => {
-      const entry = weights.tensors.get(name);
-      if (entry === undefined) {
-        const file = weights.files.length === 1 ? weights.files[0].path : join(dirname(weights.files[0].path), 'model.safetensors.index.json');
-        throw new ModelLoadError(file, `missing tensor ${name}`);
-      }
-      if (entry.shape.length !== shape.length || entry.shape.some((d, i) => d !== shape[i])) {
-        throw new ModelLoadError(entry.file, `${name} has shape [${entry.shape.join(', ')}], config.json implies [${shape.join(', ')}]`);
-      }
-      return readTensorF32(entry);
-    },
+    get: (name, shape, rows) => readTensorF32(entryFor(name, shape), rows),
+    getHalf: (name, shape) => readTensorHalf(entryFor(name, shape)),
   };
 }
 

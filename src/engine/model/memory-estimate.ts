@@ -5,18 +5,13 @@
 import { totalmem } from 'node:os';
 import { WEIGHT_PRECISIONS, type WeightPrecision } from '../../shared/config.js';
 import type { ModelConfig } from './config.js';
-import { QUANT_BLOCK, weightBits, zeroPointBytes } from './graph-builder.js';
+import { MAX_PROJECTION_BYTES, projectionBytes, weightBits } from './graph-builder.js';
 import { DEFAULT_EXTERNAL_DATA_THRESHOLD } from './graph-cache.js';
 import { kvCacheBytes } from './kv-budget.js';
 import { expectedWeights } from './weight-check.js';
 
 /** Node, onnxruntime and a tokenizer before any weights: measured at about 150 MiB. */
 export const PROCESS_BYTES = 150 * 2 ** 20;
-/**
- * onnxruntime keeps prepacked copies of some weights beside them: measured at 0.27 of a 0.5B
- * model's float32 weights (docs/model-runtime.md, "Memory while loading"), rounded up.
- */
-export const PREPACK_SHARE = 0.3;
 /** Share of this machine's memory a load may plan to use; the system and other programs keep the rest. */
 export const MEMORY_SHARE = 0.85;
 /** Overrides the machine's memory the fit check reads (bytes, or a number with MiB / GiB), for tests and for a machine shared with other work. */
@@ -28,7 +23,10 @@ export interface MemoryEstimate {
   weightBytes: number;
   /** Float32 keys and values of every layer for the slots and rows asked for. */
   kvBytes: number;
-  /** While the model runs: the process, the weights with their prepacked copies, the KV cache. */
+  /**
+   * While the model runs: the process, the weights, the KV cache, and one projection part held
+   * twice (onnxruntime prepacks a weight into a copy of its own before it frees the original).
+   */
   runningBytes: number;
   /**
    * The one-time peak of the first load, which builds the graph: past 64 MiB the weights stream
@@ -38,51 +36,49 @@ export interface MemoryEstimate {
   buildPeakBytes: number;
 }
 
-/**
- * Bytes of an [out, inner] weight as MatMulNBits holds it at `bits`: packed codes plus a float32
- * scale per block, and at 4 bits a zero point per block, two to a byte (graph-builder: quantizeBlocks).
- */
-function quantizedBytes(out: number, inner: number, bits: number): number {
-  const blocks = Math.ceil(inner / QUANT_BLOCK);
-  return out * (blocks * ((QUANT_BLOCK * bits) / 8 + 4) + (bits === 4 ? zeroPointBytes(blocks) : 0));
+/** What of a folder's layout the estimate reads besides config.json (ModelFolder has both). */
+export interface WeightLayout {
+  /** The folder has its own lm_head.weight and config.json does not tie it (graph-builder: lmHeadProjection). */
+  untiedHead: boolean;
+  /** The folder stores the embedding in float16 or bfloat16, and the graph's lookup table keeps it so. */
+  halfEmbedding: boolean;
 }
 
-/**
- * The memory a decoder model takes at one precision. `untiedHead`: the folder has its own
- * lm_head.weight and config.json does not tie it (loader: lmHeadProjection).
- */
-export function estimateMemory(cfg: ModelConfig, untiedHead: boolean, precision: WeightPrecision, slots: number, maxLength: number): MemoryEstimate {
+/** The memory a decoder model takes at one precision. */
+export function estimateMemory(cfg: ModelConfig, layout: WeightLayout, precision: WeightPrecision, slots: number, maxLength: number): MemoryEstimate {
   const bits = weightBits(precision);
-  const matrix = (out: number, inner: number): number => (bits === null ? 4 * out * inner : quantizedBytes(out, inner, bits));
+  const matrix = (out: number, inner: number): number => projectionBytes(out, inner, bits);
+  const V = cfg.vocabSize;
+  const H = cfg.hiddenSize;
   let weightBytes = 0;
   let float32Bytes = 0;
   let largest = 0;
   for (const t of expectedWeights(cfg)) {
     const elements = t.shape.reduce((a, b) => a * b, 1);
     float32Bytes += 4 * elements;
-    // 2-D tensors other than the embedding are the linear layers; everything else stays float32.
-    const linear = t.shape.length === 2 && t.name !== 'model.embed_tokens.weight';
-    weightBytes += linear ? matrix(t.shape[0], t.shape[1]) : 4 * elements;
+    const embedding = t.name === 'model.embed_tokens.weight';
+    // 2-D tensors other than the embedding are the linear layers; norms stay float32.
+    const linear = t.shape.length === 2 && !embedding;
+    weightBytes += linear ? matrix(t.shape[0], t.shape[1]) : embedding && layout.halfEmbedding ? 2 * elements : 4 * elements;
     largest = Math.max(largest, elements);
   }
-  const V = cfg.vocabSize;
-  const H = cfg.hiddenSize;
-  // A float32 tied head reuses the embedding; any other head is a matrix of its own.
-  if (untiedHead || bits !== null) weightBytes += matrix(V, H);
-  if (untiedHead) float32Bytes += 4 * V * H;
+  // A float32 tied head reuses a float32 embedding table of at most one projection part; any other head is a matrix of its own.
+  const sharesTable = !layout.untiedHead && bits === null && !layout.halfEmbedding && 4 * V * H <= MAX_PROJECTION_BYTES;
+  if (!sharesTable) weightBytes += matrix(V, H);
+  if (layout.untiedHead) float32Bytes += 4 * V * H;
   // The builder fuses q/k/v and gate/up: the largest matrix it holds at once, as float32.
   const qkv = (cfg.numHeads + 2 * cfg.numKvHeads) * cfg.headDim * H;
   largest = Math.max(largest, qkv, 2 * cfg.intermediateSize * H, V * H);
   const kvBytes = kvCacheBytes(cfg, slots, maxLength);
-  const runningBytes = PROCESS_BYTES + weightBytes * (1 + PREPACK_SHARE) + kvBytes;
+  const runningBytes = PROCESS_BYTES + weightBytes + Math.min(weightBytes, MAX_PROJECTION_BYTES) + kvBytes;
   // Streaming: the parts read, their fused float32 copy and its quantised form. Inline: the graph whole, then encoded.
   const building = float32Bytes > DEFAULT_EXTERNAL_DATA_THRESHOLD ? 3 * 4 * largest : 3 * weightBytes;
   return { precision, weightBytes, kvBytes, runningBytes, buildPeakBytes: PROCESS_BYTES + building };
 }
 
 /** The estimate at every precision, float32 first. */
-export function estimateAllPrecisions(cfg: ModelConfig, untiedHead: boolean, slots: number, maxLength: number): MemoryEstimate[] {
-  return WEIGHT_PRECISIONS.map((p) => estimateMemory(cfg, untiedHead, p, slots, maxLength));
+export function estimateAllPrecisions(cfg: ModelConfig, layout: WeightLayout, slots: number, maxLength: number): MemoryEstimate[] {
+  return WEIGHT_PRECISIONS.map((p) => estimateMemory(cfg, layout, p, slots, maxLength));
 }
 
 /** What a load needs at its worst moment: the first load's build peak or the running model, whichever is more. */

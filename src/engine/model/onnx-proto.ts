@@ -112,7 +112,7 @@ const root = protobuf.Root.fromJSON(descriptor);
 export const ModelProtoType = root.lookupType('onnx.ModelProto');
 
 /** ONNX TensorProto.DataType values used here. */
-export const DataType = { FLOAT: 1, UINT8: 2, INT32: 6, INT64: 7 } as const;
+export const DataType = { FLOAT: 1, UINT8: 2, INT32: 6, INT64: 7, FLOAT16: 10, BFLOAT16: 16 } as const;
 /** ONNX AttributeProto.AttributeType values used here. */
 export const AttributeType = { FLOAT: 1, INT: 2, TENSOR: 4, INTS: 7 } as const;
 

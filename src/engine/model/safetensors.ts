@@ -152,14 +152,14 @@ function halfToFloat(h: number): number {
 
 let halfTable: Float32Array | null = null;
 
-/** One tensor's bytes, read into a fresh buffer of its own. */
-function readBytes(entry: TensorEntry): Uint8Array {
-  const bytes = new Uint8Array(entry.byteLength);
+/** One tensor's bytes (or `length` of them from byte `from`), read into a fresh buffer of its own. */
+function readBytes(entry: TensorEntry, from = 0, length = entry.byteLength): Uint8Array {
+  const bytes = new Uint8Array(length);
   const fd = openSync(entry.file, 'r');
   try {
     let done = 0;
-    while (done < entry.byteLength) {
-      const n = readSync(fd, bytes, done, Math.min(entry.byteLength - done, 1 << 30), entry.offset + done);
+    while (done < length) {
+      const n = readSync(fd, bytes, done, Math.min(length - done, 1 << 30), entry.offset + from + done);
       if (n === 0) throw new ModelLoadError(entry.file, `truncated while reading ${entry.name}`);
       done += n;
     }
@@ -179,13 +179,41 @@ export function readTensorInts(entry: TensorEntry): number[] {
   throw new ModelLoadError(entry.file, `${entry.name} is ${entry.dtype}, expected an integer or bool tensor`);
 }
 
-/** Reads one tensor as float32 (a fresh array the caller owns). */
-export function readTensorF32(entry: TensorEntry): Float32Array {
+/** A 16-bit float tensor as the file stores it: its raw bits and their format. */
+export interface HalfTensor {
+  format: 'float16' | 'bfloat16';
+  bits: Uint16Array;
+}
+
+/** Reads a float16 or bfloat16 tensor as stored (half the memory of its float32 form); null for other dtypes. */
+export function readTensorHalf(entry: TensorEntry): HalfTensor | null {
+  if (entry.dtype !== 'float16' && entry.dtype !== 'bfloat16') return null;
+  const bytes = readBytes(entry);
+  return { format: entry.dtype, bits: new Uint16Array(bytes.buffer, 0, entry.byteLength / 2) };
+}
+
+/** Rows [from, to) along a tensor's first dimension. */
+export interface RowRange {
+  from: number;
+  to: number;
+}
+
+/**
+ * Reads one tensor, or the rows `rows` of it, as float32 (a fresh array the caller owns). Reading a
+ * large tensor in row ranges keeps only one range in memory at a time.
+ */
+export function readTensorF32(entry: TensorEntry, rows?: RowRange): Float32Array {
   if (!isWeightDtype(entry.dtype)) throw new ModelLoadError(entry.file, `${entry.name} is ${entry.dtype}, expected F32, F16 or BF16 weights`);
-  const count = entry.byteLength / BYTES[entry.dtype];
+  const rowBytes = entry.shape.slice(1).reduce((a, b) => a * b, 1) * BYTES[entry.dtype];
+  const range = rows ?? { from: 0, to: entry.shape[0] ?? 1 };
+  if (rows !== undefined && !(Number.isInteger(rows.from) && Number.isInteger(rows.to) && 0 <= rows.from && rows.from <= rows.to && rows.to <= entry.shape[0])) {
+    throw new RangeError(`rows ${rows.from}..${rows.to} outside ${entry.name}'s ${entry.shape[0]}`);
+  }
+  const byteLength = rows === undefined ? entry.byteLength : (range.to - range.from) * rowBytes;
+  const count = byteLength / BYTES[entry.dtype];
   // A fresh, aligned buffer (safetensors offsets need not be 4-byte aligned); the typed-array
   // views below assume a little-endian host, as every supported platform is.
-  const bytes = readBytes(entry);
+  const bytes = readBytes(entry, range.from * rowBytes, byteLength);
   if (entry.dtype === 'float32') return new Float32Array(bytes.buffer, 0, count);
   const halves = new Uint16Array(bytes.buffer, 0, count);
   const out = new Float32Array(count);

@@ -1,7 +1,8 @@
-// Shared test helpers: temp folders and logits comparisons.
+// Shared test helpers: temp folders, prefill logits and logits comparisons.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { OrtModelSession } from '../../../src/engine/model/index.js';
 
 export function tempDir(prefix = 'echo-model-'): { path: string; cleanup: () => void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
@@ -29,4 +30,24 @@ export function argmax(values: ArrayLike<number>): number {
   let best = 0;
   for (let i = 1; i < values.length; i++) if (values[i] > values[best]) best = i;
   return best;
+}
+
+const chain = (len: number): number[] => Array.from({ length: len }, (_, i) => i - 1);
+
+/** Every position's logits of the prompts, prefilled together in one packed forward on fresh slots. */
+export async function prefillLogits(session: OrtModelSession, prompts: number[][]): Promise<Float32Array[]> {
+  const slots = prompts.map(() => session.allocSlot());
+  const rows: number[] = [];
+  let packed = 0;
+  for (const p of prompts) {
+    for (let i = 0; i < p.length; i++) rows.push(packed + i);
+    packed += p.length;
+  }
+  const r = await session.forward(
+    prompts.map((p, i) => ({ slot: slots[i], tokens: p, parents: chain(p.length) })),
+    { logitsRows: rows },
+  );
+  for (const s of slots) session.freeSlot(s);
+  const v = session.info.vocabSize;
+  return rows.map((_, i) => r.logits!.slice(i * v, (i + 1) * v));
 }

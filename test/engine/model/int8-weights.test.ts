@@ -8,7 +8,7 @@ import { quantizeBlocks, QUANT_BLOCK as Q8_BLOCK } from '../../../src/engine/mod
 import { listGraphCache } from '../../../src/engine/model/graph-cache.js';
 import { loadModel, openModelFolder, type OrtModelSession } from '../../../src/engine/model/index.js';
 import { writeFixtureModel } from './fixtures.js';
-import { argmax, logSoftmax, tempDir } from './helpers.js';
+import { argmax, logSoftmax, prefillLogits, tempDir } from './helpers.js';
 
 const tmp = tempDir('echo-lm-head-');
 afterAll(() => tmp.cleanup());
@@ -20,25 +20,6 @@ const PROMPTS = [
   [72, 101, 108, 108, 111],
   [50, 51, 52, 53, 54, 55, 56],
 ];
-const chain = (len: number): number[] => Array.from({ length: len }, (_, i) => i - 1);
-
-async function prefillLogits(session: OrtModelSession, prompts: number[][]): Promise<Float32Array[]> {
-  const slots = prompts.map(() => session.allocSlot());
-  const rows: number[] = [];
-  let packed = 0;
-  for (const p of prompts) {
-    for (let i = 0; i < p.length; i++) rows.push(packed + i);
-    packed += p.length;
-  }
-  const r = await session.forward(
-    prompts.map((p, i) => ({ slot: slots[i], tokens: p, parents: chain(p.length) })),
-    { logitsRows: rows },
-  );
-  for (const s of slots) session.freeSlot(s);
-  const v = session.info.vocabSize;
-  return rows.map((_, i) => r.logits!.slice(i * v, (i + 1) * v));
-}
-
 describe('quantizeBlocks, 8 bits', () => {
   test('round-trips every weight to within half a step of its block scale, padding with the zero point', () => {
     const cols = 40; // one full block, one of 8 padded to 32

@@ -28,8 +28,8 @@ export function llamaConfig(overrides: Record<string, unknown>): Record<string, 
   };
 }
 
-/** Writes config.json and a header-only model.safetensors (bfloat16) for it; `tokenizerFrom` copies that folder's tokenizer files. */
-export function writeSparseModel(dir: string, config: Record<string, unknown>, tokenizerFrom?: string): SparseModel {
+/** Writes config.json and a header-only model.safetensors (bfloat16 unless told F32) for it; `tokenizerFrom` copies that folder's tokenizer files. */
+export function writeSparseModel(dir: string, config: Record<string, unknown>, tokenizerFrom?: string, dtype: 'BF16' | 'F32' = 'BF16'): SparseModel {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
   const cfg = parseModelConfig(config, join(dir, 'config.json'));
@@ -37,8 +37,8 @@ export function writeSparseModel(dir: string, config: Record<string, unknown>, t
   const header: Record<string, unknown> = { __metadata__: { format: 'pt' } };
   let offset = 0;
   for (const t of tensors) {
-    const bytes = 2 * t.shape.reduce((a, b) => a * b, 1);
-    header[t.name] = { dtype: 'BF16', shape: t.shape, data_offsets: [offset, offset + bytes] };
+    const bytes = (dtype === 'F32' ? 4 : 2) * t.shape.reduce((a, b) => a * b, 1);
+    header[t.name] = { dtype, shape: t.shape, data_offsets: [offset, offset + bytes] };
     offset += bytes;
   }
   let text = JSON.stringify(header);
