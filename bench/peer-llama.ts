@@ -16,12 +16,13 @@
 // ECHO chain ÷ llama.cpp chain, then their medians and ranges.
 //
 // Options: --target DIR, --draft DIR [the bundled pair], --domains code,prose [8 prompts each],
-// --count N prompts per domain [8], --new N tokens per prompt [64], --chain N drafted tokens [3],
+// --count N prompts per domain [8], --new N tokens per prompt [64], --chain N drafted tokens [3; 0:
+// plain decoding only, for a target no draft predicts, such as random weights],
 // --rounds N [3], --threads N llama.cpp threads [2], --echo-threads N [the engine's default],
 // --gguf f32|q8_0 [f32], --echo-precision float32|int8|int4 ECHO's target weights [float32] (int8
 // against --gguf q8_0: two 8-bit schemes, so their greedy outputs may part), --cache DIR [~/.cache/echo-studio-peers].
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -81,10 +82,12 @@ run('g++', ['-O2', '-std=c++17', '-o', driver, driverSource, '-I', join(source, 
   '-L', libDir, '-lllama', '-lggml', '-lggml-base', `-Wl,-rpath,${libDir}`]);
 const revision = run('git', ['rev-parse', '--short', 'HEAD'], source).trim();
 
-// ---- the model folders as GGUF ----
+// ---- the model folders as GGUF (converted again only when a file of the folder is newer) ----
 function toGguf(dir: string): string {
   const out = join(cache, 'gguf', `${basename(resolve(dir))}-${args.gguf}.gguf`);
   mkdirSync(join(cache, 'gguf'), { recursive: true });
+  const newest = Math.max(...readdirSync(dir).map((f) => statSync(join(dir, f)).mtimeMs));
+  if (existsSync(out) && statSync(out).mtimeMs > newest) return out;
   run('/usr/bin/python3', [resolve('bench/peer/to-gguf.py'), join(source, 'gguf-py'), dir, out, args.gguf!]);
   return out;
 }
@@ -164,12 +167,14 @@ for (let i = 0; i < prompts.length; i++) {
   else console.log(`prompt ${i}: outputs differ from token ${first < 0 ? Math.min(a.length, b.length) : first} on`);
 }
 console.log(`token-identical greedy output on ${identical}/${prompts.length} prompts`);
-const chained = llama(true);
-const chainSame = chained.tokens.every((t, i) => t.join() === peer.tokens[i].join());
-console.log(`llama.cpp's chain decodes what its plain decoding does: ${chainSame ? 'yes' : 'NO'}`);
+if (chain > 0) {
+  const chained = llama(true);
+  const chainSame = chained.tokens.every((t, i) => t.join() === peer.tokens[i].join());
+  console.log(`llama.cpp's chain decodes what its plain decoding does: ${chainSame ? 'yes' : 'NO'}`);
+}
 
 // 2. Alternating rounds.
-const kinds = ['llama plain', 'echo ar', 'llama chain', 'echo chain'] as const;
+const kinds = (['llama plain', 'echo ar', 'llama chain', 'echo chain'] as const).filter((k) => chain > 0 || !k.endsWith('chain'));
 const results: Record<(typeof kinds)[number], number[]> = { 'llama plain': [], 'echo ar': [], 'llama chain': [], 'echo chain': [] };
 for (let r = 0; r < rounds; r++) {
   for (let j = 0; j < kinds.length; j++) {
@@ -187,7 +192,9 @@ const ratio = (a: number[], b: number[]): string => {
 };
 console.log('');
 console.log(`ECHO ar ÷ llama.cpp plain:    ${ratio(results['echo ar'], results['llama plain'])}`);
-console.log(`ECHO chain ÷ ECHO ar:         ${ratio(results['echo chain'], results['echo ar'])}`);
-console.log(`ECHO chain ÷ llama.cpp chain: ${ratio(results['echo chain'], results['llama chain'])}`);
-console.log(`llama.cpp chain ÷ plain:      ${ratio(results['llama chain'], results['llama plain'])}`);
+if (chain > 0) {
+  console.log(`ECHO chain ÷ ECHO ar:         ${ratio(results['echo chain'], results['echo ar'])}`);
+  console.log(`ECHO chain ÷ llama.cpp chain: ${ratio(results['echo chain'], results['llama chain'])}`);
+  console.log(`llama.cpp chain ÷ plain:      ${ratio(results['llama chain'], results['llama plain'])}`);
+}
 await pair.release();
