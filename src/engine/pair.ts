@@ -11,6 +11,7 @@ import { defaultThreads, folderMemory, loadModel, openModelFolder, readModelInfo
 import { machineMemoryBytes, memoryFitProblem, type PlannedModel } from './model/memory-estimate.js';
 import { assertSameVocabulary, ModelTokenizer } from './model/tokenizer.js';
 import type { AttentionWindow, ModelSession } from './model/types.js';
+import { Refusal } from './refusal.js';
 
 /** What drafts: a small language model, or an EAGLE-3 head that reads the target's features. */
 export type DraftKind = 'model' | 'eagle3-head';
@@ -72,7 +73,7 @@ export function checkPairMemory(options: Pick<PairOptions, 'slots' | 'maxLength'
     precisionOption: `--${name}-precision`,
   });
   const problem = memoryFitProblem([plan(target, 'target'), ...(draft ? [plan(draft, 'draft')] : [])], options.memoryBytes ?? machineMemoryBytes());
-  if (problem !== null) throw new Error(`${options.slots} KV slots of ${options.maxLength} rows: the pair ${problem}`);
+  if (problem !== null) throw new Refusal(`${options.slots} KV slots of ${options.maxLength} rows: the pair ${problem}`);
 }
 
 export async function loadPair(draftDir: string, targetDir: string, options: PairOptions): Promise<ModelPair> {
@@ -82,10 +83,10 @@ export async function loadPair(draftDir: string, targetDir: string, options: Pai
   const headFolder = isHeadFolder(draftDir);
   const kind = options.draftKind ?? (headFolder ? 'eagle3-head' : 'model');
   if (kind === 'eagle3-head') {
-    if (!headFolder) throw new Error(`${draftDir} is not an EAGLE-3 head: its config.json names no Eagle3 architecture`);
+    if (!headFolder) throw new Refusal(`${draftDir} is not an EAGLE-3 head: its config.json names no Eagle3 architecture`);
     return loadHeadPair(draftDir, targetDir, parseModelConfig(targetJson.json, targetJson.path), options);
   }
-  if (headFolder) throw new Error(`${draftDir} is an EAGLE-3 head, not a draft model (draft kind "head" loads it)`);
+  if (headFolder) throw new Refusal(`${draftDir} is an EAGLE-3 head, not a draft model (draft kind "head" loads it)`);
   const targetTokenizer = ModelTokenizer.load(targetDir);
   const draftTokenizer = ModelTokenizer.load(draftDir);
   assertSameVocabulary(draftTokenizer, targetTokenizer);
@@ -104,7 +105,7 @@ export async function loadPair(draftDir: string, targetDir: string, options: Pai
   // Padded output layers may differ in size, but the draft must never propose an id the target lacks.
   if (draft.info.vocabSize > target.info.vocabSize) {
     await Promise.all([draft.release(), target.release()]);
-    throw new Error(
+    throw new Refusal(
       `draft ${draftDir} has ${draft.info.vocabSize} output logits but target ${targetDir} only ${target.info.vocabSize}: the pair must share one vocabulary`,
     );
   }

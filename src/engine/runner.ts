@@ -10,6 +10,7 @@ import { prefill } from './prefill';
 import { Rng } from './rng';
 import { MAX_DRAFT_DEPTH } from './policy/drive';
 import { speculativeStep, type InFlight, type StepEngine } from './step';
+import { Refusal } from './refusal.js';
 
 /** One request of a workload, already tokenised. */
 export interface WorkItem {
@@ -110,7 +111,7 @@ export class Runner {
     workload: readonly WorkItem[],
   ) {
     const { target, draft, policy, batch, kmax } = options;
-    if (kmax < batch) throw new Error(`K_max (${kmax}) is below the batch size (${batch})`);
+    if (kmax < batch) throw new Refusal(`K_max (${kmax}) is below the batch size (${batch})`);
     if (policy.candidatesPerNode > 0 && draft === null) throw new Error(`policy "${policy.name}" drafts, but no draft model was given`);
     if (target.capacity < batch) throw new Error(`the target model has ${target.capacity} KV slots, batch ${batch} needs ${batch}`);
     if (draft && draft.capacity < batch) throw new Error(`the draft model has ${draft.capacity} KV slots, batch ${batch} needs ${batch}`);
@@ -187,12 +188,12 @@ export class Runner {
   setKnobs(knobs: Knobs): void {
     const batch = knobs.batch ?? this.batch;
     const kmax = knobs.kmax ?? this.kmax;
-    if (kmax < batch) throw new Error(`K_max (${kmax}) is below the batch size (${batch})`);
+    if (kmax < batch) throw new Refusal(`K_max (${kmax}) is below the batch size (${batch})`);
     if (kmax < this.inFlight.length) {
-      throw new Error(`K_max (${kmax}) is below the ${this.inFlight.length} requests still in flight`);
+      throw new Refusal(`K_max (${kmax}) is below the ${this.inFlight.length} requests still in flight`);
     }
     if (batch > this.options.target.capacity) {
-      throw new Error(`batch ${batch} exceeds the ${this.options.target.capacity} KV slots the models were loaded with`);
+      throw new Refusal(`batch ${batch} exceeds the ${this.options.target.capacity} KV slots the models were loaded with`);
     }
     this.batch = batch;
     this.kmax = kmax;

@@ -23,6 +23,7 @@ import { buildTraceHeader } from './trace/header.js';
 import { TraceRecorder } from './trace/writer.js';
 import { MAX_DRAFT_DEPTH } from './policy/drive.js';
 import { encodePrompt, fitPrompts, readPromptsFile, repeatNote, skippedNotes, takeRequests, type FittedPrompts, type PromptRecord, type PromptTokenizer } from './workload.js';
+import { Refusal } from './refusal.js';
 
 export const BUNDLED_DRAFT = 'echo-demo-draft';
 export const BUNDLED_TARGET = 'echo-demo-target';
@@ -48,11 +49,11 @@ export function resolveModelDirs(config: Pick<RunConfig, 'draftDir' | 'targetDir
   const draftDir = path.join(models, config.draftKind === 'head' ? BUNDLED_HEAD : BUNDLED_DRAFT);
   const targetDir = path.join(models, BUNDLED_TARGET);
   if (config.draftKind === 'head' && !existsSync(path.join(draftDir, 'config.json'))) {
-    throw new Error(`the bundled demo head is missing (${draftDir}); pass --draft HEAD_DIR --target DIR`);
+    throw new Refusal(`the bundled demo head is missing (${draftDir}); pass --draft HEAD_DIR --target DIR`);
   }
   for (const dir of [draftDir, targetDir]) {
     if (!existsSync(path.join(dir, 'config.json'))) {
-      throw new Error(`the bundled demo pair is missing (${dir}); pass --draft DIR --target DIR`);
+      throw new Refusal(`the bundled demo pair is missing (${dir}); pass --draft DIR --target DIR`);
     }
   }
   return { draftDir, targetDir };
@@ -78,7 +79,7 @@ export async function promptSource(config: Pick<RunConfig, 'promptsFile' | 'doma
   const file = path.join(root, 'assets', 'prompts', `${config.domain}.jsonl`);
   // A domain is a name among the bundled ones, never a path that could lead out of their folder.
   if (!/^[\w-]+$/.test(config.domain ?? '') || !existsSync(file)) {
-    throw new Error(`unknown domain "${config.domain}" (bundled: ${bundledDomains(root).join(', ') || 'none'}); or pass --prompts FILE`);
+    throw new Refusal(`unknown domain "${config.domain}" (bundled: ${bundledDomains(root).join(', ') || 'none'}); or pass --prompts FILE`);
   }
   return readPromptsFile(file, { limit: options.limit });
 }
@@ -109,7 +110,7 @@ export async function tokenizeRunPrompts(
   for (const note of skippedNotes(fitted, limits.limit, limits.why)) options.log?.(note);
   const where = config.promptsFile ?? `the ${config.domain} prompts`;
   if (fitted.items.length === 0) {
-    throw new Error(`none of the ${source.length} prompts read from ${where} can run: ${limits.limit < 1 ? `${limits.why}, leaving no room for a prompt` : `each is empty or longer than ${limits.limit} tokens (${limits.why})`}`);
+    throw new Refusal(`none of the ${source.length} prompts read from ${where} can run: ${limits.limit < 1 ? `${limits.why}, leaving no room for a prompt` : `each is empty or longer than ${limits.limit} tokens (${limits.why})`}`);
   }
   const fitting = fitted.items.map((i) => i.record);
   const note = repeatNote(fitting, config.requests, where);
@@ -152,7 +153,7 @@ export function checkKvFits(dirs: { draftDir: string; targetDir: string }, slots
   };
   const models = [{ name: 'target', config: config(dirs.targetDir) }, ...(policy === 'ar' ? [] : [{ name: 'draft', config: config(dirs.draftDir) }])];
   const problem = kvFitProblem(models, slots, maxLength);
-  if (problem !== null) throw new Error(`${problem}: lower the batch, K_max or max new tokens`);
+  if (problem !== null) throw new Refusal(`${problem}: lower the batch, K_max or max new tokens`);
 }
 
 /** A run's models, prompts and policy, loaded and resolved; release() frees the models. */

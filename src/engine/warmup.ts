@@ -11,6 +11,7 @@ import type { WorkItem } from './runner';
 import { acceptanceFromSamples } from './calibrate/acceptance';
 import { calibrateDepths, DEFAULT_DELTA, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, type DepthCalibration, type TauRule } from './calibrate/calibration';
 import { buildProfile, type EchoProfile } from './calibrate/profile';
+import { Refusal } from './refusal.js';
 
 export interface WarmupOptions {
   target: ModelSession;
@@ -151,7 +152,7 @@ export interface CalibrateRunOptions extends Omit<WarmupOptions, 'confidence'> {
 }
 
 /** A calibration found no depth whose confidence separates accepted from rejected drafts. */
-export class NoSweetSpotError extends Error {
+export class NoSweetSpotError extends Refusal {
   constructor(
     message: string,
     /** Every measured depth's AUC, per signal, as one line. */

@@ -13,6 +13,7 @@ import { open } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import type { ChatMessage } from './model/tokenizer.js';
+import { Refusal } from './refusal.js';
 
 export interface PromptRecord {
   id: string;
@@ -52,7 +53,7 @@ export function promptText(record: PromptRecord, tokenizer: PromptTokenizer): st
   try {
     return tokenizer.applyChatTemplate(record.messages, { addGenerationPrompt: true });
   } catch (err) {
-    throw new Error(`prompt "${record.id}" is a conversation, but ${(err as Error).message}`);
+    throw new Refusal(`prompt "${record.id}" is a conversation, but ${(err as Error).message}`);
   }
 }
 
@@ -106,22 +107,22 @@ class PromptLineParser {
     try {
       json = JSON.parse(line);
     } catch (err) {
-      throw new Error(`${where}: not valid JSON${jsonErrorPosition(err)}`);
+      throw new Refusal(`${where}: not valid JSON${jsonErrorPosition(err)}`);
     }
     const parsed = PromptLineSchema.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const field = issue.path.length > 0 ? `field "${issue.path.join('.')}"` : 'the line';
-      throw new Error(`${where}: ${field}: ${issue.message}`);
+      throw new Refusal(`${where}: ${field}: ${issue.message}`);
     }
     const first = this.seen.get(parsed.data.id);
-    if (first !== undefined) throw new Error(`${where}: id "${parsed.data.id}" already used on line ${first}`);
+    if (first !== undefined) throw new Refusal(`${where}: id "${parsed.data.id}" already used on line ${first}`);
     this.seen.set(parsed.data.id, lineNumber);
     this.records.push(parsed.data);
   }
 
   done(): PromptRecord[] {
-    if (this.records.length === 0) throw new Error(`${this.source}: no prompts in the file`);
+    if (this.records.length === 0) throw new Refusal(`${this.source}: no prompts in the file`);
     return this.records;
   }
 }
@@ -144,7 +145,7 @@ export async function readPromptsFile(path: string, options: { limit?: number } 
   try {
     handle = await open(path, 'r');
   } catch (err) {
-    throw new Error(`${path}: cannot read the prompts file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new Refusal(`${path}: cannot read the prompts file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
   const parser = new PromptLineParser(path);
   const stream = handle.createReadStream({ encoding: 'utf8' });
@@ -157,7 +158,7 @@ export async function readPromptsFile(path: string, options: { limit?: number } 
     }
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw code ? new Error(`${path}: cannot read the prompts file (${code})`) : err;
+    throw code ? new Refusal(`${path}: cannot read the prompts file (${code})`) : err;
   } finally {
     lines.close();
     stream.destroy();

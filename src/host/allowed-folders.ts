@@ -7,6 +7,7 @@
 // whether something exists outside those folders.
 import { lstatSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { Refusal } from '../engine/refusal.js';
 
 export interface FileAccess {
   /** True when every path may be used (the desktop app). */
@@ -21,7 +22,7 @@ export interface FileAccess {
 }
 
 /** A path a client may not use, or that is not there: one message for both. */
-export class PathNotAvailable extends Error {
+export class PathNotAvailable extends Refusal {
   constructor(
     readonly path: string,
     purpose: 'read' | 'write',
@@ -86,7 +87,7 @@ export function allowedFolders(folders: readonly string[], base: string): FileAc
       } catch {
         return target; // nothing there yet
       }
-      if (existing.isDirectory()) throw new Error(`${file} is a folder; name a file to write`);
+      if (existing.isDirectory()) throw new Refusal(`${file} is a folder; name a file to write`);
       return target;
     },
   };

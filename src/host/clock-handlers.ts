@@ -7,18 +7,19 @@ import path from 'node:path';
 import { parseHardwareProfile, type HardwareProfile } from '../engine/cost/measure.js';
 import { jsonErrorPosition } from '../engine/json-error.js';
 import type { HandlerModule } from './handler-context.js';
+import { Refusal } from '../engine/refusal.js';
 
 /** Far above any profile (a few kilobytes): a larger file is not one, and is not read. */
 const MAX_PROFILE_BYTES = 1024 * 1024;
 
 /** The profile in a file; `shown` is the path as the client named it (errors never quote the file). */
 export function readHardwareProfile(file: string, shown: string): HardwareProfile {
-  if (statSync(file).size > MAX_PROFILE_BYTES) throw new Error(`${shown}: too large to be a hardware profile`);
+  if (statSync(file).size > MAX_PROFILE_BYTES) throw new Refusal(`${shown}: too large to be a hardware profile`);
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new Error(`${shown}: not JSON${jsonErrorPosition(err)}`);
+    throw new Refusal(`${shown}: not JSON${jsonErrorPosition(err)}`);
   }
   // `profile-hw --json` prints the report with the profile inside it.
   const inner = typeof json === 'object' && json !== null && 'profile' in json ? (json as { profile: unknown }).profile : json;

@@ -9,6 +9,7 @@ import { bundledDomains } from '../engine/session-run.js';
 import type { HandlerModule, HandlerTable, HostContext, RequestContext } from './handler-context.js';
 import { buildHandlerTable, HANDLER_MODULES } from './handlers.js';
 import type { HostPort } from './port.js';
+import { faultStack } from '../engine/refusal.js';
 import { ANY_PATH, type FileAccess } from './allowed-folders.js';
 import { parseRequest, type BundledModel, type EngineEvent, type EngineRequest, type RunState, type StatusEvent } from '../shared/messages.js';
 
@@ -125,8 +126,12 @@ export class EngineHost {
       await handler(request, ctx);
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err));
-      this.log(`${request.type} failed: ${error.stack ?? error.message}`);
-      from.post({ type: 'error', message: `${request.type} failed: ${error.message}`, detail: error.stack });
+      const message = `${request.type} failed: ${error.message}`;
+      // A refusal (a bad folder or file, a request that cannot run now) is expected: one line says
+      // it all. Anything else is a fault, and its stack is kept in the log and the event.
+      const stack = faultStack(error);
+      this.log(stack === undefined ? message.split('\n')[0] : `${request.type} failed: ${stack}`);
+      from.post(stack === undefined ? { type: 'error', message } : { type: 'error', message, detail: stack });
     }
   }
 

@@ -8,6 +8,7 @@ import { loadModel, readModelInfo } from '../engine/model/loader.js';
 import { pairThreads } from '../engine/pair.js';
 import { BUNDLED_TARGET } from '../engine/session-run.js';
 import type { HandlerModule } from './handler-context.js';
+import { Refusal } from '../engine/refusal.js';
 
 /** As profile-hw: each slot holds 64 committed rows; the packed rows spread over up to 16 requests. */
 const CONTEXT_ROWS = 64;
@@ -40,7 +41,7 @@ export const hwHandlers: HandlerModule = ({ host, study }) => {
         let dir = targetDir === undefined ? undefined : host.files.readable(targetDir);
         if (dir === undefined) {
           dir = (await host.refreshStatus()).bundledModels.find((m) => m.name === BUNDLED_TARGET)?.dir;
-          if (dir === undefined) throw new Error(`the bundled target (${BUNDLED_TARGET}) is not installed; choose a target folder`);
+          if (dir === undefined) throw new Refusal(`the bundled target (${BUNDLED_TARGET}) is not installed; choose a target folder`);
         }
         const measure = { tokenCounts: DEFAULT_TOKEN_COUNTS, repeats: REPEATS, slots: Math.min(batch, MAX_SLOTS), context: CONTEXT_ROWS };
         // One step per timed token count, and a last one for the fit.

@@ -14,6 +14,7 @@ import { BUNDLED_DRAFT, BUNDLED_TARGET } from '../engine/session-run.js';
 import type { RequestOf } from '../shared/messages.js';
 import type { HandlerModule, HostContext } from './handler-context.js';
 import { findPackageRoot } from './paths.js';
+import { Refusal } from '../engine/refusal.js';
 
 /** The quick study's domains when the request names none (the command's default). */
 const DEFAULT_DOMAINS = ['code', 'prose', 'math'];
@@ -56,7 +57,7 @@ function newReportFolder(dataDir: string, now = new Date()): string {
 
 async function studyPair(host: HostContext, request: RequestOf<'report.quick'>): Promise<{ draftDir: string; targetDir: string }> {
   if ((request.draftDir === undefined) !== (request.targetDir === undefined)) {
-    throw new Error('name both a draft and a target folder, or neither for the bundled demo pair');
+    throw new Refusal('name both a draft and a target folder, or neither for the bundled demo pair');
   }
   if (request.draftDir !== undefined && request.targetDir !== undefined) {
     // Outside the folders this studio may read, or not there: one answer, before anything runs.
@@ -66,7 +67,7 @@ async function studyPair(host: HostContext, request: RequestOf<'report.quick'>):
   const draftDir = models.find((m) => m.name === BUNDLED_DRAFT)?.dir;
   const targetDir = models.find((m) => m.name === BUNDLED_TARGET)?.dir;
   if (draftDir === undefined || targetDir === undefined) {
-    throw new Error(`the bundled demo pair (${BUNDLED_DRAFT}, ${BUNDLED_TARGET}) is not installed; name a draft and a target folder in the Run form`);
+    throw new Refusal(`the bundled demo pair (${BUNDLED_DRAFT}, ${BUNDLED_TARGET}) is not installed; name a draft and a target folder in the Run form`);
   }
   return { draftDir, targetDir };
 }
@@ -172,7 +173,7 @@ export const reportHandlers: HandlerModule = ({ host, study }) => {
     },
 
     'report.cancel'() {
-      if (!study.running) throw new Error('no quick study is running to cancel');
+      if (!study.running) throw new Refusal('no quick study is running to cancel');
       cancelled = true;
       child?.kill('SIGTERM');
     },

@@ -12,6 +12,7 @@ import type { Knobs, RunConfig } from '../shared/config.js';
 import type { CalibrationSummary, EngineKnobsEvent } from '../shared/messages.js';
 import type { ResolvedGates } from '../engine/resolve-gates.js';
 import type { HandlerModule, HostContext, RequestContext } from './handler-context.js';
+import { faultStack, Refusal } from '../engine/refusal.js';
 
 /**
  * Histograms and metrics go to the UI at most every 100 ms, and less often when computing them
@@ -81,7 +82,7 @@ async function bundledPair(host: HostContext, draftKind: RunConfig['draftKind'])
   const targetDir = find(BUNDLED_TARGET);
   if (draftDir === undefined || targetDir === undefined) {
     const found = status.bundledModels.map((m) => m.name).join(', ') || 'none';
-    throw new Error(`the bundled demo pair (${draftName}, ${BUNDLED_TARGET}) is not installed (found: ${found}); choose a draft and a target folder`);
+    throw new Refusal(`the bundled demo pair (${draftName}, ${BUNDLED_TARGET}) is not installed (found: ${found}); choose a draft and a target folder`);
   }
   return { draftDir, targetDir };
 }
@@ -99,7 +100,7 @@ function readablePaths(host: HostContext, config: RunConfig): RunConfig {
   return resolved;
 }
 
-/** Errors reach the studio as one line; the stack goes in the event's detail. */
+/** Errors reach the studio as one line; a fault's stack goes in the event's detail (faultStack). */
 function firstLine(err: unknown): string {
   return (err instanceof Error ? err.message : String(err)).split('\n')[0];
 }
@@ -139,8 +140,8 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
   });
 
   const requireLive = (verb: string): Runner => {
-    if (!active) throw new Error(`no run is in progress to ${verb}`);
-    if (!active.live) throw new Error(`the run is still loading; ${verb} once it runs`);
+    if (!active) throw new Refusal(`no run is in progress to ${verb}`);
+    if (!active.live) throw new Refusal(`the run is still loading; ${verb} once it runs`);
     return active.live;
   };
 
@@ -198,7 +199,8 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
       // Close the progress bars the failed setup left open.
       for (const task of ['load', 'calibrate']) host.progress(task, 1, 1);
       host.setRunState('error');
-      reply({ type: 'error', message: `cannot start the run: ${firstLine(err)}`, detail: (err as Error).stack });
+      const stack = faultStack(err);
+      reply(stack === undefined ? { type: 'error', message: `cannot start the run: ${firstLine(err)}` } : { type: 'error', message: `cannot start the run: ${firstLine(err)}`, detail: stack });
       return;
     }
     run.prepared = prepared;
@@ -222,7 +224,7 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
         const message = firstLine(err);
         const metrics = prepared.run.end('error', { message });
         host.pushStep(null, { histograms: prepared.run.metrics.histograms(), metrics });
-        fail(`the run failed: ${message}`, (err as Error).stack);
+        fail(`the run failed: ${message}`, faultStack(err));
         return;
       }
       const metrics = prepared.run.end(summary.stopped ? 'stopped' : 'finished', { wallMs: summary.wallMs });
@@ -237,8 +239,8 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
 
   return {
     async 'run.start'({ config }, ctx) {
-      if (active) throw new Error('a run is already in progress: stop it before starting another');
-      if (study.running) throw new Error('the quick study is running and takes the cores: cancel it or wait for its report');
+      if (active) throw new Refusal('a run is already in progress: stop it before starting another');
+      if (study.running) throw new Refusal('the quick study is running and takes the cores: cancel it or wait for its report');
       runEnded = start(config, ctx.reply);
       await runEnded;
     },
@@ -259,7 +261,7 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
     },
 
     'run.stop'() {
-      if (!active) throw new Error('no run is in progress to stop');
+      if (!active) throw new Refusal('no run is in progress to stop');
       active.stopRequested = true;
       active.setup.abort();
       active.live?.stop();

@@ -11,6 +11,7 @@ import { readTrace } from '../engine/trace/read.js';
 import type { FrameEvent } from '../shared/messages.js';
 import type { HandlerModule, HostContext } from './handler-context.js';
 import type { Recordings } from './recordings.js';
+import { Refusal } from '../engine/refusal.js';
 
 /** Frames of a replay stay well under the transports' 16 MiB message cap. */
 const REPLAY_FRAME_BYTES = 4 * 1024 * 1024;
@@ -19,7 +20,7 @@ const REPLAY_FRAME_BYTES = 4 * 1024 * 1024;
 async function currentTrace(recordings: Recordings): Promise<{ path: string; trace: TraceContents }> {
   if (recordings.opened) return recordings.opened;
   if (recordings.run) return { path: recordings.run.path, trace: await readTrace(recordings.run.path) };
-  throw new Error('there is no run or trace to use: start a run or open a trace first');
+  throw new Refusal('there is no run or trace to use: start a run or open a trace first');
 }
 
 /**
@@ -87,7 +88,7 @@ export const traceHandlers: HandlerModule = ({ host, recordings }) => {
 
 const handlers = (host: HostContext, recordings: Recordings): ReturnType<HandlerModule> => ({
   async 'trace.open'({ path }, ctx) {
-    if (recordings.run?.live) throw new Error('a run is in progress: stop it before opening a trace');
+    if (recordings.run?.live) throw new Refusal('a run is in progress: stop it before opening a trace');
     let trace: TraceContents;
     let file: string;
     try {
@@ -111,7 +112,7 @@ const handlers = (host: HostContext, recordings: Recordings): ReturnType<Handler
   },
 
   async 'trace.seek'({ step }) {
-    if (recordings.run?.live) throw new Error('a run is in progress: seeking works on an opened trace or a finished run');
+    if (recordings.run?.live) throw new Refusal('a run is in progress: seeking works on an opened trace or a finished run');
     const source = await currentTrace(recordings);
     recordings.replayedTo = replayFrames(host, source.trace, step);
   },
@@ -121,7 +122,7 @@ const handlers = (host: HostContext, recordings: Recordings): ReturnType<Handler
     const out = host.files.writable(path);
     const taken = traceExportPaths(format, out).filter(pathTaken);
     if (taken.length > 0 && overwrite !== true) {
-      throw new Error(`${taken[0]} exists; export with overwrite to replace it`);
+      throw new Refusal(`${taken[0]} exists; export with overwrite to replace it`);
     }
     // Written beside the path and renamed into place: an export that fails leaves what was there.
     const written = await writeTraceExport(source.trace, format, out, source.path);

@@ -11,12 +11,13 @@ import path from 'node:path';
 import { removeQuietly, temporaryPathBeside } from '../engine/trace/export-files.js';
 import { parseTrace, TraceFormatError } from '../engine/trace/parse.js';
 import { DOWNLOAD_FORMATS, type DownloadFormat } from '../shared/messages.js';
+import { Refusal } from '../engine/refusal.js';
 
 /** Largest trace a browser may upload (the engine host holds a replayed trace in memory). */
 export const MAX_TRACE_UPLOAD_BYTES = 256 * 1024 * 1024;
 
 /** A refusal with the HTTP status that says why. */
-export class TraceFileRefusal extends Error {
+export class TraceFileRefusal extends Refusal {
   constructor(
     readonly status: number,
     message: string,

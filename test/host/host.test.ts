@@ -8,6 +8,7 @@ import { coreHandlers } from '../../src/host/handlers.js';
 import { availablePolicies, createPolicy, registerPolicy } from '../../src/engine/policy/index.js';
 import { bundledDomains } from '../../src/engine/session-run.js';
 import { EngineHost } from '../../src/host/host.js';
+import { Refusal } from '../../src/engine/refusal.js';
 import { nodeMessagePortPort } from '../../src/host/port.js';
 import { parseEvent, type EngineEvent } from '../../src/shared/messages.js';
 import { sampleStep } from '../shared/fixtures.js';
@@ -119,6 +120,36 @@ describe('EngineHost', () => {
     expect(await asker.next('status')).toMatchObject({ runState: 'paused' });
     asker.close();
     watcher.close();
+    await host.shutdown();
+  });
+
+  it('logs a refusal in one line without a stack; a fault keeps its stack in the log and the event', async () => {
+    const failing: HandlerModule = () => ({
+      'run.pause'() {
+        throw new Refusal('no run is in progress to pause');
+      },
+      'run.resume'() {
+        const knobs = undefined as unknown as { batch: number };
+        knobs.batch += 1; // a fault: a TypeError from inside the handler
+      },
+    });
+    const log: string[] = [];
+    const host = new EngineHost({ version: '1', modelsDir, modules: [coreHandlers, failing], log: (line) => log.push(line) });
+    const client = connect(host);
+    client.send({ type: 'run.pause' });
+    const refused = await client.next('error');
+    expect(refused).toEqual({ type: 'error', message: 'run.pause failed: no run is in progress to pause' });
+    expect(log).toEqual(['run.pause failed: no run is in progress to pause']);
+    client.send({ type: 'run.resume' });
+    const fault = await client.next('error');
+    if (fault.type !== 'error') throw new Error(`expected an error event, got ${fault.type}`);
+    expect(fault.message).toMatch(/^run\.resume failed: Cannot read properties of undefined/);
+    const stackLine = /\n\s+at .*host\.test\.ts/;
+    expect(fault.detail).toMatch(stackLine);
+    expect(log).toHaveLength(2);
+    expect(log[1]).toMatch(/^run\.resume failed: TypeError: Cannot read properties of undefined/);
+    expect(log[1]).toMatch(stackLine);
+    client.close();
     await host.shutdown();
   });
 

@@ -10,7 +10,7 @@ import { writePassThroughHead } from '../engine/fixtures/head.js';
 import { connectClient, tinyConfig, useTinyPairHost } from './run-fixtures.js';
 
 const fixture = useTinyPairHost('echo-host-run-');
-const newHost = () => fixture.newHost();
+const newHost = (log?: (line: string) => void) => fixture.newHost(log);
 
 const asJson = (value: unknown) => JSON.parse(JSON.stringify(value));
 
@@ -160,7 +160,8 @@ describe('engine host runs', () => {
   });
 
   it('reports bad configs and unusable models as one error, sets run state error, and keeps serving', async () => {
-    const { host, client } = newHost();
+    const log: string[] = [];
+    const { host, client } = newHost((line) => log.push(line));
     // Refused at the boundary by the RunConfig schema: the run never starts.
     client.send({ type: 'run.start', config: tinyConfig(fixture.pair, { batch: 4, kmax: 3 }) });
     expect((await client.next('error')).message).toMatch(/K_max \(3\) is below the batch size \(4\)/);
@@ -172,12 +173,15 @@ describe('engine host runs', () => {
     expect(gone.message).toMatch(/^cannot start the run: /);
     expect(gone.message).toContain(missing);
     expect(gone.message).not.toContain('\n');
+    expect(gone).not.toHaveProperty('detail'); // a refusal: its message is the whole story, no stack
 
     const otherDraft = join(fixture.root, 'other-vocab');
     writeSwappedVocabModel(otherDraft, { seed: 4, hiddenSize: 32 });
     client.send({ type: 'run.start', config: tinyConfig(fixture.pair, { draftDir: otherDraft }) });
     await client.next('run.state', (e) => e.state === 'error');
-    expect((await client.next('error')).message).toMatch(/draft and target vocabularies differ/);
+    const differ = await client.next('error');
+    expect(differ.message).toMatch(/draft and target vocabularies differ/);
+    expect(differ).not.toHaveProperty('detail');
 
     // The bundled pair is not in this host's models folder.
     const { draftDir: _d, targetDir: _t, ...bundled } = tinyConfig(fixture.pair);
@@ -186,7 +190,11 @@ describe('engine host runs', () => {
     expect((await client.next('error')).message).toMatch(/bundled demo pair \(echo-demo-draft, echo-demo-target\) is not installed/);
 
     client.send({ type: 'run.pause' });
-    expect((await client.next('error')).message).toMatch(/no run is in progress to pause/);
+    const pause = await client.next('error');
+    expect(pause.message).toMatch(/no run is in progress to pause/);
+    expect(pause).not.toHaveProperty('detail');
+    // The host logs a refused request in one line, with no stack.
+    expect(log).toEqual(['run.pause failed: no run is in progress to pause']);
 
     client.send({ type: 'hello' });
     expect((await client.next('status')).runState).toBe('error');

@@ -84,7 +84,8 @@ export interface TinyPairHost {
   pair: TinyPair;
   /** An empty models folder: hosts made by newHost find no bundled pair. */
   modelsDir: string;
-  newHost(): { host: EngineHost; client: ReturnType<typeof connectClient> };
+  /** A host on the empty models folder and a client attached to it; `log` hears the host's diagnostics. */
+  newHost(log?: (line: string) => void): { host: EngineHost; client: ReturnType<typeof connectClient> };
 }
 
 /**
@@ -96,8 +97,8 @@ export function useTinyPairHost(prefix: string): TinyPairHost {
   const savedCache = process.env.ECHO_STUDIO_CACHE;
   const fixture = {
     root: tmp.path,
-    newHost() {
-      const host = new EngineHost({ version: 'test', modelsDir: fixture.modelsDir, log: () => {} });
+    newHost(log = () => {}) {
+      const host = new EngineHost({ version: 'test', modelsDir: fixture.modelsDir, log });
       return { host, client: connectClient(host) };
     },
   } as TinyPairHost;

@@ -7,6 +7,7 @@ import { ConfidenceSignalSchema, WeightPrecisionSchema, type ConfidenceSignal, t
 import { acceptanceTable, type AcceptanceCurve, type AcceptanceTable } from './acceptance';
 import { TAU_RULES, tausOf, type DepthCalibration, type TauRule } from './calibration';
 import { jsonErrorPosition } from '../json-error.js';
+import { Refusal } from '../refusal.js';
 
 /**
  * 2: the profile names the confidence signal its AUCs and τ_d are in; a version 1 reader would take
@@ -144,7 +145,7 @@ export function parseProfile(json: unknown, source = 'profile'): EchoProfile {
   if (!result.success) {
     const issue = result.error.issues[0];
     const where = issue.path.length > 0 ? issue.path.join('.') : '(top level)';
-    throw new Error(`${source}: not a valid ECHO profile: ${where}: ${issue.message}`);
+    throw new Refusal(`${source}: not a valid ECHO profile: ${where}: ${issue.message}`);
   }
   return result.data;
 }
@@ -154,13 +155,13 @@ export async function loadProfile(path: string): Promise<EchoProfile> {
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new Error(`cannot read profile ${path}: ${(err as Error).message}`);
+    throw new Refusal(`cannot read profile ${path}: ${(err as Error).message}`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${path}: not JSON${jsonErrorPosition(err)}`);
+    throw new Refusal(`${path}: not JSON${jsonErrorPosition(err)}`);
   }
   return parseProfile(json, path);
 }

@@ -7,6 +7,7 @@ import type { ModelSession } from '../model/types';
 import { AttentionWindowSchema, formatAttentionWindow, WeightPrecisionSchema, type AttentionWindow, type WeightPrecision } from '../../shared/config';
 import type { TimedPoint } from './knee';
 import { jsonErrorPosition } from '../json-error.js';
+import { Refusal } from '../refusal.js';
 
 export const DEFAULT_TOKEN_COUNTS = [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512];
 
@@ -100,7 +101,7 @@ export function parseHardwareProfile(json: unknown, source = 'hardware profile')
   const result = HardwareProfileSchema.safeParse(json);
   if (!result.success) {
     const issue = result.error.issues[0];
-    throw new Error(`${source}: not a valid hardware profile: ${issue.path.join('.') || '(top level)'}: ${issue.message}`);
+    throw new Refusal(`${source}: not a valid hardware profile: ${issue.path.join('.') || '(top level)'}: ${issue.message}`);
   }
   return result.data;
 }
@@ -147,13 +148,13 @@ export function loadHardwareProfile(path: string): HardwareProfile {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new Error(`cannot read hardware profile ${path}: ${(err as Error).message}`);
+    throw new Refusal(`cannot read hardware profile ${path}: ${(err as Error).message}`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${path}: not JSON${jsonErrorPosition(err)}`);
+    throw new Refusal(`${path}: not JSON${jsonErrorPosition(err)}`);
   }
   return parseHardwareProfile(json, path);
 }

@@ -1,7 +1,8 @@
 // One error type for everything that can go wrong while reading a model folder, so callers (CLI,
 // studio) can print `message` as a single line and exit, instead of a stack trace from deep inside.
+import { Refusal } from '../refusal.js';
 
-export class ModelLoadError extends Error {
+export class ModelLoadError extends Refusal {
   /** The file (or folder) the problem is in. */
   readonly file: string;
   constructor(file: string, problem: string) {

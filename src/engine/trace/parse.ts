@@ -14,6 +14,7 @@ import {
 } from '../../shared/trace-schema.js';
 import type { z } from 'zod';
 import { jsonErrorPosition } from '../json-error.js';
+import { Refusal } from '../refusal.js';
 
 /** The types a trace's body lines may have: an error names a line's type only when it is one of these. */
 const BODY_LINE_TYPES: readonly unknown[] = ['step', 'knobs', 'summary'];
@@ -25,7 +26,7 @@ export interface TraceLineError {
 }
 
 /** A header that cannot be read: nothing in the file is usable. */
-export class TraceFormatError extends Error {
+export class TraceFormatError extends Refusal {
   constructor(
     readonly line: number,
     message: string,

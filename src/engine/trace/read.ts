@@ -12,6 +12,7 @@ import {
   type TraceContents,
   type TraceRecord,
 } from './parse.js';
+import { Refusal } from '../refusal.js';
 
 /**
  * Read and validate a trace file. Throws TraceFormatError when the header is bad (nothing is
@@ -22,7 +23,7 @@ export async function readTrace(path: string): Promise<TraceContents> {
   try {
     text = await readFile(path, 'utf8');
   } catch (e) {
-    throw new Error(`cannot read trace ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    throw new Refusal(`cannot read trace ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
   }
   return parseTrace(text);
 }
