@@ -9,6 +9,7 @@ import { allowedFolders } from '../../src/host/allowed-folders.js';
 import { EngineHost } from '../../src/host/host.js';
 import type { EngineEvent } from '../../src/shared/messages.js';
 import { tempDir } from '../engine/model/helpers.js';
+import { SAMPLE_CURVES } from '../shared/fixtures.js';
 import { connectClient } from './run-fixtures.js';
 
 const SECRET = 'TOPSECRET';
@@ -31,17 +32,7 @@ export const PROFILE = {
   models: { draft: 'd', target: 't' },
   slots: 16,
   context: 64,
-  target: [
-    { tokens: 1, ms: 10 },
-    { tokens: 16, ms: 11 },
-    { tokens: 64, ms: 20 },
-    { tokens: 256, ms: 70 },
-  ],
-  draft: [
-    { tokens: 1, ms: 1 },
-    { tokens: 16, ms: 1.2 },
-    { tokens: 64, ms: 2 },
-  ],
+  ...SAMPLE_CURVES,
 };
 
 async function ask(path: string): Promise<EngineEvent> {

@@ -1,5 +1,21 @@
-// A small but complete step event, shared by tests of everything that carries frames.
+// A small but complete step event, shared by tests of everything that carries frames, and the
+// measured forward curves of a hardware profile, shared by the tests of a profile as the clock.
 import type { StepEvent } from '../../src/shared/events.js';
+
+/** A `profile-hw` file's measured forwards: ms against packed tokens, target and draft. */
+export const SAMPLE_CURVES = {
+  target: [
+    { tokens: 1, ms: 10 },
+    { tokens: 16, ms: 11 },
+    { tokens: 64, ms: 20 },
+    { tokens: 256, ms: 70 },
+  ],
+  draft: [
+    { tokens: 1, ms: 1 },
+    { tokens: 16, ms: 1.2 },
+    { tokens: 64, ms: 2 },
+  ],
+};
 
 export function sampleStep(step: number): StepEvent {
   return {

@@ -8,6 +8,7 @@ import { clockFromSpec } from '../../../src/engine/cost/clock.js';
 import { stepPoint } from '../../../src/renderer/studio/series.js';
 import type { EventOf } from '../../../src/shared/messages.js';
 import { MetricsChart } from '../../../src/renderer/views/MetricsChart.js';
+import { SAMPLE_CURVES } from '../../shared/fixtures.js';
 import { sampleRequest, sampleStep } from '../studio/fixtures.js';
 import { renderWithStudio } from './render.js';
 
@@ -20,17 +21,7 @@ const answer: EventOf<'clock.profile'> = {
   name: 'gpu-box',
   measuredOn: 'Test CPU (cuda)',
   slots: 16,
-  target: [
-    { tokens: 1, ms: 10 },
-    { tokens: 16, ms: 11 },
-    { tokens: 64, ms: 20 },
-    { tokens: 256, ms: 70 },
-  ],
-  draft: [
-    { tokens: 1, ms: 1 },
-    { tokens: 16, ms: 1.2 },
-    { tokens: 64, ms: 2 },
-  ],
+  ...SAMPLE_CURVES,
 };
 const metrics = { policy: 'static', steps: 2, requests: 1, generatedTokens: 4, wallMs: 40, throughput: 100, meanAcceptedTokens: 1, meanAcceptanceLength: 2, draftUtilisation: 0.5, verifiedTokensPerStep: 3, acceptancePerPosition: [0.5], paddingWaste: 0, tpotP50Ms: 10, tpotP99Ms: 10 };
 
