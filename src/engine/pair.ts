@@ -7,7 +7,7 @@
 import { defaultDraftPrecision, type WeightPrecision } from '../shared/config.js';
 import { parseModelConfig, readConfigJson } from './model/config.js';
 import { isHeadFolder, loadHead, openHeadFolder } from './model/head-loader.js';
-import { defaultThreads, folderMemory, loadModel, openModelFolder, readModelInfo, type LoadOptions } from './model/loader.js';
+import { defaultThreads, folderMemory, heldWeightBytes, loadModel, openModelFolder, type LoadOptions } from './model/loader.js';
 import { machineMemoryBytes, memoryFitProblem, type PlannedModel } from './model/memory-estimate.js';
 import { assertSameVocabulary, ModelTokenizer } from './model/tokenizer.js';
 import type { AttentionWindow, ModelSession } from './model/types.js';
@@ -55,9 +55,9 @@ export interface PairOptions extends Pick<LoadOptions, 'threads' | 'provider' | 
  */
 export function pairThreads(
   threads: number | undefined,
-  targetParameters: number,
+  targetWeightBytes: number,
 ): { target: { threads: number; spin: boolean }; draft: { threads: number; spin: boolean } } {
-  const target = threads ?? defaultThreads(targetParameters);
+  const target = threads ?? defaultThreads(targetWeightBytes);
   return { target: { threads: target, spin: target > 1 }, draft: { threads: 1, spin: false } };
 }
 
@@ -93,7 +93,7 @@ export async function loadPair(draftDir: string, targetDir: string, options: Pai
   const draftPrecision = options.draftPrecision ?? defaultDraftPrecision(options.provider);
   checkPairMemory(options, { dir: targetDir, precision: options.targetPrecision ?? 'float32' }, { dir: draftDir, precision: draftPrecision });
   const load = { provider: options.provider, cacheDir: options.cacheDir, onMessage: options.onMessage, slots: options.slots, memoryBytes: options.memoryBytes };
-  const threads = pairThreads(options.threads, readModelInfo(targetDir).parameters);
+  const threads = pairThreads(options.threads, heldWeightBytes(openModelFolder(targetDir), options.targetPrecision ?? 'float32'));
   const target = await loadModel(targetDir, { ...load, ...threads.target, maxLength: options.maxLength, precision: options.targetPrecision ?? 'float32' });
   const draft = await loadModel(draftDir, {
     ...load,
@@ -134,7 +134,7 @@ async function loadHeadPair(draftDir: string, targetDir: string, targetConfig: R
   // The head is a layer or two beside the target: the target decides whether the pair fits.
   checkPairMemory(options, { dir: targetDir, precision: options.targetPrecision ?? 'float32' });
   const load = { provider: options.provider, cacheDir: options.cacheDir, onMessage: options.onMessage, slots: options.slots, memoryBytes: options.memoryBytes };
-  const threads = pairThreads(options.threads, readModelInfo(targetDir).parameters);
+  const threads = pairThreads(options.threads, heldWeightBytes(openModelFolder(targetDir), options.targetPrecision ?? 'float32'));
   const target = await loadModel(targetDir, { ...load, ...threads.target, maxLength: options.maxLength, precision: options.targetPrecision ?? 'float32', featureBoundaries });
   let draft;
   try {

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { loadPair, pairThreads } from '../../src/engine/pair.js';
-import { ONE_THREAD_BELOW_PARAMETERS } from '../../src/engine/model/loader.js';
+import { defaultThreads, heldWeightBytes, openModelFolder, TWO_THREADS_ABOVE_WEIGHT_BYTES } from '../../src/engine/model/loader.js';
 import { writeFixtureModel } from './model/fixtures.js';
 import { tempDir } from './model/helpers.js';
 
@@ -21,13 +21,21 @@ describe('loadPair on folders that are not model pairs', () => {
 });
 
 describe('pairThreads', () => {
-  test('a small target runs on one thread, a large one on two spinning threads, the draft always on one; --threads wins', () => {
-    const small = pairThreads(undefined, ONE_THREAD_BELOW_PARAMETERS - 1);
+  test('a target whose weights fit a last-level cache runs on one thread, a larger one on two spinning threads, the draft always on one; --threads wins', () => {
+    const small = pairThreads(undefined, TWO_THREADS_ABOVE_WEIGHT_BYTES);
     expect(small.target).toEqual({ threads: 1, spin: false });
-    const large = pairThreads(undefined, ONE_THREAD_BELOW_PARAMETERS);
+    const large = pairThreads(undefined, TWO_THREADS_ABOVE_WEIGHT_BYTES + 1);
     expect(large.target).toEqual({ threads: 2, spin: true });
     for (const p of [small, large]) expect(p.draft).toEqual({ threads: 1, spin: false });
     expect(pairThreads(2, 1000).target).toEqual({ threads: 2, spin: true });
     expect(pairThreads(1, 1e9).target).toEqual({ threads: 1, spin: false });
+  });
+
+  test('the demo target (25.7M parameters, 103 MB as float32) runs on two threads, a fixture model on one', () => {
+    const demo = openModelFolder(join('assets', 'models', 'echo-demo-target'));
+    expect(heldWeightBytes(demo, 'float32')).toBeGreaterThan(100e6);
+    expect(defaultThreads(heldWeightBytes(demo, 'float32'))).toBe(2);
+    const fixture = openModelFolder(writeFixtureModel(join(tmp.path, 'threads-fixture')).dir);
+    expect(defaultThreads(heldWeightBytes(fixture, 'float32'))).toBe(1);
   });
 });

@@ -11,7 +11,7 @@ import { cpus } from 'node:os';
 import { draftRowCost, suggestKmax, type KneeFit, type TimedPoint } from '../../engine/cost/knee.js';
 import { DEFAULT_TOKEN_COUNTS, HardwareProfileSchema, measureForwardCurve, rowsNeeded, type HardwareProfile } from '../../engine/cost/measure.js';
 import { fitKnee } from '../../engine/cost/knee.js';
-import { loadModel, readModelInfo } from '../../engine/model/loader.js';
+import { heldWeightBytes, loadModel, openModelFolder } from '../../engine/model/loader.js';
 import { parseModelConfig, readConfigJson } from '../../engine/model/config.js';
 import { pairThreads } from '../../engine/pair.js';
 import { defaultDraftPrecision, formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
@@ -69,7 +69,7 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
   const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
   const targetPrecision = flags.targetPrecision ?? 'float32';
   // Each model is timed on the threads a run gives it (pairThreads).
-  const threads = pairThreads(flags.threads, readModelInfo(targetDir).parameters);
+  const threads = pairThreads(flags.threads, heldWeightBytes(openModelFolder(targetDir), targetPrecision));
   for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
     const precision = which === 'draft' ? draftPrecision : targetPrecision;
     const window = which === 'draft' ? flags.draftWindow : undefined;

@@ -340,7 +340,7 @@ export function threadsFlag(value: string): number {
   return n;
 }
 
-export const THREADS_HELP = "onnxruntime threads of the target (default 1 below 200M parameters, else 2; its workers spin between kernels); the draft runs on one thread, so that it never waits for a core the target's workers hold";
+export const THREADS_HELP = "onnxruntime threads of the target (default 2 when its weights pass 32 MiB, as a last-level cache holds about that much, else 1; its workers spin between kernels); the draft runs on one thread, so that it never waits for a core the target's workers hold";
 export const DRAFT_PRECISION_HELP = "the draft's weights: int8 (default on CPU: 8-bit linear layers and head, a faster draft), int4 (4-bit) or float32 (as on disk; default with cuda). Never changes what a lossless run outputs";
 export const TARGET_PRECISION_HELP =
   "the target's weights: float32 (default, as on disk), or int8 / int4 weight-only blocks for a target too large for this machine in float32 (`model info` says what each takes). The output is then lossless with respect to the quantised target, not to float32; the run records the precision";

@@ -20,7 +20,7 @@ import {
   writeGraphSidecar,
   type GraphRemoval,
 } from './graph-cache.js';
-import { estimateAllPrecisions, machineMemoryBytes, memoryFitProblem, type MemoryEstimate } from './memory-estimate.js';
+import { estimateAllPrecisions, estimateMemory, machineMemoryBytes, memoryFitProblem, type MemoryEstimate } from './memory-estimate.js';
 import { indexWeights, isWeightDtype, readTensorF32, readTensorHalf, weightIdentity, type TensorEntry, type WeightIndex } from './safetensors.js';
 import { weightContentHash } from './weight-hashes.js';
 import { OrtModelSession, windowProblem } from './session.js';
@@ -32,20 +32,28 @@ import { weightsMismatch } from './weight-check.js';
 export const DEFAULT_THREADS = 2;
 
 /**
- * Below this many parameters a forward's kernels are too small to pay for waking (or spinning) a
- * second thread: on a 2-core machine the demo pair's target and draft and a 100M-parameter model
- * all ran their one-token forwards faster on one thread than on two (docs/model-runtime.md,
- * "Threads"). Larger models keep two: their matrix products are long enough to split.
+ * Weights past this many bytes, as held at the load's precision, run on two threads by default and
+ * smaller ones on one: about a desktop CPU's last-level cache. A model that fits it is bound by
+ * compute and per-kernel overhead at a decode step's size, and waking a second thread costs more
+ * than it saves (the 5.4M-parameter demo target and the draft, measured); one that does not reads
+ * its weights from memory on every forward, and a second core adds memory bandwidth as well as
+ * arithmetic (the 25.7M-parameter demo target, 103 MB in float32, decoded about 1.6x as fast on two
+ * threads of an otherwise idle 2-core machine). docs/model-runtime.md, "Threads".
  */
-export const ONE_THREAD_BELOW_PARAMETERS = 200_000_000;
+export const TWO_THREADS_ABOVE_WEIGHT_BYTES = 32 * 2 ** 20;
 
-/** onnxruntime intra-op threads for a model of this many parameters when not told otherwise. */
-export function defaultThreads(parameters: number): number {
-  return parameters < ONE_THREAD_BELOW_PARAMETERS ? 1 : DEFAULT_THREADS;
+/** onnxruntime intra-op threads for a model whose weights take this many bytes, when not told otherwise. */
+export function defaultThreads(weightBytes: number): number {
+  return weightBytes > TWO_THREADS_ABOVE_WEIGHT_BYTES ? DEFAULT_THREADS : 1;
+}
+
+/** The bytes a folder's weights take as the graph holds them at `precision` (memory-estimate.ts). */
+export function heldWeightBytes(folder: Pick<ModelFolder, 'config' | 'untiedHead' | 'halfEmbedding'>, precision: WeightPrecision): number {
+  return estimateMemory(folder.config, folder, precision, 1, 1).weightBytes;
 }
 
 export interface LoadOptions {
-  /** onnxruntime intra-op threads (default: defaultThreads of the model's parameter count). */
+  /** onnxruntime intra-op threads (default: defaultThreads of the model's weights at its precision). */
   threads?: number;
   /**
    * Let the pool's worker threads spin between kernels, and briefly after a run, instead of
@@ -312,7 +320,7 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   if (!WeightPrecisionSchema.safeParse(precision).success) throw new ModelLoadError(dir, `precision must be ${WEIGHT_PRECISIONS.join(', ')}, got ${String(precision)}`);
   const note = options.onMessage ?? (() => {});
   const folder = openModelFolder(dir, options.cacheDir ?? cacheRoot(), precision, options.featureBoundaries ?? [], (file) => note(`hashing ${basename(file)} once for the graph cache (remembered while its size and mtime stay)`));
-  const threads = options.threads ?? defaultThreads(folder.info.parameters);
+  const threads = options.threads ?? defaultThreads(heldWeightBytes(folder, precision));
   const slots = options.slots ?? 8;
   const maxLength = options.maxLength ?? defaultMaxLength(folder.config);
   if (!Number.isInteger(threads) || threads < 1) throw new ModelLoadError(dir, `threads must be a positive integer, got ${threads}`);
