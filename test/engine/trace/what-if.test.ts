@@ -1,52 +1,13 @@
-// What-if re-scoring on real greedy runs of the random pair, recorded with their expansions.
-import path from 'node:path';
+// What-if re-scoring on real greedy runs of the random pair, recorded with their expansions (the
+// `trace what-if` command on such a run: test/cli/commands/trace-what-if.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPolicy } from '../../../src/engine/policy/index.js';
-import { Runner } from '../../../src/engine/runner.js';
-import { ExpansionRecorder } from '../../../src/engine/trace/expansions.js';
-import { buildTraceHeader } from '../../../src/engine/trace/header.js';
 import type { TraceContents } from '../../../src/engine/trace/parse.js';
-import { readTrace } from '../../../src/engine/trace/read.js';
 import { rescoreTrace } from '../../../src/engine/trace/what-if.js';
-import { TraceRecorder } from '../../../src/engine/trace/writer.js';
-import type { RunConfig } from '../../../src/shared/config.js';
 import type { RunMetrics } from '../../../src/shared/events.js';
-import { loadFixturePair, randomPrompts, type FixturePair } from '../fixtures/pair.js';
-import { tempDir } from './fixtures.js';
-import { Command } from 'commander';
-import { vi } from 'vitest';
-import { formatWhatIf, parseTaus, register } from '../../../src/cli/commands/trace.js';
-
-/** KV rows per slot: prompt + new tokens + the engine's tree headroom, with room to spare. */
-const KV_ROWS = 384;
+import { loadFixturePair, type FixturePair } from '../fixtures/pair.js';
+import { KV_ROWS, recordRun } from './recorded-run.js';
 
 const BATCH = 4;
-
-async function recordRun(pair: FixturePair, config: RunConfig): Promise<{ trace: TraceContents; live: RunMetrics; file: string }> {
-  const file = path.join(tempDir(), `${config.policy}.jsonl`);
-  const header = await buildTraceHeader({ config, draftDir: pair.draftDir, targetDir: pair.targetDir, provider: 'cpu', writer: 'test', recordCandidates: true });
-  const recorder = new TraceRecorder(file, header);
-  const expansions = new ExpansionRecorder();
-  const runner = new Runner(
-    {
-      target: pair.target,
-      draft: pair.draft,
-      policy: expansions.wrap(createPolicy(config.policy, { ...config })),
-      batch: config.batch,
-      kmax: config.kmax,
-      maxNewTokens: config.maxNewTokens,
-      temperature: 0,
-      seed: config.seed,
-      eosTokenIds: pair.target.info.eosTokenIds,
-      maxLength: KV_ROWS,
-      onStep: (e) => recorder.step(expansions.annotate(e)),
-    },
-    randomPrompts(config.requests, 7),
-  );
-  const summary = await runner.run();
-  const live = recorder.finish('finished', { wallMs: summary.wallMs });
-  return { trace: await readTrace(file), live, file };
-}
 
 describe('what-if re-scoring', () => {
   let pair: FixturePair;
@@ -131,29 +92,5 @@ describe('what-if re-scoring', () => {
     expect(() => rescoreTrace(sampled)).toThrow(/needs a greedy run \(temperature 0\); this trace ran at temperature 0\.7/);
     const plain = { ...trace, header: { ...trace.header, recordCandidates: false } };
     expect(() => rescoreTrace(plain)).toThrow(/recorded without candidate expansions/);
-  });
-
-  it('runs from the command line with the settings as flags', async () => {
-    const { file, live } = runs.get('eagle2')!;
-    let stdout = '';
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((stdout += String(chunk)), true));
-    try {
-      const program = new Command('echo-studio').exitOverride();
-      register(program);
-      await program.parseAsync(['trace', 'what-if', file, '--kmax', String(BATCH + 2), '--json'], { from: 'user' });
-    } finally {
-      vi.restoreAllMocks();
-    }
-    const report = JSON.parse(stdout);
-    expect(report.whatIf.settings).toEqual({ kmax: BATCH + 2 });
-    expect(report.recorded.meanAcceptedTokens).toBe(live.meanAcceptedTokens);
-    expect(formatWhatIf(report)).toMatch(/decided: \d+\/\d+ steps/);
-  });
-
-  it('parses per-depth thresholds and rejects bad ones', () => {
-    expect(parseTaus('0=0.2, 5=0.35')).toEqual({ '0': 0.2, '5': 0.35 });
-    expect(parseTaus('0:0.2,5:0.35')).toEqual({ '0': 0.2, '5': 0.35 }); // run --taus's grammar too
-    expect(() => parseTaus('0=1.5')).toThrow(/--taus takes DEPTH:TAU,… with each τ in \[0, 1\]/);
-    expect(() => parseTaus('zero=0.2')).toThrow(/--taus takes DEPTH:TAU/);
   });
 });
