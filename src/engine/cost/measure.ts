@@ -48,8 +48,7 @@ export async function measureForwardCurve(session: ModelSession, options: Measur
       );
       for (const slot of slots) session.commit(slot, Array.from({ length: options.context }, (_, i) => i));
     }
-    const points: TimedPoint[] = [];
-    for (const n of counts) {
+    const forwardOf = (n: number) => {
       const used = Math.min(n, slots.length);
       const entries = slots.slice(0, used).map((slot, s) => {
         const len = Math.floor(n / used) + (s < n % used ? 1 : 0);
@@ -57,14 +56,23 @@ export async function measureForwardCurve(session: ModelSession, options: Measur
         return { slot, tokens: Int32Array.from({ length: len }, (_, i) => token(i + 101 * s)), parents: Int32Array.from({ length: len }, (_, i) => i - 1) };
       });
       const rows = Array.from({ length: n }, (_, i) => i);
-      const times: number[] = [];
-      for (let r = 0; r <= repeats; r++) {
+      return async (): Promise<number> => {
         const start = performance.now();
         await session.forward(entries, { topkRows: rows, topk: 1 });
         const ms = performance.now() - start;
         for (const { slot } of entries) session.clearScratch(slot);
-        if (r > 0) times.push(ms); // the first forward of a size warms allocations up
-      }
+        return ms;
+      };
+    };
+    // One untimed forward of every size first, largest first: the allocator's arena, the thread
+    // pool and the KV pages settle before any size is timed (timed cold, the first sizes measured
+    // ran up to 2-3x their later time).
+    for (const n of [...counts].reverse()) await forwardOf(n)();
+    const points: TimedPoint[] = [];
+    for (const n of counts) {
+      const run = forwardOf(n);
+      const times: number[] = [];
+      for (let r = 0; r < repeats; r++) times.push(await run());
       times.sort((a, b) => a - b);
       const point = { tokens: n, ms: times[Math.floor(times.length / 2)] };
       points.push(point);
