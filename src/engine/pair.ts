@@ -44,6 +44,12 @@ export interface PairOptions extends Pick<LoadOptions, 'threads' | 'provider' | 
   draftWindow?: AttentionWindow;
   /** What the draft folder holds; default: an EAGLE-3 head when its config.json says so, else a model. */
   draftKind?: DraftKind;
+  /**
+   * The most threads the target takes when `threads` is not given (default: no cap). The studio
+   * leaves a core to its window this way: on a 2-core machine two spinning target threads would
+   * take the cores the renderer draws with.
+   */
+  maxDefaultThreads?: number;
 }
 
 /**
@@ -56,8 +62,9 @@ export interface PairOptions extends Pick<LoadOptions, 'threads' | 'provider' | 
 export function pairThreads(
   threads: number | undefined,
   targetWeightBytes: number,
+  maxDefaultThreads = Infinity,
 ): { target: { threads: number; spin: boolean }; draft: { threads: number; spin: boolean } } {
-  const target = threads ?? defaultThreads(targetWeightBytes);
+  const target = threads ?? Math.max(1, Math.min(defaultThreads(targetWeightBytes), maxDefaultThreads));
   return { target: { threads: target, spin: target > 1 }, draft: { threads: 1, spin: false } };
 }
 
@@ -93,7 +100,7 @@ export async function loadPair(draftDir: string, targetDir: string, options: Pai
   const draftPrecision = options.draftPrecision ?? defaultDraftPrecision(options.provider);
   checkPairMemory(options, { dir: targetDir, precision: options.targetPrecision ?? 'float32' }, { dir: draftDir, precision: draftPrecision });
   const load = { provider: options.provider, cacheDir: options.cacheDir, onMessage: options.onMessage, slots: options.slots, memoryBytes: options.memoryBytes };
-  const threads = pairThreads(options.threads, heldWeightBytes(openModelFolder(targetDir), options.targetPrecision ?? 'float32'));
+  const threads = pairThreads(options.threads, heldWeightBytes(openModelFolder(targetDir), options.targetPrecision ?? 'float32'), options.maxDefaultThreads);
   const target = await loadModel(targetDir, { ...load, ...threads.target, maxLength: options.maxLength, precision: options.targetPrecision ?? 'float32' });
   const draft = await loadModel(draftDir, {
     ...load,
@@ -134,7 +141,7 @@ async function loadHeadPair(draftDir: string, targetDir: string, targetConfig: R
   // The head is a layer or two beside the target: the target decides whether the pair fits.
   checkPairMemory(options, { dir: targetDir, precision: options.targetPrecision ?? 'float32' });
   const load = { provider: options.provider, cacheDir: options.cacheDir, onMessage: options.onMessage, slots: options.slots, memoryBytes: options.memoryBytes };
-  const threads = pairThreads(options.threads, heldWeightBytes(openModelFolder(targetDir), options.targetPrecision ?? 'float32'));
+  const threads = pairThreads(options.threads, heldWeightBytes(openModelFolder(targetDir), options.targetPrecision ?? 'float32'), options.maxDefaultThreads);
   const target = await loadModel(targetDir, { ...load, ...threads.target, maxLength: options.maxLength, precision: options.targetPrecision ?? 'float32', featureBoundaries });
   let draft;
   try {

@@ -124,6 +124,8 @@ export interface RunSetupOptions {
   /** Model folders to use instead of what the config names (the host passes the bundled pair it found). */
   models?: { draftDir: string; targetDir: string };
   threads?: number;
+  /** The most threads the target takes by default (loadPair's maxDefaultThreads). */
+  maxDefaultThreads?: number;
   /** Prompts other runs on this pair will take besides the config's (a study over several domains): the KV rows fit them too. */
   alsoFits?: readonly PromptRecord[];
   /** KV slots to load each model with (default the config's batch; a sweep taking turns by steps needs more). */
@@ -207,7 +209,7 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
     options.log?.(line);
     progress('load', 1, 3, line);
   };
-  const pair = await loadPair(draftDir, targetDir, { slots, maxLength, threads: options.threads, provider: options.provider, draftPrecision: options.draftPrecision, targetPrecision: config.targetPrecision, draftWindow: config.draftWindow, onMessage, ...draftKindOption(config) });
+  const pair = await loadPair(draftDir, targetDir, { slots, maxLength, threads: options.threads, maxDefaultThreads: options.maxDefaultThreads, provider: options.provider, draftPrecision: options.draftPrecision, targetPrecision: config.targetPrecision, draftWindow: config.draftWindow, onMessage, ...draftKindOption(config) });
   progress('load', 2, 3, 'models loaded');
   try {
     signal?.throwIfAborted();

@@ -4,7 +4,7 @@
 // between steps. Each run records a trace to a temporary file, so trace.export and trace.seek work
 // on it like on an opened trace.
 import { mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Runner } from '../engine/runner.js';
 import { BUNDLED_DRAFT, BUNDLED_HEAD, BUNDLED_TARGET, prepareRun, type PreparedRun } from '../engine/session-run.js';
@@ -170,6 +170,8 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
       const models = config.draftDir === undefined ? await bundledPair(host, config.draftKind) : undefined;
       prepared = await prepareRun(config, {
         ...(models ? { models } : {}),
+        // One core stays with the studio's window (it draws while the run streams).
+        maxDefaultThreads: Math.max(1, availableParallelism() - 1),
         trace,
         signal: run.setup.signal,
         progress: (task, done, total, message) => host.progress(task, done, total, message),

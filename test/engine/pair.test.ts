@@ -29,6 +29,10 @@ describe('pairThreads', () => {
     for (const p of [small, large]) expect(p.draft).toEqual({ threads: 1, spin: false });
     expect(pairThreads(2, 1000).target).toEqual({ threads: 2, spin: true });
     expect(pairThreads(1, 1e9).target).toEqual({ threads: 1, spin: false });
+    // A cap on the default (the studio leaves a core to its window); an explicit count still wins.
+    expect(pairThreads(undefined, TWO_THREADS_ABOVE_WEIGHT_BYTES + 1, 1).target).toEqual({ threads: 1, spin: false });
+    expect(pairThreads(undefined, TWO_THREADS_ABOVE_WEIGHT_BYTES + 1, 3).target).toEqual({ threads: 2, spin: true });
+    expect(pairThreads(2, TWO_THREADS_ABOVE_WEIGHT_BYTES + 1, 1).target).toEqual({ threads: 2, spin: true });
   });
 
   test('the demo target (25.7M parameters, 103 MB as float32) runs on two threads, a fixture model on one', () => {
