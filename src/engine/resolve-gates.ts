@@ -8,6 +8,7 @@ import type { AcceptanceTable } from './calibrate/acceptance';
 import { DEFAULT_DELTA } from './calibrate/calibration';
 import { loadProfile, profileGates, signalAucs, type EchoProfile } from './calibrate/profile';
 import { calibratePair, calibrationWorkload, NoSweetSpotError } from './warmup';
+import { Refusal } from './refusal';
 
 
 /**
@@ -57,7 +58,7 @@ export async function resolveGates(r: GateResolution): Promise<ResolvedGates | n
   if (config.profile !== undefined) {
     const profile = await loadProfile(config.profile);
     if (config.confidence !== undefined && config.confidence !== profile.confidence) {
-      throw new Error(
+      throw new Refusal(
         `${config.profile} holds τ_d for the ${profile.confidence} signal; gating ${config.confidence} confidences with them would be meaningless (recalibrate with --confidence ${config.confidence}, or drop --confidence)`,
       );
     }

@@ -31,6 +31,8 @@ export interface HostContext {
   /** Flushes pending frames, records the state and broadcasts run.state. */
   setRunState(state: RunState): void;
   progress(task: string, done: number, total: number, message?: string): void;
+  /** Writes a line to the host's diagnostics (stderr unless the host was given a log). */
+  log(line: string): void;
   /** Registers cleanup run when the host shuts down (release sessions, close traces). */
   onShutdown(cleanup: () => void | Promise<void>): void;
   /**

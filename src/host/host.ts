@@ -156,6 +156,7 @@ export class EngineHost {
       progress: (task, done, total, message) => {
         this.broadcast(message === undefined ? { type: 'progress', task, done, total } : { type: 'progress', task, done, total, message });
       },
+      log: (line) => this.log(line),
       onShutdown: (cleanup) => {
         this.cleanups.push(cleanup);
       },

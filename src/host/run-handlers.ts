@@ -139,6 +139,11 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
     if (active?.knobs) ctx.reply(active.knobs);
   });
 
+  /** A refusal is logged in its one line; a fault with its stack, as the host logs failed requests. */
+  const logFailure = (message: string, stack: string | undefined) => {
+    host.log(stack === undefined ? message : `${message}\n${stack}`);
+  };
+
   const requireLive = (verb: string): Runner => {
     if (!active) throw new Refusal(`no run is in progress to ${verb}`);
     if (!active.live) throw new Refusal(`the run is still loading; ${verb} once it runs`);
@@ -147,6 +152,7 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
 
   /** Fails the run: one error event for everyone watching, and run state 'error'. */
   const fail = (message: string, detail?: string) => {
+    logFailure(message, detail);
     host.setRunState('error');
     host.broadcast(detail === undefined ? { type: 'error', message } : { type: 'error', message, detail });
   };
@@ -202,7 +208,9 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
       for (const task of ['load', 'calibrate']) host.progress(task, 1, 1);
       host.setRunState('error');
       const stack = faultStack(err);
-      reply(stack === undefined ? { type: 'error', message: `cannot start the run: ${firstLine(err)}` } : { type: 'error', message: `cannot start the run: ${firstLine(err)}`, detail: stack });
+      const message = `cannot start the run: ${firstLine(err)}`;
+      logFailure(message, stack);
+      reply(stack === undefined ? { type: 'error', message } : { type: 'error', message, detail: stack });
       return;
     }
     run.prepared = prepared;

@@ -183,6 +183,16 @@ describe('engine host runs', () => {
     expect(differ.message).toMatch(/draft and target vocabularies differ/);
     expect(differ).not.toHaveProperty('detail');
 
+    // A draft folder whose config.json cannot be read (here it is a folder): the folder is at
+    // fault, so the refusal names the file and carries no stack.
+    const unreadable = join(fixture.root, 'config-is-a-folder');
+    mkdirSync(join(unreadable, 'config.json'), { recursive: true });
+    client.send({ type: 'run.start', config: tinyConfig(fixture.pair, { draftDir: unreadable }) });
+    await client.next('run.state', (e) => e.state === 'error');
+    const unread = await client.next('error');
+    expect(unread.message).toBe(`cannot start the run: ${join(unreadable, 'config.json')}: cannot be read (EISDIR)`);
+    expect(unread).not.toHaveProperty('detail');
+
     // The bundled pair is not in this host's models folder.
     const { draftDir: _d, targetDir: _t, ...bundled } = tinyConfig(fixture.pair);
     client.send({ type: 'run.start', config: bundled });
@@ -193,8 +203,13 @@ describe('engine host runs', () => {
     const pause = await client.next('error');
     expect(pause.message).toMatch(/no run is in progress to pause/);
     expect(pause).not.toHaveProperty('detail');
-    // The host logs a refused request in one line, with no stack.
-    expect(log).toEqual(['run.pause failed: no run is in progress to pause']);
+    // The host logs each refused start and request in one line, with no stack.
+    expect(log).toHaveLength(5);
+    expect(log[0]).toBe(gone.message);
+    expect(log[2]).toBe(unread.message);
+    expect(log[3]).toMatch(/^cannot start the run: the bundled demo pair .* is not installed/);
+    expect(log[4]).toBe('run.pause failed: no run is in progress to pause');
+    for (const line of log) expect(line).not.toContain('\n');
 
     client.send({ type: 'hello' });
     expect((await client.next('status')).runState).toBe('error');

@@ -63,7 +63,13 @@ export function readConfigJson(dir: string): { path: string; text: string; json:
   const path = join(dir, 'config.json');
   if (!existsSync(dir)) throw new ModelLoadError(dir, 'folder does not exist');
   if (!existsSync(path)) throw new ModelLoadError(path, 'missing (not a Hugging Face model folder?)');
-  const text = readFileSync(path, 'utf8');
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    // A config.json that is a folder or may not be read: the folder's fault, said in one line.
+    throw new ModelLoadError(path, `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
   let json: unknown;
   try {
     json = JSON.parse(text);

@@ -6,6 +6,7 @@
 import { echoBaseShape, echoLimits } from './echo';
 import { ElasticScheduler } from './echo-scheduler';
 import type { PolicyOptions } from './types';
+import { Refusal } from '../refusal';
 
 /** log(0.25): stop once the beam's paths together are less likely than one in four. */
 export const DEFAULT_DDD_THRESHOLD = Math.log(0.25);
@@ -14,7 +15,7 @@ export class DddPolicy extends ElasticScheduler {
   constructor(options: PolicyOptions) {
     const shape = echoBaseShape(options);
     const logThreshold = options.dddThreshold ?? DEFAULT_DDD_THRESHOLD;
-    if (!(logThreshold <= 0)) throw new Error(`ddd threshold ${logThreshold} must be a log-probability (≤ 0)`);
+    if (!(logThreshold <= 0)) throw new Refusal(`ddd threshold ${logThreshold} must be a log-probability (≤ 0)`);
     super('ddd', {
       shape,
       ...echoLimits(options, shape),

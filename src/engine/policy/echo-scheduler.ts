@@ -33,6 +33,7 @@ import { layerConfidence, nodeScore } from '../draft/confidence';
 import { ROOT, stepScore, type DraftTree } from '../tree';
 import { draftAllowance, fairShares, scaleShape, usefulLayers } from './budget';
 import type { SpeculationPolicy, StepContext, StepRequest, VerifyCost } from './types';
+import { Refusal } from '../refusal';
 
 /** What a gate compares with its threshold. */
 export type GateRule =
@@ -148,8 +149,8 @@ export class ElasticScheduler implements SpeculationPolicy {
     readonly name: string,
     readonly rules: ElasticRules,
   ) {
-    if (rules.maxDepth < 1) throw new Error(`${name}: max depth must be at least 1, got ${rules.maxDepth}`);
-    if (rules.maxWidth < 1) throw new Error(`${name}: max width must be at least 1, got ${rules.maxWidth}`);
+    if (rules.maxDepth < 1) throw new Refusal(`${name}: max depth must be at least 1, got ${rules.maxDepth}`);
+    if (rules.maxWidth < 1) throw new Refusal(`${name}: max width must be at least 1, got ${rules.maxWidth}`);
     this.confidence = rules.confidence ?? 'path-prob';
     // The margin compares every candidate with the parent's runner-up, so it needs one.
     this.candidatesPerNode = Math.max(rules.shape.topk, rules.maxWidth, this.confidence === 'path-margin' ? 2 : 1);

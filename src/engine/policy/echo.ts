@@ -6,6 +6,7 @@ import { DEFAULT_DRAFT_FRACTION } from '../cost/clock';
 import { HIGH_LOAD_SHAPE, LOW_LOAD_SHAPE } from './budget';
 import { ElasticScheduler, type ElasticRules } from './echo-scheduler';
 import type { PolicyOptions } from './types';
+import { Refusal } from '../refusal';
 
 /**
  * Thresholds used when no profile and no τ_d are given: the root layer and the base shape's
@@ -27,7 +28,7 @@ export const DEFAULT_EXTRA_DEPTH = 3;
 export function echoLimits(options: PolicyOptions, shape: TreeShape): { maxDepth: number; maxWidth: number } {
   const maxDepth = options.maxDepth ?? shape.depth + DEFAULT_EXTRA_DEPTH;
   if (maxDepth < shape.depth) {
-    throw new Error(`max depth ${maxDepth} is below the base shape's depth ${shape.depth}`);
+    throw new Refusal(`max depth ${maxDepth} is below the base shape's depth ${shape.depth}`);
   }
   return { maxDepth, maxWidth: options.maxWidth ?? shape.topk };
 }
@@ -56,8 +57,8 @@ export function tauMap(taus: Readonly<Record<string, number>>): Map<number, numb
   const map = new Map<number, number>();
   for (const [key, tau] of Object.entries(taus)) {
     const depth = Number(key);
-    if (!Number.isInteger(depth) || depth < 0) throw new Error(`τ key "${key}" is not a depth (0, 1, 2, …)`);
-    if (!(tau >= 0 && tau <= 1)) throw new Error(`τ at depth ${depth} is ${tau}; thresholds are probabilities in [0, 1]`);
+    if (!Number.isInteger(depth) || depth < 0) throw new Refusal(`τ key "${key}" is not a depth (0, 1, 2, …)`);
+    if (!(tau >= 0 && tau <= 1)) throw new Refusal(`τ at depth ${depth} is ${tau}; thresholds are probabilities in [0, 1]`);
     map.set(depth, tau);
   }
   return map;

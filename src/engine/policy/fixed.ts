@@ -5,6 +5,7 @@ import type { Knobs } from '../../shared/config';
 import { echoBaseShape, echoLimits, fallbackTaus, gatedRules, tauMap } from './echo';
 import { ElasticScheduler } from './echo-scheduler';
 import type { PolicyOptions } from './types';
+import { Refusal } from '../refusal';
 
 export class FixedPolicy extends ElasticScheduler {
   constructor(options: PolicyOptions) {
@@ -13,7 +14,7 @@ export class FixedPolicy extends ElasticScheduler {
     const values = [...perDepth.values()];
     // No τ_d at all (a warm-up without a sweet spot): no gated depth, so the τ is never read.
     const tau = options.tau ?? (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length);
-    if (!(tau >= 0 && tau <= 1)) throw new Error(`fixed τ is ${tau}; thresholds are probabilities in [0, 1]`);
+    if (!(tau >= 0 && tau <= 1)) throw new Refusal(`fixed τ is ${tau}; thresholds are probabilities in [0, 1]`);
     super('fixed', {
       shape,
       ...echoLimits(options, shape),
@@ -30,7 +31,7 @@ export class FixedPolicy extends ElasticScheduler {
     const depths = knobs.taus !== undefined ? [...tauMap(knobs.taus).keys()] : [...current.keys()];
     const tau = knobs.tau ?? current.values().next().value;
     if (tau === undefined || (knobs.tau === undefined && knobs.taus === undefined)) return;
-    if (!(tau >= 0 && tau <= 1)) throw new Error(`fixed τ is ${tau}; thresholds are probabilities in [0, 1]`);
+    if (!(tau >= 0 && tau <= 1)) throw new Refusal(`fixed τ is ${tau}; thresholds are probabilities in [0, 1]`);
     this.rules.gate = { signal: 'best-path', taus: new Map(depths.map((d) => [d, tau])) };
   }
 }

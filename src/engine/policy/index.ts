@@ -10,6 +10,7 @@ import { FixedPolicy } from './fixed';
 import { StaticPolicy } from './static';
 import type { PolicyOptions, SpeculationPolicy } from './types';
 import { PolicyNameSchema } from '../../shared/config';
+import { Refusal } from '../refusal';
 
 export type PolicyFactory = (options: PolicyOptions) => SpeculationPolicy;
 
@@ -48,7 +49,7 @@ export function unknownPolicy(name: string): string | null {
 
 export function createPolicy(name: string, options: PolicyOptions): SpeculationPolicy {
   const factory = registry.get(name);
-  if (!factory) throw new Error(unknownPolicy(name)!);
+  if (!factory) throw new Refusal(unknownPolicy(name)!);
   return factory(options);
 }
 

@@ -5,6 +5,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ReportClaimSchema, ReportMetaSchema, type ReportEvent, type ReportTable } from '../../shared/messages.js';
 import { z } from 'zod';
+import { Refusal } from '../refusal.js';
 
 /** The report's tables, in the order the report shows them. */
 export const REPORT_TABLES = ['table1.csv', 'throughput.csv', 'calibration.csv', 'utilisation.csv'] as const;
@@ -58,24 +59,24 @@ export function readReport(dir: string): Omit<ReportEvent, 'type'> {
   try {
     isFolder = statSync(dir).isDirectory();
   } catch {
-    throw new Error(`${dir}: no such folder`);
+    throw new Refusal(`${dir}: no such folder`);
   }
-  if (!isFolder) throw new Error(`${dir} is a file: choose the report's folder`);
+  if (!isFolder) throw new Refusal(`${dir} is a file: choose the report's folder`);
   const jsonFile = path.join(dir, 'report.json');
   const text = readText(jsonFile);
-  if (text === null) throw new Error(`${dir} is not a report folder: it has no report.json (echo-studio reproduce writes one)`);
+  if (text === null) throw new Refusal(`${dir} is not a report folder: it has no report.json (echo-studio reproduce writes one)`);
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
     // JSON.parse's message quotes the file; say only where it is.
-    throw new Error(`${jsonFile} is not valid JSON`);
+    throw new Refusal(`${jsonFile} is not valid JSON`);
   }
   const parsed = ReportJsonSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue.path.length > 0 ? ` (at ${issue.path.join('.')})` : '';
-    throw new Error(`${jsonFile} is not a reproduction report${where}`);
+    throw new Refusal(`${jsonFile} is not a reproduction report${where}`);
   }
   const tables: ReportTable[] = [];
   for (const name of REPORT_TABLES) {

@@ -1,13 +1,17 @@
 // Writing a trace export to disk without ever leaving a half-written file where a good one was:
 // every file goes to a temporary name beside its path (same folder, so the rename is atomic) and is
 // renamed into place only once all of them are written. Shared by the command line and the studio.
-import { copyFileSync, lstatSync, renameSync, unlinkSync } from 'node:fs';
+import { copyFileSync, lstatSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { exportCsv } from './export-csv.js';
 import { exportParquet, PARQUET_TABLES, parquetTablePath } from './export-parquet.js';
 import { exportPerfetto } from './export-perfetto.js';
 import type { TraceContents } from './parse.js';
 import type { TraceExportFormat } from '../../shared/messages.js';
+import { Refusal } from '../refusal.js';
+
+/** What the file system answers when a destination cannot take the export. */
+const UNWRITABLE = new Set(['EISDIR', 'EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT']);
 
 /** A fresh name beside `file` (same folder, so a rename is atomic), hidden and unlikely to clash. */
 export function temporaryPathBeside(file: string): string {
@@ -33,6 +37,14 @@ export function pathTaken(file: string): boolean {
   }
 }
 
+function isFolder(dir: string): boolean {
+  try {
+    return statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /** The files an export writes: one, or for Parquet one per table (OUT.steps.parquet, …). */
 export function traceExportPaths(format: TraceExportFormat, out: string): string[] {
   return format === 'parquet' ? PARQUET_TABLES.map((table) => parquetTablePath(out, table)) : [out];
@@ -44,6 +56,8 @@ export function traceExportPaths(format: TraceExportFormat, out: string): string
  * trace file itself). Returns the paths written.
  */
 export async function writeTraceExport(trace: TraceContents, format: TraceExportFormat, out: string, sourcePath?: string): Promise<string[]> {
+  const folder = path.dirname(out);
+  if (!isFolder(folder)) throw new Refusal(`cannot write ${out}: there is no folder ${folder}`);
   const finals = traceExportPaths(format, out);
   const base = temporaryPathBeside(out);
   const temporaries = format === 'parquet' ? PARQUET_TABLES.map((table) => parquetTablePath(base, table)) : [base];
@@ -58,6 +72,9 @@ export async function writeTraceExport(trace: TraceContents, format: TraceExport
     temporaries.forEach((temporary, i) => renameSync(temporary, finals[i]));
   } catch (err) {
     temporaries.forEach(removeQuietly);
+    const code = (err as NodeJS.ErrnoException).code;
+    // A destination that is a folder, read-only or full is its fault, not the exporter's.
+    if (code !== undefined && UNWRITABLE.has(code)) throw new Refusal(`cannot write ${out}: ${code}`);
     throw err;
   }
   return finals;

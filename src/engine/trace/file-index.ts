@@ -6,6 +6,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import type { TraceHeader, TraceKnobs, TraceStep, TraceSummary } from '../../shared/trace-schema.js';
 import { StepLineSchema } from '../../shared/trace-schema.js';
 import { TraceFormatError, TraceLineParser, type TraceLineError } from './parse.js';
+import { Refusal } from '../refusal.js';
 
 interface LineSpan {
   /** Byte offset of the line's first byte. */
@@ -122,7 +123,7 @@ export class TraceFileIndex {
     readSync(this.fd, bytes, 0, bytes.length, start);
     const parsed = StepLineSchema.safeParse(JSON.parse(bytes.toString('utf8')));
     // The scan validated this line; a failure now means the file changed underneath.
-    if (!parsed.success) throw new Error(`line ${line} of ${this.path} changed since it was indexed`);
+    if (!parsed.success) throw new Refusal(`line ${line} of ${this.path} changed since it was indexed`);
     return parsed.data;
   }
 

@@ -14,6 +14,7 @@ import {
   type ModelRef,
   type TraceHeader,
 } from '../../shared/trace-schema.js';
+import { Refusal } from '../refusal.js';
 
 /** Weight files a model folder may hold (Hugging Face or exported ONNX), sharded or not. */
 const WEIGHT_FILE = /(\.safetensors|\.onnx|\.onnx_data|\.onnx\.data|^pytorch_model.*\.bin)$/;
@@ -30,11 +31,11 @@ export async function describeModel(dir: string): Promise<ModelRef> {
   try {
     names = readdirSync(dir);
   } catch {
-    throw new Error(`model folder not found or unreadable: ${dir}`);
+    throw new Refusal(`model folder not found or unreadable: ${dir}`);
   }
-  if (!names.includes('config.json')) throw new Error(`model folder ${dir} has no config.json`);
+  if (!names.includes('config.json')) throw new Refusal(`model folder ${dir} has no config.json`);
   const weights = names.filter((n) => WEIGHT_FILE.test(n)).sort();
-  if (weights.length === 0) throw new Error(`model folder ${dir} has no weights (*.safetensors, *.onnx or pytorch_model*.bin)`);
+  if (weights.length === 0) throw new Refusal(`model folder ${dir} has no weights (*.safetensors, *.onnx or pytorch_model*.bin)`);
   const files = [];
   for (const name of ['config.json', ...weights]) {
     const file = path.join(dir, name);

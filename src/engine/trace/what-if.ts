@@ -22,6 +22,7 @@ import { createPolicy, type PolicyOptions, type SpeculationPolicy, type StepCont
 import { verifyGreedy } from '../verify/greedy.js';
 import { packSuperTree, type PackedRequest } from '../verify/pack.js';
 import type { TraceContents } from './parse.js';
+import { Refusal } from '../refusal.js';
 
 /** Settings to re-score under (declared with the run config); anything absent keeps the recorded run's value. */
 export type { WhatIfSettings };
@@ -128,7 +129,7 @@ function rescoreStep(
   futures: Map<string, RequestFuture>,
 ): { result: WhatIfStep; event: StepEvent | null } {
   const recorded = step.requests.map((r) => {
-    if (r.expansions === undefined) throw new Error(`step ${step.step} has no recorded expansions for ${r.requestId}`);
+    if (r.expansions === undefined) throw new Refusal(`step ${step.step} has no recorded expansions for ${r.requestId}`);
     const byPath = new Map<string, Expansion>();
     const parents = r.nodes.map((n) => n.parent);
     const tokens = r.nodes.map((n) => n.token);
@@ -242,10 +243,10 @@ function metricsEvent(step: number, kmax: number, verifiedTokens: number, reques
 export function rescoreTrace(trace: TraceContents, settings: WhatIfSettings = {}): WhatIfResult {
   const { config } = trace.header;
   if (config.temperature !== 0) {
-    throw new Error(`what-if re-scoring needs a greedy run (temperature 0); this trace ran at temperature ${config.temperature}`);
+    throw new Refusal(`what-if re-scoring needs a greedy run (temperature 0); this trace ran at temperature ${config.temperature}`);
   }
   if (!trace.header.recordCandidates) {
-    throw new Error('this trace was recorded without candidate expansions (recordCandidates); it cannot be re-scored');
+    throw new Refusal('this trace was recorded without candidate expansions (recordCandidates); it cannot be re-scored');
   }
   // A run whose τ_d came from a profile (a file or its warm-up) has none in its config: they, and
   // the signal they are in, are in the header's copy of that profile.
