@@ -90,7 +90,7 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
     kind: 'echo-hw-profile',
     version: 1,
     createdAt: new Date().toISOString(),
-    host: { cpu: cpus()[0]?.model ?? 'unknown', threads: flags.threads ?? null, provider: flags.provider },
+    host: { cpu: cpus()[0]?.model ?? 'unknown', threads: threads.target.threads, provider: flags.provider },
     models: { draft: draftDir, target: targetDir },
     draftPrecision,
     targetPrecision,
