@@ -8,6 +8,7 @@ import type { ModelConfig } from './config.js';
 import { MAX_PROJECTION_BYTES, projectionBytes, weightBits } from './graph-builder.js';
 import { DEFAULT_EXTERNAL_DATA_THRESHOLD } from './graph-cache.js';
 import { kvCacheBytes } from './kv-budget.js';
+import { Refusal } from '../refusal.js';
 import { expectedWeights } from './weight-check.js';
 
 /** Node, onnxruntime and a tokenizer before any weights: measured at about 150 MiB. */
@@ -91,7 +92,7 @@ export function machineMemoryBytes(env: NodeJS.ProcessEnv = process.env): number
   const given = env[MEMORY_ENV];
   if (given === undefined || given.trim() === '') return totalmem();
   const m = /^\s*(\d+(?:\.\d+)?)\s*(GiB|G|MiB|M)?\s*$/i.exec(given);
-  if (!m) throw new Error(`${MEMORY_ENV} takes bytes or a size such as 16GiB or 512MiB, got "${given}"`);
+  if (!m) throw new Refusal(`${MEMORY_ENV} takes bytes or a size such as 16GiB or 512MiB, got "${given}"`);
   const unit = (m[2] ?? '').toLowerCase().startsWith('g') ? 2 ** 30 : (m[2] ?? '').toLowerCase().startsWith('m') ? 2 ** 20 : 1;
   return Math.round(Number(m[1]) * unit);
 }

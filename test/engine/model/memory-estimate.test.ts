@@ -7,6 +7,7 @@ import { defaultMaxLength, folderMemory, loadModel, openModelFolder } from '../.
 import { MAX_PROJECTION_BYTES } from '../../../src/engine/model/graph-builder.js';
 import { machineMemoryBytes, memoryFitProblem, PROCESS_BYTES, peakBytes } from '../../../src/engine/model/memory-estimate.js';
 import { ModelLoadError } from '../../../src/engine/model/errors.js';
+import { Refusal } from '../../../src/engine/refusal.js';
 import { listGraphCache } from '../../../src/engine/model/graph-cache.js';
 import { loadPair } from '../../../src/engine/pair.js';
 import { writeFixtureModel } from './fixtures.js';
@@ -146,5 +147,7 @@ describe('a load that cannot fit is refused before anything is built', () => {
     expect(machineMemoryBytes({ ECHO_STUDIO_MEMORY: '1000' })).toBe(1000);
     expect(machineMemoryBytes({})).toBeGreaterThan(0);
     expect(() => machineMemoryBytes({ ECHO_STUDIO_MEMORY: 'lots' })).toThrow(/ECHO_STUDIO_MEMORY takes bytes or a size such as 16GiB or 512MiB, got "lots"/);
+    // A user's setting, refused in one line (no stack in the studio's log).
+    expect(() => machineMemoryBytes({ ECHO_STUDIO_MEMORY: 'lots' })).toThrow(Refusal);
   });
 });
