@@ -4,7 +4,6 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
 import { createPolicy } from '../../../src/engine/policy/index.js';
-import { Runner } from '../../../src/engine/runner.js';
 import { computeRunMetrics } from '../../../src/engine/metrics/run-metrics.js';
 import { exportParquet } from '../../../src/engine/trace/export-parquet.js';
 import { buildTraceHeader } from '../../../src/engine/trace/header.js';
@@ -12,11 +11,9 @@ import { readTrace } from '../../../src/engine/trace/read.js';
 import { TraceRecorder } from '../../../src/engine/trace/writer.js';
 import type { RunConfig } from '../../../src/shared/config.js';
 import type { RunMetrics, StepEvent } from '../../../src/shared/events.js';
-import { loadFixturePair, randomPrompts, type FixturePair } from '../fixtures/pair.js';
+import { loadFixturePair, type FixturePair } from '../fixtures/pair.js';
 import { tempDir } from './fixtures.js';
-
-/** KV rows per slot: prompt + new tokens + the engine's tree headroom, with room to spare. */
-const KV_ROWS = 384;
+import { greedyRunner, KV_ROWS } from './recorded-run.js';
 
 describe('trace of a real run', () => {
   let pair: FixturePair;
@@ -39,24 +36,15 @@ describe('trace of a real run', () => {
     file = path.join(tempDir(), 'real.jsonl');
     const header = await buildTraceHeader({ config, draftDir: pair.draftDir, targetDir: pair.targetDir, provider: 'cpu', writer: 'echo-studio test' });
     const recorder = new TraceRecorder(file, header);
-    const runner = new Runner(
-      {
-        target: pair.target,
-        draft: pair.draft,
-        policy: createPolicy(config.policy, { ...config }),
-        batch: config.batch,
-        kmax: config.kmax,
-        maxNewTokens: config.maxNewTokens,
-        temperature: 0,
-        seed: config.seed,
-        eosTokenIds: pair.target.info.eosTokenIds,
-        maxLength: KV_ROWS,
-        onStep: (e) => {
-          events.push(structuredClone(e));
-          recorder.step(e);
-        },
+    const runner = greedyRunner(
+      pair,
+      config,
+      createPolicy(config.policy, { ...config }),
+      (e) => {
+        events.push(structuredClone(e));
+        recorder.step(e);
       },
-      randomPrompts(config.requests, 3),
+      3,
     );
     const summary = await runner.run();
     live = recorder.finish('finished', { wallMs: summary.wallMs });
