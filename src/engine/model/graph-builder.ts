@@ -562,13 +562,21 @@ function mlpBlock(d: Decoder, layer: number, y: string): string {
  */
 function embeddingLookup({ g, cfg, weights }: Decoder): { lookup: string; float32Table: string | null } {
   const shape = [cfg.vocabSize, cfg.hiddenSize];
-  const half = weights.getHalf?.('model.embed_tokens.weight', shape) ?? null;
-  if (half !== null) {
-    const table = g.initHalf('model.embed_tokens.weight', shape, half);
-    return { lookup: g.one('Cast', [g.one('Gather', [table, 'input_ids'], { axis: 0 })], { to: DataType.FLOAT }), float32Table: null };
+  const table = weights.getHalf?.('model.embed_tokens.weight', shape) ?? weights.get('model.embed_tokens.weight', shape);
+  return gatherEmbedding(g, 'model.embed_tokens.weight', shape, table, 'input_ids');
+}
+
+/**
+ * Rows `ids` of an embedding table as float32. A 16-bit table stays 16-bit and the rows are cast
+ * after the Gather (the same values); `float32Table` names a float32 table others may share.
+ */
+export function gatherEmbedding(g: GraphBuilder, name: string, shape: number[], table: Float32Array | HalfTensor, ids: string): { lookup: string; float32Table: string | null } {
+  if (table instanceof Float32Array) {
+    const t = g.init(name, shape, table);
+    return { lookup: g.one('Gather', [t, ids], { axis: 0 }), float32Table: t };
   }
-  const table = g.init('model.embed_tokens.weight', shape, weights.get('model.embed_tokens.weight', shape));
-  return { lookup: g.one('Gather', [table, 'input_ids'], { axis: 0 }), float32Table: table };
+  const t = g.initHalf(name, shape, table);
+  return { lookup: g.one('Cast', [g.one('Gather', [t, ids], { axis: 0 })], { to: DataType.FLOAT }), float32Table: null };
 }
 
 /**

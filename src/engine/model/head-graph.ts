@@ -12,14 +12,15 @@
 import type { WeightPrecision } from '../../shared/config.js';
 import { ropeInverseFrequencies } from './config.js';
 import type { Eagle3Config } from './eagle3-config.js';
-import { GraphBuilder, headOutputs, kvBufferValues, linearLayer, outputHeads, projection, sessionInputs, treeAttention, valueInfo, type AttentionDims, type BuiltGraph, type WeightSource, type WeightStore } from './graph-builder.js';
+import { gatherEmbedding, GraphBuilder, headOutputs, kvBufferValues, linearLayer, outputHeads, projection, sessionInputs, treeAttention, valueInfo, type AttentionDims, type BuiltGraph, type WeightSource, type WeightStore } from './graph-builder.js';
 import { DataType, type ValueInfoProtoJs } from './onnx-proto.js';
+import type { HalfTensor } from './safetensors.js';
 
 export interface HeadWeights {
   /** The head's own tensors, by their published name without the `model.` prefix. */
   head: WeightSource;
-  /** [vocab, H] token embedding: the head's own, or the target's when the head has none. */
-  embedding: Float32Array;
+  /** [vocab, H] token embedding: the head's own, or the target's when the head has none (16-bit tables stay so). */
+  embedding: Float32Array | HalfTensor;
   /** Target id of each draft id. */
   draftToTarget: Int32Array;
 }
@@ -116,8 +117,7 @@ export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options:
   // The incoming state of every row: fc(features) for committed positions, the parent's output otherwise.
   const fcOut = linear('features', 'fc.weight', w.get('fc.weight', [H, 3 * Ht]), [H, 3 * Ht], bias('fc.bias', H, cfg.fcBias));
   const incoming = g.one('Gather', [g.one('Concat', [fcOut, 'prev_hidden'], { axis: 0 }), 'hidden_source'], { axis: 0 });
-  const embed = g.init('embed_tokens.weight', [V, H], weights.embedding);
-  const tokenEmbedding = g.one('Gather', [embed, 'input_ids'], { axis: 0 });
+  const tokenEmbedding = gatherEmbedding(g, 'embed_tokens.weight', [V, H], weights.embedding, 'input_ids').lookup;
 
   // Layer 0 (midlayer): q/k/v read [input_layernorm(embedding), hidden_norm(incoming)].
   const first = 'midlayer.';

@@ -14,12 +14,12 @@ import { buildIntoCache, cachedGraphPath, cacheRoot, errorCode, graphCacheKey, m
 import { buildHeadGraph } from './head-graph.js';
 import { Eagle3HeadSession } from './head-session.js';
 import { DEFAULT_THREADS, runtimeSessionOptions, type LoadOptions } from './loader.js';
-import { indexWeights, readTensorF32, readTensorInts, weightIdentity, type TensorEntry, type WeightIndex } from './safetensors.js';
+import { indexWeights, readTensorF32, readTensorHalf, readTensorInts, weightIdentity, type HalfTensor, type TensorEntry, type WeightIndex } from './safetensors.js';
 import { OrtModelSession, windowProblem } from './session.js';
 import type { ModelInfo } from './types.js';
 
 /** Bump when the head graph's layout changes, so cached head graphs are rebuilt. */
-export const HEAD_GRAPH_VERSION = 3;
+export const HEAD_GRAPH_VERSION = 4;
 
 /** True when `dir` holds an EAGLE-3 head (its config.json names an Eagle3 class). */
 export function isHeadFolder(dir: string): boolean {
@@ -54,16 +54,18 @@ function weightsFile(dir: string, weights: WeightIndex): string {
 }
 
 function headWeightSource(dir: string, weights: WeightIndex): WeightSource {
+  const entryFor = (name: string, shape: number[]): TensorEntry => {
+    const entry = headTensor(weights, name);
+    if (entry === undefined) throw new ModelLoadError(weightsFile(dir, weights), `missing tensor ${name} (EAGLE-3 head)`);
+    if (entry.shape.length !== shape.length || entry.shape.some((d, i) => d !== shape[i])) {
+      throw new ModelLoadError(entry.file, `${entry.name} has shape [${entry.shape.join(', ')}], the head's config.json implies [${shape.join(', ')}]`);
+    }
+    return entry;
+  };
   return {
     has: (name) => headTensor(weights, name) !== undefined,
-    get: (name, shape, rows) => {
-      const entry = headTensor(weights, name);
-      if (entry === undefined) throw new ModelLoadError(weightsFile(dir, weights), `missing tensor ${name} (EAGLE-3 head)`);
-      if (entry.shape.length !== shape.length || entry.shape.some((d, i) => d !== shape[i])) {
-        throw new ModelLoadError(entry.file, `${entry.name} has shape [${entry.shape.join(', ')}], the head's config.json implies [${shape.join(', ')}]`);
-      }
-      return readTensorF32(entry, rows);
-    },
+    get: (name, shape, rows) => readTensorF32(entryFor(name, shape), rows),
+    getHalf: (name, shape) => readTensorHalf(entryFor(name, shape)),
   };
 }
 
@@ -153,17 +155,21 @@ export async function loadHead(dir: string, targetDir: string, options: HeadLoad
     }
     note(`reused cached graph ${basename(graphPath)}`);
   } else {
-    let embedding: Float32Array;
+    // A 16-bit embedding stays 16-bit (graph-builder: gatherEmbedding).
+    let embedding: Float32Array | HalfTensor;
     if (targetWeights !== null) {
       const entry = targetWeights.tensors.get('model.embed_tokens.weight');
       if (entry === undefined) throw new ModelLoadError(targetDir, 'missing tensor model.embed_tokens.weight (the head borrows the target embedding)');
-      embedding = readTensorF32(entry);
+      embedding = readTensorHalf(entry) ?? readTensorF32(entry);
     } else {
-      embedding = headWeightSource(dir, head.weights).get('embed_tokens.weight', [cfg.layers.vocabSize, cfg.layers.hiddenSize]);
+      const source = headWeightSource(dir, head.weights);
+      const shape = [cfg.layers.vocabSize, cfg.layers.hiddenSize];
+      embedding = source.getHalf?.('embed_tokens.weight', shape) ?? source.get('embed_tokens.weight', shape);
     }
+    const embeddingValues = embedding instanceof Float32Array ? embedding.length : embedding.bits.length;
     buildIntoCache(
       graphPath,
-      (parameters + embedding.length) * 4,
+      (parameters + embeddingValues) * 4,
       (weightStore) => buildHeadGraph(cfg, { head: headWeightSource(dir, head.weights), embedding, draftToTarget: toTarget }, { precision, weightStore }),
       { source: dir, graph_version: `head-${HEAD_GRAPH_VERSION}`, architecture: 'eagle3' },
     );
