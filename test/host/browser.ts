@@ -1,8 +1,12 @@
 // Shared by the host's browser tests: headless Chromium against the built web host, skipped with
-// the reason where the machine or the build cannot run them.
+// the reason where the machine or the build cannot run them, and what a test file starts, closed
+// after it.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
+import type { WebHost } from '../../src/host/web-host.js';
+import { tempDir } from '../engine/model/helpers.js';
 import { missingBuild, paths } from './helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -30,4 +34,31 @@ export async function openPage(browser: Browser): Promise<{ page: Page; problems
   });
   page.on('pageerror', (e) => problems.push(String(e)));
   return { page, problems };
+}
+
+/** What a browser test file starts: its scratch folder, the web host and Chromium. */
+export interface BrowserTestScope {
+  tmp: ReturnType<typeof tempDir>;
+  web: WebHost | null;
+  browser: Browser | null;
+}
+
+/**
+ * A scratch folder for a browser test file, whose graph cache the engine host child (which
+ * inherits the environment) uses while the file runs. After the file's tests the browser and the
+ * web host it started are closed, the cache setting restored and the folder deleted.
+ */
+export function browserTestScope(prefix: string): BrowserTestScope {
+  const scope: BrowserTestScope = { tmp: tempDir(prefix), web: null, browser: null };
+  const savedCache = process.env.ECHO_STUDIO_CACHE;
+  beforeAll(() => {
+    process.env.ECHO_STUDIO_CACHE = path.join(scope.tmp.path, 'cache');
+  });
+  afterAll(async () => {
+    await scope.browser?.close();
+    await scope.web?.close();
+    process.env.ECHO_STUDIO_CACHE = savedCache;
+    scope.tmp.cleanup();
+  });
+  return scope;
 }

@@ -4,44 +4,33 @@
 // the Super-Tree and the request view.
 import { mkdirSync } from 'node:fs';
 import path, { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWebHost, type WebHost } from '../../src/host/web-host.js';
-import { tempDir } from '../engine/model/helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startWebHost } from '../../src/host/web-host.js';
 import { paths, repoRoot } from './helpers.js';
-import { browserSkipReason, launchChromium } from './browser.js';
+import { browserSkipReason, browserTestScope, launchChromium } from './browser.js';
 import { recordTinyTrace } from './run-fixtures.js';
 
 const skipReason = browserSkipReason();
 if (skipReason) console.warn(`skipping the layout browser test: ${skipReason}`);
 
-const tmp = tempDir('echo-layout-browser-');
-const savedCache = process.env.ECHO_STUDIO_CACHE;
-let web: WebHost | null = null;
-let browser: Browser | null = null;
+const scope = browserTestScope('echo-layout-browser-');
+const { tmp } = scope;
 
 beforeAll(async () => {
   if (skipReason) return;
-  process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
   const tracePath = join(tmp.path, 'run.jsonl');
   const { modelsDir } = await recordTinyTrace(tmp.path, tracePath, { policy: 'echo', taus: { '0': 0.02 }, requests: 4, maxNewTokens: 12 });
-  web = await startWebHost({ port: 0, rendererDir: paths.rendererDir, engineHostEntry: paths.engineHostEntry, modelsDir, openTrace: tracePath, log: () => {} });
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await web?.close();
-  process.env.ECHO_STUDIO_CACHE = savedCache;
-  tmp.cleanup();
+  scope.web = await startWebHost({ port: 0, rendererDir: paths.rendererDir, engineHostEntry: paths.engineHostEntry, modelsDir, openTrace: tracePath, log: () => {} });
+  scope.browser = await launchChromium();
 });
 
 describe.skipIf(skipReason !== null)('resizable panels in the browser', () => {
   it('widens the histograms by a drag and still fits 1366×768; keys move the Super-Tree split', async () => {
-    const page = await browser!.newPage({ viewport: { width: 1366, height: 768 } });
+    const page = await scope.browser!.newPage({ viewport: { width: 1366, height: 768 } });
     page.setDefaultTimeout(90_000);
     const problems: string[] = [];
     page.on('pageerror', (e) => problems.push(String(e)));
-    await page.goto(web!.url, { timeout: 120_000 });
+    await page.goto(scope.web!.url, { timeout: 120_000 });
     await page.getByTestId('histogram-0').waitFor();
 
     const histograms = page.locator('[data-panel="histograms"]');

@@ -4,33 +4,25 @@
 // banner; the quick-study button reaches the engine (here without a bundled pair, which it says).
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWebHost, type WebHost } from '../../src/host/web-host.js';
-import { tempDir } from '../engine/model/helpers.js';
-import { browserSkipReason, launchChromium, openPage } from './browser.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startWebHost } from '../../src/host/web-host.js';
+import { browserSkipReason, browserTestScope, launchChromium, openPage } from './browser.js';
 import { paths, repoRoot } from './helpers.js';
 
 const COMMITTED = path.join(repoRoot, 'docs', 'reports', '2026-12-01-quick');
 const skipReason = browserSkipReason();
 if (skipReason) console.warn(`skipping the Reports view browser test: ${skipReason}`);
 
-const tmp = tempDir('echo-reports-browser-');
-let web: WebHost | null = null;
-let browser: Browser | null = null;
+const scope = browserTestScope('echo-reports-browser-');
+const { tmp } = scope;
 
 beforeAll(async () => {
   if (skipReason) return;
   const modelsDir = path.join(tmp.path, 'models');
   mkdirSync(modelsDir); // no bundled pair
   // The browser may read the data folder (the scratch folder) and the committed report's folder.
-  web = await startWebHost({ port: 0, rendererDir: paths.rendererDir, engineHostEntry: paths.engineHostEntry, modelsDir, dataDir: tmp.path, allow: [COMMITTED], log: () => {} });
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await web?.close();
-  tmp.cleanup();
+  scope.web = await startWebHost({ port: 0, rendererDir: paths.rendererDir, engineHostEntry: paths.engineHostEntry, modelsDir, dataDir: tmp.path, allow: [COMMITTED], log: () => {} });
+  scope.browser = await launchChromium();
 });
 
 describe.skipIf(skipReason !== null)('the Reports view in the browser', () => {
@@ -39,8 +31,8 @@ describe.skipIf(skipReason !== null)('the Reports view in the browser', () => {
       meta: { command: string };
       claims: Array<{ id: string; verdict: string; measured: string; uncertainty: string }>;
     };
-    const { page, problems } = await openPage(browser!);
-    await page.goto(web!.url);
+    const { page, problems } = await openPage(scope.browser!);
+    await page.goto(scope.web!.url);
     await page.getByText('Connected').waitFor();
 
     // Folded until there is something to show; unfolded by hand here.

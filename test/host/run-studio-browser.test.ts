@@ -4,45 +4,33 @@
 // Hugging Face folders, so the test does not depend on the bundled demo pair.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWebHost, type WebHost } from '../../src/host/web-host.js';
-import { tempDir } from '../engine/model/helpers.js';
-import { browserSkipReason, launchChromium, openPage } from './browser.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startWebHost } from '../../src/host/web-host.js';
+import { browserSkipReason, browserTestScope, launchChromium, openPage } from './browser.js';
 import { paths, repoRoot } from './helpers.js';
 import { writeTinyPair, type TinyPair } from './run-fixtures.js';
 
 const skipReason = browserSkipReason();
 if (skipReason) console.warn(`skipping the studio run browser test: ${skipReason}`);
 
-const tmp = tempDir('echo-run-browser-');
-let web: WebHost | null = null;
-let browser: Browser | null = null;
+const scope = browserTestScope('echo-run-browser-');
+const { tmp } = scope;
 let pair: TinyPair;
-const savedCache = process.env.ECHO_STUDIO_CACHE;
 
 beforeAll(async () => {
   if (skipReason) return;
   pair = writeTinyPair(tmp.path);
   const modelsDir = path.join(tmp.path, 'models');
   mkdirSync(modelsDir);
-  // The engine host child inherits the environment: keep its graph cache in the scratch folder.
-  process.env.ECHO_STUDIO_CACHE = path.join(tmp.path, 'cache');
   // The pair and prompts live in the scratch folder: it is the studio's data folder, so the browser may read them.
-  web = await startWebHost({ port: 0, rendererDir: paths.rendererDir, engineHostEntry: paths.engineHostEntry, modelsDir, dataDir: tmp.path, log: () => {} });
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await web?.close();
-  process.env.ECHO_STUDIO_CACHE = savedCache;
-  tmp.cleanup();
+  scope.web = await startWebHost({ port: 0, rendererDir: paths.rendererDir, engineHostEntry: paths.engineHostEntry, modelsDir, dataDir: tmp.path, log: () => {} });
+  scope.browser = await launchChromium();
 });
 
 describe.skipIf(skipReason !== null)('a studio run in the browser', () => {
   it('runs from the Run panel to the end and fills the views', async () => {
-    const { page, problems } = await openPage(browser!);
-    await page.goto(web!.url);
+    const { page, problems } = await openPage(scope.browser!);
+    await page.goto(scope.web!.url);
     await page.getByText('Connected').waitFor();
 
     await page.getByLabel('Hugging Face folders').check();

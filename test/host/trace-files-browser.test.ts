@@ -6,13 +6,11 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseTrace } from '../../src/engine/trace/parse.js';
-import { startWebHost, type WebHost } from '../../src/host/web-host.js';
-import { tempDir } from '../engine/model/helpers.js';
+import { startWebHost } from '../../src/host/web-host.js';
 import { missingBuild, paths, repoRoot } from './helpers.js';
-import { browserSkipReason, launchChromium } from './browser.js';
+import { browserSkipReason, browserTestScope, launchChromium } from './browser.js';
 import { recordTinyTrace } from './run-fixtures.js';
 
 const noBuild = missingBuild();
@@ -22,19 +20,16 @@ else if (noBrowser) console.warn(`skipping the trace files browser test: ${noBro
 
 const SECRET = 'TOPSECRET';
 const UPLOAD_LIMIT = 2 * 1024 * 1024;
-const tmp = tempDir('echo-trace-files-');
-const savedCache = process.env.ECHO_STUDIO_CACHE;
+const scope = browserTestScope('echo-trace-files-');
+const { tmp } = scope;
 /** The user's own disk: the server was not told about this folder. */
 const userDisk = join(tmp.path, 'user-disk');
 const dataDir = join(tmp.path, 'data');
-let web: WebHost | null = null;
-let browser: Browser | null = null;
 let tracePath: string;
 let cutPath: string;
 
 beforeAll(async () => {
   if (noBuild) return;
-  process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
   mkdirSync(userDisk);
   mkdirSync(dataDir);
   tracePath = join(userDisk, 'recorded.jsonl');
@@ -45,7 +40,7 @@ beforeAll(async () => {
   cutPath = join(userDisk, 'cut.jsonl');
   writeFileSync(cutPath, bytes.subarray(0, lastLine + 20));
   writeFileSync(join(userDisk, 'passwd.jsonl'), `root:${SECRET}:0:0:root\n`);
-  web = await startWebHost({
+  scope.web = await startWebHost({
     port: 0,
     rendererDir: paths.rendererDir,
     engineHostEntry: paths.engineHostEntry,
@@ -55,23 +50,17 @@ beforeAll(async () => {
     log: () => {},
   });
   if (noBrowser) return;
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await web?.close();
-  process.env.ECHO_STUDIO_CACHE = savedCache;
-  tmp.cleanup();
+  scope.browser = await launchChromium();
 });
 
-const base = () => `http://127.0.0.1:${web!.port}`;
+const base = () => `http://127.0.0.1:${scope.web!.port}`;
 const origin = () => ({ Origin: base() });
-async function post(body: Buffer, headers: Record<string, string> = origin(), token: string | null = web!.token) {
+async function post(body: Buffer, headers: Record<string, string> = origin(), token: string | null = scope.web!.token) {
   const response = await fetch(`${base()}/trace/upload?name=x.jsonl${token ? `&token=${token}` : ''}`, { method: 'POST', body: new Uint8Array(body), headers });
   return { status: response.status, text: await response.text() };
 }
 async function get(query: string) {
-  const response = await fetch(`${base()}/trace/download?token=${web!.token}&${query}`);
+  const response = await fetch(`${base()}/trace/download?token=${scope.web!.token}&${query}`);
   return { status: response.status, text: await response.text() };
 }
 
@@ -100,11 +89,11 @@ describe.skipIf(noBuild !== null)('the web host trace file routes', () => {
 
 describe.skipIf(noBrowser !== null)('trace files in the browser studio', () => {
   it('opens a trace from the user disk, replays it, saves it back, and refuses a cut one in one line', async () => {
-    const page = await browser!.newPage({ viewport: { width: 1366, height: 768 }, acceptDownloads: true });
+    const page = await scope.browser!.newPage({ viewport: { width: 1366, height: 768 }, acceptDownloads: true });
     page.setDefaultTimeout(90_000);
     const problems: string[] = [];
     page.on('pageerror', (e) => problems.push(String(e)));
-    await page.goto(web!.url, { timeout: 120_000 });
+    await page.goto(scope.web!.url, { timeout: 120_000 });
     await page.getByText('Connected').waitFor();
     const recorded = parseTrace(readFileSync(tracePath, 'utf8'));
     const last = recorded.steps[recorded.steps.length - 1].step;
