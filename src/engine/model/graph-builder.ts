@@ -102,8 +102,8 @@ export interface WeightSource {
   has(name: string): boolean;
   /** The tensor as float32, or only the rows `rows` of its first dimension. */
   get(name: string, shape: number[], rows?: RowRange): Float32Array;
-  /** The tensor's raw bits when the file stores it as float16 or bfloat16; null (or absent) otherwise. */
-  getHalf?(name: string, shape: number[]): HalfTensor | null;
+  /** The tensor's raw bits when the file stores it as float16 or bfloat16; null otherwise. */
+  getHalf(name: string, shape: number[]): HalfTensor | null;
 }
 
 type Attr = number | number[] | { float: number };
@@ -322,7 +322,7 @@ function projectionPart(g: GraphBuilder, bits: 8 | 4 | null, name: string, data:
 
 /** A linear layer on 2-D rows with an HF [out, in] weight and an optional bias, at the given precision. */
 export function linearLayer(g: GraphBuilder, precision: WeightPrecision, x: string, name: string, data: Float32Array, [out, inner]: [number, number], bias: string | null): string {
-  if (weightBits(precision) === null && 4 * out * inner <= MAX_PROJECTION_BYTES) return gemm(g, x, g.init(name, [out, inner], data), bias);
+  if (weightBits(precision) === null && projectionBytes(out, inner, null) <= MAX_PROJECTION_BYTES) return gemm(g, x, g.init(name, [out, inner], data), bias);
   const y = projection(g, precision, name, data, out, inner)(x);
   return bias ? g.one('Add', [y, bias]) : y;
 }
@@ -562,7 +562,7 @@ function mlpBlock(d: Decoder, layer: number, y: string): string {
  */
 function embeddingLookup({ g, cfg, weights }: Decoder): { lookup: string; float32Table: string | null } {
   const shape = [cfg.vocabSize, cfg.hiddenSize];
-  const table = weights.getHalf?.('model.embed_tokens.weight', shape) ?? weights.get('model.embed_tokens.weight', shape);
+  const table = weights.getHalf('model.embed_tokens.weight', shape) ?? weights.get('model.embed_tokens.weight', shape);
   return gatherEmbedding(g, 'model.embed_tokens.weight', shape, table, 'input_ids');
 }
 
@@ -580,6 +580,15 @@ export function gatherEmbedding(g: GraphBuilder, name: string, shape: number[], 
 }
 
 /**
+ * Whether the output head is the embedding table itself: a tied head in float32 over a float32
+ * table of at most one projection part. Otherwise the head is a matrix of its own (the memory
+ * estimate counts it by the same rule).
+ */
+export function headSharesTable(tied: boolean, precision: WeightPrecision, float32Table: boolean, vocab: number, hidden: number): boolean {
+  return tied && float32Table && weightBits(precision) === null && projectionBytes(vocab, hidden, null) <= MAX_PROJECTION_BYTES;
+}
+
+/**
  * The vocabulary projection the output heads share. A file without lm_head.weight ties it to the
  * embeddings even if config.json does not say so (transformers does the same when loading such a
  * checkpoint). A float32 tied head reuses a float32 embedding table; otherwise the head is its own
@@ -589,7 +598,7 @@ function lmHeadProjection({ g, cfg, weights, precision }: Decoder, float32Table:
   const V = cfg.vocabSize;
   const H = cfg.hiddenSize;
   const tied = cfg.tieWordEmbeddings || !weights.has('lm_head.weight');
-  if (tied && float32Table !== null && weightBits(precision) === null && 4 * V * H <= MAX_PROJECTION_BYTES) return (x) => gemm(g, x, float32Table, null);
+  if (float32Table !== null && headSharesTable(tied, precision, true, V, H)) return (x) => gemm(g, x, float32Table, null);
   const source = tied ? 'model.embed_tokens.weight' : 'lm_head.weight';
   return projection(g, precision, 'lm_head.weight', (rows) => weights.get(source, [V, H], rows), V, H);
 }

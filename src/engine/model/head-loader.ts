@@ -13,7 +13,7 @@ import type { WeightSource } from './graph-builder.js';
 import { buildIntoCache, cachedGraphPath, cacheRoot, errorCode, graphCacheKey, markGraphUsed, pruneSupersededGraphs, writeGraphSidecar } from './graph-cache.js';
 import { buildHeadGraph } from './head-graph.js';
 import { Eagle3HeadSession } from './head-session.js';
-import { DEFAULT_THREADS, runtimeSessionOptions, type LoadOptions } from './loader.js';
+import { DEFAULT_THREADS, entryWeightSource, runtimeSessionOptions, type LoadOptions } from './loader.js';
 import { indexWeights, readTensorF32, readTensorHalf, readTensorInts, weightIdentity, type HalfTensor, type TensorEntry, type WeightIndex } from './safetensors.js';
 import { OrtModelSession, windowProblem } from './session.js';
 import type { ModelInfo } from './types.js';
@@ -54,19 +54,11 @@ function weightsFile(dir: string, weights: WeightIndex): string {
 }
 
 function headWeightSource(dir: string, weights: WeightIndex): WeightSource {
-  const entryFor = (name: string, shape: number[]): TensorEntry => {
-    const entry = headTensor(weights, name);
-    if (entry === undefined) throw new ModelLoadError(weightsFile(dir, weights), `missing tensor ${name} (EAGLE-3 head)`);
-    if (entry.shape.length !== shape.length || entry.shape.some((d, i) => d !== shape[i])) {
-      throw new ModelLoadError(entry.file, `${entry.name} has shape [${entry.shape.join(', ')}], the head's config.json implies [${shape.join(', ')}]`);
-    }
-    return entry;
-  };
-  return {
-    has: (name) => headTensor(weights, name) !== undefined,
-    get: (name, shape, rows) => readTensorF32(entryFor(name, shape), rows),
-    getHalf: (name, shape) => readTensorHalf(entryFor(name, shape)),
-  };
+  return entryWeightSource(
+    (name) => headTensor(weights, name),
+    (name) => new ModelLoadError(weightsFile(dir, weights), `missing tensor ${name} (EAGLE-3 head)`),
+    "the head's config.json",
+  );
 }
 
 /** Reads and checks a head folder against its target's config (no weights read). */
@@ -164,7 +156,7 @@ export async function loadHead(dir: string, targetDir: string, options: HeadLoad
     } else {
       const source = headWeightSource(dir, head.weights);
       const shape = [cfg.layers.vocabSize, cfg.layers.hiddenSize];
-      embedding = source.getHalf?.('embed_tokens.weight', shape) ?? source.get('embed_tokens.weight', shape);
+      embedding = source.getHalf('embed_tokens.weight', shape) ?? source.get('embed_tokens.weight', shape);
     }
     const embeddingValues = embedding instanceof Float32Array ? embedding.length : embedding.bits.length;
     buildIntoCache(

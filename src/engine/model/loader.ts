@@ -209,24 +209,35 @@ export function isGraphCached(folder: ModelFolder): boolean {
   return existsSync(folder.graphPath);
 }
 
-/** A folder's weights as the graph builder reads them: shape-checked, one tensor at a time. */
-export function weightSource(weights: WeightIndex): WeightSource {
+/**
+ * Weights read from safetensors entries one tensor at a time, shape-checked against what a
+ * config.json implies: `find` gives a name's entry, `missing` the error for a name it has none of,
+ * `config` names that config.json in the shape error.
+ */
+export function entryWeightSource(find: (name: string) => TensorEntry | undefined, missing: (name: string) => ModelLoadError, config: string): WeightSource {
   const entryFor = (name: string, shape: number[]): TensorEntry => {
-    const entry = weights.tensors.get(name);
-    if (entry === undefined) {
-      const file = weights.files.length === 1 ? weights.files[0].path : join(dirname(weights.files[0].path), 'model.safetensors.index.json');
-      throw new ModelLoadError(file, `missing tensor ${name}`);
-    }
+    const entry = find(name);
+    if (entry === undefined) throw missing(name);
     if (entry.shape.length !== shape.length || entry.shape.some((d, i) => d !== shape[i])) {
-      throw new ModelLoadError(entry.file, `${name} has shape [${entry.shape.join(', ')}], config.json implies [${shape.join(', ')}]`);
+      throw new ModelLoadError(entry.file, `${entry.name} has shape [${entry.shape.join(', ')}], ${config} implies [${shape.join(', ')}]`);
     }
     return entry;
   };
   return {
-    has: (name) => weights.tensors.has(name),
+    has: (name) => find(name) !== undefined,
     get: (name, shape, rows) => readTensorF32(entryFor(name, shape), rows),
     getHalf: (name, shape) => readTensorHalf(entryFor(name, shape)),
   };
+}
+
+/** A folder's weights as the graph builder reads them. */
+export function weightSource(weights: WeightIndex): WeightSource {
+  const indexFile = (): string => (weights.files.length === 1 ? weights.files[0].path : join(dirname(weights.files[0].path), 'model.safetensors.index.json'));
+  return entryWeightSource(
+    (name) => weights.tensors.get(name),
+    (name) => new ModelLoadError(indexFile(), `missing tensor ${name}`),
+    'config.json',
+  );
 }
 
 export interface EnsuredGraph {

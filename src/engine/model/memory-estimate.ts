@@ -5,7 +5,7 @@
 import { totalmem } from 'node:os';
 import { WEIGHT_PRECISIONS, type WeightPrecision } from '../../shared/config.js';
 import type { ModelConfig } from './config.js';
-import { MAX_PROJECTION_BYTES, projectionBytes, weightBits } from './graph-builder.js';
+import { headSharesTable, MAX_PROJECTION_BYTES, projectionBytes, weightBits } from './graph-builder.js';
 import { DEFAULT_EXTERNAL_DATA_THRESHOLD } from './graph-cache.js';
 import { kvCacheBytes } from './kv-budget.js';
 import { Refusal } from '../refusal.js';
@@ -63,9 +63,8 @@ export function estimateMemory(cfg: ModelConfig, layout: WeightLayout, precision
     weightBytes += linear ? matrix(t.shape[0], t.shape[1]) : embedding && layout.halfEmbedding ? 2 * elements : 4 * elements;
     largest = Math.max(largest, elements);
   }
-  // A float32 tied head reuses a float32 embedding table of at most one projection part; any other head is a matrix of its own.
-  const sharesTable = !layout.untiedHead && bits === null && !layout.halfEmbedding && 4 * V * H <= MAX_PROJECTION_BYTES;
-  if (!sharesTable) weightBytes += matrix(V, H);
+  // A head that is not the embedding table itself is a matrix of its own.
+  if (!headSharesTable(!layout.untiedHead, precision, !layout.halfEmbedding, V, H)) weightBytes += matrix(V, H);
   if (layout.untiedHead) float32Bytes += 4 * V * H;
   // The builder fuses q/k/v and gate/up: the largest matrix it holds at once, as float32.
   const qkv = (cfg.numHeads + 2 * cfg.numKvHeads) * cfg.headDim * H;

@@ -40,7 +40,7 @@ describe('weights against config.json', () => {
     const weights = indexWeights(dir);
     const source = weightSource(weights);
     const read: string[] = [];
-    buildGraph(cfg, { has: source.has, get: (tensor, shape) => (read.push(tensor), source.get(tensor, shape)) });
+    buildGraph(cfg, { ...source, get: (tensor, shape, rows) => (read.push(tensor), source.get(tensor, shape, rows)) });
     const optional = optionalWeights(cfg).filter((t) => weights.tensors.has(t.name)).map((t) => t.name);
     expect(read).toEqual([...expectedWeights(cfg).map((t) => t.name), ...optional]);
     expect(weightsMismatch(cfg, weights)).toBeNull();
