@@ -24,6 +24,26 @@ describe('measured forward curve', () => {
     for (const s of slots) pair.target.freeSlot(s);
   });
 
+  it('runs every size once untimed, largest first, before it times any', async () => {
+    const sizes: number[] = [];
+    const target = pair.target;
+    const recording = new Proxy(target, {
+      get(t, key) {
+        if (key === 'forward') {
+          return (entries: Parameters<typeof t.forward>[0], outputs: Parameters<typeof t.forward>[1]) => {
+            sizes.push(entries.reduce((n, e) => n + e.tokens.length, 0));
+            return t.forward(entries, outputs);
+          };
+        }
+        const value = Reflect.get(t, key);
+        return typeof value === 'function' ? value.bind(t) : value;
+      },
+    });
+    await measureForwardCurve(recording, { tokenCounts: [1, 4, 16, 32], repeats: 2, slots: 4, context: 8 });
+    // The context (4 slots × 8 rows), the untimed pass, then each size's timed repeats.
+    expect(sizes).toEqual([32, 32, 16, 4, 1, 1, 1, 4, 4, 16, 16, 32, 32]);
+  });
+
   it('a hardware profile of both curves reads back, drives the measured clock, and names what a run would misprice', async () => {
     const options = { tokenCounts: [1, 2, 4, 8, 16, 32], repeats: 1, slots: 4, context: 4 };
     const measured: HardwareProfile = HardwareProfileSchema.parse({
