@@ -1,57 +1,19 @@
-// Layers point down only: shared ← engine ← host ← cli/main. The renderer and preload sit on
-// shared (the renderer may also use the engine's pure modules); nothing imports the renderer,
-// cli or main. Inside the engine, imports point down too: no module imports itself back through
-// others, and no folder (or file at the engine's root) does. Run as a script, it checks src/ and
-// exits 1 naming each import that points up and each cycle.
-import { readdirSync, readFileSync } from 'node:fs';
+// Layers point down only: shared ← engine ← host ← cli/main; preload on shared; the renderer on
+// shared and the engine modules declared pure. The rules live in .dependency-cruiser.cjs and
+// dependency-cruiser checks them over every import it parses (static, dynamic, require,
+// side-effect, type-only). This script adds what a path rule cannot say: every file in src/
+// belongs to a layer (also one that imports nothing), and no two engine folders import each other
+// (a file at the engine's root counting as its own folder). Run as a script, it checks src/ and
+// exits 1 naming each violation.
+import { cruise } from 'dependency-cruiser';
+import extractDepcruiseConfig from 'dependency-cruiser/config-utl/extract-depcruise-config';
+import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** For each layer, the layers its modules may import from (itself included). */
-export const ALLOWED = {
-  shared: ['shared'],
-  engine: ['shared', 'engine'],
-  host: ['shared', 'engine', 'host'],
-  cli: ['shared', 'engine', 'host', 'cli'],
-  main: ['shared', 'engine', 'host', 'main'],
-  preload: ['shared', 'preload'],
-  renderer: ['shared', 'engine', 'renderer'],
-};
-
-const SPECIFIER = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
-
-/** The relative import specifiers of one module's source text. */
-export function relativeImports(source) {
-  const found = [];
-  for (const match of source.matchAll(SPECIFIER)) {
-    const spec = match[1] ?? match[2];
-    if (spec.startsWith('.')) found.push(spec);
-  }
-  return found;
-}
-
-/** `files`: [path relative to src/, source text]; returns one line per import that points up. */
-export function layerViolations(files) {
-  const violations = [];
-  for (const [file, source] of files) {
-    const layer = file.split('/')[0];
-    const allowed = ALLOWED[layer];
-    if (!allowed) continue;
-    for (const spec of relativeImports(source)) {
-      const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
-      const targetLayer = target.split('/')[0];
-      if (targetLayer in ALLOWED && !allowed.includes(targetLayer)) {
-        violations.push(`${file} imports ${spec}: ${layer} may import only ${allowed.join(', ')}`);
-      }
-    }
-  }
-  return violations;
-}
-
-/** Where a relative import of `file` lands, as a path relative to src/ without its extension. */
-function importTarget(file, spec) {
-  return path.posix.normalize(path.posix.join(path.posix.dirname(file), spec)).replace(/\.(js|ts|tsx|mjs|mts)$/, '');
-}
+const PROJECT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+const LAYERS = ['shared', 'engine', 'host', 'cli', 'main', 'preload', 'renderer'];
 
 /**
  * The import cycles of a graph (Map node → Map neighbour → why): one per strongly connected group
@@ -107,55 +69,75 @@ function cyclesOf(graph) {
 }
 
 /**
- * `files`: [path relative to src/, source text]; one line per import cycle inside the engine:
- * between its modules, and between its folders (each file at the engine's root counting as its own).
+ * `imports`: resolved imports [from, to], paths relative to src/. One line per import cycle
+ * between the engine's folders (each file at the engine's root counting as its own), naming the
+ * imports that close it. Cycles between single modules are dependency-cruiser's rule.
  */
-export function engineCycles(files) {
-  const engine = files.filter(([file]) => file.startsWith('engine/'));
-  const modules = new Set(engine.map(([file]) => file.replace(/\.(ts|tsx|mts)$/, '')));
-  const resolve = (target) => (modules.has(target) ? target : modules.has(`${target}/index`) ? `${target}/index` : null);
-  const unitOf = (module) => (module.split('/').length > 2 ? `${module.split('/').slice(0, 2).join('/')}/` : `${module}.ts`);
-  const moduleGraph = new Map();
-  const unitGraph = new Map();
-  const addEdge = (graph, from, to, why) => {
-    if (!graph.has(from)) graph.set(from, new Map());
-    if (!graph.get(from).has(to)) graph.get(from).set(to, why);
+export function engineFolderCycles(imports) {
+  const unitOf = (file) => {
+    const parts = file.split('/');
+    return parts.length > 2 ? `${parts[1]}/` : parts[1];
   };
-  for (const [file, source] of engine) {
-    const from = file.replace(/\.(ts|tsx|mts)$/, '');
-    for (const spec of relativeImports(source)) {
-      const to = resolve(importTarget(file, spec));
-      if (to === null || to === from) continue;
-      const why = `${file.slice('engine/'.length)} imports ${spec}`;
-      addEdge(moduleGraph, from, to, why);
-      if (unitOf(from) !== unitOf(to)) addEdge(unitGraph, unitOf(from), unitOf(to), why);
-    }
+  const graph = new Map();
+  for (const [from, to] of imports) {
+    if (!from.startsWith('engine/') || !to.startsWith('engine/')) continue;
+    const [a, b] = [unitOf(from), unitOf(to)];
+    if (a === b) continue;
+    if (!graph.has(a)) graph.set(a, new Map());
+    if (!graph.get(a).has(b)) graph.get(a).set(b, `${from.slice('engine/'.length)} imports ${to.slice('engine/'.length)}`);
   }
-  const name = (node) => node.replace(/^engine\//, '');
-  const lines = [];
-  for (const cycle of cyclesOf(moduleGraph)) {
-    lines.push(`import cycle in the engine: ${cycle.map((m) => `${name(m)}.ts`).join(' → ')}`);
-  }
-  for (const cycle of cyclesOf(unitGraph)) {
-    const reasons = cycle.slice(1).map((to, i) => unitGraph.get(cycle[i]).get(to));
-    lines.push(`import cycle between engine folders: ${cycle.map(name).join(' → ')} (${reasons.join('; ')})`);
-  }
-  return lines;
-}
-
-function sourceFiles(dir, root = dir) {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(full, root);
-    return /\.(ts|tsx|mts)$/.test(entry.name) ? [[path.relative(root, full).split(path.sep).join('/'), readFileSync(full, 'utf8')]] : [];
+  return cyclesOf(graph).map((cycle) => {
+    const reasons = cycle.slice(1).map((to, i) => graph.get(cycle[i]).get(to));
+    return `import cycle between engine folders: ${cycle.join(' → ')} (${reasons.join('; ')})`;
   });
 }
 
+/**
+ * Checks the tree under `root` (its src/, resolved with its tsconfig.json) against the project's
+ * rules; returns one line per violation, none when every import points down.
+ */
+export async function checkLayers(root = PROJECT) {
+  const config = await extractDepcruiseConfig(path.join(PROJECT, '.dependency-cruiser.cjs'));
+  const tsConfigFile = path.join(root, 'tsconfig.json');
+  const cwd = process.cwd();
+  // dependency-cruiser names modules relative to the working folder, as its rules' paths expect.
+  process.chdir(root);
+  let result;
+  try {
+    result = await cruise(
+      ['src'],
+      { ...config.options, validate: true, ruleSet: { forbidden: config.forbidden }, tsConfig: { fileName: tsConfigFile } },
+      undefined,
+      existsSync(tsConfigFile) ? { tsConfig: extractTSConfig(tsConfigFile) } : undefined,
+    );
+  } finally {
+    process.chdir(cwd);
+  }
+  const { modules, summary } = result.output;
+  const why = new Map(config.forbidden.map((rule) => [rule.name, rule.comment]));
+  const lines = summary.violations.map((v) => {
+    const cycle = v.cycle ? ` (${[v.from, ...v.cycle.map((c) => c.name)].join(' → ')})` : '';
+    return `${v.from} imports ${v.to}: ${why.get(v.rule.name)}${cycle} [${v.rule.name}]`;
+  });
+  const inSrc = (name) => name.startsWith('src/');
+  for (const m of modules) {
+    if (inSrc(m.source) && !LAYERS.includes(m.source.split('/')[1]) && m.dependencies.length === 0) {
+      lines.push(`no-unknown-layer: ${m.source} is in no layer (src/${LAYERS.join(', src/')})`);
+    }
+  }
+  const imports = modules.flatMap((m) =>
+    m.dependencies.filter((d) => inSrc(m.source) && inSrc(d.resolved)).map((d) => [m.source.slice(4), d.resolved.slice(4)]),
+  );
+  lines.push(...engineFolderCycles(imports));
+  return lines;
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const src = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'src');
-  const files = sourceFiles(src);
-  const violations = [...layerViolations(files), ...engineCycles(files)];
+  const violations = await checkLayers();
   for (const line of violations) console.error(line);
-  if (violations.length > 0) process.exit(1);
-  console.log('layers: every import in src/ points down, and the engine has no import cycle');
+  if (violations.length > 0) {
+    console.error('the rules and why: .dependency-cruiser.cjs and docs/architecture.md ("Layers")');
+    process.exit(1);
+  }
+  console.log('layers: every import in src/ points down (dependency-cruiser), and no engine folders import each other');
 }

@@ -1,69 +1,97 @@
-import { describe, expect, it } from 'vitest';
-import { engineCycles, layerViolations } from '../../scripts/check-layers.mjs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkLayers, engineFolderCycles } from '../../scripts/check-layers.mjs';
 
-describe('layer check', () => {
-  it('names an engine module that imports the host, and a shared module that imports the engine', () => {
-    const violations = layerViolations([
-      ['engine/session-run.ts', "import { findPackageRoot } from '../host/paths.js';\nimport { x } from './tree.js';"],
-      ['shared/config.ts', "export { y } from '../engine/tree.js';"],
-      ['renderer/App.tsx', "const m = await import('../host/web-host.js');"],
-    ]);
-    expect(violations).toEqual([
-      'engine/session-run.ts imports ../host/paths.js: engine may import only shared, engine',
-      'shared/config.ts imports ../engine/tree.js: shared may import only shared',
-      'renderer/App.tsx imports ../host/web-host.js: renderer may import only shared, engine, renderer',
-    ]);
-  });
+const scratch: string[] = [];
+afterAll(() => scratch.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
-  it('lets imports point down or stay within a layer', () => {
-    expect(
-      layerViolations([
-        ['cli/commands/run.ts', "import { a } from '../../engine/runner.js';\nimport { b } from '../../host/paths.js';\nimport { c } from '../flags.js';"],
-        ['host/paths.ts', "export { findPackageRoot } from '../engine/package-root.js';"],
-        ['renderer/views/MetricsChart.tsx', "import { clockFromSpec } from '../../engine/cost/clock';"],
+/** A project tree holding `files` (paths relative to src/) and a tsconfig like the project's. */
+function tree(files: Record<string, string>): string {
+  const root = mkdtempSync(path.join(tmpdir(), 'layers-'));
+  scratch.push(root);
+  writeFileSync(path.join(root, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'ESNext', moduleResolution: 'Bundler', jsx: 'react-jsx', allowJs: true }, include: ['src'] }));
+  for (const [file, source] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, 'src', file)), { recursive: true });
+    writeFileSync(path.join(root, 'src', file), source);
+  }
+  return root;
+}
+
+const DOWNWARD = {
+  'shared/events.ts': 'export interface StepEvent { step: number }',
+  'engine/tree.ts': "import type { StepEvent } from '../shared/events';\nexport const ROOT = -1;",
+  'engine/cost/clock.ts': "import type { StepEvent } from '../../shared/events.js';\nimport { knee } from './knee';\nexport const clock = knee;",
+  'engine/cost/knee.ts': 'export const knee = 16;',
+  'host/paths.ts': "export { ROOT } from '../engine/tree.js';",
+  'cli/commands/run.ts': "import { ROOT } from '../../engine/tree.js';\nimport { ROOT as R } from '../../host/paths.js';",
+  'renderer/views/Chart.tsx': "import { clock } from '../../engine/cost/clock';\nexport const Chart = () => clock;",
+  'preload/preload.ts': "import type { StepEvent } from '../shared/events';",
+};
+
+describe('layer check (dependency-cruiser over a real tree)', () => {
+  it('passes a tree whose imports all point down', async () => {
+    expect(await checkLayers(tree(DOWNWARD))).toEqual([]);
+  }, 60_000);
+
+  it('catches side-effect imports, dynamic import(), require, new folders and impure renderer imports', async () => {
+    const lines = await checkLayers(
+      tree({
+        ...DOWNWARD,
+        'engine/side-effect.ts': "import '../host/paths.js';",
+        'engine/dynamic.ts': "export async function f() { return import('../cli/commands/run.js'); }",
+        'engine/required.cjs': "module.exports = require('../main/main.cjs');",
+        'main/main.cjs': 'module.exports = 1;',
+        'engine/cost/knee.ts': "import { readFileSync } from 'node:fs';\nexport const knee = readFileSync.length;",
+        'renderer/App.tsx': "import { ROOT } from '../engine/tree';\nexport const App = () => ROOT;",
+        'utils/strings.ts': 'export const s = 1;',
+        'shared/config.ts': "export { ROOT } from '../engine/tree.js';",
+      }),
+    );
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^src\/engine\/side-effect\.ts imports src\/host\/paths\.ts: engine may import only from engine, shared \[engine-points-down\]$/),
+        expect.stringMatching(/^src\/engine\/dynamic\.ts imports src\/cli\/commands\/run\.ts: .*\[engine-points-down\]$/),
+        expect.stringMatching(/^src\/engine\/required\.cjs imports src\/main\/main\.cjs: .*\[engine-points-down\]$/),
+        expect.stringMatching(/^src\/shared\/config\.ts imports src\/engine\/tree\.ts: .*\[shared-points-down\]$/),
+        expect.stringMatching(/^src\/renderer\/App\.tsx imports src\/engine\/tree\.ts: .*\[renderer-uses-pure-engine-only\]$/),
+        expect.stringMatching(/^src\/engine\/cost\/knee\.ts imports (node:)?fs: .*\[pure-engine-stays-pure\]$/),
+        expect.stringMatching(/^no-unknown-layer: src\/utils\/strings\.ts is in no layer/),
       ]),
-    ).toEqual([]);
-  });
+    );
+  }, 60_000);
+
+  it('names an import cycle between two engine modules', async () => {
+    const lines = await checkLayers(
+      tree({ ...DOWNWARD, 'engine/policy/a.ts': "import { b } from './b';\nexport const a = 1;", 'engine/policy/b.ts': "import { a } from './a';\nexport const b = 2;" }),
+    );
+    expect(lines).toEqual([expect.stringMatching(/^src\/engine\/policy\/a\.ts imports src\/engine\/policy\/b\.ts: .*policy\/a\.ts → .*policy\/b\.ts → .*policy\/a\.ts.*\[no-engine-cycles\]$/)]);
+  }, 60_000);
 });
 
-describe('engine import cycles', () => {
-  it('names modules that import each other, and folders that do (through a file at the root)', () => {
+describe('engine folder cycles', () => {
+  it('names folders that import each other through a file at the root, with the imports that close it', () => {
     expect(
-      engineCycles([
-        ['engine/policy/types.ts', "import type { VerifyCost } from './echo-scheduler';"],
-        ['engine/policy/echo-scheduler.ts', "import type { SpeculationPolicy } from './types';\nimport { acceptanceAt } from '../calibrate/acceptance';"],
-        ['engine/calibrate/acceptance.ts', "export const x = 1;"],
-        ['engine/calibrate/warmup.ts', "import { Runner } from '../runner';"],
-        ['engine/runner.ts', "import { createPolicy } from './policy/index.js';"],
-        ['engine/policy/index.ts', "export type { StepContext } from './types';"],
-      ]),
-    ).toEqual([
-      'import cycle in the engine: policy/echo-scheduler.ts → policy/types.ts → policy/echo-scheduler.ts',
-      'import cycle between engine folders: calibrate/ → runner.ts → policy/ → calibrate/ ' +
-        '(calibrate/warmup.ts imports ../runner; runner.ts imports ./policy/index.js; policy/echo-scheduler.ts imports ../calibrate/acceptance)',
-    ]);
-    expect(
-      engineCycles([
-        ['engine/policy/types.ts', "import type { AcceptanceTable } from '../calibrate/acceptance';"],
-        ['engine/calibrate/acceptance.ts', "export const x = 1;"],
-        ['engine/calibrate/warmup.ts', "import { Runner } from '../runner.js';"],
-        ['engine/runner.ts', "import type { SpeculationPolicy } from './policy/types';"],
-        ['engine/step.ts', "import { prefill } from './prefill';"],
+      engineFolderCycles([
+        ['engine/calibrate/warmup.ts', 'engine/runner.ts'],
+        ['engine/runner.ts', 'engine/policy/index.ts'],
+        ['engine/policy/echo-scheduler.ts', 'engine/calibrate/acceptance.ts'],
+        ['engine/policy/index.ts', 'engine/policy/types.ts'],
       ]),
     ).toEqual([
       'import cycle between engine folders: calibrate/ → runner.ts → policy/ → calibrate/ ' +
-        '(calibrate/warmup.ts imports ../runner.js; runner.ts imports ./policy/types; policy/types.ts imports ../calibrate/acceptance)',
+        '(calibrate/warmup.ts imports runner.ts; runner.ts imports policy/index.ts; policy/echo-scheduler.ts imports calibrate/acceptance.ts)',
     ]);
   });
 
   it('lets engine modules import down, whatever the folder', () => {
     expect(
-      engineCycles([
-        ['engine/step.ts', "import { driveStep } from './policy/drive';\nimport { draftLayer } from './draft/drafter';"],
-        ['engine/policy/drive.ts', "import type { SpeculationPolicy } from './types';\nimport { recordLayerConfidences } from '../draft/confidence';"],
-        ['engine/policy/types.ts', "import type { DraftTree } from '../tree';"],
-        ['engine/draft/confidence.ts', "import type { DraftTree } from '../tree';"],
-        ['engine/tree.ts', "import type { GrantKind } from '../shared/events';"],
+      engineFolderCycles([
+        ['engine/step.ts', 'engine/policy/drive.ts'],
+        ['engine/policy/drive.ts', 'engine/draft/confidence.ts'],
+        ['engine/draft/confidence.ts', 'engine/tree.ts'],
+        ['engine/tree.ts', 'shared/events.ts'],
       ]),
     ).toEqual([]);
   });
