@@ -60,6 +60,20 @@ module.exports = {
       to: { path: '^electron$|node_modules/electron/', dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'runtime-needs-dependencies',
+      severity: 'error',
+      comment: 'code that runs under Node (not bundled into the renderer) may use only package.json dependencies at run time; devDependencies are for the build, the renderer bundle and types',
+      from: { path: '^src/(shared|engine|host|cli)/' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'no-undeclared-package',
+      severity: 'error',
+      comment: 'every package imported is declared in package.json',
+      from: { path: '^src/' },
+      to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown'] },
+    },
+    {
       name: 'no-engine-cycles',
       severity: 'error',
       comment: 'the engine has no import cycle between its modules',

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -60,6 +60,18 @@ describe('layer check (dependency-cruiser over a real tree)', () => {
         expect.stringMatching(/^no-unknown-layer: src\/utils\/strings\.ts is in no layer/),
       ]),
     );
+  }, 60_000);
+
+  it('keeps devDependencies (the renderer bundle, the build, types) out of code that runs under Node', async () => {
+    const root = tree({
+      ...DOWNWARD,
+      'engine/store.ts': "import { create } from 'zustand';\nimport type { StoreApi } from 'zustand';\nexport const s: StoreApi<number> | typeof create = create;",
+      'host/types.ts': "import type { StoreApi } from 'zustand';\nexport type S = StoreApi<number>;",
+      'renderer/store.ts': "import { create } from 'zustand';\nexport const useStore = create(() => ({}));",
+    });
+    writeFileSync(path.join(root, 'package.json'), JSON.stringify({ name: 'fixture', dependencies: {}, devDependencies: { zustand: '*' } }));
+    symlinkSync(path.join(__dirname, '..', '..', 'node_modules'), path.join(root, 'node_modules'), 'dir');
+    expect(await checkLayers(root)).toEqual([expect.stringMatching(/^src\/engine\/store\.ts imports .*node_modules\/zustand\/.*\[runtime-needs-dependencies\]$/)]);
   }, 60_000);
 
   it('names an import cycle between two engine modules', async () => {
