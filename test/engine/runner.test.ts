@@ -13,6 +13,20 @@ function runPolicy(pair: FixturePair, policy: string, batch: number, kmax: numbe
   return runGreedy(pair, createPolicy(policy, { batch, kmax }), { batch, kmax, maxNewTokens: MAX_NEW }, workload, onStep);
 }
 
+/** Resolves `parked(n)` once a run's loop has parked (paused, no single step left) n times. */
+function parkWatcher() {
+  let parks = 0;
+  const waiting: { n: number; resolve: () => void }[] = [];
+  return {
+    onPark(parked: boolean) {
+      if (!parked) return;
+      parks++;
+      for (const w of waiting.splice(0)) (parks >= w.n ? w.resolve() : waiting.push(w));
+    },
+    parked: (n: number) => new Promise<void>((resolve) => (parks >= n ? resolve() : waiting.push({ n, resolve }))),
+  };
+}
+
 describe('lossless greedy on a random pair with a perturbed draft', () => {
   let pair: FixturePair;
   const workload = randomPrompts(16, 5);
@@ -239,10 +253,11 @@ describe('runner behaviour on a pair whose draft is the target itself', () => {
     const events: StepEvent[] = [];
     const r = runner('ar', workload, { batch: 2, kmax: 4, maxNew: 4, onStep: (e) => events.push(e) });
     r.pause();
-    const done = r.run();
+    const park = parkWatcher();
+    const done = r.run({ onPark: park.onPark });
     r.stepOnce();
-    while (events.length < 1) await new Promise((resolve) => setTimeout(resolve, 5));
-    await new Promise((resolve) => setTimeout(resolve, 600)); // parked after one step
+    await park.parked(2); // parked again after one step
+    await new Promise((resolve) => setTimeout(resolve, 600)); // the paused time under test
     r.resume();
     const paused = await done;
     // The parked 600 ms would dwarf a few tiny-model steps; the clocks must not contain them.
@@ -254,22 +269,20 @@ describe('runner behaviour on a pair whose draft is the target itself', () => {
   it('pauses, single-steps, applies knobs between steps and stops', async () => {
     const events: StepEvent[] = [];
     const r = runner('chain', randomPrompts(4, 3), { batch: 2, kmax: 12, onStep: (e) => events.push(e) });
-    const stepsReach = async (n: number) => {
-      while (events.length < n) await new Promise((resolve) => setTimeout(resolve, 10));
-    };
     r.pause();
-    const done = r.run();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    const park = parkWatcher();
+    const done = r.run({ onPark: park.onPark });
+    await park.parked(1);
     expect(events.length).toBe(0);
     r.stepOnce();
     r.stepOnce();
-    await stepsReach(2);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await park.parked(2); // parks again only once both single steps ran
     expect(events.length).toBe(2);
     expect(() => r.setKnobs({ kmax: 1 })).toThrow('K_max (1) is below the batch size (2)');
     r.setKnobs({ kmax: 4 });
     r.stepOnce();
-    await stepsReach(3);
+    await park.parked(3);
+    expect(events.length).toBe(3);
     expect(events[2].kmax).toBe(4);
     expect(events[2].verifiedTokens).toBeLessThanOrEqual(4);
     r.stop();

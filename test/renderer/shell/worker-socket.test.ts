@@ -1,7 +1,7 @@
 // The WebSocket transport over its socket worker: the worker's side (decode.ts) parses, validates
 // and thins frames; the page's side (WorkerSocket) hands the transport ready events. A fake worker
 // stands in for the browser's, running the same decode function on the text a host would send.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createStudioStore } from '../../../src/renderer/studio/store.js';
 import { decodeIncoming } from '../../../src/renderer/transport/decode.js';
 import { FRAME_MIN_INTERVAL_MS, FramePacer, mergeFrames } from '../../../src/renderer/transport/frame-pacer.js';
@@ -252,8 +252,7 @@ describe('FramePacer (the socket worker hands the page one frame at a time)', ()
   it('is acknowledged by the page after each frame it delivers', async () => {
     const { transport, worker } = connected();
     worker.hostSends(encodeMessage({ type: 'frame', steps: [all[0]] }));
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(worker.received.filter((m) => m.type === 'ack')).toHaveLength(1);
+    await vi.waitFor(() => expect(worker.received.filter((m) => m.type === 'ack')).toHaveLength(1));
     transport.close();
   });
 });
