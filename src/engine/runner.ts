@@ -332,16 +332,17 @@ export class Runner {
    */
   private async ensureSlots(): Promise<void> {
     const models = [this.options.target, ...(this.engine.draft ? [this.engine.draft] : [])];
-    const short = models.filter((m) => m.capacity < this.batch);
-    if (short.length === 0) return;
-    const from = Math.min(...models.map((m) => m.capacity));
-    const layers = short.map(() => 0);
-    const totals = short.map((m) => m.info.numLayers);
-    const total = totals.reduce((a, b) => a + b, 0);
-    const report = () => this.options.onSlotsGrow?.({ from, to: this.batch, done: layers.reduce((a, b) => a + b, 0), total });
-    report();
-    for (const [i, model] of short.entries()) {
-      await model.growSlots(this.batch, this.options.onSlotsGrow ? (done) => ((layers[i] = done), report()) : undefined);
+    // Again until none is short: the batch may be raised once more while a reallocation yields.
+    for (let to = this.batch; models.some((m) => m.capacity < to); to = this.batch) {
+      const short = models.filter((m) => m.capacity < to);
+      const from = Math.min(...models.map((m) => m.capacity));
+      const layers = short.map(() => 0);
+      const total = short.reduce((sum, m) => sum + m.info.numLayers, 0);
+      const report = () => this.options.onSlotsGrow?.({ from, to, done: layers.reduce((a, b) => a + b, 0), total });
+      report();
+      for (const [i, model] of short.entries()) {
+        await model.growSlots(to, this.options.onSlotsGrow ? (done) => ((layers[i] = done), report()) : undefined);
+      }
     }
   }
 
