@@ -11,7 +11,7 @@ import { runLockstep } from './lockstep.js';
 import { createPolicy } from './policy/index.js';
 import type { ModelSession } from './model/types.js';
 import type { SpeculationPolicy } from './policy/types.js';
-import { Runner, type RequestResult, type RunSummary, type WorkItem } from './runner.js';
+import { Runner, type RequestResult, type RunSummary, type SlotGrowth, type SlotLimit, type WorkItem } from './runner.js';
 import { ExpansionRecorder } from './trace/expansions.js';
 import type { TraceRecorder } from './trace/writer.js';
 
@@ -28,6 +28,8 @@ export interface RunSource {
   maxLength?: number;
   /** Token ids that end a request (default: the target's). */
   eosTokenIds?: readonly number[];
+  /** How far a raised batch may grow the pair's KV slots (absent: the slots it was loaded with). */
+  slotLimit?: SlotLimit;
 }
 
 export interface RunInstruments {
@@ -46,6 +48,8 @@ export interface RunInstruments {
   onStep?: (event: StepEvent) => void;
   /** Each request as it finishes. */
   onRequestFinished?: (result: RequestResult) => void;
+  /** A raised batch reallocating the KV slots, as it goes. */
+  onSlotsGrow?: (growth: SlotGrowth) => void;
 }
 
 /** A run's time on a modelled clock. */
@@ -109,6 +113,8 @@ export function startRun(source: RunSource, instruments: RunInstruments = {}): I
       seed: config.seed,
       eosTokenIds: source.eosTokenIds ?? pair.target.info.eosTokenIds,
       maxLength: source.maxLength,
+      ...(source.slotLimit ? { slotLimit: source.slotLimit } : {}),
+      ...(instruments.onSlotsGrow ? { onSlotsGrow: instruments.onSlotsGrow } : {}),
       // Headless runs skip decoding each step's text.
       ...(decode ? { decode: (ids: number[]) => decode.decode(ids) } : {}),
       onStep: (event) => {

@@ -8,10 +8,12 @@ import { defaultDraftPrecision, type WeightPrecision } from '../shared/config.js
 import { parseModelConfig, readConfigJson } from './model/config.js';
 import { isHeadFolder, loadHead, openHeadFolder } from './model/head-loader.js';
 import { defaultThreads, folderMemory, heldWeightBytes, loadModel, openModelFolder, type LoadOptions } from './model/loader.js';
+import { kvFitProblem } from './model/kv-budget.js';
 import { machineMemoryBytes, memoryFitProblem, type PlannedModel } from './model/memory-estimate.js';
 import { assertSameVocabulary, ModelTokenizer } from './model/tokenizer.js';
 import type { AttentionWindow, ModelSession } from './model/types.js';
 import { Refusal } from './refusal.js';
+import type { SlotLimit } from './runner.js';
 
 /** What drafts: a small language model, or an EAGLE-3 head that reads the target's features. */
 export type DraftKind = 'model' | 'eagle3-head';
@@ -81,6 +83,40 @@ export function checkPairMemory(options: Pick<PairOptions, 'slots' | 'maxLength'
   });
   const problem = memoryFitProblem([plan(target, 'target'), ...(draft ? [plan(draft, 'draft')] : [])], options.memoryBytes ?? machineMemoryBytes());
   if (problem !== null) throw new Refusal(`${options.slots} KV slots of ${options.maxLength} rows: the pair ${problem}`);
+}
+
+/** The most requests in flight a run takes (the batch setting's own bound). */
+export const MAX_SLOTS = 1024;
+
+/**
+ * How many KV slots a loaded pair could grow to, from the same memory plan the load was checked
+ * against (checkPairMemory: weights at their loaded precisions, KV for the slots at the pair's rows,
+ * onnxruntime's copies) and the KV budget (one array per layer, a share of the machine), and why
+ * not one more. The largest fitting count is found by bisection: both checks only grow with slots.
+ */
+export function pairSlotLimit(pair: Pick<ModelPair, 'draft' | 'draftKind' | 'target' | 'draftDir' | 'targetDir' | 'maxLength'>, options: { memoryBytes?: number } = {}): SlotLimit {
+  const memoryBytes = options.memoryBytes ?? machineMemoryBytes();
+  const folders = [
+    { name: 'target' as const, folder: openModelFolder(pair.targetDir), session: pair.target },
+    // A head is a layer or two beside the target: the target decides, as at load.
+    ...(pair.draftKind === 'model' ? [{ name: 'draft' as const, folder: openModelFolder(pair.draftDir), session: pair.draft }] : []),
+  ];
+  const problem = (slots: number): string | null => {
+    const planned: PlannedModel[] = folders.map((f) => ({ name: f.name, precision: f.session.info.precision, estimates: folderMemory(f.folder, slots, pair.maxLength), precisionOption: `--${f.name}-precision` }));
+    const memory = memoryFitProblem(planned, memoryBytes);
+    if (memory !== null) return `${slots} KV slots of ${pair.maxLength} rows: the pair ${memory}`;
+    return kvFitProblem(folders.map((f) => ({ name: f.name, config: f.session.info })), slots, pair.maxLength, memoryBytes);
+  };
+  const loaded = Math.min(pair.target.capacity, pair.draft.capacity);
+  if (problem(MAX_SLOTS) === null) return { max: MAX_SLOTS, beyond: `a run takes at most ${MAX_SLOTS} requests in flight` };
+  let fits = loaded; // loaded and running: what it holds fits, whatever the plan says now
+  let fails = MAX_SLOTS;
+  while (fails - fits > 1) {
+    const mid = Math.floor((fits + fails) / 2);
+    if (problem(mid) === null) fits = mid;
+    else fails = mid;
+  }
+  return { max: fits, beyond: problem(fits + 1) ?? `${fits + 1} slots do not fit this machine` };
 }
 
 export async function loadPair(draftDir: string, targetDir: string, options: PairOptions): Promise<ModelPair> {

@@ -49,6 +49,25 @@ export function slotRows(longestPrompt: number, maxNewTokens: number, kmax: numb
   return longestPrompt + maxNewTokens + scratchHeadroom(kmax);
 }
 
+/**
+ * How far the batch may grow on a loaded pair: the most KV slots its memory plan allows
+ * (pair.ts, pairSlotLimit), and why not one more. Past the slots the models hold, a raised batch
+ * reallocates their KV buffers between steps.
+ */
+export interface SlotLimit {
+  max: number;
+  /** Why max + 1 slots cannot be had: one line. */
+  beyond: string;
+}
+
+/** A reallocation of the KV slots between steps, as it goes (`done` of `total` layer copies). */
+export interface SlotGrowth {
+  from: number;
+  to: number;
+  done: number;
+  total: number;
+}
+
 export interface RunnerOptions {
   target: ModelSession;
   /** Needed unless the policy never drafts (`ar`). */
@@ -63,6 +82,10 @@ export interface RunnerOptions {
   eosTokenIds: readonly number[];
   /** Rows per KV slot the models were loaded with (see slotRows); absent = not checked here. */
   maxLength?: number;
+  /** The most slots a raised batch may take (absent: the slots the models were loaded with). */
+  slotLimit?: SlotLimit;
+  /** Hears a reallocation of the KV slots (a batch raised past them) as it goes. */
+  onSlotsGrow?: (growth: SlotGrowth) => void;
   decode?: (ids: number[]) => string;
   onStep?: (event: StepEvent) => void;
   /** Each request as it finishes (before the step's onStep), so a caller can keep it at once. */
@@ -192,12 +215,17 @@ export class Runner {
     if (kmax < this.inFlight.length) {
       throw new Refusal(`K_max (${kmax}) is below the ${this.inFlight.length} requests still in flight`);
     }
-    if (batch > this.options.target.capacity) {
-      throw new Refusal(`batch ${batch} exceeds the ${this.options.target.capacity} KV slots the models were loaded with`);
-    }
+    const limit = this.slotLimit;
+    if (batch > limit.max) throw new Refusal(`batch ${batch} is more than the ${limit.max} KV slots this pair can have: ${limit.beyond}`);
     this.batch = batch;
     this.kmax = kmax;
     this.options.policy.setKnobs?.(knobs);
+  }
+
+  /** The most slots the batch may take, and why not more. */
+  get slotLimit(): SlotLimit {
+    const loaded = Math.min(this.options.target.capacity, this.options.draft?.capacity ?? Infinity);
+    return this.options.slotLimit ?? { max: loaded, beyond: `the models were loaded with ${loaded} KV slots and this run cannot reallocate them` };
   }
 
   /**
@@ -233,6 +261,7 @@ export class Runner {
     this.startClock();
     for (;;) {
       if (this.done) return null;
+      await this.ensureSlots();
       await this.admit();
       if (this.inFlight.length > 0) break;
       const wait = (this.queue[0].item.arrivalMs ?? 0) - this.now();
@@ -293,6 +322,28 @@ export class Runner {
     const wake = this.wake;
     this.wake = null;
     wake?.();
+  }
+
+  /**
+   * A batch raised past the slots the models hold reallocates both models' KV buffers, between
+   * steps: every request in flight keeps its rows and slot. Its time is in the run's wall clock,
+   * not in any step's timings (it neither drafts nor verifies). A lowered batch needs nothing:
+   * admit() fills fewer places and the slots beyond stay free (kept for a later raise).
+   */
+  private async ensureSlots(): Promise<void> {
+    const models = [this.options.target, ...(this.engine.draft ? [this.engine.draft] : [])];
+    // Again until none is short: the batch may be raised once more while a reallocation yields.
+    for (let to = this.batch; models.some((m) => m.capacity < to); to = this.batch) {
+      const short = models.filter((m) => m.capacity < to);
+      const from = Math.min(...models.map((m) => m.capacity));
+      const layers = short.map(() => 0);
+      const total = short.reduce((sum, m) => sum + m.info.numLayers, 0);
+      const report = () => this.options.onSlotsGrow?.({ from, to, done: layers.reduce((a, b) => a + b, 0), total });
+      report();
+      for (const [i, model] of short.entries()) {
+        await model.growSlots(to, this.options.onSlotsGrow ? (done) => ((layers[i] = done), report()) : undefined);
+      }
+    }
   }
 
   /**

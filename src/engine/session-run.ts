@@ -11,14 +11,14 @@ import type { TraceHeader } from '../shared/trace-schema.js';
 import { AUTO_WARMUP, needsWarmup, resolveGates, type ResolvedGates } from './resolve-gates.js';
 import { warmupProgressLog } from './warmup.js';
 import { isEagle3Config, parseEagle3Config } from './model/eagle3-config.js';
-import { loadPair, type DraftKind, type ModelPair } from './pair.js';
+import { loadPair, pairSlotLimit, type DraftKind, type ModelPair } from './pair.js';
 import { measureForwardCurve } from './cost/measure.js';
 import { parseModelConfig, readConfigJson } from './model/config.js';
 import { kvFitProblem } from './model/kv-budget.js';
 import { DEFAULT_DRAFT_COST } from './policy/echo.js';
 import { createPolicy, type PolicyOptions, type SpeculationPolicy } from './policy/index.js';
 import { startRun, type InstrumentedRun } from './instrumented-run.js';
-import { slotRows, type WorkItem } from './runner.js';
+import { slotRows, type SlotGrowth, type SlotLimit, type WorkItem } from './runner.js';
 import { buildTraceHeader } from './trace/header.js';
 import { TraceRecorder } from './trace/writer.js';
 import { MAX_DRAFT_DEPTH } from './policy/drive.js';
@@ -169,6 +169,8 @@ export interface RunSetup {
   workload: WorkItem[];
   /** KV rows per slot the pair was loaded with. */
   maxLength: number;
+  /** How far a raised batch may grow the KV slots on this machine (the memory plan's answer). */
+  slotLimit: SlotLimit;
   gates: ResolvedGates | null;
   /** The config's policy with its resolved τ_d. */
   policy: SpeculationPolicy;
@@ -250,7 +252,7 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
     }
     const policy = createPolicy(config.policy, policyOptions(resolved, gates));
     progress('load', 3, 3, 'ready');
-    return { config: resolved, draftDir, targetDir, pair, records, workload, maxLength, gates, policy, release: () => pair.release() };
+    return { config: resolved, draftDir, targetDir, pair, records, workload, maxLength, slotLimit: pairSlotLimit(pair), gates, policy, release: () => pair.release() };
   } catch (err) {
     await pair.release();
     throw err;
@@ -309,12 +311,12 @@ export interface PreparedRun extends RunSetup {
 /** Loads a setup and starts its run: the studio's run, each step's text decoded, recorded to `trace` when given. */
 export async function prepareRun(
   config: RunConfig,
-  options: RunSetupOptions & { trace?: string; onStep?: (event: StepEvent) => void } = {},
+  options: RunSetupOptions & { trace?: string; onStep?: (event: StepEvent) => void; onSlotsGrow?: (growth: SlotGrowth) => void } = {},
 ): Promise<PreparedRun> {
   const setup = await loadRunSetup(config, options);
   try {
     const recorder = options.trace ? new TraceRecorder(options.trace, await runTraceHeader(setup)) : null;
-    return { ...setup, run: startRun(setup, { recorder, decodeText: true, onStep: options.onStep }) };
+    return { ...setup, run: startRun(setup, { recorder, decodeText: true, onStep: options.onStep, onSlotsGrow: options.onSlotsGrow }) };
   } catch (err) {
     await setup.release();
     throw err;

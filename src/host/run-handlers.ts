@@ -61,6 +61,7 @@ export function initialKnobs(prepared: PreparedRun): EngineKnobsEvent {
     taus: config.policy === 'fixed' && config.tau !== undefined ? Object.fromEntries(Object.keys(taus).map((d) => [d, config.tau!])) : { ...taus },
     ...(config.policy === 'fixed' && config.tau !== undefined ? { tau: config.tau } : {}),
     ...(gates ? { confidence: gates.confidence, calibration: calibrationSummary(gates) } : {}),
+    batchLimit: { max: prepared.slotLimit.max, beyond: prepared.slotLimit.beyond },
   };
 }
 
@@ -181,6 +182,8 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
         trace,
         signal: run.setup.signal,
         progress: (task, done, total, message) => host.progress(task, done, total, message),
+        // A batch raised past the loaded KV slots reallocates them before the next step.
+        onSlotsGrow: ({ from, to, done, total }) => host.progress('slots', done, total, `reallocating the KV caches: ${from} → ${to} slots`),
         onStep: (event) => {
           run.steps = event.step + 1;
           const started = performance.now();

@@ -166,6 +166,12 @@ export const EngineKnobsEventSchema = z.object({
   tau: z.number().min(0).max(1).optional(),
   confidence: ConfidenceSignalSchema.optional(),
   calibration: CalibrationSummarySchema.optional(),
+  /**
+   * How far the batch may go on the loaded pair: the most KV slots its memory plan allows on the
+   * engine's machine, and why not one more (one line). Raising the batch past the slots loaded
+   * reallocates the KV caches between steps (progress task 'slots').
+   */
+  batchLimit: z.object({ max: z.number().int().min(1), beyond: z.string() }).optional(),
   /** Why the last knobs.set was refused. */
   refused: z.string().optional(),
 });

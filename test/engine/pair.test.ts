@@ -2,7 +2,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { loadPair, pairThreads } from '../../src/engine/pair.js';
+import { checkPairMemory, loadPair, MAX_SLOTS, pairSlotLimit, pairThreads } from '../../src/engine/pair.js';
+import { folderMemory } from '../../src/engine/model/loader.js';
+import { peakBytes, MEMORY_SHARE } from '../../src/engine/model/memory-estimate.js';
+import type { ModelSession } from '../../src/engine/model/types.js';
 import { defaultThreads, heldWeightBytes, openModelFolder, TWO_THREADS_ABOVE_WEIGHT_BYTES } from '../../src/engine/model/loader.js';
 import { writeFixtureModel } from './model/fixtures.js';
 import { tempDir } from './model/helpers.js';
@@ -41,5 +44,27 @@ describe('pairThreads', () => {
     expect(defaultThreads(heldWeightBytes(demo, 'float32'))).toBe(2);
     const fixture = openModelFolder(writeFixtureModel(join(tmp.path, 'threads-fixture')).dir);
     expect(defaultThreads(heldWeightBytes(fixture, 'float32'))).toBe(1);
+  });
+});
+
+describe('pairSlotLimit', () => {
+  test("the most slots the load's own memory check passes for the loaded pair, and why not one more", () => {
+    const target = writeFixtureModel(join(tmp.path, 'limit-target'), { seed: 1, hiddenSize: 64, numLayers: 4 });
+    const draft = writeFixtureModel(join(tmp.path, 'limit-draft'), { seed: 2, hiddenSize: 32 });
+    const maxLength = 512;
+    const session = (dir: string) => ({ info: openModelFolder(dir).info, capacity: 4 }) as unknown as ModelSession;
+    const pair = { target: session(target.dir), draft: session(draft.dir), draftKind: 'model' as const, targetDir: target.dir, draftDir: draft.dir, maxLength };
+    // A machine whose usable share holds the pair at about 40 slots.
+    const need = (slots: number) => [target.dir, draft.dir].reduce((sum, dir) => sum + peakBytes(folderMemory(openModelFolder(dir), slots, maxLength)[0]), 0);
+    const memoryBytes = need(40) / MEMORY_SHARE;
+    const limit = pairSlotLimit(pair, { memoryBytes });
+    expect(limit.max).toBeGreaterThanOrEqual(39);
+    expect(limit.max).toBeLessThanOrEqual(40);
+    const check = (slots: number) => checkPairMemory({ slots, maxLength, memoryBytes }, { dir: target.dir, precision: 'float32' }, { dir: draft.dir, precision: 'float32' });
+    expect(() => check(limit.max)).not.toThrow();
+    expect(() => check(limit.max + 1)).toThrow();
+    expect(limit.beyond).toMatch(new RegExp(`^${limit.max + 1} KV slots of ${maxLength} rows: the pair needs about`));
+    // A machine with room for more than a run can take: the batch's own bound.
+    expect(pairSlotLimit(pair, { memoryBytes: 2 ** 50 })).toEqual({ max: MAX_SLOTS, beyond: `a run takes at most ${MAX_SLOTS} requests in flight` });
   });
 });

@@ -71,6 +71,39 @@ describe('engine host runs', () => {
     await host.shutdown();
   });
 
+  it('raises the batch past the loaded KV slots between steps, with progress, and lowers it without a reallocation', async () => {
+    const { host, client } = newHost();
+    client.send({ type: 'run.start', config: tinyConfig(fixture.pair, { batch: 2, kmax: 16, requests: 12, maxNewTokens: 40 }) });
+    const started = await client.next('knobs');
+    await client.next('run.state', (e) => e.state === 'running');
+    // The memory plan's bound comes with the knobs, with the reason it stops there.
+    expect(started.batchLimit!.max).toBeGreaterThan(2);
+    expect(started.batchLimit!.beyond).not.toBe('');
+    client.send({ type: 'run.pause' });
+    await client.next('run.state', (e) => e.state === 'paused');
+    client.send({ type: 'knobs.set', knobs: { batch: 8 } });
+    expect((await client.next('knobs', (e) => e.batch === 8)).refused).toBeUndefined();
+    const before = client.steps().length;
+    client.send({ type: 'run.step' });
+    const grown = await client.next('progress', (e) => e.task === 'slots' && e.done === e.total);
+    expect(grown.message).toBe('reallocating the KV caches: 2 → 8 slots');
+    await client.next('run.state', (e) => e.state === 'paused');
+    const stepped = client.steps().slice(before);
+    expect(stepped).toHaveLength(1);
+    expect(stepped[0].requests.length).toBe(8);
+    // Down again: no reallocation, and the places free up as requests finish.
+    const slotEvents = client.events.filter((e) => e.type === 'progress' && e.task === 'slots').length;
+    client.send({ type: 'knobs.set', knobs: { batch: 1 } });
+    await client.next('knobs', (e) => e.batch === 1);
+    client.send({ type: 'run.resume' });
+    await client.next('run.state', (e) => e.state === 'finished');
+    expect(client.events.filter((e) => e.type === 'progress' && e.task === 'slots')).toHaveLength(slotEvents);
+    expect(client.steps().at(-1)!.requests.length).toBe(1);
+    expect(client.events.some((e) => e.type === 'error')).toBe(false);
+    client.close();
+    await host.shutdown();
+  });
+
   it('pauses, takes exactly one step per run.step, applies knobs from the next step, resumes and stops', async () => {
     const { host, client } = newHost();
     client.send({ type: 'run.start', config: tinyConfig(fixture.pair, { kmax: 16, requests: 6, maxNewTokens: 40 }) });

@@ -9,7 +9,8 @@ import { DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_R
 import { saveProfile, signalAucs, type EchoProfile } from '../../engine/calibrate/profile.js';
 import { calibratePair, calibrationWorkload, CLEARLY_BETTER_AUC, warmupKmax, warmupProgressLog } from '../../engine/warmup.js';
 import { loadPair } from '../../engine/pair.js';
-import { formatServingHandOff, servingHandOff } from '../../engine/serving-flags.js';
+import { formatServingHandOff, readServingPair, servingHandOff } from '../../engine/serving-flags.js';
+import { Refusal } from '../../engine/refusal.js';
 import { slotRows } from '../../engine/runner.js';
 import { fitPrompts, skippedNotes, type PromptRecord } from '../../engine/workload.js';
 import { promptSource, promptTokenLimit, resolveModelDirs } from '../../engine/session-run.js';
@@ -110,6 +111,21 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
   } finally {
     await pair.release();
   }
+}
+
+/**
+ * The calibration as serving engines take it, for the pair calibrated (its real folders): both
+ * loads' command lines, or one line saying why no engine can take the pair.
+ */
+export function servingText(profile: EchoProfile, dirs: { draftDir: string; targetDir: string }): string {
+  let pair;
+  try {
+    pair = readServingPair(dirs.draftDir, dirs.targetDir);
+  } catch (err) {
+    if (err instanceof Refusal) return `no hand-off: ${err.message}`;
+    throw err;
+  }
+  return (['low', 'high'] as const).map((load) => formatServingHandOff(servingHandOff(profile, { load, pair }))).join('\n');
 }
 
 /** A τ below every sample (TPR = FPR = 1, J = 0): the gate never truncates. */
@@ -224,8 +240,6 @@ export function register(program: Command): void {
         process.stdout.write(`${JSON.stringify(report.profile)}\n`);
         return;
       }
-      const { draftDir } = pairDirs(flags);
-      const serving = (['low', 'high'] as const).map((load) => formatServingHandOff(servingHandOff(report.profile, { load, draftModel: draftDir })));
-      process.stdout.write(`${formatProfile(report.profile)}\nwrote ${report.out} in ${report.seconds.toFixed(1)} s\n\nfor serving engines:\n${serving.join('\n')}\n`);
+      process.stdout.write(`${formatProfile(report.profile)}\nwrote ${report.out} in ${report.seconds.toFixed(1)} s\n\nfor serving engines:\n${servingText(report.profile, pairDirs(flags))}\n`);
     });
 }

@@ -11,7 +11,9 @@ import { loadProfile } from '../../engine/calibrate/profile.js';
 import { DEFAULT_DELTA } from '../../engine/calibrate/calibration.js';
 import { suggestKmax } from '../../engine/cost/knee.js';
 import { judgeClaims } from '../../engine/reproduce/claims.js';
-import { renderReport, type ReportMeta } from '../../engine/reproduce/report.js';
+import { renderReport, type ReportMeta, type ServingTarget } from '../../engine/reproduce/report.js';
+import { readServingPair } from '../../engine/serving-flags.js';
+import { Refusal } from '../../engine/refusal.js';
 import { LOAD_POLICIES, plannedWork, runStudy, TABLE1_POLICIES, type DomainWorkload, type StudyPlan } from '../../engine/reproduce/study.js';
 import { createPolicy } from '../../engine/policy/index.js';
 import { startRun } from '../../engine/instrumented-run.js';
@@ -139,7 +141,7 @@ export async function executeReproduce(flags: ReproduceFlags, argv: readonly str
         'draft price': plan.draftCost,
       },
     };
-    const files = renderReport(data, claims, meta);
+    const files = renderReport(data, claims, meta, servingTarget(setup.draftDir, setup.targetDir));
     mkdirSync(flags.out, { recursive: true });
     for (const [name, contents] of Object.entries(files)) writeFileSync(path.join(flags.out, name), contents);
     return { out: flags.out, files: Object.keys(files), seconds: meta.seconds, verdicts: claims.map((c) => ({ id: c.id, verdict: c.verdict })) };
@@ -231,4 +233,14 @@ export function register(program: Command): void {
           `${result.verdicts.map((v) => `  ${v.id}: ${v.verdict}`).join('\n')}\n`,
       );
     });
+}
+
+/** The study's pair as serving engines would take it, or the one line saying why none can. */
+function servingTarget(draftDir: string, targetDir: string): ServingTarget {
+  try {
+    return { pair: readServingPair(draftDir, targetDir) };
+  } catch (err) {
+    if (err instanceof Refusal) return { refused: err.message };
+    throw err;
+  }
 }

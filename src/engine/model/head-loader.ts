@@ -39,7 +39,7 @@ export interface HeadFolder {
 }
 
 /** Finds a head tensor by its published name, with or without `model.`, `midlayer.` also as `layers.0.`. */
-function headTensor(weights: WeightIndex, name: string): TensorEntry | undefined {
+export function headTensor(weights: WeightIndex, name: string): TensorEntry | undefined {
   const names = [name, `model.${name}`];
   if (name.startsWith('midlayer.')) names.push(`layers.0.${name.slice(9)}`, `model.layers.0.${name.slice(9)}`);
   for (const n of names) {

@@ -66,6 +66,11 @@ export class Eagle3HeadSession implements ModelSession {
     this.inner.setWindow(window);
   }
 
+  growSlots(slots: number, onProgress?: (done: number, total: number) => void): Promise<void> {
+    // Per-slot feature queues live in a map keyed by slot: only the decoder's KV buffers grow.
+    return this.inner.growSlots(slots, onProgress);
+  }
+
   allocSlot(): number {
     const slot = this.inner.allocSlot();
     this.slots.set(slot, { queued: [], outputs: [] });

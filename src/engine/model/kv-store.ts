@@ -25,7 +25,8 @@ export class KvStore {
   private readonly kvHeads: number;
   private readonly headDim: number;
   /** Floats between one KV head's rows and the next head's in a buffer. */
-  private readonly headStride: number;
+  private headStride: number;
+  private slotCount: number;
   private readonly keys: Float32Array[] = [];
   private readonly values: Float32Array[] = [];
   private readonly keyTensors: ort.Tensor[] = [];
@@ -35,23 +36,60 @@ export class KvStore {
     this.kvHeads = shape.numKvHeads;
     this.headDim = shape.headDim;
     this.slotStride = Math.ceil(maxLength / PAST_BLOCK) * PAST_BLOCK;
+    this.slotCount = slots;
     this.headStride = slots * this.slotStride * shape.headDim;
-    const floats = slots * this.slotStride * shape.numKvHeads * shape.headDim;
-    // Fed as [kvH, slots·stride/P, P·hd]: the graph gathers the past in blocks of P = PAST_BLOCK rows.
-    const dims = [shape.numKvHeads, (slots * this.slotStride) / PAST_BLOCK, PAST_BLOCK * shape.headDim];
     for (let l = 0; l < shape.numLayers; l++) {
-      const k = new Float32Array(floats);
-      const v = new Float32Array(floats);
+      const k = new Float32Array(this.headStride * this.kvHeads);
+      const v = new Float32Array(this.headStride * this.kvHeads);
       this.keys.push(k);
       this.values.push(v);
-      this.keyTensors.push(new ort.Tensor('float32', k, dims));
-      this.valueTensors.push(new ort.Tensor('float32', v, dims));
+      this.keyTensors.push(this.tensor(k));
+      this.valueTensors.push(this.tensor(v));
     }
   }
 
-  /** Bytes held by the buffers (fixed at load; they never grow). */
+  /** Slots the buffers hold. */
+  get slots(): number {
+    return this.slotCount;
+  }
+
+  /** Bytes held by the buffers (fixed until grow()). */
   get bytes(): number {
     return this.keys.length * 2 * this.headStride * this.kvHeads * 4;
+  }
+
+  /**
+   * Reallocates the buffers for `slots` slots, every existing slot's rows copied to the same slot
+   * and row (a slot's rows sit at slot·stride + r inside each head's block, so a head's old block
+   * is a prefix of its new one). One layer at a time, so the extra memory at any moment is one
+   * layer's new keys and values. `onLayer` hears each layer done (0-based) and may yield.
+   */
+  async grow(slots: number, onLayer?: (layer: number, layers: number) => Promise<void> | void): Promise<void> {
+    if (!Number.isInteger(slots) || slots < this.slotCount) throw new Error(`KV buffers grow only: ${this.slotCount} slots to ${slots}`);
+    if (slots === this.slotCount) return;
+    const oldHeadStride = this.headStride;
+    const newHeadStride = slots * this.slotStride * this.headDim;
+    const copy = (old: Float32Array): Float32Array => {
+      const next = new Float32Array(newHeadStride * this.kvHeads);
+      for (let h = 0; h < this.kvHeads; h++) next.set(old.subarray(h * oldHeadStride, (h + 1) * oldHeadStride), h * newHeadStride);
+      return next;
+    };
+    this.headStride = newHeadStride;
+    this.slotCount = slots;
+    for (let l = 0; l < this.keys.length; l++) {
+      this.keys[l] = copy(this.keys[l]);
+      this.values[l] = copy(this.values[l]);
+      this.keyTensors[l].dispose();
+      this.valueTensors[l].dispose();
+      this.keyTensors[l] = this.tensor(this.keys[l]);
+      this.valueTensors[l] = this.tensor(this.values[l]);
+      await onLayer?.(l, this.keys.length);
+    }
+  }
+
+  /** Fed as [kvH, slots·stride/P, P·hd]: the graph gathers the past in blocks of P = PAST_BLOCK rows. */
+  private tensor(data: Float32Array): ort.Tensor {
+    return new ort.Tensor('float32', data, [this.kvHeads, (this.slotCount * this.slotStride) / PAST_BLOCK, PAST_BLOCK * this.headDim]);
   }
 
   /** Adds every layer's past_key_l / past_value_l to a run's feeds. */

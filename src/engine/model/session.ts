@@ -45,7 +45,6 @@ export function windowProblem(window: AttentionWindow): string | null {
 
 export class OrtModelSession implements ModelSession {
   readonly info: ModelInfo;
-  readonly capacity: number;
   /** Longest sequence (committed + scratch) a slot can hold. */
   readonly maxLength: number;
   /** The execution provider actually in use. */
@@ -58,11 +57,12 @@ export class OrtModelSession implements ModelSession {
   private released = false;
   /** Slot bookkeeping is updated after run() resolves, so forwards must not overlap. */
   private inFlight = false;
+  /** The KV buffers are being reallocated (growSlots): no forward may read them half-copied. */
+  private growing = false;
 
   constructor(parts: OrtSessionParts) {
     this.info = parts.info;
     this.session = parts.session;
-    this.capacity = parts.slots;
     this.maxLength = parts.maxLength;
     this.provider = parts.provider;
     // Checked by loadModel, before onnxruntime loads anything.
@@ -89,9 +89,38 @@ export class OrtModelSession implements ModelSession {
     this.currentWindow = window;
   }
 
-  /** Bytes held by the KV buffers (fixed at load; they never grow). */
+  /** Slots available in total: those loaded, or more after growSlots. */
+  get capacity(): number {
+    return this.slotStates.length;
+  }
+
+  /** Bytes held by the KV buffers (fixed at load until growSlots). */
   get kvBufferBytes(): number {
     return this.kv.bytes;
+  }
+
+  /**
+   * Raises the slots to `slots` between forwards: the KV buffers are reallocated with every slot's
+   * committed and scratch rows where they were, so requests in flight go on as if nothing
+   * happened. The graph takes any number of slots (its KV inputs have a free dimension), so
+   * nothing is rebuilt. Fewer slots than now is a no-op: lowering a batch leaves slots free.
+   */
+  async growSlots(slots: number, onProgress?: (done: number, total: number) => void): Promise<void> {
+    this.assertLive();
+    if (!Number.isInteger(slots) || slots < 1) throw new ModelUsageError(`growSlots: slots must be a positive integer, got ${slots}`);
+    if (slots <= this.capacity) return;
+    if (this.inFlight || this.growing) throw new ModelUsageError('growSlots: a forward or another reallocation is running; await it first');
+    this.growing = true;
+    try {
+      await this.kv.grow(slots, async (layer, layers) => {
+        onProgress?.(layer + 1, layers);
+        // A turn of the event loop between layers, so a host can tell its clients how far it got.
+        if (onProgress) await new Promise<void>((resolve) => setImmediate(resolve));
+      });
+      while (this.slotStates.length < slots) this.slotStates.push({ inUse: false, committed: 0, parents: [], depths: [] });
+    } finally {
+      this.growing = false;
+    }
   }
 
   allocSlot(): number {
@@ -135,6 +164,7 @@ export class OrtModelSession implements ModelSession {
   ): Promise<{ result: ForwardResult; extra: Record<string, Float32Array> }> {
     this.assertLive();
     if (this.inFlight) throw new ModelUsageError('a forward is already running on this session; await it first');
+    if (this.growing) throw new ModelUsageError('the KV buffers are being reallocated (growSlots); await it first');
     for (const e of allEntries) this.slot(e.slot);
     // Entries without tokens (e.g. a one-token prompt's empty prefill) contribute nothing.
     const entries = allEntries.filter((e) => e.tokens.length > 0);

@@ -93,8 +93,14 @@ export interface ForwardResult {
 
 export interface ModelSession {
   readonly info: ModelInfo;
-  /** Slots available in total. */
+  /** Slots available in total (growSlots raises it). */
   readonly capacity: number;
+  /**
+   * Raises the slots to `slots` between forwards, keeping every slot's rows (KV buffers
+   * reallocated, nothing reloaded); no-op when it has that many already. `onProgress` hears the
+   * layers copied so far.
+   */
+  growSlots(slots: number, onProgress?: (done: number, total: number) => void): Promise<void>;
   /** What a query sees of the committed past besides its ancestors; null or absent = all of it. */
   readonly window?: AttentionWindow | null;
   /** Changes the window for later forwards; only while no slot is in use (see OrtModelSession.setWindow). */

@@ -2,7 +2,7 @@
 // with their computed verdicts, the paper's published numbers beside each figure, and how it was
 // made), each figure as .svg, the numbers as CSV and one JSON. Pure: returns name → contents.
 import { percentile } from '../metrics/percentile.js';
-import { formatServingHandOff, servingHandOff, type ServingHandOff } from '../serving-flags.js';
+import { formatServingHandOff, servingHandOff, type ServingHandOff, type ServingPair } from '../serving-flags.js';
 import type { Claim } from './claims.js';
 import { DOMAIN_BENCHMARK, PAPER_FIGURES, PAPER_HIGH_LOAD, PAPER_METHOD, PAPER_TABLE1, PAPER_BENCHMARKS } from './paper.js';
 import { LOAD_CONTROL, LOAD_POLICIES, TABLE1_CONTROL, TABLE1_POLICIES, type StudyData } from './study.js';
@@ -46,7 +46,13 @@ function vsAr(row: SweepRow, ar: SweepRow): { median: number; min: number; max: 
   return { median: percentile(ratios, 50), min: Math.min(...ratios), max: Math.max(...ratios) };
 }
 
-export function renderReport(data: StudyData, claims: readonly Claim[], meta: ReportMeta): ReportFiles {
+/**
+ * The pair as a serving engine would take it (readServingPair on the study's folders), or why none
+ * can: the report's hand-off then says so in its one line.
+ */
+export type ServingTarget = { pair: ServingPair } | { refused: string };
+
+export function renderReport(data: StudyData, claims: readonly Claim[], meta: ReportMeta, serving: ServingTarget): ReportFiles {
   const files: ReportFiles = {};
   const modelled = data.load.rows.some((r) => r.modelledThroughput !== undefined);
 
@@ -128,8 +134,8 @@ export function renderReport(data: StudyData, claims: readonly Claim[], meta: Re
   files['claims.csv'] = csv(['id', 'claim', 'source', 'clock', 'measured', 'uncertainty', 'paper', 'verdict', 'because'], claims.map((c) => [c.id, c.claim, c.source, c.clock, c.measured, c.uncertainty, c.paper, c.verdict, c.because]));
 
   // The hand-off to serving engines, from the first domain's calibration.
-  const handOffs: ServingHandOff[] = data.calibrations.length > 0 ? (['low', 'high'] as const).map((load) => servingHandOff(data.calibrations[0].profile, { load, draftModel: meta.pair.draft })) : [];
-  files['serving.txt'] = `${[`calibrated on ${data.calibrations[0]?.domain ?? 'nothing'}`, ...handOffs.map(formatServingHandOff)].join('\n')}\n`;
+  const handOffs: ServingHandOff[] = data.calibrations.length > 0 && 'pair' in serving ? (['low', 'high'] as const).map((load) => servingHandOff(data.calibrations[0].profile, { load, pair: serving.pair })) : [];
+  files['serving.txt'] = `${[`calibrated on ${data.calibrations[0]?.domain ?? 'nothing'}`, ...('refused' in serving ? [`no hand-off: ${serving.refused}`] : handOffs.map(formatServingHandOff))].join('\n')}\n`;
 
   files['report.json'] = `${JSON.stringify({ kind: 'echo-reproduction', meta, claims, data, serving: handOffs, paper: { table1: PAPER_TABLE1, highLoad: PAPER_HIGH_LOAD, figures: PAPER_FIGURES } }, null, 1)}\n`;
   files['report.html'] = html(data, claims, meta, files, { table1Rows, loadTable, utilPolicies, handOffs, modelled });
@@ -232,7 +238,7 @@ ${table(
   }),
 )}
 <h2>Hand-off to serving engines</h2>
-<p>The first domain's calibration as the settings SGLang's EAGLE-3 mode (with its ECHO threshold) and vLLM take, and what each cannot express.</p>
+<p>The first domain's calibration as the command lines SGLang (EAGLE3 for an EAGLE-3 head, STANDALONE for a separate draft model; with ECHO's threshold, and upstream without it) and vLLM (eagle3 or draft_model) take for this pair, each with the engine version it was checked against, and what each cannot express.</p>
 <pre>${h(files['serving.txt'])}</pre>
 <h2>Files</h2>
 <p>${Object.keys(files).concat(['report.html']).map((n) => `<code>${h(n)}</code>`).join(' ')}</p>

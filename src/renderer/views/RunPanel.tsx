@@ -201,12 +201,24 @@ export function formToKnobs(form: RunForm, engine: EngineKnobsEvent | null = nul
     if (knobs.taus !== undefined && sameTaus(knobs.taus, engine.taus)) delete knobs.taus;
     if (knobs.tau !== undefined && knobs.tau === engine.tau) delete knobs.tau;
   }
+  const overLimit = batchOverLimit(knobs.batch, engine);
+  if (overLimit !== null) return { errors: { batch: overLimit } };
   const kmax = knobs.kmax ?? engine?.kmax;
   const batch = knobs.batch ?? engine?.batch;
   if (kmax !== undefined && batch !== undefined && kmax < batch) {
     return { errors: { kmax: `K_max (${kmax}) is below the batch size (${batch})` } };
   }
   return { knobs };
+}
+
+/**
+ * Why a batch is past what the engine's memory plan allows for the loaded pair (the most KV slots
+ * it can grow to), or null when it is not: shown at the field while the user types, before Apply.
+ */
+export function batchOverLimit(batch: number | undefined, engine: EngineKnobsEvent | null): string | null {
+  const limit = engine?.batchLimit;
+  if (batch === undefined || limit === undefined || !(batch > limit.max)) return null;
+  return `at most ${limit.max} for this pair: ${limit.beyond}`;
 }
 
 /** "K_max 128, τ_d 0:0.2" for the knobs a change names. */
@@ -272,12 +284,13 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
     setForm((f) => (Number(f.batch) === kneeSuggestion.batch ? { ...f, kmax: String(kneeSuggestion.kmax) } : f));
   }, [kneeSuggestion]);
   const set = <K extends keyof RunForm>(key: K, value: RunForm[K]): void => setForm((f) => ({ ...f, [key]: value }));
-  const input = (key: keyof RunForm, props: { type?: string; step?: string; knob?: boolean } = {}) => (
+  const input = (key: keyof RunForm, props: { type?: string; step?: string; knob?: boolean; max?: number } = {}) => (
     <input
       id={`run-${key}`}
       name={key}
       type={props.type ?? 'text'}
       step={props.step}
+      max={props.max}
       value={form[key]}
       disabled={live && !props.knob}
       onChange={(e) => set(key, e.target.value as never)}
@@ -433,8 +446,9 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
           </select>
         </Field>
         <div className="field-row">
-          <Field label="batch size" htmlFor="run-batch" error={errors.batch}>
-            {input('batch', { type: 'number', knob: true })}
+          <Field label="batch size" htmlFor="run-batch" error={errors.batch ?? (live ? (batchOverLimit(toNumber(form.batch), engineKnobs) ?? undefined) : undefined)}>
+            {/* A live run's batch goes as far as the pair's memory allows (its KV slots are reallocated past those loaded). */}
+            {input('batch', { type: 'number', knob: true, max: live ? engineKnobs?.batchLimit?.max : undefined })}
           </Field>
           <Field label="K_max" htmlFor="run-kmax" error={errors.kmax}>
             {input('kmax', { type: 'number', knob: true })}

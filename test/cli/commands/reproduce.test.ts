@@ -65,7 +65,11 @@ describe('echo-studio reproduce', () => {
     expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/); // self-contained: nothing fetched, nothing run
     expect(html).toContain('Qwen3-235B'); // the paper's numbers beside the measured ones
     expect(html).toContain('Throughput against batch size (code, modelled)');
-    expect(readFileSync(join(out, 'serving.txt'), 'utf8')).toMatch(/--speculative-algorithm EAGLE3 .*--speculative-echo-threshold [\d.]+/);
+    // The hand-off names the study's real folders, in the mode of its drafter (a separate draft model).
+    const serving = readFileSync(join(out, 'serving.txt'), 'utf8');
+    expect(serving).toContain(`--model-path ${pair.targetDir} --speculative-algorithm STANDALONE --speculative-draft-model-path ${pair.draftDir} `);
+    expect(serving).toMatch(/--speculative-echo-threshold [\d.]+\n/);
+    expect(serving).toContain(`vllm serve ${pair.targetDir} --speculative-config '{"method":"draft_model","model":"${pair.draftDir}"`);
     // A bad flag is one clear line before anything loads.
     await expect(runCli(register, ['reproduce', '--domains', 'nope', '--out', out])).rejects.toThrow(/unknown domain "nope"/);
     writeFileSync(join(tmp.path, 'file'), '');

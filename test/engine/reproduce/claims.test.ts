@@ -1,8 +1,7 @@
-// The arithmetic behind a reproduction's verdicts and its hand-off to serving engines: the A/A
-// band, ratio verdicts, the AUC's standard error, and the one τ SGLang takes from the τ_d.
+// The arithmetic behind a reproduction's verdicts: the A/A
+// band, ratio verdicts, the AUC's standard error, the paper's own ratios.
 import { describe, expect, it } from 'vitest';
 import { aaHalfWidth, aucStandardError, ratioVerdict } from '../../../src/engine/reproduce/claims';
-import { formatServingHandOff, servingHandOff, singleThreshold } from '../../../src/engine/serving-flags';
 import { paperHighLoadRatio, paperTable1Ratio } from '../../../src/engine/reproduce/paper';
 
 describe('verdicts', () => {
@@ -27,33 +26,5 @@ describe('verdicts', () => {
     expect(paperHighLoadRatio('LLaMA3.1-8B', 'echo', 'static')).toBeCloseTo(11551 / 10703, 9);
     expect(paperTable1Ratio('Qwen3-235B', 'ECHO', 'EAGLE3')).toBeCloseTo(2.02 / 1.69, 9);
     expect(paperHighLoadRatio('LLaMA3.1-8B', 'echo', 'fixed')).toBeNull();
-  });
-});
-
-describe('hand-off to serving engines', () => {
-  const profile = { taus: { '0': 0.3, '7': 0.12, '3': 0.12 }, denseTaus: { '0': 0.3, '1': 0.2, '3': 0.12, '7': 0.12 }, confidence: 'path-prob' };
-
-  it('takes the smallest sweet-spot τ_d as the one threshold (the shallowest on a tie)', () => {
-    expect(singleThreshold(profile.taus)).toEqual({ tau: 0.12, depth: 3 });
-    expect(() => singleThreshold({})).toThrow(/no sweet spot/);
-  });
-
-  it("writes SGLang's flags and vLLM's config for each load, and says what neither can express", () => {
-    const low = servingHandOff(profile, { load: 'low', draftModel: 'draft-dir' });
-    expect(low.sglang).toEqual([
-      '--speculative-algorithm EAGLE3',
-      '--speculative-draft-model-path draft-dir',
-      '--speculative-eagle-topk 10',
-      '--speculative-num-steps 8',
-      '--speculative-num-draft-tokens 61',
-      '--speculative-echo-threshold 0.12',
-    ]);
-    expect(low.vllm).toEqual({ method: 'eagle3', model: 'draft-dir', num_speculative_tokens: 8 });
-    const high = servingHandOff(profile, { load: 'high', draftModel: 'draft-dir' });
-    expect(high.sglang).toContain('--speculative-num-draft-tokens 6');
-    const text = formatServingHandOff(high);
-    expect(text).toMatch(/cannot express: one threshold for every gate: the per-depth τ_d \(d0:0.3 d3:0.12 d7:0.12\)/);
-    expect(text).toMatch(/vLLM: --speculative-config '\{"method":"eagle3","model":"draft-dir","num_speculative_tokens":3\}'/);
-    expect(text).toMatch(/cannot express: no confidence gate at all/);
   });
 });

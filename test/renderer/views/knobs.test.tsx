@@ -49,10 +49,32 @@ describe('knobs from the engine', () => {
     fireEvent.change(screen.getByLabelText('batch size'), { target: { value: '64' } });
     fireEvent.change(screen.getByLabelText('K_max'), { target: { value: '256' } });
     fireEvent.click(screen.getByRole('button', { name: 'Apply knobs' }));
-    act(() => store.getState().ingest(engineKnobs({ refused: 'batch 64 exceeds the 16 KV slots the models were loaded with' })));
+    act(() => store.getState().ingest(engineKnobs({ refused: 'K_max (256) is below the batch size (64)' })));
     expect(value('batch size')).toBe('16');
     expect(value('K_max')).toBe('96');
-    expect(screen.getByTestId('knobs-note').textContent).toMatch(/refused \(batch 64 exceeds the 16 KV slots/);
+    expect(screen.getByTestId('knobs-note').textContent).toMatch(/refused \(K_max \(256\) is below the batch size \(64\)/);
+  });
+
+  it("bounds the batch field by the engine's memory plan and says why in place, before Apply", () => {
+    const { store, sent } = renderWithStudio(<RunPanel />);
+    const batchLimit = { max: 48, beyond: '49 KV slots of 640 rows: the pair needs about 9.1 GiB' };
+    act(() => {
+      store.getState().ingest({ type: 'run.state', state: 'running' });
+      store.getState().ingest(engineKnobs({ batchLimit }));
+    });
+    const field = screen.getByLabelText('batch size') as HTMLInputElement;
+    expect(field.max).toBe('48');
+    // Past the loaded 16 slots and within the plan: no complaint.
+    fireEvent.change(field, { target: { value: '32' } });
+    expect(screen.queryByRole('alert')).toBeNull();
+    fireEvent.change(field, { target: { value: '64' } });
+    expect(screen.getByRole('alert').textContent).toBe(`at most 48 for this pair: ${batchLimit.beyond}`);
+    fireEvent.click(screen.getByRole('button', { name: 'Apply knobs' }));
+    expect(sent).toEqual([]);
+    fireEvent.change(field, { target: { value: '48' } });
+    fireEvent.change(screen.getByLabelText('K_max'), { target: { value: '128' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Apply knobs' }));
+    expect(sent).toEqual([{ type: 'knobs.set', knobs: { batch: 48, kmax: 128 } }]);
   });
 
   it('keeps an edit the user has not applied when the engine reports a τ change', () => {
