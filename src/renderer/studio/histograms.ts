@@ -1,6 +1,7 @@
 // View-model for the per-depth confidence histograms and the draggable τ line.
 import type { CalibrationSummary } from '../../shared/messages.js';
 import type { DepthHistogram, StepEvent } from '../../shared/events.js';
+import { formatProbability } from './tokens.js';
 
 export interface HistogramBin {
   /** Bin label, its centre, 2 decimals. */
@@ -92,8 +93,8 @@ export function calibrationReason(summary: CalibrationSummary | undefined, depth
   if (d.tau === null) return `calibration: ${auc}; no τ cut layers accepted significantly less often than the alternative${test}: no gate`;
   const anchor = depth === 0 || depth === summary.targetDepth;
   const bar = anchor ? 0.5 : summary.delta;
-  if (!d.sweetSpot) return `calibration: ${auc} ≤ ${bar === undefined ? 'the bar' : bar === 0.5 ? 'chance (0.5)' : `δ ${bar}`}: not a sweet spot, no gate (τ ${d.tau.toFixed(3)} passed the test${test})`;
-  return `calibration: ${auc} > ${bar === 0.5 ? 'chance' : `δ ${bar ?? ''}`} and τ ${d.tau.toFixed(3)} passed the test${test}: gated`;
+  if (!d.sweetSpot) return `calibration: ${auc} ≤ ${bar === undefined ? 'the bar' : bar === 0.5 ? 'chance (0.5)' : `δ ${bar}`}: not a sweet spot, no gate (τ ${formatProbability(d.tau)} passed the test${test})`;
+  return `calibration: ${auc} > ${bar === 0.5 ? 'chance' : `δ ${bar ?? ''}`} and τ ${formatProbability(d.tau)} passed the test${test}: gated`;
 }
 
 /** One line on where the run's τ_d came from. */

@@ -11,7 +11,7 @@ import { stepConfidenceSignal } from '../../shared/trace-schema.js';
 import { calibrationHeadline, calibrationReason, histogramBins, isSweetSpot, pointerFromTau, sampleCount, tauFromPointer, tausInUse, unverifiedCount } from '../studio/histograms.js';
 import type { StudioState } from '../studio/store.js';
 import { isGatedPolicy } from '../../shared/config.js';
-import { formatNumber } from '../studio/tokens.js';
+import { formatNumber, formatProbability } from '../studio/tokens.js';
 import { STATE_COLOURS, UNVERIFIED_COLOUR } from './colors.js';
 import { useOnScreen, useSend, useStudio, useStudioStore, useThrottledStudio } from './StudioContext.js';
 import { useCanvasSize } from './useCanvas.js';
@@ -88,7 +88,7 @@ function TauLine({ depth, tau, plotLeft, plotWidth, onCommit }: TauLineProps) {
           onCommit(Math.round(Math.min(1, Math.max(0, tau + delta)) * 100) / 100);
         }}
       >
-        <span className="tau-label">τ {formatNumber(shown)}</span>
+        <span className="tau-label">τ {formatProbability(shown)}</span>
       </div>
     </div>
   );
@@ -174,10 +174,10 @@ function DepthChartBody({
             remove gate
           </button>
         )}
-        {engineTau !== undefined && tau !== undefined && engineTau !== tau && <span className="pending">engine still at τ {formatNumber(engineTau)}</span>}
+        {engineTau !== undefined && tau !== undefined && engineTau !== tau && <span className="pending">engine still at τ {formatProbability(engineTau)}</span>}
         {engineTau !== undefined && (tau === undefined || engineTau === tau) && (
           <span className="muted" data-testid={`engine-tau-${histogram.depth}`}>
-            engine τ {formatNumber(engineTau)}
+            engine τ {formatProbability(engineTau)}
           </span>
         )}
       </figcaption>

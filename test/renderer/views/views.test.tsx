@@ -14,7 +14,7 @@ import { NOTICE_MS, ProgressBar } from '../../../src/renderer/views/ProgressBar.
 import { RequestView } from '../../../src/renderer/views/RequestTree.js';
 import { RunPanel } from '../../../src/renderer/views/RunPanel.js';
 import { SuperTreeCanvas } from '../../../src/renderer/views/SuperTreeCanvas.js';
-import { TeachingPanel } from '../../../src/renderer/views/TeachingPanel.js';
+import { STREAMING_MS, TeachingPanel } from '../../../src/renderer/views/TeachingPanel.js';
 import { TraceScrubber } from '../../../src/renderer/views/TraceScrubber.js';
 import { sampleRequest, sampleStep } from '../studio/fixtures.js';
 import { fakeLayout, renderWithStudio } from './render.js';
@@ -328,11 +328,28 @@ describe('TeachingPanel', () => {
     expect(sent).toEqual([{ type: 'run.pause' }]);
     await waitFor(() => expect(screen.getByTestId('decisions').textContent).toContain('Step 5:'));
     const items = within(screen.getByTestId('decisions')).getAllByRole('listitem');
-    // budget, 2 gate passes, a depth extension, a width expansion, the verification.
-    expect(items).toHaveLength(6);
+    // budget, unused budget, 2 gate passes, a depth extension, a width expansion, what it was given, the verification.
+    expect(items).toHaveLength(8);
     act(() => store.getState().ingest({ type: 'run.state', state: 'paused' }));
     fireEvent.click(screen.getByRole('button', { name: 'next step ▶' }));
     expect(sent.at(-1)).toEqual({ type: 'run.step' });
+  });
+
+  it('follows a streaming run within a fraction of a second and says which step it explains', () => {
+    vi.useFakeTimers();
+    try {
+      const { store } = renderWithStudio(<TeachingPanel />);
+      act(() => store.getState().ingest({ type: 'run.state', state: 'running' }));
+      for (let step = 0; step < 10; step += 1) {
+        act(() => store.getState().ingest(frameOf(sampleStep(step, [sampleRequest()]))));
+        act(() => vi.advanceTimersByTime(66));
+      }
+      act(() => vi.advanceTimersByTime(STREAMING_MS + 50));
+      expect(screen.getByTestId('teaching-step').textContent).toBe('step 9');
+      expect(screen.getByTestId('decisions').textContent).toContain('Step 9:');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
