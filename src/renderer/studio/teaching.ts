@@ -4,7 +4,7 @@
 // it was given and why it stopped deepening. Every reason is read from the step event (its
 // requests' `stop`), never guessed: where the event records none, the sentence says so.
 import type { DeepeningStop, DeepeningStopReason, GrantKind, RequestStep, StepEvent } from '../../shared/events.js';
-import { formatCompared, tokenLabel, visibleText } from './tokens.js';
+import { formatCompared, plural, tokenLabel, visibleText } from './tokens.js';
 
 export type DecisionKind = 'budget' | 'unused' | 'draft' | 'given' | 'truncate' | 'pass' | 'priced' | 'depth' | 'width' | 'verify' | 'finish';
 
@@ -15,7 +15,6 @@ export interface Decision {
   text: string;
 }
 
-const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 function listPayers(counts: Map<string, number>, pool: number): string {
   const parts = [...counts.entries()]

@@ -10,6 +10,9 @@ export function tokenLabel(node: Pick<TreeNode, 'token' | 'text'>): string {
   return node.text !== undefined ? `"${visibleText(node.text)}"` : `#${node.token}`;
 }
 
+/** "1 request", "2 requests". */
+export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+
 export function formatNumber(value: number, digits = 2): string {
   return Number.isFinite(value) ? value.toFixed(digits) : '−∞';
 }

@@ -3,7 +3,10 @@
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { ConfidenceSignalSchema, isGatedPolicy, KnobsSchema, parseAttentionWindow, parseTauList, POLICY_NAMES, RunConfigSchema, WEIGHT_PRECISIONS, type AttentionWindow, type ConfidenceSignal, type Knobs, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { BundledModel, EngineKnobsEvent } from '../../shared/messages.js';
+import { suggestKmax } from '../../engine/cost/knee.js';
+import { clockKnee, clockName } from '../studio/clock.js';
 import type { KneeSuggestion } from '../studio/store.js';
+import { plural } from '../studio/tokens.js';
 import { useSend, useStudio, useStudioStore } from './StudioContext.js';
 
 /** The run config's numbers the form holds as typed text (RunConfigSchema checks them on start). */
@@ -233,6 +236,63 @@ function Field({ label, error, children, htmlFor }: { label: string; error?: str
   );
 }
 
+/**
+ * Where the form's K_max comes from. Untouched, it follows a knee for the form's batch (the knee,
+ * or batch + knee past it, as the command line's suggestKmax): the modelled clock's in use, else
+ * this machine's measured one (hw.knee); with no knee known, a fixed default. Typed, it is the user's.
+ */
+export type KmaxFrom = 'clock' | 'measured' | 'typed';
+
+export interface KmaxOrigin {
+  from: KmaxFrom;
+  /** The knee K_max follows, and whose it is; null when it follows none. */
+  knee: { tokens: number; source: string } | null;
+}
+
+/** The knee K_max follows under `from`, given the clock in use and this machine's measured knee. */
+export function kmaxOrigin(from: KmaxFrom, clock: string, measured: KneeSuggestion | null): KmaxOrigin {
+  if (from === 'typed') return { from, knee: null };
+  const measuredKnee = measured ? { tokens: measured.knee, source: "this machine's measured knee" } : null;
+  if (from === 'measured') return { from, knee: measuredKnee };
+  const modelled = clockKnee(clock);
+  return { from, knee: modelled !== null ? { tokens: modelled, source: `the ${clockName(clock)} clock's knee` } : measuredKnee };
+}
+
+/** The K_max the origin gives a batch; null when it gives none (typed, or no knee known). */
+export function kmaxFor(origin: KmaxOrigin, batch: number): number | null {
+  if (origin.knee === null || !Number.isInteger(batch) || batch < 1) return null;
+  return suggestKmax({ kmax: origin.knee.tokens }, batch);
+}
+
+/** Says where K_max came from, and when it leaves almost nothing to draft. */
+function KmaxSource({ form, origin }: { form: RunForm; origin: KmaxOrigin }) {
+  const batch = toNumber(form.batch);
+  const kmax = toNumber(form.kmax);
+  if (!Number.isInteger(batch) || !Number.isInteger(kmax) || batch < 1 || kmax < batch) return null;
+  const drafts = kmax - batch;
+  const source =
+    origin.from === 'typed'
+      ? null
+      : origin.knee !== null
+        ? `K_max from ${origin.knee.source} (${origin.knee.tokens} tokens verified for about the price of one), for batch ${batch}`
+        : "K_max is a fixed default: no knee is known on the wall clock yet (K_max from this machine's knee measures it)";
+  // Fewer draft tokens than requests: most requests draft nothing at all.
+  const thin = form.policy !== 'ar' && drafts < batch;
+  if (source === null && !thin) return null;
+  return (
+    <p className="muted kmax-source" data-testid="kmax-source">
+      {source}
+      {source !== null && thin ? '. ' : ''}
+      {thin && (
+        <span className="warn" data-testid="kmax-thin">
+          K_max {kmax} leaves {plural(drafts, 'draft token')} for {plural(batch, 'request')} ({(drafts / batch).toFixed(2)} each): almost nothing to draft
+          {origin.knee !== null ? '; past the knee every drafted token lengthens verification, so a smaller batch leaves more to draft' : ''}.
+        </span>
+      )}
+    </p>
+  );
+}
+
 export interface RunPanelProps {
   /** Opens a native folder dialog where the host has one (Electron); absent in the browser. */
   chooseFolder?: () => Promise<string | null>;
@@ -265,12 +325,22 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
   const kneeApplied = useRef<KneeSuggestion | null>(kneeSuggestion);
   // The host reports the timing as the 'knee' task until it answers or fails.
   const timingKnee = useStudio((s) => s.progress.knee !== undefined);
-  // The host's answer to "K_max from this machine's knee" fills K_max, if the batch is still the one asked about.
+  const clock = useStudio((s) => s.clock);
+  const [kmaxFrom, setKmaxFrom] = useState<KmaxFrom>('clock');
+  const origin = kmaxOrigin(kmaxFrom, clock, kneeSuggestion);
+  // The host's answer to "K_max from this machine's knee": K_max follows that knee from now on.
   useEffect(() => {
     if (kneeSuggestion === null || kneeSuggestion === kneeApplied.current) return;
     kneeApplied.current = kneeSuggestion;
-    setForm((f) => (Number(f.batch) === kneeSuggestion.batch ? { ...f, kmax: String(kneeSuggestion.kmax) } : f));
+    setKmaxFrom('measured');
   }, [kneeSuggestion]);
+  // Choosing a clock makes its knee the default again, unless K_max was typed.
+  useEffect(() => setKmaxFrom((from) => (from === 'typed' ? from : 'clock')), [clock]);
+  // Untouched, K_max follows the knee for the form's batch; a live run's K_max is the engine's.
+  const followed = live ? null : kmaxFor(origin, toNumber(form.batch));
+  useEffect(() => {
+    if (followed !== null) setForm((f) => (f.kmax === String(followed) ? f : { ...f, kmax: String(followed) }));
+  }, [followed]);
   const set = <K extends keyof RunForm>(key: K, value: RunForm[K]): void => setForm((f) => ({ ...f, [key]: value }));
   const input = (key: keyof RunForm, props: { type?: string; step?: string; knob?: boolean } = {}) => (
     <input
@@ -280,7 +350,10 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
       step={props.step}
       value={form[key]}
       disabled={live && !props.knob}
-      onChange={(e) => set(key, e.target.value as never)}
+      onChange={(e) => {
+        if (key === 'kmax') setKmaxFrom('typed');
+        set(key, e.target.value as never);
+      }}
     />
   );
 
@@ -344,6 +417,70 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
           {runState}
         </span>
       </header>
+      <fieldset>
+        <legend>Policy and budget</legend>
+        <Field label="policy" htmlFor="run-policy" error={errors.policy}>
+          <select id="run-policy" value={form.policy} disabled={live} onChange={(e) => set('policy', e.target.value)}>
+            {policies.map((p) => (
+              <option key={p} value={p}>
+                {p}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <div className="field-row">
+          <Field label="batch size" htmlFor="run-batch" error={errors.batch}>
+            {input('batch', { type: 'number', knob: true })}
+          </Field>
+          <Field label="K_max" htmlFor="run-kmax" error={errors.kmax}>
+            {input('kmax', { type: 'number', knob: true })}
+          </Field>
+        </div>
+        {form.policy === 'fixed' ? (
+          <Field label="τ (every gated depth)" htmlFor="run-tau" error={errors.tau}>
+            {input('tau', { type: 'number', step: '0.01', knob: true })}
+          </Field>
+        ) : (
+          <Field label="τ_d (depth:τ, …; empty: calibrate first)" htmlFor="run-taus" error={errors.taus}>
+            {input('taus', { knob: true })}
+          </Field>
+        )}
+        <KmaxSource form={form} origin={origin} />
+        <div className="field-row knee-row">
+          <button
+            type="button"
+            disabled={live || timingKnee}
+            title="times the target's forward against packed tokens on this machine (a second or two), finds the knee where its cost turns linear, and sets K_max for the batch size: the knee, or batch + knee once the batch passes it"
+            onClick={askKnee}
+          >
+            K_max from this machine's knee
+          </button>
+          {kneeSuggestion && (
+            <span className="muted" data-testid="knee-suggestion">
+              knee {kneeSuggestion.knee} tokens: K_max {kneeSuggestion.kmax} for batch {kneeSuggestion.batch}
+            </span>
+          )}
+        </div>
+        {kneeSuggestion && kneeSuggestion.batch >= kneeSuggestion.knee && (
+          // Past the knee the roots alone fill the flat part of the target's cost curve: a drafted
+          // token pays for itself only if accepted often enough (docs/echo.md, priced ECHO).
+          <p className="muted" data-testid="knee-past">
+            Batch {kneeSuggestion.batch} is at or past the knee: every drafted token lengthens verification, so on this
+            machine plain decoding (ar) may be faster. Run both and compare with Keep for comparison.
+          </p>
+        )}
+        {isGatedPolicy(form.policy) && (
+          <Field label="confidence signal (what τ is compared with)" htmlFor="run-confidence" error={errors.confidence}>
+            <select id="run-confidence" value={form.confidence} disabled={live} onChange={(e) => set('confidence', e.target.value as RunForm['confidence'])}>
+              {(['auto', ...ConfidenceSignalSchema.options] as const).map((signal) => (
+                <option key={signal} value={signal}>
+                  {SIGNAL_LABELS[signal]}
+                </option>
+              ))}
+            </select>
+          </Field>
+        )}
+      </fieldset>
       <fieldset disabled={live}>
         <legend>Model pair</legend>
         <label className="inline">
@@ -421,68 +558,8 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
           </Field>
         )}
       </fieldset>
-      <fieldset>
-        <legend>Policy and budget</legend>
-        <Field label="policy" htmlFor="run-policy" error={errors.policy}>
-          <select id="run-policy" value={form.policy} disabled={live} onChange={(e) => set('policy', e.target.value)}>
-            {policies.map((p) => (
-              <option key={p} value={p}>
-                {p}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <div className="field-row">
-          <Field label="batch size" htmlFor="run-batch" error={errors.batch}>
-            {input('batch', { type: 'number', knob: true })}
-          </Field>
-          <Field label="K_max" htmlFor="run-kmax" error={errors.kmax}>
-            {input('kmax', { type: 'number', knob: true })}
-          </Field>
-        </div>
-        <div className="field-row knee-row">
-          <button
-            type="button"
-            disabled={live || timingKnee}
-            title="times the target's forward against packed tokens on this machine (a second or two), finds the knee where its cost turns linear, and sets K_max for the batch size: the knee, or batch + knee once the batch passes it"
-            onClick={askKnee}
-          >
-            K_max from this machine's knee
-          </button>
-          {kneeSuggestion && (
-            <span className="muted" data-testid="knee-suggestion">
-              knee {kneeSuggestion.knee} tokens: K_max {kneeSuggestion.kmax} for batch {kneeSuggestion.batch}
-            </span>
-          )}
-        </div>
-        {kneeSuggestion && kneeSuggestion.batch >= kneeSuggestion.knee && (
-          // Past the knee the roots alone fill the flat part of the target's cost curve: a drafted
-          // token pays for itself only if accepted often enough (docs/echo.md, priced ECHO).
-          <p className="muted" data-testid="knee-past">
-            Batch {kneeSuggestion.batch} is at or past the knee: every drafted token lengthens verification, so on this
-            machine plain decoding (ar) may be faster. Run both and compare with Keep for comparison.
-          </p>
-        )}
-        {form.policy === 'fixed' ? (
-          <Field label="τ (every gated depth)" htmlFor="run-tau" error={errors.tau}>
-            {input('tau', { type: 'number', step: '0.01', knob: true })}
-          </Field>
-        ) : (
-          <Field label="τ_d (depth:τ, …; empty: calibrate first)" htmlFor="run-taus" error={errors.taus}>
-            {input('taus', { knob: true })}
-          </Field>
-        )}
-        {isGatedPolicy(form.policy) && (
-          <Field label="confidence signal (what τ is compared with)" htmlFor="run-confidence" error={errors.confidence}>
-            <select id="run-confidence" value={form.confidence} disabled={live} onChange={(e) => set('confidence', e.target.value as RunForm['confidence'])}>
-              {(['auto', ...ConfidenceSignalSchema.options] as const).map((signal) => (
-                <option key={signal} value={signal}>
-                  {SIGNAL_LABELS[signal]}
-                </option>
-              ))}
-            </select>
-          </Field>
-        )}
+      <fieldset disabled={live}>
+        <legend>Requests and sampling</legend>
         <div className="field-row">
           <Field label="temperature" htmlFor="run-temperature" error={errors.temperature}>
             {input('temperature', { type: 'number', step: '0.1' })}

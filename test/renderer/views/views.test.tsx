@@ -153,16 +153,46 @@ describe('RunPanel', () => {
     expect(screen.queryByTestId('knee-past')).toBeNull();
     expect((screen.getByLabelText('K_max') as HTMLInputElement).value).toBe('40');
     act(() => store.getState().ingest({ type: 'hw.knee', batch: 32, knee: 30, kmax: 62, tArMs: 1.9, target: '/models/target' }));
-    // An answer for another batch than the form's leaves K_max alone; Hugging Face folders need a target.
+    // K_max follows the measured knee for the form's batch: the knee below it, batch + knee past it.
     fireEvent.change(screen.getByLabelText('batch size'), { target: { value: '8' } });
+    expect((screen.getByLabelText('K_max') as HTMLInputElement).value).toBe('30');
     act(() => store.getState().ingest({ type: 'hw.knee', batch: 64, knee: 30, kmax: 94, tArMs: 1.9, target: '/models/target' }));
-    expect((screen.getByLabelText('K_max') as HTMLInputElement).value).toBe('62');
+    expect((screen.getByLabelText('K_max') as HTMLInputElement).value).toBe('30');
+    expect(screen.getByTestId('kmax-source').textContent).toContain("K_max from this machine's measured knee (30 tokens verified for about the price of one), for batch 8");
+    // Hugging Face folders need a target.
     fireEvent.click(screen.getByLabelText('Hugging Face folders'));
     fireEvent.click(ask);
     expect(screen.getByRole('alert').textContent).toBe('choose the target folder first: its forward is what gets timed');
     fireEvent.change(screen.getByLabelText('target folder'), { target: { value: '/models/mine' } });
     fireEvent.click(ask);
     expect(sent[1]).toEqual({ type: 'hw.knee', batch: 8, targetDir: '/models/mine' });
+  });
+
+  it('takes K_max from the knee of the clock in use until it is typed, and says when it leaves almost nothing to draft', () => {
+    const { store } = renderWithStudio(<RunPanel />);
+    const kmax = () => (screen.getByLabelText('K_max') as HTMLInputElement).value;
+    // The wall clock with no knee measured: the fixed default, said to be one.
+    expect(kmax()).toBe('96');
+    expect(screen.getByTestId('kmax-source').textContent).toMatch(/fixed default/);
+    // A modelled clock's knee: the device's (a laptop CPU serving 8B: 7 tokens), batch + knee past it.
+    act(() => store.getState().setClock('cpu-laptop:8b'));
+    expect(kmax()).toBe('23');
+    expect(screen.getByTestId('kmax-source').textContent).toContain("the modelled cpu-laptop:8b clock's knee (7 tokens");
+    // A measured knee on the wall clock: batch 16 under a knee of 18 gets K_max 18, 2 draft tokens, and is told so.
+    act(() => {
+      store.getState().setClock('wall');
+      store.getState().ingest({ type: 'hw.knee', batch: 16, knee: 18, kmax: 18, tArMs: 1.9, target: '/models/target' });
+    });
+    expect(kmax()).toBe('18');
+    expect(screen.getByTestId('kmax-thin').textContent).toBe(
+      'K_max 18 leaves 2 draft tokens for 16 requests (0.13 each): almost nothing to draft; past the knee every drafted token lengthens verification, so a smaller batch leaves more to draft.',
+    );
+    // Typed, K_max is the user's: neither the clock nor the batch moves it.
+    fireEvent.change(screen.getByLabelText('K_max'), { target: { value: '64' } });
+    act(() => store.getState().setClock('h100:8b'));
+    fireEvent.change(screen.getByLabelText('batch size'), { target: { value: '4' } });
+    expect(kmax()).toBe('64');
+    expect(screen.queryByTestId('kmax-source')).toBeNull();
   });
 
   it('offers the confidence signal for the gated policies only, and sends the chosen one', () => {
@@ -437,7 +467,9 @@ describe('BudgetFlow', () => {
       const { store, container } = renderWithStudio(<BudgetFlow />);
       act(() => store.getState().ingest(frameOf(sampleStep(0, [sampleRequest()], { transfers: [{ from: '9', to: '3', tokens: 2 }] }))));
       await waitFor(() => expect(screen.getByTestId('budget-base').textContent).toBe('base 8'));
-      expect(screen.getByTestId('budget-unused').textContent).toBe('unused 2');
+      // 2 of 16 tokens is 50 of the bar's 400 px: room for the count, not the name, which the legend gives.
+      expect(screen.getByTestId('budget-unused').textContent).toBe('2');
+      expect(screen.getByTestId('budget-legend').textContent).toContain('unused 2');
       expect(container.textContent).toContain('2 tokens moved from truncated to confident requests');
       fireEvent.click(screen.getByRole('button', { name: 'request 3' }));
       expect(store.getState().selectedRequestId).toBe('3');
@@ -526,6 +558,9 @@ describe('SuperTreeCanvas', () => {
         expect(screen.getByTestId('super-tree-summary').textContent).toBe('step 7 · 2 requests · 16 drafted · 14 verified · 4 accepted'),
       );
       expect(screen.getByTestId('super-tree-canvas').dataset.step).toBe('7');
+      // One request is "1 request".
+      act(() => store.getState().ingest(frameOf(sampleStep(8, [sampleRequest()]))));
+      await waitFor(() => expect(screen.getByTestId('super-tree-summary').textContent).toMatch(/^step 8 · 1 request · /));
     } finally {
       restore();
     }
