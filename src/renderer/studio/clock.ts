@@ -94,3 +94,9 @@ export function clockKnee(id: string): number | null {
     return null;
   }
 }
+
+/** A step's modelled draft and verify time under a modelled clock, in ms (prefill is not modelled). */
+export function stepSplit(p: StepPoint, id: string): { draftMs: number; verifyMs: number } {
+  const step = modelledClock(id).stepMs(pointAsStep(p));
+  return { draftMs: step.draftMs, verifyMs: step.verifyMs };
+}

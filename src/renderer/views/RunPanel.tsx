@@ -341,6 +341,18 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
   useEffect(() => {
     if (followed !== null) setForm((f) => (f.kmax === String(followed) ? f : { ...f, kmax: String(followed) }));
   }, [followed]);
+  // An opened trace (a replay): the form takes its policy and K_max, so it no longer shows the
+  // previous run's, and Start runs what the trace ran (its other settings are not in its steps).
+  const replays = useStudio((s) => s.replays);
+  const replayPolicy = useStudio((s) => (s.replays > 0 ? (s.metrics?.policy ?? null) : null));
+  const replayKmax = useStudio((s) => (s.replays > 0 ? (s.latestStep?.kmax ?? null) : null));
+  const replayShown = useRef(0);
+  useEffect(() => {
+    if (live || replays === replayShown.current || replayPolicy === null) return;
+    replayShown.current = replays;
+    setForm((f) => ({ ...f, ...(policies.includes(replayPolicy) ? { policy: replayPolicy } : {}), ...(replayKmax !== null ? { kmax: String(replayKmax) } : {}) }));
+    if (replayKmax !== null) setKmaxFrom('typed');
+  }, [live, replays, replayPolicy, replayKmax, policies]);
   const set = <K extends keyof RunForm>(key: K, value: RunForm[K]): void => setForm((f) => ({ ...f, [key]: value }));
   const input = (key: keyof RunForm, props: { type?: string; step?: string; knob?: boolean } = {}) => (
     <input

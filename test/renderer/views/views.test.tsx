@@ -195,6 +195,18 @@ describe('RunPanel', () => {
     expect(screen.queryByTestId('kmax-source')).toBeNull();
   });
 
+  it("shows an opened trace's policy and K_max instead of the previous run's", () => {
+    const { store } = renderWithStudio(<RunPanel />);
+    const metrics = { policy: 'static', steps: 1, requests: 1, generatedTokens: 3, wallMs: 50, throughput: 60, meanAcceptedTokens: 1, meanAcceptanceLength: 2, draftUtilisation: 0.5, verifiedTokensPerStep: 3, acceptancePerPosition: [0.5], paddingWaste: 0, tpotP50Ms: 10, tpotP99Ms: 10 };
+    expect((screen.getByLabelText('policy') as HTMLSelectElement).value).toBe('echo');
+    act(() => {
+      store.getState().ingest({ type: 'run.state', state: 'finished' });
+      store.getState().ingest({ ...frameOf(sampleStep(0, [sampleRequest()], { kmax: 40 })), metrics });
+    });
+    expect((screen.getByLabelText('policy') as HTMLSelectElement).value).toBe('static');
+    expect((screen.getByLabelText('K_max') as HTMLInputElement).value).toBe('40');
+  });
+
   it('offers the confidence signal for the gated policies only, and sends the chosen one', () => {
     const { sent } = renderWithStudio(<RunPanel />);
     const signal = () => screen.queryByLabelText('confidence signal (what τ is compared with)') as HTMLSelectElement | null;
@@ -594,21 +606,65 @@ describe('MetricsChart summary', () => {
     expect(screen.queryByTestId('step-time')).toBeNull();
     act(() => store.getState().ingest({ ...frameOf(sampleStep(1, [sampleRequest()])), metrics: { ...metrics, stepTime: { draftMs: 4.25, verifyMs: 16.8, prefillMs: 9.31, otherMs: 0.5 } } }));
     // The summary re-renders at most once a second.
-    await waitFor(() => expect(screen.getByTestId('step-time').textContent).toBe('draft 4.3 · verify 16.8 · prefill 9.3 ms'), { timeout: 3000 });
+    await waitFor(() => expect(screen.getByTestId('step-time').textContent).toBe('draft 4.3 · verify 16.8 · prefill 9.3 ms wall clock'), { timeout: 3000 });
     expect(screen.queryByTestId('draft-window')).toBeNull();
   });
 
   it('compares the run with the kept one: throughput, steps and what a step cost', async () => {
     const { store } = renderWithStudio(<MetricsChart />);
     const metrics = { policy: 'static', steps: 97, requests: 4, generatedTokens: 32, wallMs: 2800, throughput: 2900, meanAcceptedTokens: 1, meanAcceptanceLength: 2, draftUtilisation: 0.5, verifiedTokensPerStep: 3, acceptancePerPosition: [0.5], paddingWaste: 0, tpotP50Ms: 10, tpotP99Ms: 10, stepTime: { draftMs: 3.2, verifyMs: 15, prefillMs: 8.5, otherMs: 1 } };
+    // static: 3 tokens in 50 ms; then echo, a new run, 3 tokens in 40 ms: 1.25× the throughput.
     act(() => store.getState().ingest({ ...frameOf(sampleStep(0, [sampleRequest()])), metrics }));
     await waitFor(() => expect(screen.getByTestId('run-metrics').textContent).toContain('static'), { timeout: 3000 });
     expect(screen.queryByTestId('run-comparison')).toBeNull();
     fireEvent.click(screen.getByRole('button', { name: 'Keep for comparison' }));
     const echo = { ...metrics, policy: 'echo', steps: 90, throughput: 3000, stepTime: { draftMs: 3.9, verifyMs: 15, prefillMs: 9, otherMs: 1 } };
-    act(() => store.getState().ingest({ ...frameOf(sampleStep(1, [sampleRequest()])), metrics: echo }));
-    await waitFor(() => expect(screen.getByTestId('run-comparison').textContent).toBe('1.034× its throughput · 90 steps to its 97 · 1.043× its time a step · 1.059× at its step cost'), { timeout: 3000 });
+    const faster = sampleStep(0, [sampleRequest()], { timings: { draftMs: 10, packMs: 1, verifyMs: 20, commitMs: 2, totalMs: 40 } });
+    act(() => store.getState().ingest({ type: 'run.state', state: 'running' }));
+    act(() => store.getState().ingest({ ...frameOf(faster), metrics: echo }));
+    await waitFor(() => expect(screen.getByTestId('run-comparison').textContent).toBe('1.250× its throughput wall clock90 steps to its 97 · 1.043× its time a step · 1.059× at its step cost'), { timeout: 3000 });
     expect(screen.getByText('against static')).toBeTruthy();
+  });
+
+  it('reads a run the same live and replayed, and says a comparison with itself compares nothing', async () => {
+    const { store } = renderWithStudio(<MetricsChart />);
+    const metrics = { policy: 'static', steps: 2, requests: 1, generatedTokens: 6, wallMs: 100, throughput: 447.2, meanAcceptedTokens: 1, meanAcceptanceLength: 2, draftUtilisation: 0.5, verifiedTokensPerStep: 3, acceptancePerPosition: [0.5], paddingWaste: 0, tpotP50Ms: 10, tpotP99Ms: 10 };
+    const steps = [sampleStep(0, [sampleRequest()]), sampleStep(1, [sampleRequest()])];
+    act(() => {
+      store.getState().runStarted({ policy: 'static', batch: 1, kmax: 16, requests: 1, maxNewTokens: 8, temperature: 0, seed: 1 });
+      store.getState().ingest({ type: 'run.state', state: 'running' });
+      store.getState().ingest({ ...frameOf(...steps), metrics });
+      store.getState().ingest({ type: 'run.state', state: 'finished' });
+    });
+    // 6 tokens over the steps' 100 ms, whatever wall time the engine's metrics count.
+    await waitFor(() => expect(screen.getByTestId('throughput').textContent).toBe('60.0 tok/s wall clock'), { timeout: 3000 });
+    fireEvent.click(screen.getByRole('button', { name: 'Keep for comparison' }));
+    // The same run's trace opened: the same number, labelled with the trace's policy, and no 1.000× against itself.
+    act(() => store.getState().ingest({ ...frameOf(...steps), metrics: { ...metrics, policy: 'echo', throughput: 440 } }));
+    await waitFor(() => expect(screen.getByTestId('run-comparison').textContent).toBe('the kept run itself (the same steps): nothing to compare'), { timeout: 3000 });
+    expect(screen.getByTestId('throughput').textContent).toBe('60.0 tok/s wall clock');
+    expect(store.getState().config).toBeNull();
+    await waitFor(() => expect(screen.getByTestId('run-metrics').textContent).toMatch(/^policyecho/), { timeout: 3000 });
+  });
+
+  it('says which clock each time is on, and prices the step split on a modelled clock', async () => {
+    const { store } = renderWithStudio(<MetricsChart />);
+    const metrics = { policy: 'echo', steps: 1, requests: 1, generatedTokens: 3, wallMs: 50, throughput: 60, meanAcceptedTokens: 1, meanAcceptanceLength: 2, draftUtilisation: 0.5, verifiedTokensPerStep: 3, acceptancePerPosition: [0.5], paddingWaste: 0, tpotP50Ms: 10, tpotP99Ms: 12, stepTime: { draftMs: 4, verifyMs: 16, prefillMs: 9, otherMs: 1 } };
+    act(() => {
+      store.getState().ingest({ ...frameOf(sampleStep(0, [sampleRequest()])), metrics });
+      store.getState().setClock('h100:70b');
+    });
+    await waitFor(() => expect(screen.getByTestId('throughput').textContent).toMatch(/tok\/s modelled h100:70b$/), { timeout: 3000 });
+    expect(screen.getByTestId('tpot').textContent).toBe('10.0 / 12.0 ms wall clock');
+    expect(screen.getByTestId('step-time').textContent).toMatch(/^draft \d+\.\d\d · verify \d+\.\d\d ms modelled h100:70b$/);
+  });
+
+  it('says when K_max or τ changed part-way through a run', async () => {
+    const { store } = renderWithStudio(<MetricsChart />);
+    const metrics = { policy: 'echo', steps: 2, requests: 1, generatedTokens: 6, wallMs: 100, throughput: 60, meanAcceptedTokens: 1, meanAcceptanceLength: 2, draftUtilisation: 0.5, verifiedTokensPerStep: 3, acceptancePerPosition: [0.5], paddingWaste: 0, tpotP50Ms: 10, tpotP99Ms: 10 };
+    const retuned = sampleRequest({ gates: [{ depth: 0, confidence: 0.9, tau: 0.35, pass: true }] });
+    act(() => store.getState().ingest({ ...frameOf(sampleStep(0, [sampleRequest()]), sampleStep(1, [retuned], { kmax: 32 })), metrics }));
+    await waitFor(() => expect(screen.getByTestId('run-changed').textContent).toBe(' · changed mid-run: K_max 16 → 32, τ at depth 0 0.3 → 0.35'), { timeout: 3000 });
   });
 
   it('names the draft attention window of a run started with one', async () => {
