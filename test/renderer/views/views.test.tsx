@@ -505,14 +505,16 @@ describe('Histograms', () => {
         type: 'frame',
         steps: [sampleStep(0, [sampleRequest()])],
         histograms: [
-          { depth: 0, edges: [0, 0.5, 1], accepted: [1, 9], rejected: [8, 2], auc: 0.86 },
+          // 20 of each class: enough for this run's AUC alone to call it a sweet spot.
+          { depth: 0, edges: [0, 0.5, 1], accepted: [2, 18], rejected: [16, 4], auc: 0.86 },
           { depth: 1, edges: [0, 0.5, 1], accepted: [3, 4], rejected: [4, 3], unverified: [0, 0], auc: 0.52 },
           { depth: 2, edges: [0, 0.5, 1], accepted: [0, 5], rejected: [1, 2], unverified: [12, 0], auc: 0.93 },
         ],
       }),
     );
     await waitFor(() => expect(screen.getByTestId('histogram-0').textContent).toContain('AUC 0.86'), { timeout: 3000 });
-    expect(screen.getByTestId('histogram-0').textContent).toContain('sweet spot');
+    expect(screen.getByTestId('live-auc-0').textContent).toBe('this run: AUC 0.86');
+    expect(screen.getByTestId('sweet-spot-0').textContent).toBe('sweet spot (this run)');
     expect(screen.getByTestId('histogram-1').textContent).not.toContain('sweet spot');
     // Layers never verified are counted apart, and only where there are any.
     await waitFor(() => expect(screen.getByTestId('unverified-2').textContent).toBe('12 unverified'), { timeout: 3000 });
