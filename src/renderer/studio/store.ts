@@ -261,7 +261,9 @@ export function createStudioStore(): StudioStore {
             if (done) delete progress[event.task];
             else progress[event.task] = { task: event.task, done: event.done, total: event.total, message: event.message };
             // A finished task's message is its answer (the model checked, where the export went).
-            const notices = done && event.message ? [...get().notices, { id: nextNoticeId++, task: event.task, message: event.message }].slice(-4) : get().notices;
+            // One notice at a time: a run's setup finishes several tasks within a second, and a
+            // stack of their answers would push the panel down; the newest answer replaces the rest.
+            const notices = done && event.message ? [{ id: nextNoticeId++, task: event.task, message: event.message }] : get().notices;
             set({ progress, notices });
             return;
           }

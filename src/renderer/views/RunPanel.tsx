@@ -312,6 +312,8 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
   const live = runState === 'running' || runState === 'paused' || runState === 'loading';
   const kneeSuggestion = useStudio((s) => s.kneeSuggestion);
   const engineKnobs = useStudio((s) => s.engineKnobs);
+  // A live run this page did not start: only its knobs are known (the engine's knobs event).
+  const startedElsewhere = useStudio((s) => s.config === null) && live;
   const shownKnobs = useRef<EngineKnobsEvent | null>(null);
   // The engine's knobs are the truth: its start values, a dragged τ, a refused change all land in the form.
   useEffect(() => {
@@ -493,102 +495,111 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
           </Field>
         )}
       </fieldset>
-      <fieldset disabled={live}>
-        <legend>Model pair</legend>
-        <label className="inline">
-          <input type="radio" name="modelSource" checked={form.modelSource === 'bundled'} onChange={() => set('modelSource', 'bundled')} />
-          bundled demo pair{bundled.length > 0 ? ` (${bundled.map((m) => m.name).join(', ')})` : ''}
-        </label>
-        {bundled.some((m) => m.name === 'echo-demo-head') && (
+      {startedElsewhere ? (
+        <p className="muted" data-testid="run-elsewhere">
+          This run was started from another window. The engine reports its policy, batch, K_max and τ (above); its model
+          pair, prompts, requests and sampling are not known here, so they are not shown.
+        </p>
+      ) : (
+        <>
+        <fieldset disabled={live}>
+          <legend>Model pair</legend>
           <label className="inline">
-            <input type="radio" name="modelSource" checked={form.modelSource === 'bundled-head'} onChange={() => set('modelSource', 'bundled-head')} />
-            bundled target with its demo EAGLE-3 head as the draft
+            <input type="radio" name="modelSource" checked={form.modelSource === 'bundled'} onChange={() => set('modelSource', 'bundled')} />
+            bundled demo pair{bundled.length > 0 ? ` (${bundled.map((m) => m.name).join(', ')})` : ''}
           </label>
-        )}
-        <label className="inline">
-          <input type="radio" name="modelSource" checked={form.modelSource === 'folders'} onChange={() => set('modelSource', 'folders')} />
-          Hugging Face folders
-        </label>
-        {form.modelSource === 'folders' && (
-          <>
-            <Field label="draft folder (a model, or an EAGLE-3 head)" htmlFor="run-draftDir" error={errors.draftDir}>
-              {input('draftDir')}
-              {chooseFolder && (
-                <button type="button" onClick={() => void pickFolder('draftDir')}>
-                  Choose…
-                </button>
-              )}
-            </Field>
-            <Field label="target folder" htmlFor="run-targetDir" error={errors.targetDir}>
-              {input('targetDir')}
-              {chooseFolder && (
-                <button type="button" onClick={() => void pickFolder('targetDir')}>
-                  Choose…
-                </button>
-              )}
-            </Field>
-          </>
-        )}
-        <Field label="target weights" htmlFor="run-targetPrecision" error={errors.targetPrecision}>
-          <select id="run-targetPrecision" value={form.targetPrecision} onChange={(e) => set('targetPrecision', e.target.value as WeightPrecision)}>
-            {WEIGHT_PRECISIONS.map((precision) => (
-              <option key={precision} value={precision}>
-                {TARGET_PRECISION_LABELS[precision]}
-              </option>
-            ))}
-          </select>
-        </Field>
-        {form.policy !== 'ar' && (
-          <Field label="draft attention window (sink:recent rows; empty: the whole past)" htmlFor="run-draftWindow" error={errors.draftWindow}>
-            {input('draftWindow')}
-          </Field>
-        )}
-      </fieldset>
-      <fieldset disabled={live}>
-        <legend>Prompts</legend>
-        <label className="inline">
-          <input type="radio" name="promptSource" checked={form.promptSource === 'domain'} onChange={() => set('promptSource', 'domain')} />
-          bundled domain
-        </label>
-        <label className="inline">
-          <input type="radio" name="promptSource" checked={form.promptSource === 'file'} onChange={() => set('promptSource', 'file')} />
-          prompts file
-        </label>
-        {form.promptSource === 'domain' ? (
-          <Field label="domain" htmlFor="run-domain" error={errors.domain}>
-            <select id="run-domain" value={form.domain} onChange={(e) => set('domain', e.target.value)}>
-              {domains.map((d) => (
-                <option key={d} value={d}>
-                  {d}
+          {bundled.some((m) => m.name === 'echo-demo-head') && (
+            <label className="inline">
+              <input type="radio" name="modelSource" checked={form.modelSource === 'bundled-head'} onChange={() => set('modelSource', 'bundled-head')} />
+              bundled target with its demo EAGLE-3 head as the draft
+            </label>
+          )}
+          <label className="inline">
+            <input type="radio" name="modelSource" checked={form.modelSource === 'folders'} onChange={() => set('modelSource', 'folders')} />
+            Hugging Face folders
+          </label>
+          {form.modelSource === 'folders' && (
+            <>
+              <Field label="draft folder (a model, or an EAGLE-3 head)" htmlFor="run-draftDir" error={errors.draftDir}>
+                {input('draftDir')}
+                {chooseFolder && (
+                  <button type="button" onClick={() => void pickFolder('draftDir')}>
+                    Choose…
+                  </button>
+                )}
+              </Field>
+              <Field label="target folder" htmlFor="run-targetDir" error={errors.targetDir}>
+                {input('targetDir')}
+                {chooseFolder && (
+                  <button type="button" onClick={() => void pickFolder('targetDir')}>
+                    Choose…
+                  </button>
+                )}
+              </Field>
+            </>
+          )}
+          <Field label="target weights" htmlFor="run-targetPrecision" error={errors.targetPrecision}>
+            <select id="run-targetPrecision" value={form.targetPrecision} onChange={(e) => set('targetPrecision', e.target.value as WeightPrecision)}>
+              {WEIGHT_PRECISIONS.map((precision) => (
+                <option key={precision} value={precision}>
+                  {TARGET_PRECISION_LABELS[precision]}
                 </option>
               ))}
             </select>
           </Field>
-        ) : (
-          <Field label="prompts file (one prompt per line, or JSONL)" htmlFor="run-promptsFile" error={errors.promptsFile}>
-            {input('promptsFile')}
-          </Field>
-        )}
-      </fieldset>
-      <fieldset disabled={live}>
-        <legend>Requests and sampling</legend>
-        <div className="field-row">
-          <Field label="temperature" htmlFor="run-temperature" error={errors.temperature}>
-            {input('temperature', { type: 'number', step: '0.1' })}
-          </Field>
-          <Field label="max new tokens" htmlFor="run-maxNewTokens" error={errors.maxNewTokens}>
-            {input('maxNewTokens', { type: 'number' })}
-          </Field>
-        </div>
-        <div className="field-row">
-          <Field label="requests" htmlFor="run-requests" error={errors.requests}>
-            {input('requests', { type: 'number' })}
-          </Field>
-          <Field label="seed" htmlFor="run-seed" error={errors.seed}>
-            {input('seed', { type: 'number' })}
-          </Field>
-        </div>
-      </fieldset>
+          {form.policy !== 'ar' && (
+            <Field label="draft attention window (sink:recent rows; empty: the whole past)" htmlFor="run-draftWindow" error={errors.draftWindow}>
+              {input('draftWindow')}
+            </Field>
+          )}
+        </fieldset>
+        <fieldset disabled={live}>
+          <legend>Prompts</legend>
+          <label className="inline">
+            <input type="radio" name="promptSource" checked={form.promptSource === 'domain'} onChange={() => set('promptSource', 'domain')} />
+            bundled domain
+          </label>
+          <label className="inline">
+            <input type="radio" name="promptSource" checked={form.promptSource === 'file'} onChange={() => set('promptSource', 'file')} />
+            prompts file
+          </label>
+          {form.promptSource === 'domain' ? (
+            <Field label="domain" htmlFor="run-domain" error={errors.domain}>
+              <select id="run-domain" value={form.domain} onChange={(e) => set('domain', e.target.value)}>
+                {domains.map((d) => (
+                  <option key={d} value={d}>
+                    {d}
+                  </option>
+                ))}
+              </select>
+            </Field>
+          ) : (
+            <Field label="prompts file (one prompt per line, or JSONL)" htmlFor="run-promptsFile" error={errors.promptsFile}>
+              {input('promptsFile')}
+            </Field>
+          )}
+        </fieldset>
+        <fieldset disabled={live}>
+          <legend>Requests and sampling</legend>
+          <div className="field-row">
+            <Field label="temperature" htmlFor="run-temperature" error={errors.temperature}>
+              {input('temperature', { type: 'number', step: '0.1' })}
+            </Field>
+            <Field label="max new tokens" htmlFor="run-maxNewTokens" error={errors.maxNewTokens}>
+              {input('maxNewTokens', { type: 'number' })}
+            </Field>
+          </div>
+          <div className="field-row">
+            <Field label="requests" htmlFor="run-requests" error={errors.requests}>
+              {input('requests', { type: 'number' })}
+            </Field>
+            <Field label="seed" htmlFor="run-seed" error={errors.seed}>
+              {input('seed', { type: 'number' })}
+            </Field>
+          </div>
+        </fieldset>
+        </>
+      )}
       {errors.form && (
         <p className="field-error" role="alert">
           {errors.form}

@@ -195,6 +195,20 @@ describe('RunPanel', () => {
     expect(screen.queryByTestId('kmax-source')).toBeNull();
   });
 
+  it('shows a run started from another window by the knobs the engine reports, and no guessed settings', () => {
+    const { store } = renderWithStudio(<RunPanel />);
+    act(() => {
+      store.getState().ingest({ type: 'run.state', state: 'running' });
+      store.getState().ingest({ type: 'knobs', policy: 'echo', batch: 4, kmax: 48, taus: {} });
+    });
+    expect((screen.getByLabelText('K_max') as HTMLInputElement).value).toBe('48');
+    // The form's default 64 requests would be a guess at a run of 48: nothing is shown instead.
+    expect(screen.queryByLabelText('requests')).toBeNull();
+    expect(screen.getByTestId('run-elsewhere').textContent).toContain('started from another window');
+    act(() => store.getState().ingest({ type: 'run.state', state: 'finished' }));
+    expect(screen.getByLabelText('requests')).toBeTruthy();
+  });
+
   it("shows an opened trace's policy and K_max instead of the previous run's", () => {
     const { store } = renderWithStudio(<RunPanel />);
     const metrics = { policy: 'static', steps: 1, requests: 1, generatedTokens: 3, wallMs: 50, throughput: 60, meanAcceptedTokens: 1, meanAcceptanceLength: 2, draftUtilisation: 0.5, verifiedTokensPerStep: 3, acceptancePerPosition: [0.5], paddingWaste: 0, tpotP50Ms: 10, tpotP99Ms: 10 };
@@ -292,6 +306,12 @@ describe('errors and progress', () => {
       act(() => store.getState().ingest({ type: 'progress', task: 'model', done: 1, total: 1, message: 'llama, 6 layers' }));
       fireEvent.click(screen.getByRole('button', { name: 'dismiss: llama, 6 layers' }));
       expect(screen.queryByTestId('notice-model')).toBeNull();
+      // Tasks that finish together show one notice, the newest, not a stack.
+      act(() => {
+        for (const task of ['load', 'graphs', 'calibrate']) store.getState().ingest({ type: 'progress', task, done: 1, total: 1, message: `${task} done` });
+      });
+      expect(screen.getAllByText(/ done$/)).toHaveLength(1);
+      expect(screen.getByTestId('notice-calibrate').textContent).toContain('calibrate done');
     } finally {
       vi.useRealTimers();
     }
@@ -658,7 +678,8 @@ describe('MetricsChart summary', () => {
     });
     await waitFor(() => expect(screen.getByTestId('throughput').textContent).toMatch(/tok\/s modelled h100:70b$/), { timeout: 3000 });
     expect(screen.getByTestId('tpot').textContent).toBe('10.0 / 12.0 ms wall clock');
-    expect(screen.getByTestId('step-time').textContent).toMatch(/^draft \d+\.\d\d · verify \d+\.\d\d ms modelled h100:70b$/);
+    // The steps reach the summary through its throttle, after the clock's label.
+    await waitFor(() => expect(screen.getByTestId('step-time').textContent).toMatch(/^draft \d+\.\d\d · verify \d+\.\d\d ms modelled h100:70b$/), { timeout: 3000 });
   });
 
   it('says when K_max or τ changed part-way through a run', async () => {
