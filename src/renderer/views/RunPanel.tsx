@@ -265,13 +265,14 @@ export function kmaxFor(origin: KmaxOrigin, batch: number): number | null {
 }
 
 /** Says where K_max came from, and when it leaves almost nothing to draft. */
-function KmaxSource({ form, origin }: { form: RunForm; origin: KmaxOrigin }) {
+function KmaxSource({ form, origin, live }: { form: RunForm; origin: KmaxOrigin; live: boolean }) {
   const batch = toNumber(form.batch);
   const kmax = toNumber(form.kmax);
   if (!Number.isInteger(batch) || !Number.isInteger(kmax) || batch < 1 || kmax < batch) return null;
   const drafts = kmax - batch;
+  // A live run's K_max is the engine's (its knobs event): no default to explain.
   const source =
-    origin.from === 'typed'
+    origin.from === 'typed' || live
       ? null
       : origin.knee !== null
         ? `K_max from ${origin.knee.source} (${origin.knee.tokens} tokens verified for about the price of one), for batch ${batch}`
@@ -459,7 +460,7 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
             {input('taus', { knob: true })}
           </Field>
         )}
-        <KmaxSource form={form} origin={origin} />
+        <KmaxSource form={form} origin={origin} live={live} />
         <div className="field-row knee-row">
           <button
             type="button"

@@ -118,4 +118,46 @@ describe.skipIf(!hasChromium)('studio layout in Chromium', () => {
     expect(errors).toEqual([]);
     await page.close();
   });
+
+  it('fits the metrics summary, the comparison included, in its column at 1366×768', async () => {
+    const { page, errors } = await open(1366, 768);
+    await page.evaluate(() => {
+      const studio = (window as unknown as { __studio: { store: { getState(): { ingest(e: unknown): void; keepForCompare(label: string): void } } } }).__studio;
+      const root = { id: 0, parent: -1, depth: -1, token: 1, text: 'a', logq: 0, pathScore: 0, grant: 'root', verified: true };
+      const step = (i: number, totalMs: number) => ({
+        type: 'step', step: i, t: 10 * (i + 1), kmax: 96, verifiedTokens: 40, paddingWaste: 0, transfers: [],
+        budget: { roots: 16, base: 20, depth: 4, width: 0, unused: 56 },
+        timings: { draftMs: 1, packMs: 0, verifyMs: 2, commitMs: 0, totalMs },
+        requests: [{ requestId: '0', nodes: [root], gates: [], confidences: [], accepted: [], bonusToken: 2, emitted: [2, 3, 4] }],
+      });
+      const metrics = (policy: string) => ({
+        policy, steps: 90, requests: 48, generatedTokens: 3072, wallMs: 6870, throughput: 447.2, meanAcceptedTokens: 1.234, meanAcceptanceLength: 2.234,
+        draftUtilisation: 0.412, verifiedTokensPerStep: 40, acceptancePerPosition: [0.5], paddingWaste: 0, tpotP50Ms: 123.4, tpotP99Ms: 456.7,
+        stepTime: { draftMs: 23.4, verifyMs: 45.6, prefillMs: 12.3, otherMs: 1 },
+      });
+      const state = studio.store.getState();
+      state.ingest({ type: 'run.state', state: 'running' });
+      state.ingest({ type: 'frame', steps: [step(0, 80), step(1, 80)], metrics: metrics('static') });
+      state.ingest({ type: 'run.state', state: 'finished' });
+      state.keepForCompare('static');
+      state.ingest({ type: 'run.state', state: 'running' });
+      state.ingest({ type: 'frame', steps: [step(0, 60), { ...step(1, 60), kmax: 128 }], metrics: metrics('echo') });
+      state.ingest({ type: 'run.state', state: 'paused' });
+    });
+    await page.getByTestId('run-comparison').waitFor();
+    const fit = await page.evaluate(() => {
+      const body = document.querySelector('#panel-metrics-body') as HTMLElement;
+      const line = (id: string) => {
+        const el = document.querySelector(`[data-testid="${id}"]`) as HTMLElement;
+        return { lines: Math.round(el.getBoundingClientRect().height / parseFloat(getComputedStyle(el).lineHeight)), right: el.getBoundingClientRect().right };
+      };
+      return { sideways: body.scrollWidth - body.clientWidth, right: body.getBoundingClientRect().right, throughput: line('throughput'), comparison: line('run-comparison') };
+    });
+    expect(fit.sideways, 'the metrics panel scrolls sideways').toBeLessThanOrEqual(0);
+    expect(fit.throughput.lines, 'throughput wraps').toBeLessThanOrEqual(1);
+    expect(fit.comparison.right).toBeLessThanOrEqual(fit.right);
+    await page.screenshot({ path: `${SHOTS}/metrics-1366x768.png` });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
 });
