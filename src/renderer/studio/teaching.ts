@@ -141,9 +141,13 @@ function unusedSentence(step: StepEvent): Decision | null {
   if (stopped.length === 0) {
     return { kind: 'unused', text: `${head}; this step records no reason (only the elastic policies — echo, dense, fixed, ddd — record why a request stopped deepening).` };
   }
+  const silent = step.requests.length - stopped.length;
   return {
     kind: 'unused',
-    text: `${head} because every request stopped deepening: ${groups.join('; ')}; widening did not spend the rest (the step does not record why).`,
+    text:
+      `${head}. Why deepening stopped: ${groups.join('; ')}` +
+      (silent > 0 ? `; ${plural(silent, 'request')} recorded no stop` : '') +
+      '. Widening did not spend the rest (the step does not record why).',
   };
 }
 

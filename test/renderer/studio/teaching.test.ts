@@ -101,9 +101,9 @@ describe('teachStep', () => {
     expect(said[1]).toEqual({
       kind: 'unused',
       text:
-        '58 of K_max 96 went unused because every request stopped deepening: gates cut 2 requests (request 1 at depth 2, request 2 at depth 4); ' +
+        '58 of K_max 96 went unused. Why deepening stopped: gates cut 2 requests (request 1 at depth 2, request 2 at depth 4); ' +
         '1 request reached its depth limit (request 3 at depth 6); 1 request’s next layer was not worth its price (request 4 at depth 3); ' +
-        '1 request had no candidates left to draft (request 5 at depth 1); widening did not spend the rest (the step does not record why).',
+        '1 request had no candidates left to draft (request 5 at depth 1). Widening did not spend the rest (the step does not record why).',
     });
   });
 
