@@ -74,6 +74,8 @@ describe.skipIf(skipReason !== null)('studio in a browser, served by the web hos
 
     const version = packageVersion(repoRoot);
     await page.getByTestId('engine-version').getByText(`v${version}`).waitFor();
+    // The engine card starts folded (the run's knobs need the room); its toggle opens it.
+    await page.getByRole('button', { name: 'show Engine' }).click();
     const models = page.getByTestId('models').locator('li');
     await models.nth(1).waitFor();
     expect(await models.locator('.model-name').allTextContents()).toEqual(['echo-draft', 'echo-target']);
