@@ -98,6 +98,7 @@ describe.skipIf(skipReason !== null)('studio in a browser, served by the web hos
     const page = await browser.newPage();
     await page.goto(host.url);
     await page.locator('[data-testid="connection"][data-state="connected"]').waitFor({ timeout: 30_000 });
+    await page.getByRole('button', { name: 'show Engine' }).click();
     await page.getByTestId('models').waitFor();
     const firstPid = host.enginePid();
     expect(firstPid).toBeTypeOf('number');
