@@ -80,11 +80,9 @@ function PanelTitle({ id, title, collapsed, onToggle }: { id: string; title: str
 function EngineCard() {
   const status = useStudio((s) => s.status);
   const models = status?.bundledModels ?? [];
-  // Open until a run starts, then folded (a lecture needs the screen for the run), unless the user chose.
-  const runState = useStudio((s) => s.runState);
-  const [chosen, setChosen] = useState<boolean | null>(null);
-  const collapsed = chosen ?? runState !== 'idle';
-  const setCollapsed = (value: boolean) => setChosen(value);
+  // Folded to its title until the user opens it: the header already names the engine's version
+  // and provider, the Run panel its bundled pair, and the run's knobs need the room on a small screen.
+  const [collapsed, setCollapsed] = useState(true);
   return (
     <section className={`panel panel-engine${collapsed ? ' collapsed' : ''}`} data-panel="engine" aria-labelledby="panel-engine-title">
       <PanelTitle id="engine" title="Engine" collapsed={collapsed} onToggle={() => setCollapsed(!collapsed)} />

@@ -74,6 +74,8 @@ describe.skipIf(skipReason !== null)('studio in a browser, served by the web hos
 
     const version = packageVersion(repoRoot);
     await page.getByTestId('engine-version').getByText(`v${version}`).waitFor();
+    // The engine card starts folded (the run's knobs need the room); its toggle opens it.
+    await page.getByRole('button', { name: 'show Engine' }).click();
     const models = page.getByTestId('models').locator('li');
     await models.nth(1).waitFor();
     expect(await models.locator('.model-name').allTextContents()).toEqual(['echo-draft', 'echo-target']);
@@ -96,6 +98,7 @@ describe.skipIf(skipReason !== null)('studio in a browser, served by the web hos
     const page = await browser.newPage();
     await page.goto(host.url);
     await page.locator('[data-testid="connection"][data-state="connected"]').waitFor({ timeout: 30_000 });
+    await page.getByRole('button', { name: 'show Engine' }).click();
     await page.getByTestId('models').waitFor();
     const firstPid = host.enginePid();
     expect(firstPid).toBeTypeOf('number');

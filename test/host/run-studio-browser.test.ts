@@ -44,7 +44,7 @@ describe.skipIf(skipReason !== null)('a studio run in the browser', () => {
     await page.fill('#run-kmax', '24');
     await page.fill('#run-requests', '8');
     await page.fill('#run-maxNewTokens', '24');
-    await page.getByRole('button', { name: 'Start' }).click();
+    await page.getByRole('button', { name: 'Start', exact: true }).click();
     const state = page.getByTestId('run-panel-state');
     await expect.poll(() => state.textContent(), { timeout: 120_000 }).toBe('finished');
 

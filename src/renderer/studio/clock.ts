@@ -80,3 +80,23 @@ export function throughputOf(points: readonly StepPoint[], id: string): number {
   }
   return ms > 0 ? (tokens * 1000) / ms : 0;
 }
+
+/**
+ * Tokens verified for about the price of one forward on a modelled clock (its device's knee, what
+ * K_max defaults to there); null for the wall clock, whose knee is measured (hw.knee), not modelled.
+ */
+export function clockKnee(id: string): number | null {
+  if (id === WALL_CLOCK) return null;
+  try {
+    return Math.max(1, Math.round(modelledClock(id).costs.knee));
+  } catch {
+    // A profile clock whose file was not loaded in this page: no knee to offer.
+    return null;
+  }
+}
+
+/** A step's modelled draft and verify time under a modelled clock, in ms (prefill is not modelled). */
+export function stepSplit(p: StepPoint, id: string): { draftMs: number; verifyMs: number } {
+  const step = modelledClock(id).stepMs(pointAsStep(p));
+  return { draftMs: step.draftMs, verifyMs: step.verifyMs };
+}

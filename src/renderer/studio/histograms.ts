@@ -1,6 +1,7 @@
 // View-model for the per-depth confidence histograms and the draggable τ line.
 import type { CalibrationSummary } from '../../shared/messages.js';
 import type { DepthHistogram, StepEvent } from '../../shared/events.js';
+import { formatProbability } from './tokens.js';
 
 export interface HistogramBin {
   /** Bin label, its centre, 2 decimals. */
@@ -59,6 +60,38 @@ export function isSweetSpot(h: DepthHistogram, threshold = SWEET_SPOT_AUC): bool
   return h.auc !== null && h.auc > threshold;
 }
 
+/** A live badge leaves only this far below the bar, so an AUC that wobbles around it does not blink. */
+export const SWEET_SPOT_HYSTERESIS = 0.05;
+/** Least samples of each class before a live AUC may call a depth a sweet spot. */
+export const SWEET_SPOT_MIN_SAMPLES = 20;
+
+/** Where a depth's "sweet spot" badge comes from: the run's calibration (fixed for the run), or this run's own steps. */
+export type SweetSpotSource = 'calibration' | 'live';
+
+/**
+ * Whether a depth shows as a sweet spot, and on whose word. With a calibration that measured the
+ * depth, its verdict: it chose the gates, and it does not change as steps stream. Without one,
+ * this run's AUC, with enough samples of each class, entering above the bar and leaving only
+ * below it by SWEET_SPOT_HYSTERESIS (`was`: what the badge showed before).
+ */
+export function sweetSpot(
+  h: DepthHistogram,
+  calibration: CalibrationSummary | undefined,
+  was: boolean,
+): { on: boolean; source: SweetSpotSource } {
+  const measured = calibration && (calibration.source === 'warm-up' || calibration.source === 'profile') ? calibration.depths.find((d) => d.depth === h.depth) : undefined;
+  if (measured) return { on: measured.sweetSpot, source: 'calibration' };
+  if (h.auc === null) return { on: false, source: 'live' };
+  const enough = total(h.accepted) >= SWEET_SPOT_MIN_SAMPLES && total(h.rejected) >= SWEET_SPOT_MIN_SAMPLES;
+  const on = was ? h.auc > SWEET_SPOT_AUC - SWEET_SPOT_HYSTERESIS : enough && h.auc > SWEET_SPOT_AUC;
+  return { on, source: 'live' };
+}
+
+/** Who calibrated the τ_d, in a reader's words ("the warm-up calibration before the run"). */
+export function calibrationSource(summary: CalibrationSummary): string {
+  return summary.source === 'profile' ? 'calibration (profile)' : 'calibration (warm-up, before the run)';
+}
+
 /** τ for a pointer position over the plot area: clamped to [0, 1], rounded to 0.01. */
 export function tauFromPointer(clientX: number, plotLeft: number, plotWidth: number): number {
   if (plotWidth <= 0) return 0;
@@ -86,14 +119,15 @@ export function calibrationReason(summary: CalibrationSummary | undefined, depth
   const d = summary.depths.find((entry) => entry.depth === depth);
   if (!d) return 'the calibration did not reach this depth';
   const counts = `${d.accepted} accepted, ${d.rejected} rejected`;
-  if (d.auc === null) return `calibration: too few samples to judge (${counts}): no gate`;
+  const by = calibrationSource(summary);
+  if (d.auc === null) return `${by}: too few samples to judge (${counts}): no gate`;
   const auc = `AUC ${d.auc.toFixed(2)}`;
   const test = summary.significance !== undefined && summary.significance < 1 ? ` at significance ${summary.significance}` : '';
-  if (d.tau === null) return `calibration: ${auc}; no τ cut layers accepted significantly less often than the alternative${test}: no gate`;
+  if (d.tau === null) return `${by}: ${auc}; no τ cut layers accepted significantly less often than the alternative${test}: no gate`;
   const anchor = depth === 0 || depth === summary.targetDepth;
   const bar = anchor ? 0.5 : summary.delta;
-  if (!d.sweetSpot) return `calibration: ${auc} ≤ ${bar === undefined ? 'the bar' : bar === 0.5 ? 'chance (0.5)' : `δ ${bar}`}: not a sweet spot, no gate (τ ${d.tau.toFixed(3)} passed the test${test})`;
-  return `calibration: ${auc} > ${bar === 0.5 ? 'chance' : `δ ${bar ?? ''}`} and τ ${d.tau.toFixed(3)} passed the test${test}: gated`;
+  if (!d.sweetSpot) return `${by}: ${auc} ≤ ${bar === undefined ? 'the bar' : bar === 0.5 ? 'chance (0.5)' : `δ ${bar}`}: not a sweet spot, no gate (τ ${formatProbability(d.tau)} passed the test${test})`;
+  return `${by}: ${auc} > ${bar === 0.5 ? 'chance' : `δ ${bar ?? ''}`} and τ ${formatProbability(d.tau)} passed the test${test}: gated`;
 }
 
 /** One line on where the run's τ_d came from. */

@@ -2,6 +2,7 @@
 // live run and a replayed trace draw the same lines.
 import type { BudgetTransfer, StepEvent } from '../../shared/events.js';
 import { draftForwardSizes } from '../../engine/cost/clock.js';
+import { formatProbability } from './tokens.js';
 
 export interface StepPoint {
   step: number;
@@ -26,13 +27,17 @@ export interface StepPoint {
   /** Rows of each draft forward, and their requests when recorded: what a modelled clock prices. */
   draftRows: number[];
   draftRequests?: number[];
+  /** The τ each gated depth was checked against this step (absent when no gate was checked). */
+  taus?: Record<string, number>;
 }
 
 export function stepPoint(event: StepEvent): StepPoint {
   let emitted = 0;
   let accepted = 0;
   let draftedVerified = 0;
+  let taus: Record<string, number> | undefined;
   for (const req of event.requests) {
+    for (const gate of req.gates) (taus ??= {})[String(gate.depth)] ??= gate.tau;
     emitted += req.emitted.length;
     accepted += req.accepted.length;
     for (const node of req.nodes) if (node.verified && node.parent >= 0) draftedVerified += 1;
@@ -50,7 +55,41 @@ export function stepPoint(event: StepEvent): StepPoint {
     totalMs: event.timings.totalMs,
     draftRows: draftForwardSizes(event),
     ...(event.draftRequests ? { draftRequests: event.draftRequests } : {}),
+    ...(taus ? { taus } : {}),
   };
+}
+
+/**
+ * The settings a run changed part-way, read from its steps: K_max, and the τ of each gated depth
+ * (as its gate checks carried it). "K_max 64 → 96", "τ at depth 2 0.3 → 0.35"; empty when none
+ * changed. A comparison of such runs mixes settings, and says so.
+ */
+export function settingChanges(points: readonly StepPoint[]): string[] {
+  const kmaxes: number[] = [];
+  const taus = new Map<string, number[]>();
+  for (const p of points) {
+    if (kmaxes[kmaxes.length - 1] !== p.kmax) kmaxes.push(p.kmax);
+    for (const [depth, tau] of Object.entries(p.taus ?? {})) {
+      const seen = taus.get(depth) ?? [];
+      if (seen[seen.length - 1] !== tau) seen.push(tau);
+      taus.set(depth, seen);
+    }
+  }
+  const out: string[] = [];
+  if (kmaxes.length > 1) out.push(`K_max ${kmaxes.join(' → ')}`);
+  for (const [depth, values] of [...taus.entries()].sort((a, b) => Number(a[0]) - Number(b[0]))) {
+    if (values.length > 1) out.push(`τ at depth ${depth} ${values.map((v) => formatProbability(v)).join(' → ')}`);
+  }
+  return out;
+}
+
+/** Two runs with the same steps (a run and its own replay, or kept and shown again): comparing them says nothing. */
+export function sameSteps(a: readonly StepPoint[], b: readonly StepPoint[]): boolean {
+  return (
+    a.length > 0 &&
+    a.length === b.length &&
+    a.every((p, i) => p.step === b[i].step && p.emitted === b[i].emitted && p.verifiedTokens === b[i].verifiedTokens && p.totalMs === b[i].totalMs)
+  );
 }
 
 export interface MetricPoint {

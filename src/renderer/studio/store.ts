@@ -40,9 +40,19 @@ export interface StudioError {
 
 export type KneeSuggestion = EventOf<'hw.knee'>;
 
+/** Every step of a run summed, exactly (the points past MAX_POINTS are thinned, these never are). */
+export interface StepTotals {
+  steps: number;
+  /** Tokens appended to outputs. */
+  emitted: number;
+  /** The steps' own wall time, prefill of admitted requests included. */
+  wallMs: number;
+}
+
 export interface ComparisonRun {
   label: string;
   points: StepPoint[];
+  totals: StepTotals;
   /** Its whole-run metrics when kept, if it had any yet. */
   metrics: RunMetrics | null;
 }
@@ -71,6 +81,12 @@ export interface RunSlice {
   engineKnobs: EngineKnobsEvent | null;
   /** The report folder opened last (report.open, or the quick study's own report when it ends). */
   report: ReportEvent | null;
+  /**
+   * Counts the replays shown (an opened trace, or a finished run re-sent from its start without a
+   * seek): each drops what belonged to the run shown before it — the config started here, the
+   * engine's knobs — so no view labels the trace with the old run's settings.
+   */
+  replays: number;
 }
 
 export interface StreamSlice {
@@ -83,6 +99,8 @@ export interface StreamSlice {
   histograms: DepthHistogram[];
   metrics: RunMetrics | null;
   texts: Record<string, TextSegment[]>;
+  /** Every step received, summed: the wall clock's throughput, the same live and replayed. */
+  totals: StepTotals;
   /** Bumped on every frame; cheap change signal for subscribers. */
   frameCount: number;
 }
@@ -143,6 +161,7 @@ const emptyStream = (): StreamSlice => ({
   histograms: [],
   metrics: null,
   texts: {},
+  totals: { steps: 0, emitted: 0, wallMs: 0 },
   frameCount: 0,
 });
 
@@ -156,6 +175,12 @@ export function createStudioStore(): StudioStore {
       const all = digests.concat(steps.map(digestStep)).sort((a, b) => a.step - b.step);
       // Step 0 after other steps means a new run (or a replay from the start): start clean.
       const restart = all.length > 0 && state.latestStep !== null && all[0].step === 0;
+      // Steps from step 0 while no run is live and no seek was asked for: a trace being opened (or
+      // a finished run re-sent); what this page knew of the run before it no longer describes it.
+      const live = state.runState === 'running' || state.runState === 'paused' || state.runState === 'loading';
+      // The first steps after this page started a run are that run's, whatever state came first.
+      const startedHere = state.config !== null && state.latestStep === null;
+      const replay = all.length > 0 && all[0].step === 0 && !live && !state.seekPending && !startedHere;
       const base: StreamSlice = restart ? emptyStream() : state;
       const texts = { ...base.texts };
       for (const digest of all) {
@@ -172,6 +197,12 @@ export function createStudioStore(): StudioStore {
         restart && !state.seekPending ? frameEnd : frameEnd === null ? state.runEndStep : Math.max(state.runEndStep ?? frameEnd, frameEnd);
       const keep = <T,>(list: T[]): T[] => (list.length > RECENT_STEPS ? list.slice(list.length - RECENT_STEPS) : list);
       const newPoints = base.points.concat(all.map((d) => d.point));
+      const totals = { ...base.totals };
+      for (const { point } of all) {
+        totals.steps += 1;
+        totals.emitted += point.emitted;
+        totals.wallMs += point.totalMs;
+      }
       set({
         steps: keep(base.steps.concat(steps)),
         gateSteps: keep(base.gateSteps.concat(all.map((d) => d.gates))),
@@ -180,9 +211,11 @@ export function createStudioStore(): StudioStore {
         histograms: histograms ?? base.histograms,
         metrics: metrics ?? base.metrics,
         texts,
+        totals,
         frameCount: state.frameCount + 1,
         runEndStep,
         ...(restart ? { pinnedStep: null, seekPending: false } : {}),
+        ...(replay ? { config: null, engineKnobs: null, taus: {}, replays: state.replays + 1 } : {}),
       });
     };
 
@@ -198,6 +231,7 @@ export function createStudioStore(): StudioStore {
       kneeSuggestion: null,
       engineKnobs: null,
       report: null,
+      replays: 0,
       ...emptyStream(),
       taus: {},
       selectedRequestId: null,
@@ -227,7 +261,9 @@ export function createStudioStore(): StudioStore {
             if (done) delete progress[event.task];
             else progress[event.task] = { task: event.task, done: event.done, total: event.total, message: event.message };
             // A finished task's message is its answer (the model checked, where the export went).
-            const notices = done && event.message ? [...get().notices, { id: nextNoticeId++, task: event.task, message: event.message }].slice(-4) : get().notices;
+            // One notice at a time: a run's setup finishes several tasks within a second, and a
+            // stack of their answers would push the panel down; the newest answer replaces the rest.
+            const notices = done && event.message ? [{ id: nextNoticeId++, task: event.task, message: event.message }] : get().notices;
             set({ progress, notices });
             return;
           }
@@ -287,7 +323,7 @@ export function createStudioStore(): StudioStore {
         set({ taus: rest });
       },
       keepForCompare(label) {
-        set({ compare: { label, points: get().points.slice(), metrics: get().metrics } });
+        set({ compare: { label, points: get().points.slice(), totals: get().totals, metrics: get().metrics } });
       },
       setClock(clock) {
         set({ clock });

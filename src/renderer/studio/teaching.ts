@@ -1,10 +1,12 @@
 // Teaching mode: one plain sentence per scheduler decision in a step, in the order the engine made
-// them (gates, depth extensions, width expansions, verification), after a summary of the budget
-// and of the draft forwards that paid for the tree.
-import type { RequestStep, StepEvent } from '../../shared/events.js';
-import { formatNumber, tokenLabel, visibleText } from './tokens.js';
+// them (gates, depth extensions, width expansions, verification), after a summary of the budget,
+// why any of it went unused, and the draft forwards that paid for the tree; then per request what
+// it was given and why it stopped deepening. Every reason is read from the step event (its
+// requests' `stop`), never guessed: where the event records none, the sentence says so.
+import type { DeepeningStop, DeepeningStopReason, GrantKind, RequestStep, StepEvent } from '../../shared/events.js';
+import { formatCompared, plural, tokenLabel, visibleText } from './tokens.js';
 
-export type DecisionKind = 'budget' | 'draft' | 'truncate' | 'pass' | 'priced' | 'depth' | 'width' | 'verify' | 'finish';
+export type DecisionKind = 'budget' | 'unused' | 'draft' | 'given' | 'truncate' | 'pass' | 'priced' | 'depth' | 'width' | 'verify' | 'finish';
 
 export interface Decision {
   kind: DecisionKind;
@@ -13,7 +15,6 @@ export interface Decision {
   text: string;
 }
 
-const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 function listPayers(counts: Map<string, number>, pool: number): string {
   const parts = [...counts.entries()]
@@ -28,8 +29,7 @@ function gateSentences(step: StepEvent, req: RequestStep): Decision[] {
   const out: Decision[] = [];
   const given = step.transfers.filter((t) => t.from === req.requestId);
   for (const gate of req.gates) {
-    const c = formatNumber(gate.confidence);
-    const tau = formatNumber(gate.tau);
+    const [c, tau] = formatCompared(gate.confidence, gate.tau);
     if (gate.pass) {
       out.push({
         kind: 'pass',
@@ -91,6 +91,87 @@ function growthSentences(req: RequestStep): Decision[] {
   return out;
 }
 
+/** Why a request stopped deepening, as the end of a sentence ("… stopped deepening at depth 2: <this>"). */
+const STOP_WORDS: Record<DeepeningStopReason, (depth: number) => string> = {
+  truncated: (d) => `its gate at depth ${d} cut it`,
+  'max-depth': (d) => `depth ${d} is past its depth limit (the max depth, or the last layer its remaining tokens can use)`,
+  'no-budget': (d) => `no budget was left for depth ${d}`,
+  'no-candidates': (d) => `the draft had no candidates left for depth ${d}`,
+  'not-worth-its-cost': (d) => `depth ${d} was not worth its price`,
+};
+
+/** How the step-wide sentence groups stops: who they were, by reason, in the engine's order. */
+const STOP_GROUPS: ReadonlyArray<{ reason: DeepeningStopReason; words: (n: number) => string }> = [
+  { reason: 'truncated', words: (n) => `gates cut ${plural(n, 'request')}` },
+  { reason: 'max-depth', words: (n) => `${plural(n, 'request')} reached ${n === 1 ? 'its' : 'their'} depth limit` },
+  { reason: 'not-worth-its-cost', words: (n) => `${n === 1 ? '1 request’s' : `${n} requests’`} next layer was not worth its price` },
+  { reason: 'no-candidates', words: (n) => `${plural(n, 'request')} had no candidates left to draft` },
+  { reason: 'no-budget', words: (n) => `${plural(n, 'request')} ran out of budget` },
+];
+
+const LISTED_PER_REASON = 6;
+
+function listStops(stops: ReadonlyArray<{ requestId: string; stop: DeepeningStop }>): string {
+  const shown = stops.slice(0, LISTED_PER_REASON).map(({ requestId, stop }) => `request ${requestId} at depth ${stop.depth}`);
+  const more = stops.length - shown.length;
+  return shown.join(', ') + (more > 0 ? ` and ${more} more` : '');
+}
+
+/**
+ * Why K_max was not all spent (or, when it was, who ran out of it), from the requests' stops.
+ * Widening spends what the deepening left; the event does not record why it stopped, so the
+ * sentence says only that it did not spend the rest.
+ */
+function unusedSentence(step: StepEvent): Decision | null {
+  const stopped = step.requests.filter((r): r is RequestStep & { stop: DeepeningStop } => r.stop !== undefined);
+  const unused = step.budget.unused;
+  const groups = STOP_GROUPS.map(({ reason, words }) => {
+    const stops = stopped.filter((r) => r.stop.reason === reason).map((r) => ({ requestId: r.requestId, stop: r.stop }));
+    return stops.length === 0 ? '' : `${words(stops.length)} (${listStops(stops)})`;
+  }).filter((part) => part !== '');
+  if (unused <= 0) {
+    const outOfBudget = stopped.filter((r) => r.stop.reason === 'no-budget');
+    if (outOfBudget.length === 0) return null;
+    return {
+      kind: 'unused',
+      text: `All of K_max ${step.kmax} was spent: ${plural(outOfBudget.length, 'request')} ran out of budget (${listStops(outOfBudget.map((r) => ({ requestId: r.requestId, stop: r.stop })))}).`,
+    };
+  }
+  const head = `${unused} of K_max ${step.kmax} went unused`;
+  if (stopped.length === 0) {
+    return { kind: 'unused', text: `${head}; this step records no reason (only the elastic policies — echo, dense, fixed, ddd — record why a request stopped deepening).` };
+  }
+  const silent = step.requests.length - stopped.length;
+  return {
+    kind: 'unused',
+    text:
+      `${head}. Why deepening stopped: ${groups.join('; ')}` +
+      (silent > 0 ? `; ${plural(silent, 'request')} recorded no stop` : '') +
+      '. Widening did not spend the rest (the step does not record why).',
+  };
+}
+
+const GRANT_WORDS: ReadonlyArray<{ kind: GrantKind; label: string }> = [
+  { kind: 'root', label: 'root' },
+  { kind: 'base', label: 'base' },
+  { kind: 'depth', label: 'depth extension' },
+  { kind: 'width', label: 'width expansion' },
+];
+
+/** What the request was given this step, by grant kind, and why it stopped deepening where it did. */
+function givenSentence(req: RequestStep): Decision {
+  const counts = new Map<GrantKind, number>();
+  for (const n of req.nodes) if (n.verified) counts.set(n.grant, (counts.get(n.grant) ?? 0) + 1);
+  const total = [...counts.values()].reduce((a, b) => a + b, 0);
+  const parts = GRANT_WORDS.filter(({ kind }) => (counts.get(kind) ?? 0) > 0).map(({ kind, label }) => `${counts.get(kind)} ${label}`);
+  const why = req.stop ? `; it stopped deepening at depth ${req.stop.depth}: ${STOP_WORDS[req.stop.reason](req.stop.depth)}` : '';
+  return {
+    kind: 'given',
+    requestId: req.requestId,
+    text: `request ${req.requestId} was given ${plural(total, 'token')} (${parts.join(', ')})${why}.`,
+  };
+}
+
 function verifySentence(req: RequestStep): Decision {
   const drafted = req.nodes.filter((n) => n.verified && n.parent >= 0).length;
   const byId = new Map(req.nodes.map((n) => [n.id, n]));
@@ -129,6 +210,8 @@ export function teachStep(step: StepEvent): Decision[] {
         `${b.roots} roots, ${b.base} base, ${b.depth} depth extension, ${b.width} width expansion, ${b.unused} unused.`,
     },
   ];
+  const unused = unusedSentence(step);
+  if (unused) out.push(unused);
   const rows = step.draftRows;
   if (rows !== undefined && rows.length > 0) {
     const total = rows.reduce((a, b) => a + b, 0);
@@ -141,6 +224,7 @@ export function teachStep(step: StepEvent): Decision[] {
   }
   for (const req of step.requests) out.push(...gateSentences(step, req));
   for (const req of step.requests) out.push(...growthSentences(req));
+  for (const req of step.requests) out.push(givenSentence(req));
   for (const req of step.requests) {
     out.push(verifySentence(req));
     if (req.finished !== undefined) {

@@ -21,21 +21,43 @@ const CHART_POINTS = 200;
 const selectPoints = (s: StudioState): StepPoint[] => s.points;
 const selectStep = (s: StudioState): StepEvent | null => viewedStep(s);
 
+/** Width of one character of the bar's 10 px bold labels, generously: a label is drawn only where it fits whole. */
+const LABEL_CHAR_PX = 6.5;
+const LABEL_PADDING_PX = 8;
+
+/** What a segment of `px` pixels can show whole: its name and count, its count, or nothing (its title and the legend say it). */
+export function segmentLabel(label: string, tokens: number, px: number): string {
+  const fits = (text: string): boolean => text.length * LABEL_CHAR_PX + LABEL_PADDING_PX <= px;
+  const full = `${label} ${tokens}`;
+  if (fits(full)) return full;
+  return fits(String(tokens)) ? String(tokens) : '';
+}
+
+/**
+ * The step's K_max as one bar, each part exactly as wide as its share of the tokens (a fixed
+ * percentage, never grown by its text); a label shows only where it fits whole, and the legend
+ * under the bar names every part with its count.
+ */
 export function BudgetBar({ step }: { step: StepEvent }) {
+  const barRef = useRef<HTMLDivElement>(null);
+  const { width } = useCanvasSize(barRef);
+  const total = PARTS.reduce((sum, { key }) => sum + Math.max(0, step.budget[key]), 0);
   return (
-    <div className="budget-bar" role="img" aria-label={`K_max ${step.kmax} split`}>
+    <div className="budget-bar" ref={barRef} role="img" aria-label={`K_max ${step.kmax} split: ${PARTS.map(({ key, label }) => `${label} ${step.budget[key]}`).join(', ')}`}>
       {PARTS.map(({ key, label }) => {
         const tokens = step.budget[key];
-        if (tokens <= 0) return null;
+        if (tokens <= 0 || total <= 0) return null;
+        const share = tokens / total;
         return (
           <div
             key={key}
             className={`budget-part part-${key}`}
-            style={{ flexGrow: tokens, background: BUDGET_COLOURS[key] }}
+            style={{ width: `${share * 100}%`, background: BUDGET_COLOURS[key] }}
             title={`${label}: ${tokens} tokens`}
             data-testid={`budget-${key}`}
+            data-tokens={tokens}
           >
-            {tokens / step.kmax > 0.07 ? `${label} ${tokens}` : tokens}
+            {segmentLabel(label, tokens, share * width)}
           </div>
         );
       })}
@@ -125,10 +147,11 @@ export function BudgetFlow() {
         )}
       </header>
       {step ? <BudgetBar step={step} /> : <p className="muted">The split of K_max appears with the first step.</p>}
-      <div className="legend-inline">
+      <div className="legend-inline" data-testid="budget-legend">
         {PARTS.map(({ key, label }) => (
           <span key={key}>
             <span className="swatch dot" style={{ background: BUDGET_COLOURS[key] }} /> {label}
+            {step ? ` ${step.budget[key]}` : ''}
           </span>
         ))}
       </div>

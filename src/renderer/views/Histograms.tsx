@@ -8,10 +8,11 @@ import { memo, useCallback, useRef, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, XAxis, YAxis } from 'recharts';
 import type { DepthHistogram } from '../../shared/events.js';
 import { stepConfidenceSignal } from '../../shared/trace-schema.js';
-import { calibrationHeadline, calibrationReason, histogramBins, isSweetSpot, pointerFromTau, sampleCount, tauFromPointer, tausInUse, unverifiedCount } from '../studio/histograms.js';
+import { calibrationHeadline, calibrationReason, histogramBins, pointerFromTau, sampleCount, sweetSpot, tauFromPointer, tausInUse, unverifiedCount } from '../studio/histograms.js';
+import type { CalibrationSummary } from '../../shared/messages.js';
 import type { StudioState } from '../studio/store.js';
 import { isGatedPolicy } from '../../shared/config.js';
-import { formatNumber } from '../studio/tokens.js';
+import { formatNumber, formatProbability } from '../studio/tokens.js';
 import { STATE_COLOURS, UNVERIFIED_COLOUR } from './colors.js';
 import { useOnScreen, useSend, useStudio, useStudioStore, useThrottledStudio } from './StudioContext.js';
 import { useCanvasSize } from './useCanvas.js';
@@ -88,7 +89,7 @@ function TauLine({ depth, tau, plotLeft, plotWidth, onCommit }: TauLineProps) {
           onCommit(Math.round(Math.min(1, Math.max(0, tau + delta)) * 100) / 100);
         }}
       >
-        <span className="tau-label">τ {formatNumber(shown)}</span>
+        <span className="tau-label">τ {formatProbability(shown)}</span>
       </div>
     </div>
   );
@@ -103,6 +104,7 @@ const DepthChart = memo(function DepthChart({
   editable,
   onRemove,
   reason,
+  calibration,
 }: {
   depth: number;
   /** Position in the list; spreads the charts' re-renders over the update interval. */
@@ -115,6 +117,7 @@ const DepthChart = memo(function DepthChart({
   onRemove(depth: number): void;
   /** Why the calibration gated this depth or not. */
   reason: string | null;
+  calibration: CalibrationSummary | undefined;
 }) {
   const slotRef = useRef<HTMLDivElement>(null);
   const onScreen = useOnScreen(slotRef);
@@ -123,7 +126,7 @@ const DepthChart = memo(function DepthChart({
   return (
     <div ref={slotRef} className="depth-chart-slot">
       {histogram !== undefined && (
-        <DepthChartBody histogram={histogram} tau={tau} engineTau={engineTau} onTau={onTau} editable={editable} onRemove={onRemove} reason={reason} />
+        <DepthChartBody histogram={histogram} tau={tau} engineTau={engineTau} onTau={onTau} editable={editable} onRemove={onRemove} reason={reason} calibration={calibration} />
       )}
     </div>
   );
@@ -137,6 +140,7 @@ function DepthChartBody({
   editable,
   onRemove,
   reason,
+  calibration,
 }: {
   histogram: DepthHistogram;
   tau: number | undefined;
@@ -145,19 +149,28 @@ function DepthChartBody({
   editable: boolean;
   onRemove(depth: number): void;
   reason: string | null;
+  calibration: CalibrationSummary | undefined;
 }) {
   const boxRef = useRef<HTMLDivElement>(null);
   const { width } = useCanvasSize(boxRef);
   const bins = histogramBins(histogram);
   const plotLeft = MARGIN.left + Y_AXIS_WIDTH;
   const plotWidth = Math.max(0, width - plotLeft - MARGIN.right);
-  const sweet = isSweetSpot(histogram);
+  // The badge holds still while steps stream: the calibration's verdict, or this run's AUC with hysteresis.
+  const shown = useRef(false);
+  const sweet = sweetSpot(histogram, calibration, shown.current);
+  shown.current = sweet.on;
   const unverified = unverifiedCount(histogram);
   return (
     <figure className="depth-chart" data-testid={`histogram-${histogram.depth}`} data-samples={sampleCount(histogram)}>
       <figcaption>
         <strong>depth {histogram.depth}</strong>
-        <span>AUC {histogram.auc === null ? '—' : formatNumber(histogram.auc)}</span>
+        <span
+          data-testid={`live-auc-${histogram.depth}`}
+          title="over the layers the target verified in this run so far; at a gated depth only layers that passed the gate are verified, so it can differ from the calibration's, which saw every layer"
+        >
+          this run: AUC {histogram.auc === null ? '—' : formatNumber(histogram.auc)}
+        </span>
         {unverified > 0 && (
           <span
             className="muted"
@@ -167,17 +180,29 @@ function DepthChartBody({
             {unverified} unverified
           </span>
         )}
-        {sweet && <span className="badge sweet" title="AUC above the sweet-spot threshold: a good place for a gate">sweet spot</span>}
+        {sweet.on && (
+          <span
+            className="badge sweet"
+            data-testid={`sweet-spot-${histogram.depth}`}
+            title={
+              sweet.source === 'calibration'
+                ? "the calibration found this depth's confidence separates accepted from rejected drafts: a good place for a gate"
+                : "this run's AUC is above the sweet-spot bar: a good place for a gate"
+            }
+          >
+            sweet spot ({sweet.source === 'calibration' ? 'calibration' : 'this run'})
+          </span>
+        )}
         {tau !== undefined && <span className="badge gated">gated</span>}
         {editable && tau !== undefined && (
           <button type="button" className="link-button" data-testid={`remove-gate-${histogram.depth}`} onClick={() => onRemove(histogram.depth)}>
             remove gate
           </button>
         )}
-        {engineTau !== undefined && tau !== undefined && engineTau !== tau && <span className="pending">engine still at τ {formatNumber(engineTau)}</span>}
+        {engineTau !== undefined && tau !== undefined && engineTau !== tau && <span className="pending">engine still at τ {formatProbability(engineTau)}</span>}
         {engineTau !== undefined && (tau === undefined || engineTau === tau) && (
           <span className="muted" data-testid={`engine-tau-${histogram.depth}`}>
-            engine τ {formatNumber(engineTau)}
+            engine τ {formatProbability(engineTau)}
           </span>
         )}
       </figcaption>
@@ -300,6 +325,7 @@ export function Histograms() {
               editable={editable}
               onRemove={remove}
               reason={calibrationReason(calibration, depth)}
+              calibration={calibration}
             />
           ))}
         </div>

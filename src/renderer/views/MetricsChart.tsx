@@ -4,11 +4,11 @@ import { memo, useMemo, useRef, useState, type FormEvent } from 'react';
 import { CartesianGrid, Line, LineChart, Tooltip, XAxis, YAxis } from 'recharts';
 import type { RunMetrics } from '../../shared/events.js';
 import { compareRuns } from '../../shared/step-costs.js';
-import { METRIC_KEYS, metricSeries, overlaySeries, thinSeries, type MetricKey, type StepPoint } from '../studio/series.js';
-import type { ComparisonRun, StudioState } from '../studio/store.js';
+import { METRIC_KEYS, metricSeries, overlaySeries, sameSteps, settingChanges, thinSeries, type MetricKey, type StepPoint } from '../studio/series.js';
+import type { ComparisonRun, StepTotals, StudioState } from '../studio/store.js';
 import { formatNumber } from '../studio/tokens.js';
 import { COMPARE_COLOUR, GRANT_COLOURS } from './colors.js';
-import { CLOCK_OPTIONS, clockName, isProfileClock, stepTimer, throughputOf, WALL_CLOCK } from '../studio/clock.js';
+import { CLOCK_OPTIONS, clockName, isProfileClock, stepSplit, stepTimer, throughputOf, WALL_CLOCK } from '../studio/clock.js';
 import { useOnScreen, useSend, useStudio, useStudioStore, useThrottledStudio } from './StudioContext.js';
 import { useCanvasSize } from './useCanvas.js';
 
@@ -22,6 +22,7 @@ const CHART_POINTS = 200;
 
 const selectPoints = (s: StudioState): StepPoint[] => s.points;
 const selectMetrics = (s: StudioState): RunMetrics | null => s.metrics;
+const selectTotals = (s: StudioState): StepTotals => s.totals;
 
 const MetricPanel = memo(function MetricPanel({
   metric,
@@ -91,42 +92,101 @@ const MetricPanel = memo(function MetricPanel({
   );
 });
 
-const ratio = (x: number): string => (Number.isFinite(x) ? `${x.toFixed(3)}×` : '–');
+const ratio = (x: number): string => (Number.isFinite(x) && x > 0 ? `${x.toFixed(3)}×` : '–');
+
+/**
+ * A run's throughput under the clock: on the wall clock every step's own time summed exactly
+ * (prefill of admitted requests included; pauses and the time between steps left out), so a run
+ * reads the same live and replayed; on a modelled clock its steps priced on the device.
+ */
+function runThroughput(points: readonly StepPoint[], totals: StepTotals, clock: string): number {
+  if (clock === WALL_CLOCK) return totals.wallMs > 0 ? (totals.emitted * 1000) / totals.wallMs : 0;
+  return throughputOf(points, clock);
+}
+
+/** The clock a number was read on, beside it: every time shown says which clock it is. */
+function ClockTag({ clock, note }: { clock: string; note?: string }) {
+  return (
+    <span className="clock-tag" title={note}>
+      {clockName(clock)}
+    </span>
+  );
+}
 
 /** This run against the kept one: how much faster, and whether from fewer steps or cheaper ones. */
-function ComparisonLine({ run, kept, label, clock, points, keptPoints }: { run: RunMetrics; kept: RunMetrics; label: string; clock: string; points: StepPoint[]; keptPoints: StepPoint[] }) {
-  const c = compareRuns(run, kept);
-  if (clock !== WALL_CLOCK) {
-    const speedup = throughputOf(points, clock) / throughputOf(keptPoints, clock);
+function ComparisonLine({
+  run,
+  kept,
+  clock,
+  points,
+  totals,
+}: {
+  run: RunMetrics;
+  kept: ComparisonRun;
+  clock: string;
+  points: StepPoint[];
+  totals: StepTotals;
+}) {
+  const label = kept.label;
+  if (sameSteps(points, kept.points)) {
     return (
       <>
         <dt>against {label}</dt>
-        <dd data-testid="run-comparison" title={`both runs' steps priced on the ${clockName(clock)} clock (draft and verify; prefill left out)`}>
-          {ratio(speedup)} its throughput ({clockName(clock)})
-        </dd>
+        <dd data-testid="run-comparison">the kept run itself (the same steps): nothing to compare</dd>
       </>
     );
   }
+  const speedup = runThroughput(points, totals, clock) / runThroughput(kept.points, kept.totals, clock);
+  const changed = [
+    ...settingChanges(points).map((c) => `this run: ${c}`),
+    ...settingChanges(kept.points).map((c) => `${label}: ${c}`),
+  ];
+  const c = clock === WALL_CLOCK && kept.metrics ? compareRuns(run, kept.metrics) : null;
   return (
     <>
       <dt>against {label}</dt>
       <dd
         data-testid="run-comparison"
         title={
-          c.steps
+          c?.steps
             ? `same requests and tokens: throughput ÷ ${label}'s is about its steps ÷ these steps ÷ the time of a step; "at its step cost" prices these steps at ${label}'s (prefill as measured): what taking fewer steps buys on its own`
-            : `other requests or tokens than ${label}'s: steps do not compare`
+            : clock === WALL_CLOCK
+              ? `other requests or tokens than ${label}'s: steps do not compare`
+              : `both runs' steps priced on the ${clockName(clock)} clock (draft and verify; prefill left out)`
         }
       >
-        {ratio(c.throughput)} its throughput
-        {c.steps && ` · ${c.steps.run} steps to its ${c.steps.base} · ${ratio(c.steps.stepTime)} its time a step · ${ratio(c.steps.sched)} at its step cost`}
+        {ratio(speedup)} its throughput <ClockTag clock={clock} />
+        {c?.steps && (
+          <span className="comparison-detail">
+            {c.steps.run} steps to its {c.steps.base} · {ratio(c.steps.stepTime)} its time a step · {ratio(c.steps.sched)} at its step cost
+          </span>
+        )}
+        {changed.length > 0 && (
+          <span className="comparison-detail warn" data-testid="comparison-changed">
+            settings changed mid-run ({changed.join('; ')}): the ratio mixes them
+          </span>
+        )}
       </dd>
     </>
   );
 }
 
-function runLabelOf(state: Pick<StudioState, 'config' | 'metrics'>): string {
-  return state.config?.policy ?? state.metrics?.policy ?? 'this run';
+/** The label of the run shown: the policy its steps' metrics name, else the engine's, else the one started here. */
+function runLabelOf(state: Pick<StudioState, 'config' | 'metrics' | 'engineKnobs'>): string {
+  return state.metrics?.policy ?? state.engineKnobs?.policy ?? state.config?.policy ?? 'this run';
+}
+
+/** Mean modelled draft and verify time per step under a modelled clock (prefill is not modelled). */
+function modelledStepSplit(points: readonly StepPoint[], clock: string): { draftMs: number; verifyMs: number } | null {
+  if (clock === WALL_CLOCK || points.length === 0) return null;
+  let draftMs = 0;
+  let verifyMs = 0;
+  for (const p of points) {
+    const split = stepSplit(p, clock);
+    draftMs += split.draftMs;
+    verifyMs += split.verifyMs;
+  }
+  return { draftMs: draftMs / points.length, verifyMs: verifyMs / points.length };
 }
 
 /** The clock select's entry that asks for a profile file instead of naming a clock. */
@@ -200,6 +260,9 @@ export function MetricsChart() {
   const draftWindow = useStudio((s) => s.config?.draftWindow);
   const clock = useStudio((s) => s.clock);
   const points = useThrottledStudio(selectPoints, 1000, Object.is, 970);
+  const totals = useThrottledStudio(selectTotals, 1000, Object.is, 970);
+  const changes = useMemo(() => settingChanges(points), [points]);
+  const modelledSplit = useMemo(() => modelledStepSplit(points, clock), [points, clock]);
   const store = useStudioStore();
   return (
     <section className="view metrics" aria-label="Metrics">
@@ -218,30 +281,55 @@ export function MetricsChart() {
       {metrics && (
         <dl className="metric-summary" data-testid="run-metrics">
           <dt>policy</dt>
-          <dd>{metrics.policy}</dd>
+          <dd>
+            {metrics.policy}
+            {changes.length > 0 && (
+              <span className="warn" data-testid="run-changed">
+                {' '}
+                · changed mid-run: {changes.join(', ')}
+              </span>
+            )}
+          </dd>
           <dt>throughput</dt>
           <dd data-testid="throughput">
-            {clock === WALL_CLOCK ? formatNumber(metrics.throughput, 1) : formatNumber(throughputOf(points, clock), 1)} tok/s ({clockName(clock)}
-            {clock === WALL_CLOCK ? '' : isProfileClock(clock) ? ': draft and verify priced by its measured forwards, acceptance from these models' : ': draft and verify priced on the device, acceptance from these models'})
+            {formatNumber(runThroughput(points, totals, clock), 1)} tok/s{' '}
+            <ClockTag
+              clock={clock}
+              note={
+                clock === WALL_CLOCK
+                  ? "generated tokens over the steps' own wall time (prefill of admitted requests included; pauses and time between steps left out): the same live and replayed"
+                  : isProfileClock(clock)
+                    ? 'draft and verify priced by its measured forwards, acceptance from these models'
+                    : 'draft and verify priced on the device, acceptance from these models'
+              }
+            />
           </dd>
-          <dt>MAT</dt>
-          <dd>{formatNumber(metrics.meanAcceptedTokens)}</dd>
-          <dt>accept length</dt>
-          <dd>{formatNumber(metrics.meanAcceptanceLength)}</dd>
-          <dt>utilisation</dt>
-          <dd>{formatNumber(metrics.draftUtilisation)}</dd>
+          <dt>acceptance</dt>
+          <dd title="MAT: accepted draft tokens per request-step (bonus excluded); length: tokens emitted per request-step; utilisation: accepted ÷ verified drafts">
+            MAT {formatNumber(metrics.meanAcceptedTokens)} · length {formatNumber(metrics.meanAcceptanceLength)} · utilisation {formatNumber(metrics.draftUtilisation)}
+          </dd>
           <dt>TPOT p50 / p99</dt>
-          <dd>
-            {formatNumber(metrics.tpotP50Ms, 1)} / {formatNumber(metrics.tpotP99Ms, 1)} ms
+          <dd data-testid="tpot">
+            {formatNumber(metrics.tpotP50Ms, 1)} / {formatNumber(metrics.tpotP99Ms, 1)} ms{' '}
+            <ClockTag clock={WALL_CLOCK} note={clock === WALL_CLOCK ? undefined : 'time per output token is measured per request on the wall clock; the modelled clock prices steps, not requests'} />
           </dd>
-          {metrics.stepTime && (
+          {modelledSplit ? (
             <>
               <dt>per step</dt>
-              <dd data-testid="step-time" title="mean wall time per step: drafting, verification, prefill of admitted requests, the rest">
-                draft {formatNumber(metrics.stepTime.draftMs, 1)} · verify {formatNumber(metrics.stepTime.verifyMs, 1)} · prefill{' '}
-                {formatNumber(metrics.stepTime.prefillMs, 1)} ms
+              <dd data-testid="step-time" title="mean modelled time per step spent drafting and verifying (prefill is not modelled)">
+                draft {formatNumber(modelledSplit.draftMs, 2)} · verify {formatNumber(modelledSplit.verifyMs, 2)} ms <ClockTag clock={clock} />
               </dd>
             </>
+          ) : (
+            metrics.stepTime && (
+              <>
+                <dt>per step</dt>
+                <dd data-testid="step-time" title="mean wall time per step: drafting, verification, prefill of admitted requests">
+                  draft {formatNumber(metrics.stepTime.draftMs, 1)} · verify {formatNumber(metrics.stepTime.verifyMs, 1)} · prefill {formatNumber(metrics.stepTime.prefillMs, 1)} ms{' '}
+                  <ClockTag clock={WALL_CLOCK} />
+                </dd>
+              </>
+            )
           )}
           {draftWindow && (
             <>
@@ -251,11 +339,13 @@ export function MetricsChart() {
               </dd>
             </>
           )}
-          {compare?.metrics && <ComparisonLine run={metrics} kept={compare.metrics} label={compare.label} clock={clock} points={points} keptPoints={compare.points} />}
+          {compare && <ComparisonLine run={metrics} kept={compare} clock={clock} points={points} totals={totals} />}
           {metrics.speedupVsAr !== undefined && (
             <>
               <dt>speedup vs ar</dt>
-              <dd>{formatNumber(metrics.speedupVsAr)}×</dd>
+              <dd>
+                {formatNumber(metrics.speedupVsAr)}× <ClockTag clock={WALL_CLOCK} />
+              </dd>
             </>
           )}
         </dl>

@@ -5,7 +5,7 @@ import type { DeepeningStopReason, RequestStep, StepEvent } from '../../shared/e
 import { grantMark, nodeStates } from '../studio/nodeStates.js';
 import type { TextSegment } from '../studio/requestText.js';
 import { viewedStep, type StudioState } from '../studio/store.js';
-import { formatNumber, tokenLabel, visibleText } from '../studio/tokens.js';
+import { formatCompared, formatNumber, formatProbability, tokenLabel, visibleText } from '../studio/tokens.js';
 import { layoutTree } from '../studio/treeLayout.js';
 import { EDGE_COLOUR, GATE_COLOURS, GRANT_COLOURS, PATH_COLOUR, STATE_COLOURS, STATE_LABELS } from './colors.js';
 import { NodeLegend } from './Legend.js';
@@ -15,7 +15,7 @@ const SLOT = 78;
 const ROW = 62;
 const NODE_W = 70;
 const NODE_H = 30;
-const GUTTER = 150;
+const GUTTER = 170;
 
 interface Selection {
   /** The step the request is shown at: the viewed step, or its last step when it has retired. */
@@ -78,14 +78,14 @@ export function RequestTreeSvg({ request: full, showPruned = false }: { request:
             </text>
             {c !== undefined && (
               <text x={6} y={row * ROW + ROW / 2 + 10} className="confidence-label">
-                c = {formatNumber(c)}
+                c = {gate ? formatCompared(gate.confidence, gate.tau)[0] : formatProbability(c)}
               </text>
             )}
             {gate && (
               <g data-gate={gate.pass ? 'pass' : 'truncate'}>
-                <rect x={78} y={row * ROW + ROW / 2 - 11} width={66} height={22} rx={4} fill={gate.pass ? GATE_COLOURS.pass : GATE_COLOURS.truncate} />
-                <text x={111} y={row * ROW + ROW / 2 + 4} textAnchor="middle" className="gate-label">
-                  {gate.pass ? '>' : '≤'} τ {formatNumber(gate.tau)}
+                <rect x={78} y={row * ROW + ROW / 2 - 11} width={84} height={22} rx={4} fill={gate.pass ? GATE_COLOURS.pass : GATE_COLOURS.truncate} />
+                <text x={120} y={row * ROW + ROW / 2 + 4} textAnchor="middle" className="gate-label">
+                  {gate.pass ? '>' : '≤'} τ {formatCompared(gate.confidence, gate.tau)[1]}
                 </text>
               </g>
             )}

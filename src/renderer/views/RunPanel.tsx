@@ -3,7 +3,10 @@
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { ConfidenceSignalSchema, isGatedPolicy, KnobsSchema, parseAttentionWindow, parseTauList, POLICY_NAMES, RunConfigSchema, WEIGHT_PRECISIONS, type AttentionWindow, type ConfidenceSignal, type Knobs, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { BundledModel, EngineKnobsEvent } from '../../shared/messages.js';
+import { suggestKmax } from '../../engine/cost/knee.js';
+import { clockKnee, clockName } from '../studio/clock.js';
 import type { KneeSuggestion } from '../studio/store.js';
+import { plural } from '../studio/tokens.js';
 import { useSend, useStudio, useStudioStore } from './StudioContext.js';
 
 /** The run config's numbers the form holds as typed text (RunConfigSchema checks them on start). */
@@ -245,6 +248,64 @@ function Field({ label, error, children, htmlFor }: { label: string; error?: str
   );
 }
 
+/**
+ * Where the form's K_max comes from. Untouched, it follows a knee for the form's batch (the knee,
+ * or batch + knee past it, as the command line's suggestKmax): the modelled clock's in use, else
+ * this machine's measured one (hw.knee); with no knee known, a fixed default. Typed, it is the user's.
+ */
+export type KmaxFrom = 'clock' | 'measured' | 'typed';
+
+export interface KmaxOrigin {
+  from: KmaxFrom;
+  /** The knee K_max follows, and whose it is; null when it follows none. */
+  knee: { tokens: number; source: string } | null;
+}
+
+/** The knee K_max follows under `from`, given the clock in use and this machine's measured knee. */
+export function kmaxOrigin(from: KmaxFrom, clock: string, measured: KneeSuggestion | null): KmaxOrigin {
+  if (from === 'typed') return { from, knee: null };
+  const measuredKnee = measured ? { tokens: measured.knee, source: "this machine's measured knee" } : null;
+  if (from === 'measured') return { from, knee: measuredKnee };
+  const modelled = clockKnee(clock);
+  return { from, knee: modelled !== null ? { tokens: modelled, source: `the ${clockName(clock)} clock's knee` } : measuredKnee };
+}
+
+/** The K_max the origin gives a batch; null when it gives none (typed, or no knee known). */
+export function kmaxFor(origin: KmaxOrigin, batch: number): number | null {
+  if (origin.knee === null || !Number.isInteger(batch) || batch < 1) return null;
+  return suggestKmax({ kmax: origin.knee.tokens }, batch);
+}
+
+/** Says where K_max came from, and when it leaves almost nothing to draft. */
+function KmaxSource({ form, origin, live }: { form: RunForm; origin: KmaxOrigin; live: boolean }) {
+  const batch = toNumber(form.batch);
+  const kmax = toNumber(form.kmax);
+  if (!Number.isInteger(batch) || !Number.isInteger(kmax) || batch < 1 || kmax < batch) return null;
+  const drafts = kmax - batch;
+  // A live run's K_max is the engine's (its knobs event): no default to explain.
+  const source =
+    origin.from === 'typed' || live
+      ? null
+      : origin.knee !== null
+        ? `K_max from ${origin.knee.source} (${origin.knee.tokens} tokens verified for about the price of one), for batch ${batch}`
+        : "K_max is a fixed default: no knee is known on the wall clock yet (K_max from this machine's knee measures it)";
+  // Fewer draft tokens than requests: most requests draft nothing at all.
+  const thin = form.policy !== 'ar' && drafts < batch;
+  if (source === null && !thin) return null;
+  return (
+    <p className="muted kmax-source" data-testid="kmax-source">
+      {source}
+      {source !== null && thin ? '. ' : ''}
+      {thin && (
+        <span className="warn" data-testid="kmax-thin">
+          K_max {kmax} leaves {plural(drafts, 'draft token')} for {plural(batch, 'request')} ({(drafts / batch).toFixed(2)} each): almost nothing to draft
+          {origin.knee !== null ? '; past the knee every drafted token lengthens verification, so a smaller batch leaves more to draft' : ''}.
+        </span>
+      )}
+    </p>
+  );
+}
+
 export interface RunPanelProps {
   /** Opens a native folder dialog where the host has one (Electron); absent in the browser. */
   chooseFolder?: () => Promise<string | null>;
@@ -264,6 +325,8 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
   const live = runState === 'running' || runState === 'paused' || runState === 'loading';
   const kneeSuggestion = useStudio((s) => s.kneeSuggestion);
   const engineKnobs = useStudio((s) => s.engineKnobs);
+  // A live run this page did not start: only its knobs are known (the engine's knobs event).
+  const startedElsewhere = useStudio((s) => s.config === null) && live;
   const shownKnobs = useRef<EngineKnobsEvent | null>(null);
   // The engine's knobs are the truth: its start values, a dragged τ, a refused change all land in the form.
   useEffect(() => {
@@ -277,12 +340,34 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
   const kneeApplied = useRef<KneeSuggestion | null>(kneeSuggestion);
   // The host reports the timing as the 'knee' task until it answers or fails.
   const timingKnee = useStudio((s) => s.progress.knee !== undefined);
-  // The host's answer to "K_max from this machine's knee" fills K_max, if the batch is still the one asked about.
+  const clock = useStudio((s) => s.clock);
+  const [kmaxFrom, setKmaxFrom] = useState<KmaxFrom>('clock');
+  const origin = kmaxOrigin(kmaxFrom, clock, kneeSuggestion);
+  // The host's answer to "K_max from this machine's knee": K_max follows that knee from now on.
   useEffect(() => {
     if (kneeSuggestion === null || kneeSuggestion === kneeApplied.current) return;
     kneeApplied.current = kneeSuggestion;
-    setForm((f) => (Number(f.batch) === kneeSuggestion.batch ? { ...f, kmax: String(kneeSuggestion.kmax) } : f));
+    setKmaxFrom('measured');
   }, [kneeSuggestion]);
+  // Choosing a clock makes its knee the default again, unless K_max was typed.
+  useEffect(() => setKmaxFrom((from) => (from === 'typed' ? from : 'clock')), [clock]);
+  // Untouched, K_max follows the knee for the form's batch; a live run's K_max is the engine's.
+  const followed = live ? null : kmaxFor(origin, toNumber(form.batch));
+  useEffect(() => {
+    if (followed !== null) setForm((f) => (f.kmax === String(followed) ? f : { ...f, kmax: String(followed) }));
+  }, [followed]);
+  // An opened trace (a replay): the form takes its policy and K_max, so it no longer shows the
+  // previous run's, and Start runs what the trace ran (its other settings are not in its steps).
+  const replays = useStudio((s) => s.replays);
+  const replayPolicy = useStudio((s) => (s.replays > 0 ? (s.metrics?.policy ?? null) : null));
+  const replayKmax = useStudio((s) => (s.replays > 0 ? (s.latestStep?.kmax ?? null) : null));
+  const replayShown = useRef(0);
+  useEffect(() => {
+    if (live || replays === replayShown.current || replayPolicy === null) return;
+    replayShown.current = replays;
+    setForm((f) => ({ ...f, ...(policies.includes(replayPolicy) ? { policy: replayPolicy } : {}), ...(replayKmax !== null ? { kmax: String(replayKmax) } : {}) }));
+    if (replayKmax !== null) setKmaxFrom('typed');
+  }, [live, replays, replayPolicy, replayKmax, policies]);
   const set = <K extends keyof RunForm>(key: K, value: RunForm[K]): void => setForm((f) => ({ ...f, [key]: value }));
   const input = (key: keyof RunForm, props: { type?: string; step?: string; knob?: boolean; max?: number } = {}) => (
     <input
@@ -293,7 +378,10 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
       max={props.max}
       value={form[key]}
       disabled={live && !props.knob}
-      onChange={(e) => set(key, e.target.value as never)}
+      onChange={(e) => {
+        if (key === 'kmax') setKmaxFrom('typed');
+        set(key, e.target.value as never);
+      }}
     />
   );
 
@@ -357,83 +445,6 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
           {runState}
         </span>
       </header>
-      <fieldset disabled={live}>
-        <legend>Model pair</legend>
-        <label className="inline">
-          <input type="radio" name="modelSource" checked={form.modelSource === 'bundled'} onChange={() => set('modelSource', 'bundled')} />
-          bundled demo pair{bundled.length > 0 ? ` (${bundled.map((m) => m.name).join(', ')})` : ''}
-        </label>
-        {bundled.some((m) => m.name === 'echo-demo-head') && (
-          <label className="inline">
-            <input type="radio" name="modelSource" checked={form.modelSource === 'bundled-head'} onChange={() => set('modelSource', 'bundled-head')} />
-            bundled target with its demo EAGLE-3 head as the draft
-          </label>
-        )}
-        <label className="inline">
-          <input type="radio" name="modelSource" checked={form.modelSource === 'folders'} onChange={() => set('modelSource', 'folders')} />
-          Hugging Face folders
-        </label>
-        {form.modelSource === 'folders' && (
-          <>
-            <Field label="draft folder (a model, or an EAGLE-3 head)" htmlFor="run-draftDir" error={errors.draftDir}>
-              {input('draftDir')}
-              {chooseFolder && (
-                <button type="button" onClick={() => void pickFolder('draftDir')}>
-                  Choose…
-                </button>
-              )}
-            </Field>
-            <Field label="target folder" htmlFor="run-targetDir" error={errors.targetDir}>
-              {input('targetDir')}
-              {chooseFolder && (
-                <button type="button" onClick={() => void pickFolder('targetDir')}>
-                  Choose…
-                </button>
-              )}
-            </Field>
-          </>
-        )}
-        <Field label="target weights" htmlFor="run-targetPrecision" error={errors.targetPrecision}>
-          <select id="run-targetPrecision" value={form.targetPrecision} onChange={(e) => set('targetPrecision', e.target.value as WeightPrecision)}>
-            {WEIGHT_PRECISIONS.map((precision) => (
-              <option key={precision} value={precision}>
-                {TARGET_PRECISION_LABELS[precision]}
-              </option>
-            ))}
-          </select>
-        </Field>
-        {form.policy !== 'ar' && (
-          <Field label="draft attention window (sink:recent rows; empty: the whole past)" htmlFor="run-draftWindow" error={errors.draftWindow}>
-            {input('draftWindow')}
-          </Field>
-        )}
-      </fieldset>
-      <fieldset disabled={live}>
-        <legend>Prompts</legend>
-        <label className="inline">
-          <input type="radio" name="promptSource" checked={form.promptSource === 'domain'} onChange={() => set('promptSource', 'domain')} />
-          bundled domain
-        </label>
-        <label className="inline">
-          <input type="radio" name="promptSource" checked={form.promptSource === 'file'} onChange={() => set('promptSource', 'file')} />
-          prompts file
-        </label>
-        {form.promptSource === 'domain' ? (
-          <Field label="domain" htmlFor="run-domain" error={errors.domain}>
-            <select id="run-domain" value={form.domain} onChange={(e) => set('domain', e.target.value)}>
-              {domains.map((d) => (
-                <option key={d} value={d}>
-                  {d}
-                </option>
-              ))}
-            </select>
-          </Field>
-        ) : (
-          <Field label="prompts file (one prompt per line, or JSONL)" htmlFor="run-promptsFile" error={errors.promptsFile}>
-            {input('promptsFile')}
-          </Field>
-        )}
-      </fieldset>
       <fieldset>
         <legend>Policy and budget</legend>
         <Field label="policy" htmlFor="run-policy" error={errors.policy}>
@@ -454,6 +465,16 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
             {input('kmax', { type: 'number', knob: true })}
           </Field>
         </div>
+        {form.policy === 'fixed' ? (
+          <Field label="τ (every gated depth)" htmlFor="run-tau" error={errors.tau}>
+            {input('tau', { type: 'number', step: '0.01', knob: true })}
+          </Field>
+        ) : (
+          <Field label="τ_d (depth:τ, …; empty: calibrate first)" htmlFor="run-taus" error={errors.taus}>
+            {input('taus', { knob: true })}
+          </Field>
+        )}
+        <KmaxSource form={form} origin={origin} live={live} />
         <div className="field-row knee-row">
           <button
             type="button"
@@ -477,15 +498,6 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
             machine plain decoding (ar) may be faster. Run both and compare with Keep for comparison.
           </p>
         )}
-        {form.policy === 'fixed' ? (
-          <Field label="τ (every gated depth)" htmlFor="run-tau" error={errors.tau}>
-            {input('tau', { type: 'number', step: '0.01', knob: true })}
-          </Field>
-        ) : (
-          <Field label="τ_d (depth:τ, …; empty: calibrate first)" htmlFor="run-taus" error={errors.taus}>
-            {input('taus', { knob: true })}
-          </Field>
-        )}
         {isGatedPolicy(form.policy) && (
           <Field label="confidence signal (what τ is compared with)" htmlFor="run-confidence" error={errors.confidence}>
             <select id="run-confidence" value={form.confidence} disabled={live} onChange={(e) => set('confidence', e.target.value as RunForm['confidence'])}>
@@ -497,23 +509,112 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
             </select>
           </Field>
         )}
-        <div className="field-row">
-          <Field label="temperature" htmlFor="run-temperature" error={errors.temperature}>
-            {input('temperature', { type: 'number', step: '0.1' })}
-          </Field>
-          <Field label="max new tokens" htmlFor="run-maxNewTokens" error={errors.maxNewTokens}>
-            {input('maxNewTokens', { type: 'number' })}
-          </Field>
-        </div>
-        <div className="field-row">
-          <Field label="requests" htmlFor="run-requests" error={errors.requests}>
-            {input('requests', { type: 'number' })}
-          </Field>
-          <Field label="seed" htmlFor="run-seed" error={errors.seed}>
-            {input('seed', { type: 'number' })}
-          </Field>
-        </div>
       </fieldset>
+      {startedElsewhere ? (
+        <p className="muted" data-testid="run-elsewhere">
+          This run was started from another window. The engine reports its policy, batch, K_max and τ (above); its model
+          pair, prompts, requests and sampling are not known here, so they are not shown.
+        </p>
+      ) : (
+        <>
+        <fieldset disabled={live}>
+          <legend>Model pair</legend>
+          <label className="inline">
+            <input type="radio" name="modelSource" checked={form.modelSource === 'bundled'} onChange={() => set('modelSource', 'bundled')} />
+            bundled demo pair{bundled.length > 0 ? ` (${bundled.map((m) => m.name).join(', ')})` : ''}
+          </label>
+          {bundled.some((m) => m.name === 'echo-demo-head') && (
+            <label className="inline">
+              <input type="radio" name="modelSource" checked={form.modelSource === 'bundled-head'} onChange={() => set('modelSource', 'bundled-head')} />
+              bundled target with its demo EAGLE-3 head as the draft
+            </label>
+          )}
+          <label className="inline">
+            <input type="radio" name="modelSource" checked={form.modelSource === 'folders'} onChange={() => set('modelSource', 'folders')} />
+            Hugging Face folders
+          </label>
+          {form.modelSource === 'folders' && (
+            <>
+              <Field label="draft folder (a model, or an EAGLE-3 head)" htmlFor="run-draftDir" error={errors.draftDir}>
+                {input('draftDir')}
+                {chooseFolder && (
+                  <button type="button" onClick={() => void pickFolder('draftDir')}>
+                    Choose…
+                  </button>
+                )}
+              </Field>
+              <Field label="target folder" htmlFor="run-targetDir" error={errors.targetDir}>
+                {input('targetDir')}
+                {chooseFolder && (
+                  <button type="button" onClick={() => void pickFolder('targetDir')}>
+                    Choose…
+                  </button>
+                )}
+              </Field>
+            </>
+          )}
+          <Field label="target weights" htmlFor="run-targetPrecision" error={errors.targetPrecision}>
+            <select id="run-targetPrecision" value={form.targetPrecision} onChange={(e) => set('targetPrecision', e.target.value as WeightPrecision)}>
+              {WEIGHT_PRECISIONS.map((precision) => (
+                <option key={precision} value={precision}>
+                  {TARGET_PRECISION_LABELS[precision]}
+                </option>
+              ))}
+            </select>
+          </Field>
+          {form.policy !== 'ar' && (
+            <Field label="draft attention window (sink:recent rows; empty: the whole past)" htmlFor="run-draftWindow" error={errors.draftWindow}>
+              {input('draftWindow')}
+            </Field>
+          )}
+        </fieldset>
+        <fieldset disabled={live}>
+          <legend>Prompts</legend>
+          <label className="inline">
+            <input type="radio" name="promptSource" checked={form.promptSource === 'domain'} onChange={() => set('promptSource', 'domain')} />
+            bundled domain
+          </label>
+          <label className="inline">
+            <input type="radio" name="promptSource" checked={form.promptSource === 'file'} onChange={() => set('promptSource', 'file')} />
+            prompts file
+          </label>
+          {form.promptSource === 'domain' ? (
+            <Field label="domain" htmlFor="run-domain" error={errors.domain}>
+              <select id="run-domain" value={form.domain} onChange={(e) => set('domain', e.target.value)}>
+                {domains.map((d) => (
+                  <option key={d} value={d}>
+                    {d}
+                  </option>
+                ))}
+              </select>
+            </Field>
+          ) : (
+            <Field label="prompts file (one prompt per line, or JSONL)" htmlFor="run-promptsFile" error={errors.promptsFile}>
+              {input('promptsFile')}
+            </Field>
+          )}
+        </fieldset>
+        <fieldset disabled={live}>
+          <legend>Requests and sampling</legend>
+          <div className="field-row">
+            <Field label="temperature" htmlFor="run-temperature" error={errors.temperature}>
+              {input('temperature', { type: 'number', step: '0.1' })}
+            </Field>
+            <Field label="max new tokens" htmlFor="run-maxNewTokens" error={errors.maxNewTokens}>
+              {input('maxNewTokens', { type: 'number' })}
+            </Field>
+          </div>
+          <div className="field-row">
+            <Field label="requests" htmlFor="run-requests" error={errors.requests}>
+              {input('requests', { type: 'number' })}
+            </Field>
+            <Field label="seed" htmlFor="run-seed" error={errors.seed}>
+              {input('seed', { type: 'number' })}
+            </Field>
+          </div>
+        </fieldset>
+        </>
+      )}
       {errors.form && (
         <p className="field-error" role="alert">
           {errors.form}

@@ -8,6 +8,7 @@ import { viewedStep } from '../studio/store.js';
 import { hitTestForest, packForest, type PackedForest } from '../studio/treeLayout.js';
 import { drawSuperTree } from './drawSuperTree.js';
 import { IDENTITY, panBy, toForest, zoomAt, type ViewTransform } from '../studio/viewTransform.js';
+import { plural } from '../studio/tokens.js';
 import { NodeLegend } from './Legend.js';
 import { useStudioStore } from './StudioContext.js';
 import { prepareCanvas, useCanvasSize, useFrameScheduler } from './useCanvas.js';
@@ -21,7 +22,7 @@ export function summariseStep(step: StepEvent): string {
     verified += req.nodes.filter((n) => n.verified).length;
     accepted += countStates(nodeStates(req)).accepted - 1;
   }
-  return `step ${step.step} · ${step.requests.length} requests · ${nodes} drafted · ${verified} verified · ${accepted} accepted`;
+  return `step ${step.step} · ${plural(step.requests.length, 'request')} · ${nodes} drafted · ${verified} verified · ${accepted} accepted`;
 }
 
 export function SuperTreeCanvas() {

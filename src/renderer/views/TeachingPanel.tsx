@@ -7,7 +7,9 @@ import { useSend, useStudio, useThrottledStudio } from './StudioContext.js';
 
 const KIND_LABEL: Record<DecisionKind, string> = {
   budget: 'budget',
+  unused: 'unused budget',
   draft: 'drafted',
+  given: 'given',
   truncate: 'truncated',
   pass: 'gate passed',
   priced: 'priced out',
@@ -16,6 +18,9 @@ const KIND_LABEL: Record<DecisionKind, string> = {
   verify: 'verified',
   finish: 'finished',
 };
+
+/** How often the sentences follow a streaming run. */
+export const STREAMING_MS = 200;
 
 const selectStep = (s: StudioState): StepEvent | null => viewedStep(s);
 const selectSteps = (s: StudioState): StepEvent[] => s.steps;
@@ -27,16 +32,17 @@ export function TeachingPanel() {
   const selectRequest = useStudio((s) => s.selectRequest);
   const selectedId = useStudio((s) => s.selectedRequestId);
   const runState = useStudio((s) => s.runState);
-  // While streaming the sentences change every step, faster than anyone reads, so they follow at
-  // most once a second; once the run stops streaming (paused, finished, teaching) the last step
-  // shows at once, the same one the Super-Tree shows.
+  // While streaming the sentences follow the stream at the request view's pace (five times a
+  // second), so they stay within a few steps of the Super-Tree, and say which step they are
+  // about; once the run stops streaming (paused, finished, teaching) the last step shows at once,
+  // the same one the Super-Tree shows.
   const settled = teaching || runState !== 'running';
-  const recent = useThrottledStudio(selectSteps, settled ? 0 : 1000, Object.is, settled ? undefined : 860);
-  const step = useThrottledStudio(selectStep, settled ? 0 : 1000, Object.is, settled ? undefined : 860);
+  const recent = useThrottledStudio(selectSteps, settled ? 0 : STREAMING_MS, Object.is, settled ? undefined : 120);
+  const step = useThrottledStudio(selectStep, settled ? 0 : STREAMING_MS, Object.is, settled ? undefined : 120);
   const send = useSend();
   const decisions = useMemo(() => (step ? teachStep(step) : []), [step]);
   const shown = selectedId === null ? decisions : decisions.filter((d) => d.requestId === undefined || d.requestId === selectedId);
-    const index = step ? recent.findIndex((s) => s.step === step.step) : -1;
+  const index = step ? recent.findIndex((s) => s.step === step.step) : -1;
   const canAdvance = (index >= 0 && index < recent.length - 1) || runState === 'paused' || runState === 'running';
 
   const enter = (): void => {
@@ -60,6 +66,11 @@ export function TeachingPanel() {
     <section className="view teaching" aria-label="Teaching mode">
       <header className="view-header">
         <h2>Teaching</h2>
+        {step !== null && (
+          <span className="summary" data-testid="teaching-step">
+            step {step.step}
+          </span>
+        )}
         {!teaching ? (
           <button type="button" onClick={enter}>
             Step through decisions

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { histogramBins, isSweetSpot, pointerFromTau, sampleCount, tauFromPointer, tausInUse, unverifiedCount } from '../../../src/renderer/studio/histograms.js';
+import { calibrationReason, histogramBins, isSweetSpot, pointerFromTau, sampleCount, sweetSpot, tauFromPointer, tausInUse, unverifiedCount } from '../../../src/renderer/studio/histograms.js';
 import { textSegment } from '../../../src/renderer/studio/requestText.js';
 import { sampleRequest, sampleStep } from './fixtures.js';
 
@@ -54,5 +54,36 @@ describe('textSegment', () => {
 
   it('keeps the engine text whole when it is not the concatenation of the pieces', () => {
     expect(textSegment(1, sampleRequest({ emittedText: 'merged text' }))).toEqual({ step: 1, accepted: 'merged text', bonus: '', acceptedCount: 2 });
+  });
+});
+
+describe('sweetSpot', () => {
+  const counts = (n: number) => [n];
+  const live = (auc: number, n = 30) => ({ depth: 3, edges: [0, 1], accepted: counts(n), rejected: counts(n), auc });
+  const calibration = {
+    source: 'warm-up' as const,
+    confidence: 'path-prob' as const,
+    delta: 0.75,
+    depths: [{ depth: 3, accepted: 90, rejected: 80, auc: 0.82, tau: 0.0004225, sweetSpot: true }],
+  };
+
+  it("takes the calibration's verdict for a depth it measured, whatever this run's AUC", () => {
+    expect(sweetSpot(live(0.33), calibration, false)).toEqual({ on: true, source: 'calibration' });
+    expect(sweetSpot({ ...live(0.9), depth: 4 }, calibration, false)).toEqual({ on: true, source: 'live' });
+  });
+
+  it('does not blink as a live AUC wobbles around the bar, and waits for samples of both classes', () => {
+    const shown: boolean[] = [];
+    let was = false;
+    for (const auc of [0.76, 0.74, 0.77, 0.72, 0.76, 0.69, 0.74]) {
+      was = sweetSpot(live(auc), undefined, was).on;
+      shown.push(was);
+    }
+    expect(shown).toEqual([true, true, true, true, true, false, false]);
+    expect(sweetSpot(live(0.95, 5), undefined, false).on).toBe(false);
+  });
+
+  it('names where a calibration reason comes from', () => {
+    expect(calibrationReason(calibration, 3)).toBe('calibration (warm-up, before the run): AUC 0.82 > δ 0.75 and τ 4.23e-4 passed the test: gated');
   });
 });

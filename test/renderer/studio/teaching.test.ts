@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { teachStep } from '../../../src/renderer/studio/teaching.js';
+import { formatCompared, formatProbability } from '../../../src/renderer/studio/tokens.js';
 import { node, sampleRequest, sampleStep } from './fixtures.js';
 
 describe('teachStep', () => {
@@ -33,8 +34,8 @@ describe('teachStep', () => {
   });
 
   it('explains a truncation with confidence, τ and where the tokens went', () => {
-    expect(texts).toContain('request 3 truncated at depth 2: confidence 0.21 ≤ τ 0.30; its 3 tokens went to request 7.');
-    expect(texts).toContain('request 3 passed the gate at depth 0: confidence 0.90 > τ 0.30, so it may keep deepening.');
+    expect(texts).toContain('request 3 truncated at depth 2: confidence 0.21 ≤ τ 0.3; its 3 tokens went to request 7.');
+    expect(texts).toContain('request 3 passed the gate at depth 0: confidence 0.9 > τ 0.3, so it may keep deepening.');
   });
 
   it('names who paid for a depth extension and what a width expansion added', () => {
@@ -65,13 +66,72 @@ describe('teachStep', () => {
   it('says how many draft forwards the step took and of how many rows, when the engine recorded them', () => {
     expect(texts.some((t) => t.startsWith('Drafting'))).toBe(false);
     const drafted = teachStep({ ...step, draftRows: [9, 3, 1] });
-    expect(drafted[1]).toEqual({
+    expect(drafted.find((d) => d.kind === 'draft')).toEqual({
       kind: 'draft',
       text: 'Drafting took 3 draft forwards, one per layer, of 9, 3, 1 rows (13 in all); the first also fed the draft the accepted tokens it had not seen yet.',
     });
   });
 
   it('gives every sentence the request it is about', () => {
-    expect(decisions.filter((d) => d.kind !== 'budget' && d.kind !== 'draft').every((d) => d.requestId !== undefined)).toBe(true);
+    expect(decisions.filter((d) => d.kind !== 'budget' && d.kind !== 'unused' && d.kind !== 'draft').every((d) => d.requestId !== undefined)).toBe(true);
+  });
+
+  it('prints a calibrated τ and a confidence with their significant digits, never as 0.00', () => {
+    const tiny = sampleRequest({
+      requestId: '4',
+      gates: [
+        { depth: 4, confidence: 0.0003, tau: 0.0004225, pass: false },
+        { depth: 5, confidence: 3.1e-10, tau: 2.26e-10, pass: true },
+      ],
+    });
+    const said = teachStep(sampleStep(3, [tiny])).map((d) => d.text);
+    expect(said).toContain('request 4 truncated at depth 4: confidence 3e-4 ≤ τ 4.23e-4; it released no budget to others.');
+    expect(said).toContain('request 4 passed the gate at depth 5: confidence 3.1e-10 > τ 2.26e-10, so it may keep deepening.');
+  });
+
+  it('says why K_max went unused, naming the requests and depths of each stop', () => {
+    const stopped = (requestId: string, reason: NonNullable<ReturnType<typeof sampleRequest>['stop']>['reason'], depth: number) =>
+      sampleRequest({ requestId, stop: { reason, depth } });
+    const said = teachStep(
+      sampleStep(5, [stopped('1', 'truncated', 2), stopped('2', 'truncated', 4), stopped('3', 'max-depth', 6), stopped('4', 'not-worth-its-cost', 3), stopped('5', 'no-candidates', 1)], {
+        kmax: 96,
+        budget: { roots: 5, base: 25, depth: 5, width: 3, unused: 58 },
+      }),
+    );
+    expect(said[1]).toEqual({
+      kind: 'unused',
+      text:
+        '58 of K_max 96 went unused. Why deepening stopped: gates cut 2 requests (request 1 at depth 2, request 2 at depth 4); ' +
+        '1 request reached its depth limit (request 3 at depth 6); 1 request’s next layer was not worth its price (request 4 at depth 3); ' +
+        '1 request had no candidates left to draft (request 5 at depth 1). Widening did not spend the rest (the step does not record why).',
+    });
+  });
+
+  it('says when K_max ran out, and when a policy records no reason for unused budget', () => {
+    const full = teachStep(sampleStep(6, [sampleRequest({ requestId: '8', stop: { reason: 'no-budget', depth: 3 } })], { budget: { roots: 2, base: 8, depth: 4, width: 2, unused: 0 } }));
+    expect(full.find((d) => d.kind === 'unused')?.text).toBe('All of K_max 16 was spent: 1 request ran out of budget (request 8 at depth 3).');
+    const silent = teachStep(sampleStep(7, [sampleRequest()]));
+    expect(silent.find((d) => d.kind === 'unused')?.text).toBe(
+      '2 of K_max 16 went unused; this step records no reason (only the elastic policies — echo, dense, fixed, ddd — record why a request stopped deepening).',
+    );
+  });
+
+  it('says per request what it was given, by kind, and why it stopped deepening', () => {
+    const given = teachStep(sampleStep(8, [sampleRequest({ requestId: '9', stop: { reason: 'truncated', depth: 2 } })])).filter((d) => d.kind === 'given');
+    // sampleRequest verifies the root, 4 base nodes, 1 depth extension and 1 width expansion.
+    expect(given).toEqual([
+      { kind: 'given', requestId: '9', text: 'request 9 was given 7 tokens (1 root, 4 base, 1 depth extension, 1 width expansion); it stopped deepening at depth 2: its gate at depth 2 cut it.' },
+    ]);
+  });
+});
+
+describe('formatProbability', () => {
+  it('keeps three significant digits, in exponent form below 0.001', () => {
+    expect([0.3, 0.0004225, 2.26e-10, 0.5, 0.123456, 0, 1].map((v) => formatProbability(v))).toEqual(['0.3', '4.23e-4', '2.26e-10', '0.5', '0.123', '0', '1']);
+  });
+
+  it('prints two different values compared in one sentence differently', () => {
+    expect(formatCompared(0.31041, 0.3104)).toEqual(['0.31041', '0.3104']);
+    expect(formatCompared(0.3, 0.3)).toEqual(['0.3', '0.3']);
   });
 });

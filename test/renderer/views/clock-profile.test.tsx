@@ -45,13 +45,14 @@ describe('a measured profile as the clock', () => {
     const clock = clockFromSpec('curves', { target: answer.target, draft: answer.draft, slots: answer.slots });
     const points = steps.map(stepPoint);
     const expected = (points.reduce((n, p) => n + p.emitted, 0) * 1000) / steps.reduce((ms, s) => ms + clock.stepMs(s).totalMs, 0);
-    await waitFor(() => expect(screen.getByTestId('throughput').textContent).toMatch(/measured profile: gpu-box: draft and verify priced by its measured forwards/), { timeout: 3000 });
+    await waitFor(() => expect(screen.getByTestId('throughput').textContent).toMatch(/tok\/s measured profile: gpu-box$/), { timeout: 3000 });
+    expect(screen.getByTestId('throughput').querySelector('.clock-tag')?.getAttribute('title')).toBe('draft and verify priced by its measured forwards, acceptance from these models');
     // The chart reads the steps through a throttle (first delivery after about half a second), so
     // the label can show before the steps it prices have arrived.
     await waitFor(() => expect(screen.getByTestId('throughput').textContent).toContain(`${expected.toFixed(1)} tok/s`), { timeout: 3000 });
 
     fireEvent.click(screen.getByRole('button', { name: 'Keep for comparison' }));
     act(() => store.getState().ingest({ ...frameOf(sampleStep(2, [sampleRequest()])), metrics: { ...metrics, policy: 'echo' } }));
-    await waitFor(() => expect(screen.getByTestId('run-comparison').textContent).toMatch(/its throughput \(measured profile: gpu-box\)$/), { timeout: 3000 });
+    await waitFor(() => expect(screen.getByTestId('run-comparison').textContent).toMatch(/its throughput measured profile: gpu-box$/), { timeout: 3000 });
   });
 });

@@ -151,7 +151,7 @@ describe('gates on the histograms', () => {
 
   it('words each calibration verdict', () => {
     expect(calibrationReason({ ...calibration, depths: [{ depth: 2, accepted: 3, rejected: 1, auc: null, tau: null, sweetSpot: false }] }, 2)).toMatch(/too few samples/);
-    expect(calibrationReason({ ...calibration, depths: [{ depth: 2, accepted: 90, rejected: 80, auc: 0.81, tau: 0.3, sweetSpot: true }] }, 2)).toMatch(/AUC 0.81 > δ 0.75 and τ 0.300 passed the test at significance 0.05: gated/);
+    expect(calibrationReason({ ...calibration, depths: [{ depth: 2, accepted: 90, rejected: 80, auc: 0.81, tau: 0.3, sweetSpot: true }] }, 2)).toMatch(/AUC 0.81 > δ 0.75 and τ 0.3 passed the test at significance 0.05: gated/);
     expect(calibrationReason({ source: 'flags', confidence: 'path-prob', depths: [] }, 0)).toMatch(/given with the run/);
   });
 });

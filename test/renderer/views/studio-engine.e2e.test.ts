@@ -94,7 +94,7 @@ describe.skipIf(staticSkip !== null)('studio on the real engine (web host, demo 
     await page.getByLabel('τ_d (depth:τ, …; empty: calibrate first)').fill('0:0.2, 2:0.35');
     // The run's draft reads a bounded past: the window travels from the form to the engine host.
     await page.getByLabel('draft attention window (sink:recent rows; empty: the whole past)').fill('4:64');
-    await page.getByRole('button', { name: 'Start' }).click();
+    await page.getByRole('button', { name: 'Start', exact: true }).click();
     const started = page.waitForFunction(
       () => Number(document.querySelector('[data-testid="super-tree-canvas"]')?.getAttribute('data-step') ?? '-1') >= 5,
       null,
@@ -187,7 +187,7 @@ describe.skipIf(staticSkip !== null)('studio on the real engine (web host, demo 
 
   it('saves a screenshot of each view', async (ctx) => {
     if (dynamicSkip) ctx.skip();
-    await page.getByRole('button', { name: 'Pause' }).click();
+    await page.getByRole('button', { name: 'Pause', exact: true }).click();
     const box = await page.getByTestId('super-tree-canvas').boundingBox();
     if (box) await page.mouse.click(box.x + 30, box.y + 30);
     await page.locator('svg.request-tree').waitFor({ timeout: 30_000 });
@@ -241,15 +241,15 @@ describe.skipIf(staticSkip !== null)('loading on the real engine: stop, and size
     if (dynamicSkip) ctx.skip();
     const state = page.getByTestId('run-panel-state');
     if ((await state.textContent()) !== 'finished' && (await state.textContent()) !== 'idle') {
-      await page.getByRole('button', { name: 'Stop' }).click();
+      await page.getByRole('button', { name: 'Stop', exact: true }).click();
       await page.locator('[data-testid="run-panel-state"]:text-matches("finished|idle")').waitFor({ timeout: 60_000 });
     }
     await page.getByLabel('requests').fill('1000000');
     // Empty τ_d: the setup calibrates on a warm-up first, so loading lasts long enough to stop.
     await page.getByLabel('τ_d (depth:τ, …; empty: calibrate first)').fill('');
-    await page.getByRole('button', { name: 'Start' }).click();
+    await page.getByRole('button', { name: 'Start', exact: true }).click();
     await page.locator('[data-testid="run-panel-state"]:text-is("loading")').waitFor({ timeout: 30_000 });
-    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.getByRole('button', { name: 'Stop', exact: true }).click();
     await page.locator('[data-testid="run-panel-state"]:text-is("idle")').waitFor({ timeout: 60_000 });
     // (the banner may still hold the refused knobs change from above)
     const errors = (await page.getByTestId('errors').count()) > 0 ? ((await page.getByTestId('errors').textContent()) ?? '') : '';
@@ -261,7 +261,7 @@ describe.skipIf(staticSkip !== null)('loading on the real engine: stop, and size
     await page.getByLabel('requests').fill('64');
     await page.getByLabel('batch size').fill('1024');
     await page.locator('#run-kmax').fill('65536');
-    await page.getByRole('button', { name: 'Start' }).click();
+    await page.getByRole('button', { name: 'Start', exact: true }).click();
     await page.getByTestId('errors').getByText(/cannot start the run: 1024 KV slots of \d+ rows .*lower the batch, K_max or max new tokens/).waitFor({ timeout: 30_000 });
   });
 });

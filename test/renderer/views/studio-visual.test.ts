@@ -42,7 +42,7 @@ describe.skipIf(!hasChromium)('studio views in Chromium (synthetic stream)', () 
   it('starts a run from the run panel and fills the Super-Tree and the histograms', async () => {
     await page.getByLabel('batch size').fill('64');
     await page.getByLabel('K_max').fill('512');
-    await page.getByRole('button', { name: 'Start' }).click();
+    await page.getByRole('button', { name: 'Start', exact: true }).click();
     await page.waitForFunction(() => Number(document.querySelector('[data-testid="super-tree-canvas"]')?.getAttribute('data-step') ?? '-1') >= 20, null, { timeout: 110_000 });
     const summary = await page.getByTestId('super-tree-summary').textContent();
     expect(summary).toMatch(/64 requests/);
@@ -85,7 +85,7 @@ describe.skipIf(!hasChromium)('studio views in Chromium (synthetic stream)', () 
   });
 
   it('opens a request from the Super-Tree and explains its step', async () => {
-    await page.getByRole('button', { name: 'Pause' }).click();
+    await page.getByRole('button', { name: 'Pause', exact: true }).click();
     await page.waitForSelector('[data-testid="run-panel-state"]:has-text("paused")');
     const canvas = page.getByTestId('super-tree-canvas');
     const box = await canvas.boundingBox();

@@ -14,7 +14,7 @@ import { NOTICE_MS, ProgressBar } from '../../../src/renderer/views/ProgressBar.
 import { RequestView } from '../../../src/renderer/views/RequestTree.js';
 import { RunPanel } from '../../../src/renderer/views/RunPanel.js';
 import { SuperTreeCanvas } from '../../../src/renderer/views/SuperTreeCanvas.js';
-import { TeachingPanel } from '../../../src/renderer/views/TeachingPanel.js';
+import { STREAMING_MS, TeachingPanel } from '../../../src/renderer/views/TeachingPanel.js';
 import { TraceScrubber } from '../../../src/renderer/views/TraceScrubber.js';
 import { sampleRequest, sampleStep } from '../studio/fixtures.js';
 import { fakeLayout, renderWithStudio } from './render.js';
@@ -153,16 +153,72 @@ describe('RunPanel', () => {
     expect(screen.queryByTestId('knee-past')).toBeNull();
     expect((screen.getByLabelText('K_max') as HTMLInputElement).value).toBe('40');
     act(() => store.getState().ingest({ type: 'hw.knee', batch: 32, knee: 30, kmax: 62, tArMs: 1.9, target: '/models/target' }));
-    // An answer for another batch than the form's leaves K_max alone; Hugging Face folders need a target.
+    // K_max follows the measured knee for the form's batch: the knee below it, batch + knee past it.
     fireEvent.change(screen.getByLabelText('batch size'), { target: { value: '8' } });
+    expect((screen.getByLabelText('K_max') as HTMLInputElement).value).toBe('30');
     act(() => store.getState().ingest({ type: 'hw.knee', batch: 64, knee: 30, kmax: 94, tArMs: 1.9, target: '/models/target' }));
-    expect((screen.getByLabelText('K_max') as HTMLInputElement).value).toBe('62');
+    expect((screen.getByLabelText('K_max') as HTMLInputElement).value).toBe('30');
+    expect(screen.getByTestId('kmax-source').textContent).toContain("K_max from this machine's measured knee (30 tokens verified for about the price of one), for batch 8");
+    // Hugging Face folders need a target.
     fireEvent.click(screen.getByLabelText('Hugging Face folders'));
     fireEvent.click(ask);
     expect(screen.getByRole('alert').textContent).toBe('choose the target folder first: its forward is what gets timed');
     fireEvent.change(screen.getByLabelText('target folder'), { target: { value: '/models/mine' } });
     fireEvent.click(ask);
     expect(sent[1]).toEqual({ type: 'hw.knee', batch: 8, targetDir: '/models/mine' });
+  });
+
+  it('takes K_max from the knee of the clock in use until it is typed, and says when it leaves almost nothing to draft', () => {
+    const { store } = renderWithStudio(<RunPanel />);
+    const kmax = () => (screen.getByLabelText('K_max') as HTMLInputElement).value;
+    // The wall clock with no knee measured: the fixed default, said to be one.
+    expect(kmax()).toBe('96');
+    expect(screen.getByTestId('kmax-source').textContent).toMatch(/fixed default/);
+    // A modelled clock's knee: the device's (a laptop CPU serving 8B: 7 tokens), batch + knee past it.
+    act(() => store.getState().setClock('cpu-laptop:8b'));
+    expect(kmax()).toBe('23');
+    expect(screen.getByTestId('kmax-source').textContent).toContain("the modelled cpu-laptop:8b clock's knee (7 tokens");
+    // A measured knee on the wall clock: batch 16 under a knee of 18 gets K_max 18, 2 draft tokens, and is told so.
+    act(() => {
+      store.getState().setClock('wall');
+      store.getState().ingest({ type: 'hw.knee', batch: 16, knee: 18, kmax: 18, tArMs: 1.9, target: '/models/target' });
+    });
+    expect(kmax()).toBe('18');
+    expect(screen.getByTestId('kmax-thin').textContent).toBe(
+      'K_max 18 leaves 2 draft tokens for 16 requests (0.13 each): almost nothing to draft; past the knee every drafted token lengthens verification, so a smaller batch leaves more to draft.',
+    );
+    // Typed, K_max is the user's: neither the clock nor the batch moves it.
+    fireEvent.change(screen.getByLabelText('K_max'), { target: { value: '64' } });
+    act(() => store.getState().setClock('h100:8b'));
+    fireEvent.change(screen.getByLabelText('batch size'), { target: { value: '4' } });
+    expect(kmax()).toBe('64');
+    expect(screen.queryByTestId('kmax-source')).toBeNull();
+  });
+
+  it('shows a run started from another window by the knobs the engine reports, and no guessed settings', () => {
+    const { store } = renderWithStudio(<RunPanel />);
+    act(() => {
+      store.getState().ingest({ type: 'run.state', state: 'running' });
+      store.getState().ingest({ type: 'knobs', policy: 'echo', batch: 4, kmax: 48, taus: {} });
+    });
+    expect((screen.getByLabelText('K_max') as HTMLInputElement).value).toBe('48');
+    // The form's default 64 requests would be a guess at a run of 48: nothing is shown instead.
+    expect(screen.queryByLabelText('requests')).toBeNull();
+    expect(screen.getByTestId('run-elsewhere').textContent).toContain('started from another window');
+    act(() => store.getState().ingest({ type: 'run.state', state: 'finished' }));
+    expect(screen.getByLabelText('requests')).toBeTruthy();
+  });
+
+  it("shows an opened trace's policy and K_max instead of the previous run's", () => {
+    const { store } = renderWithStudio(<RunPanel />);
+    const metrics = { policy: 'static', steps: 1, requests: 1, generatedTokens: 3, wallMs: 50, throughput: 60, meanAcceptedTokens: 1, meanAcceptanceLength: 2, draftUtilisation: 0.5, verifiedTokensPerStep: 3, acceptancePerPosition: [0.5], paddingWaste: 0, tpotP50Ms: 10, tpotP99Ms: 10 };
+    expect((screen.getByLabelText('policy') as HTMLSelectElement).value).toBe('echo');
+    act(() => {
+      store.getState().ingest({ type: 'run.state', state: 'finished' });
+      store.getState().ingest({ ...frameOf(sampleStep(0, [sampleRequest()], { kmax: 40 })), metrics });
+    });
+    expect((screen.getByLabelText('policy') as HTMLSelectElement).value).toBe('static');
+    expect((screen.getByLabelText('K_max') as HTMLInputElement).value).toBe('40');
   });
 
   it('offers the confidence signal for the gated policies only, and sends the chosen one', () => {
@@ -250,6 +306,12 @@ describe('errors and progress', () => {
       act(() => store.getState().ingest({ type: 'progress', task: 'model', done: 1, total: 1, message: 'llama, 6 layers' }));
       fireEvent.click(screen.getByRole('button', { name: 'dismiss: llama, 6 layers' }));
       expect(screen.queryByTestId('notice-model')).toBeNull();
+      // Tasks that finish together show one notice, the newest, not a stack.
+      act(() => {
+        for (const task of ['load', 'graphs', 'calibrate']) store.getState().ingest({ type: 'progress', task, done: 1, total: 1, message: `${task} done` });
+      });
+      expect(screen.getAllByText(/ done$/)).toHaveLength(1);
+      expect(screen.getByTestId('notice-calibrate').textContent).toContain('calibrate done');
     } finally {
       vi.useRealTimers();
     }
@@ -328,11 +390,28 @@ describe('TeachingPanel', () => {
     expect(sent).toEqual([{ type: 'run.pause' }]);
     await waitFor(() => expect(screen.getByTestId('decisions').textContent).toContain('Step 5:'));
     const items = within(screen.getByTestId('decisions')).getAllByRole('listitem');
-    // budget, 2 gate passes, a depth extension, a width expansion, the verification.
-    expect(items).toHaveLength(6);
+    // budget, unused budget, 2 gate passes, a depth extension, a width expansion, what it was given, the verification.
+    expect(items).toHaveLength(8);
     act(() => store.getState().ingest({ type: 'run.state', state: 'paused' }));
     fireEvent.click(screen.getByRole('button', { name: 'next step ▶' }));
     expect(sent.at(-1)).toEqual({ type: 'run.step' });
+  });
+
+  it('follows a streaming run within a fraction of a second and says which step it explains', () => {
+    vi.useFakeTimers();
+    try {
+      const { store } = renderWithStudio(<TeachingPanel />);
+      act(() => store.getState().ingest({ type: 'run.state', state: 'running' }));
+      for (let step = 0; step < 10; step += 1) {
+        act(() => store.getState().ingest(frameOf(sampleStep(step, [sampleRequest()]))));
+        act(() => vi.advanceTimersByTime(66));
+      }
+      act(() => vi.advanceTimersByTime(STREAMING_MS + 50));
+      expect(screen.getByTestId('teaching-step').textContent).toBe('step 9');
+      expect(screen.getByTestId('decisions').textContent).toContain('Step 9:');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
@@ -420,7 +499,9 @@ describe('BudgetFlow', () => {
       const { store, container } = renderWithStudio(<BudgetFlow />);
       act(() => store.getState().ingest(frameOf(sampleStep(0, [sampleRequest()], { transfers: [{ from: '9', to: '3', tokens: 2 }] }))));
       await waitFor(() => expect(screen.getByTestId('budget-base').textContent).toBe('base 8'));
-      expect(screen.getByTestId('budget-unused').textContent).toBe('unused 2');
+      // 2 of 16 tokens is 50 of the bar's 400 px: room for the count, not the name, which the legend gives.
+      expect(screen.getByTestId('budget-unused').textContent).toBe('2');
+      expect(screen.getByTestId('budget-legend').textContent).toContain('unused 2');
       expect(container.textContent).toContain('2 tokens moved from truncated to confident requests');
       fireEvent.click(screen.getByRole('button', { name: 'request 3' }));
       expect(store.getState().selectedRequestId).toBe('3');
@@ -444,14 +525,16 @@ describe('Histograms', () => {
         type: 'frame',
         steps: [sampleStep(0, [sampleRequest()])],
         histograms: [
-          { depth: 0, edges: [0, 0.5, 1], accepted: [1, 9], rejected: [8, 2], auc: 0.86 },
+          // 20 of each class: enough for this run's AUC alone to call it a sweet spot.
+          { depth: 0, edges: [0, 0.5, 1], accepted: [2, 18], rejected: [16, 4], auc: 0.86 },
           { depth: 1, edges: [0, 0.5, 1], accepted: [3, 4], rejected: [4, 3], unverified: [0, 0], auc: 0.52 },
           { depth: 2, edges: [0, 0.5, 1], accepted: [0, 5], rejected: [1, 2], unverified: [12, 0], auc: 0.93 },
         ],
       }),
     );
     await waitFor(() => expect(screen.getByTestId('histogram-0').textContent).toContain('AUC 0.86'), { timeout: 3000 });
-    expect(screen.getByTestId('histogram-0').textContent).toContain('sweet spot');
+    expect(screen.getByTestId('live-auc-0').textContent).toBe('this run: AUC 0.86');
+    expect(screen.getByTestId('sweet-spot-0').textContent).toBe('sweet spot (this run)');
     expect(screen.getByTestId('histogram-1').textContent).not.toContain('sweet spot');
     // Layers never verified are counted apart, and only where there are any.
     await waitFor(() => expect(screen.getByTestId('unverified-2').textContent).toBe('12 unverified'), { timeout: 3000 });
@@ -509,6 +592,9 @@ describe('SuperTreeCanvas', () => {
         expect(screen.getByTestId('super-tree-summary').textContent).toBe('step 7 · 2 requests · 16 drafted · 14 verified · 4 accepted'),
       );
       expect(screen.getByTestId('super-tree-canvas').dataset.step).toBe('7');
+      // One request is "1 request".
+      act(() => store.getState().ingest(frameOf(sampleStep(8, [sampleRequest()]))));
+      await waitFor(() => expect(screen.getByTestId('super-tree-summary').textContent).toMatch(/^step 8 · 1 request · /));
     } finally {
       restore();
     }
@@ -542,21 +628,66 @@ describe('MetricsChart summary', () => {
     expect(screen.queryByTestId('step-time')).toBeNull();
     act(() => store.getState().ingest({ ...frameOf(sampleStep(1, [sampleRequest()])), metrics: { ...metrics, stepTime: { draftMs: 4.25, verifyMs: 16.8, prefillMs: 9.31, otherMs: 0.5 } } }));
     // The summary re-renders at most once a second.
-    await waitFor(() => expect(screen.getByTestId('step-time').textContent).toBe('draft 4.3 · verify 16.8 · prefill 9.3 ms'), { timeout: 3000 });
+    await waitFor(() => expect(screen.getByTestId('step-time').textContent).toBe('draft 4.3 · verify 16.8 · prefill 9.3 ms wall clock'), { timeout: 3000 });
     expect(screen.queryByTestId('draft-window')).toBeNull();
   });
 
   it('compares the run with the kept one: throughput, steps and what a step cost', async () => {
     const { store } = renderWithStudio(<MetricsChart />);
     const metrics = { policy: 'static', steps: 97, requests: 4, generatedTokens: 32, wallMs: 2800, throughput: 2900, meanAcceptedTokens: 1, meanAcceptanceLength: 2, draftUtilisation: 0.5, verifiedTokensPerStep: 3, acceptancePerPosition: [0.5], paddingWaste: 0, tpotP50Ms: 10, tpotP99Ms: 10, stepTime: { draftMs: 3.2, verifyMs: 15, prefillMs: 8.5, otherMs: 1 } };
+    // static: 3 tokens in 50 ms; then echo, a new run, 3 tokens in 40 ms: 1.25× the throughput.
     act(() => store.getState().ingest({ ...frameOf(sampleStep(0, [sampleRequest()])), metrics }));
     await waitFor(() => expect(screen.getByTestId('run-metrics').textContent).toContain('static'), { timeout: 3000 });
     expect(screen.queryByTestId('run-comparison')).toBeNull();
     fireEvent.click(screen.getByRole('button', { name: 'Keep for comparison' }));
     const echo = { ...metrics, policy: 'echo', steps: 90, throughput: 3000, stepTime: { draftMs: 3.9, verifyMs: 15, prefillMs: 9, otherMs: 1 } };
-    act(() => store.getState().ingest({ ...frameOf(sampleStep(1, [sampleRequest()])), metrics: echo }));
-    await waitFor(() => expect(screen.getByTestId('run-comparison').textContent).toBe('1.034× its throughput · 90 steps to its 97 · 1.043× its time a step · 1.059× at its step cost'), { timeout: 3000 });
+    const faster = sampleStep(0, [sampleRequest()], { timings: { draftMs: 10, packMs: 1, verifyMs: 20, commitMs: 2, totalMs: 40 } });
+    act(() => store.getState().ingest({ type: 'run.state', state: 'running' }));
+    act(() => store.getState().ingest({ ...frameOf(faster), metrics: echo }));
+    await waitFor(() => expect(screen.getByTestId('run-comparison').textContent).toBe('1.250× its throughput wall clock90 steps to its 97 · 1.043× its time a step · 1.059× at its step cost'), { timeout: 3000 });
     expect(screen.getByText('against static')).toBeTruthy();
+  });
+
+  it('reads a run the same live and replayed, and says a comparison with itself compares nothing', async () => {
+    const { store } = renderWithStudio(<MetricsChart />);
+    const metrics = { policy: 'static', steps: 2, requests: 1, generatedTokens: 6, wallMs: 100, throughput: 447.2, meanAcceptedTokens: 1, meanAcceptanceLength: 2, draftUtilisation: 0.5, verifiedTokensPerStep: 3, acceptancePerPosition: [0.5], paddingWaste: 0, tpotP50Ms: 10, tpotP99Ms: 10 };
+    const steps = [sampleStep(0, [sampleRequest()]), sampleStep(1, [sampleRequest()])];
+    act(() => {
+      store.getState().runStarted({ policy: 'static', batch: 1, kmax: 16, requests: 1, maxNewTokens: 8, temperature: 0, seed: 1 });
+      store.getState().ingest({ type: 'run.state', state: 'running' });
+      store.getState().ingest({ ...frameOf(...steps), metrics });
+      store.getState().ingest({ type: 'run.state', state: 'finished' });
+    });
+    // 6 tokens over the steps' 100 ms, whatever wall time the engine's metrics count.
+    await waitFor(() => expect(screen.getByTestId('throughput').textContent).toBe('60.0 tok/s wall clock'), { timeout: 3000 });
+    fireEvent.click(screen.getByRole('button', { name: 'Keep for comparison' }));
+    // The same run's trace opened: the same number, labelled with the trace's policy, and no 1.000× against itself.
+    act(() => store.getState().ingest({ ...frameOf(...steps), metrics: { ...metrics, policy: 'echo', throughput: 440 } }));
+    await waitFor(() => expect(screen.getByTestId('run-comparison').textContent).toBe('the kept run itself (the same steps): nothing to compare'), { timeout: 3000 });
+    expect(screen.getByTestId('throughput').textContent).toBe('60.0 tok/s wall clock');
+    expect(store.getState().config).toBeNull();
+    await waitFor(() => expect(screen.getByTestId('run-metrics').textContent).toMatch(/^policyecho/), { timeout: 3000 });
+  });
+
+  it('says which clock each time is on, and prices the step split on a modelled clock', async () => {
+    const { store } = renderWithStudio(<MetricsChart />);
+    const metrics = { policy: 'echo', steps: 1, requests: 1, generatedTokens: 3, wallMs: 50, throughput: 60, meanAcceptedTokens: 1, meanAcceptanceLength: 2, draftUtilisation: 0.5, verifiedTokensPerStep: 3, acceptancePerPosition: [0.5], paddingWaste: 0, tpotP50Ms: 10, tpotP99Ms: 12, stepTime: { draftMs: 4, verifyMs: 16, prefillMs: 9, otherMs: 1 } };
+    act(() => {
+      store.getState().ingest({ ...frameOf(sampleStep(0, [sampleRequest()])), metrics });
+      store.getState().setClock('h100:70b');
+    });
+    await waitFor(() => expect(screen.getByTestId('throughput').textContent).toMatch(/tok\/s modelled h100:70b$/), { timeout: 3000 });
+    expect(screen.getByTestId('tpot').textContent).toBe('10.0 / 12.0 ms wall clock');
+    // The steps reach the summary through its throttle, after the clock's label.
+    await waitFor(() => expect(screen.getByTestId('step-time').textContent).toMatch(/^draft \d+\.\d\d · verify \d+\.\d\d ms modelled h100:70b$/), { timeout: 3000 });
+  });
+
+  it('says when K_max or τ changed part-way through a run', async () => {
+    const { store } = renderWithStudio(<MetricsChart />);
+    const metrics = { policy: 'echo', steps: 2, requests: 1, generatedTokens: 6, wallMs: 100, throughput: 60, meanAcceptedTokens: 1, meanAcceptanceLength: 2, draftUtilisation: 0.5, verifiedTokensPerStep: 3, acceptancePerPosition: [0.5], paddingWaste: 0, tpotP50Ms: 10, tpotP99Ms: 10 };
+    const retuned = sampleRequest({ gates: [{ depth: 0, confidence: 0.9, tau: 0.35, pass: true }] });
+    act(() => store.getState().ingest({ ...frameOf(sampleStep(0, [sampleRequest()]), sampleStep(1, [retuned], { kmax: 32 })), metrics }));
+    await waitFor(() => expect(screen.getByTestId('run-changed').textContent).toBe(' · changed mid-run: K_max 16 → 32, τ at depth 0 0.3 → 0.35'), { timeout: 3000 });
   });
 
   it('names the draft attention window of a run started with one', async () => {
