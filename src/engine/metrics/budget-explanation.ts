@@ -147,6 +147,14 @@ export function wallPricer(msPerToken: number): StepPricer {
   });
 }
 
+/** A modelled clock's pricing: the step as the clock times it, with the bound's verified tokens. */
+export function clockPricer(clock: { stepMs(event: StepEvent): { totalMs: number; draftMs: number } }): StepPricer {
+  return (event, verifiedTokens) => {
+    const t = clock.stepMs({ ...event, verifiedTokens });
+    return { totalMs: t.totalMs, draftMs: t.draftMs };
+  };
+}
+
 /**
  * The verification forward's cost per packed token on this machine: the least-squares slope of
  * verify time against verified tokens over the steps given (a batch size's steps of every policy

@@ -11,6 +11,8 @@ import { runSweep, type SweepRow } from '../sweep.js';
 import type { RunSetup } from '../session-run.js';
 import type { WorkItem } from '../runner.js';
 import type { StepEvent } from '../../shared/events.js';
+import { clockPricer, explainBudget, verifySlope, wallPricer, type BudgetExplanation } from '../metrics/budget-explanation.js';
+import { CandidateCapture } from './explain-capture.js';
 
 /** Table 1's policies (chain = standard SD, static = EAGLE-3's tree) and its control, ar run again. */
 export const TABLE1_POLICIES = ['ar', 'chain', 'static', 'eagle2', 'ddd', 'echo'] as const;
@@ -62,12 +64,33 @@ export interface Table1Domain {
   rows: SweepRow[];
 }
 
+/** One policy at one batch size of the load study, its first round explained (explainBudget). */
+export interface ExplanationRow {
+  batch: number;
+  kmax: number;
+  policy: string;
+  explanation: BudgetExplanation;
+}
+
+export interface StudyExplanations {
+  domain: string;
+  /** The clock the bounds are priced on: wall (verification moved by its fitted slope), or the modelled clock's label. */
+  clock: string;
+  /** Wall clock only: ms per verified token of the verification forward, fitted per batch size over every policy's steps. */
+  verifySlopes?: Record<number, number>;
+  rows: ExplanationRow[];
+  /** The analysis' own time, apart from the runs it explains. */
+  seconds: number;
+}
+
 export interface StudyData {
   calibrations: DomainCalibration[];
   table1: Table1Domain[];
   /** The load study's domain and its rows, every batch size. */
   load: { domain: string; rows: SweepRow[] };
   utilisation: RequestUtilisation[];
+  /** Where each load run's budget went, with the oracle and random gate bounds (absent in reports from before it). */
+  explain?: StudyExplanations;
   seconds: { calibration: number; table1: number; load: number };
 }
 
@@ -165,7 +188,10 @@ export async function runStudy(setup: RunSetup, plan: StudyPlan, log: (line: str
   const first = plan.domains[0];
   log(`[throughput against batch size] ${first.domain}: batches ${plan.load.batches.join(', ')}, ${plan.load.rounds} rounds`);
   const loadRows: SweepRow[] = [];
+  const explanations: StudyExplanations = { domain: first.domain, clock: plan.clock ? plan.clock.label : 'wall', rows: [], seconds: 0 };
   for (const batch of plan.load.batches) {
+    // Each policy's first round is explained: greedy rounds repeat the same steps.
+    const captures = new Map<string, CandidateCapture>();
     const rows = await runSweep(domainSetup(first, plan.load.requests(batch), calibrations[0].profile), {
       policies: [...LOAD_POLICIES, LOAD_CONTROL],
       batches: [batch],
@@ -174,8 +200,20 @@ export async function runStudy(setup: RunSetup, plan: StudyPlan, log: (line: str
       interleave: 'steps',
       clock: plan.clock,
       log: (line) => log(`  ${first.domain} ${line}`),
+      wrapPolicy: (run, policy) => {
+        if (run.round !== 0 || run.entry === LOAD_CONTROL) return policy;
+        const capture = new CandidateCapture();
+        captures.set(run.entry, capture);
+        return capture.wrap(policy);
+      },
+      onStep: (run, event) => {
+        if (run.round === 0) captures.get(run.entry)?.onStep(event);
+      },
     });
     loadRows.push(...rows);
+    const explained = performance.now();
+    explanations.rows.push(...explainLoad(captures, batch, plan, setup.config.maxNewTokens, explanations));
+    explanations.seconds += (performance.now() - explained) / 1000;
   }
   const done = performance.now();
   return {
@@ -183,8 +221,25 @@ export async function runStudy(setup: RunSetup, plan: StudyPlan, log: (line: str
     table1,
     load: { domain: first.domain, rows: loadRows },
     utilisation,
+    explain: explanations,
     seconds: { calibration: (calibrated - started) / 1000, table1: (tabled - calibrated) / 1000, load: (done - tabled) / 1000 },
   };
+}
+
+/**
+ * One batch size's runs explained, priced on the study's clock: the modelled one, or the wall
+ * clock with verification moved by the slope of verify time against verified tokens fitted over
+ * every policy's steps at this batch size (they span the token counts the bounds move between).
+ */
+function explainLoad(captures: ReadonlyMap<string, CandidateCapture>, batch: number, plan: StudyPlan, maxNewTokens: number, into: StudyExplanations): ExplanationRow[] {
+  const steps = [...captures].map(([policy, capture]) => ({ policy, steps: capture.explainSteps() }));
+  let price = plan.clock ? clockPricer(plan.clock) : undefined;
+  if (!price) {
+    const slope = verifySlope(steps.flatMap((s) => s.steps));
+    into.verifySlopes = { ...into.verifySlopes, [batch]: slope };
+    price = wallPricer(slope);
+  }
+  return steps.map(({ policy, steps: s }) => ({ batch, kmax: plan.kmax(batch), policy, explanation: explainBudget(s, { maxNewTokens, price }) }));
 }
 
 /** The first `count` items, repeating the list when it is shorter (each repeat its own id). */
