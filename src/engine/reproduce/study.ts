@@ -11,8 +11,7 @@ import { runSweep, type SweepRow } from '../sweep.js';
 import type { RunSetup } from '../session-run.js';
 import type { WorkItem } from '../runner.js';
 import type { StepEvent } from '../../shared/events.js';
-import { clockPricer, explainBudget, verifySlope, wallPricer, type BudgetExplanation } from '../metrics/budget-explanation.js';
-import { CandidateCapture } from './explain-capture.js';
+import { SweepExplainer, type ExplanationRow } from './explain-capture.js';
 
 /** Table 1's policies (chain = standard SD, static = EAGLE-3's tree) and its control, ar run again. */
 export const TABLE1_POLICIES = ['ar', 'chain', 'static', 'eagle2', 'ddd', 'echo'] as const;
@@ -64,13 +63,7 @@ export interface Table1Domain {
   rows: SweepRow[];
 }
 
-/** One policy at one batch size of the load study, its first round explained (explainBudget). */
-export interface ExplanationRow {
-  batch: number;
-  kmax: number;
-  policy: string;
-  explanation: BudgetExplanation;
-}
+export type { ExplanationRow };
 
 export interface StudyExplanations {
   domain: string;
@@ -189,9 +182,8 @@ export async function runStudy(setup: RunSetup, plan: StudyPlan, log: (line: str
   log(`[throughput against batch size] ${first.domain}: batches ${plan.load.batches.join(', ')}, ${plan.load.rounds} rounds`);
   const loadRows: SweepRow[] = [];
   const explanations: StudyExplanations = { domain: first.domain, clock: plan.clock ? plan.clock.label : 'wall', rows: [], seconds: 0 };
+  const explainer = new SweepExplainer({ maxNewTokens: setup.config.maxNewTokens, kmax: plan.kmax, clock: plan.clock, skip: (entry) => entry === LOAD_CONTROL });
   for (const batch of plan.load.batches) {
-    // Each policy's first round is explained: greedy rounds repeat the same steps.
-    const captures = new Map<string, CandidateCapture>();
     const rows = await runSweep(domainSetup(first, plan.load.requests(batch), calibrations[0].profile), {
       policies: [...LOAD_POLICIES, LOAD_CONTROL],
       batches: [batch],
@@ -200,21 +192,14 @@ export async function runStudy(setup: RunSetup, plan: StudyPlan, log: (line: str
       interleave: 'steps',
       clock: plan.clock,
       log: (line) => log(`  ${first.domain} ${line}`),
-      wrapPolicy: (run, policy) => {
-        if (run.round !== 0 || run.entry === LOAD_CONTROL) return policy;
-        const capture = new CandidateCapture();
-        captures.set(run.entry, capture);
-        return capture.wrap(policy);
-      },
-      onStep: (run, event) => {
-        if (run.round === 0) captures.get(run.entry)?.onStep(event);
-      },
+      ...explainer.hooks(),
     });
     loadRows.push(...rows);
     const explained = performance.now();
-    explanations.rows.push(...explainLoad(captures, batch, plan, setup.config.maxNewTokens, explanations));
+    explanations.rows.push(...explainer.explain(batch));
     explanations.seconds += (performance.now() - explained) / 1000;
   }
+  if (!plan.clock) explanations.verifySlopes = explainer.verifySlopes;
   const done = performance.now();
   return {
     calibrations,
@@ -224,22 +209,6 @@ export async function runStudy(setup: RunSetup, plan: StudyPlan, log: (line: str
     explain: explanations,
     seconds: { calibration: (calibrated - started) / 1000, table1: (tabled - calibrated) / 1000, load: (done - tabled) / 1000 },
   };
-}
-
-/**
- * One batch size's runs explained, priced on the study's clock: the modelled one, or the wall
- * clock with verification moved by the slope of verify time against verified tokens fitted over
- * every policy's steps at this batch size (they span the token counts the bounds move between).
- */
-function explainLoad(captures: ReadonlyMap<string, CandidateCapture>, batch: number, plan: StudyPlan, maxNewTokens: number, into: StudyExplanations): ExplanationRow[] {
-  const steps = [...captures].map(([policy, capture]) => ({ policy, steps: capture.explainSteps() }));
-  let price = plan.clock ? clockPricer(plan.clock) : undefined;
-  if (!price) {
-    const slope = verifySlope(steps.flatMap((s) => s.steps));
-    into.verifySlopes = { ...into.verifySlopes, [batch]: slope };
-    price = wallPricer(slope);
-  }
-  return steps.map(({ policy, steps: s }) => ({ batch, kmax: plan.kmax(batch), policy, explanation: explainBudget(s, { maxNewTokens, price }) }));
 }
 
 /** The first `count` items, repeating the list when it is shorter (each repeat its own id). */
