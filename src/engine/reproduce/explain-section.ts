@@ -11,8 +11,11 @@ const f = (x: number | undefined | null, digits = 3) => (x === undefined || x ==
 const pct = (x: number) => (Number.isFinite(x) ? `${x >= 0 ? '+' : '−'}${Math.abs(x * 100).toFixed(1)} %` : 'n/a');
 const share = (x: number) => (Number.isFinite(x) ? `${(x * 100).toFixed(1)} %` : 'n/a');
 
-/** The ratio the throughput table reads for a policy ÷ static at a batch size, on the explanation's clock (wall: the rounds' median). */
-export type MeasuredRatio = (batch: number, policy: string) => number | undefined;
+/**
+ * The ratio the throughput table reads for a policy ÷ static at a batch size, on the explanation's
+ * clock (wall: the rounds' median), and the A/A band it is read against (0 on a modelled clock).
+ */
+export type MeasuredRatio = (batch: number, policy: string) => { ratio: number; band: number } | undefined;
 
 export interface ExplainSection {
   files: Record<string, string>;
@@ -128,6 +131,19 @@ export function explainSection(explain: StudyExplanations, measured: MeasuredRat
     ];
   });
 
+  // Per depth and per confidence bin: verified · accepted, and what the target accepts of the drafts (the oracle's).
+  const depths = Math.max(0, ...rows.map((r) => r.explanation.byDepth.length));
+  const cell = (verified: number, accepted: number, targetAccepts: number, drafted: number) => (drafted === 0 ? '' : `${verified} · ${accepted} <small>(${targetAccepts}/${drafted})</small>`);
+  const depthTable = table(
+    ['batch', 'policy', ...Array.from({ length: depths }, (_, d) => `depth ${d}`)],
+    rows.map(({ batch, policy, explanation: x }) => [String(batch), h(policy), ...Array.from({ length: depths }, (_, d) => (x.byDepth[d] ? cell(x.byDepth[d].verified, x.byDepth[d].accepted, x.byDepth[d].targetAccepts, x.byDepth[d].drafted) : ''))]),
+  );
+  const bins = rows[0]?.explanation.byConfidence ?? [];
+  const confidenceTable = table(
+    ['batch', 'policy', ...bins.map((b) => `${b.lo.toFixed(1)}–${b.hi.toFixed(1)}`)],
+    rows.map(({ batch, policy, explanation: x }) => [String(batch), h(policy), ...x.byConfidence.map((b) => cell(b.verified, b.accepted, b.targetAccepts, b.drafted))]),
+  );
+
   const why = batches.map((b) => diagnose(b, row(b, 'echo'), row(b, 'static'), measured(b, 'echo'), unit)).filter((s) => s !== '');
 
   const html = `<h2>Where the budget goes: signal, scheduler or drafting</h2>
@@ -142,7 +158,11 @@ export function explainSection(explain: StudyExplanations, measured: MeasuredRat
 ${files['explain-depth.svg'] ? `<figure>${files['explain-depth.svg']}</figure>` : ''}
 ${table(['batch', 'K_max', 'policy', 'tok/s', 'random gate', 'oracle gate', 'free drafting', 'accepted ÷ verified draft (random)', 'accepted / reach per request-step', 'verified/step', 'draft forwards/step', 'drafting share of time', 'gate checks · kept', 'false cuts (lost)', 'false keeps'], tableRows)}
 ${why.length > 0 ? `<h3>echo against static, per batch size</h3>\n<ul>${why.map((w) => `<li>${w}</li>`).join('\n')}</ul>` : ''}
-<p>Per depth and per confidence bin (the node's path probability): <code>explain-depth.csv</code>, <code>explain-confidence.csv</code>; every number above: <code>explain.csv</code>.</p>`;
+<details><summary>Verified · accepted draft tokens by depth (target-accepted / drafted candidates: what the oracle verifies, out of what was drafted)</summary>
+${depthTable}</details>
+<details><summary>The same by confidence bin (the candidate's path probability)</summary>
+${confidenceTable}</details>
+<p>The same in <code>explain-depth.csv</code> and <code>explain-confidence.csv</code>; every number of the table above in <code>explain.csv</code>.</p>`;
   return { files, html };
 }
 
@@ -151,20 +171,26 @@ ${why.length > 0 ? `<h3>echo against static, per batch size</h3>\n<ul>${why.map(
  * token goes, what echo's gates did and what the bounds say; where echo misses (ratio ≤ 1), the
  * term that costs it most.
  */
-export function diagnose(batch: number, echo: ExplanationRow | undefined, base: ExplanationRow | undefined, measuredRatio: number | undefined, unit: string): string {
+export function diagnose(batch: number, echo: ExplanationRow | undefined, base: ExplanationRow | undefined, measured: { ratio: number; band: number } | undefined, unit: string): string {
   if (!echo || !base) return '';
   const e = echo.explanation;
   const s = base.explanation;
   const te = perToken(e);
   const ts = perToken(s);
   const sameSteps = e.actual.throughput / s.actual.throughput;
-  const ratio = measuredRatio ?? sameSteps;
+  const ratio = measured?.ratio ?? sameSteps;
+  // A miss: echo not above static beyond the A/A band (within it, no difference beyond noise).
+  const band = measured && Number.isFinite(measured.band) ? measured.band : 0;
+  const miss = ratio <= 1 + band;
+  const verdict = !miss ? '' : ratio < 1 - band || band === 0 ? ' — <b>a miss</b>' : ` — <b>a miss</b>: within the A/A band 1 ± ${f(band)}, no gain beyond noise`;
   const parts: string[] = [];
-  parts.push(`<b>Batch ${batch}</b> (K_max ${echo.kmax}): echo ÷ static ${f(ratio)}${measuredRatio !== undefined ? ` (${unit === 'ms' ? "rounds' median" : 'median round'}; ${f(sameSteps)} on the explained steps)` : ''}${ratio <= 1 ? ' — <b>a miss</b>' : ''}.`);
+  parts.push(`<b>Batch ${batch}</b> (K_max ${echo.kmax}): echo ÷ static ${f(ratio)}${measured !== undefined ? ` (${unit === 'ms' ? "rounds' median" : 'median round'}; ${f(sameSteps)} on the explained steps)` : ''}${verdict}.`);
   parts.push(`Per emitted token echo spends ${f(te.draft)} ${h(unit)} drafting and ${f(te.rest)} on the rest, static ${f(ts.draft)} and ${f(ts.rest)}; echo runs ${f(e.draft.forwardsPerStep, 2)} draft forwards a step (static ${f(s.draft.forwardsPerStep, 2)}), ${share(e.draft.share)} of its time (static ${share(s.draft.share)}).`);
   parts.push(`It verifies ${f(e.actual.verifiedTokens / Math.max(1, e.steps), 1)} tokens a step (static ${f(s.actual.verifiedTokens / Math.max(1, s.steps), 1)}) and accepts ${f(e.actual.acceptedPerVerified, 2)} per verified draft token (static ${f(s.actual.acceptedPerVerified, 2)}); its drafts held ${f(e.reach / Math.max(1, e.requestSteps), 2)} acceptable tokens a request-step and it verified ${f(e.actual.accepted / Math.max(1, e.requestSteps), 2)} of them.`);
   const g = e.gates;
-  if (g && e.random) {
+  if (g && (g.keepRate === 1 || g.keepRate === 0)) {
+    parts.push(`Its gates ${g.keepRate === 1 ? 'kept' : 'cut'} every one of their ${g.checks} checks (${g.falseKeeps} false keeps, ${g.falseCuts} false cuts): the confidence signal decided nothing here, and a random gate at that rate is the run itself.`);
+  } else if (g && e.random) {
     const signal = e.actual.throughput / e.random.throughput - 1;
     parts.push(`Its gates kept ${share(g.keepRate)} of ${g.checks} checks: ${g.falseCuts} false cuts (losing at least ${g.lostTokens} accepted tokens) and ${g.falseKeeps} false keeps; a random gate at that keep rate reads ${f(e.random.throughput, 1)} tok/s against echo's ${f(e.actual.throughput, 1)}, so the confidence signal buys ${pct(signal)}.`);
   } else {
@@ -173,7 +199,7 @@ export function diagnose(batch: number, echo: ExplanationRow | undefined, base: 
   const oracle = e.oracle.throughput / e.actual.throughput - 1;
   const free = e.freeDrafting.throughput / e.actual.throughput - 1;
   parts.push(`The oracle gate would read ${f(e.oracle.throughput, 1)} tok/s (${pct(oracle)}); free drafting ${f(e.freeDrafting.throughput, 1)} (${pct(free)}).`);
-  if (ratio <= 1) {
+  if (miss) {
     // Where echo's time per token exceeds static's: drafting, or the rest (verification per token, set by what each step accepts).
     const draftGap = (te.draft - ts.draft) / ts.total;
     const restGap = (te.rest - ts.rest) / ts.total;
@@ -181,7 +207,8 @@ export function diagnose(batch: number, echo: ExplanationRow | undefined, base: 
       draftGap >= restGap
         ? `drafting: echo's drafting costs ${pct(draftGap)} of static's time per token, the rest ${pct(restGap)}`
         : `the tokens its steps buy: the rest of echo's time per token (verification and bookkeeping, over what each step accepts) is ${pct(restGap)} of static's, drafting ${pct(draftGap)}`;
-    const signalNote = g && e.random && e.actual.throughput <= e.random.throughput ? '; its gates do no better than a random gate at the same keep rate' : '';
+    const signalNote =
+      g && (g.keepRate === 1 || g.keepRate === 0) ? '; its gates did not act' : g && e.random && e.actual.throughput <= e.random.throughput ? '; its gates do no better than a random gate at the same keep rate' : '';
     parts.push(`Why it misses: ${cause}${signalNote}.`);
   }
   return parts.join(' ');

@@ -3,7 +3,7 @@
 // made), each figure as .svg, the numbers as CSV and one JSON. Pure: returns name → contents.
 import { percentile } from '../metrics/percentile.js';
 import { formatServingHandOff, servingHandOff, type ServingHandOff } from '../serving-flags.js';
-import type { Claim } from './claims.js';
+import { aaHalfWidth, roundRatiosOf, type Claim } from './claims.js';
 import { DOMAIN_BENCHMARK, PAPER_FIGURES, PAPER_HIGH_LOAD, PAPER_METHOD, PAPER_TABLE1, PAPER_BENCHMARKS } from './paper.js';
 import { LOAD_CONTROL, LOAD_POLICIES, TABLE1_CONTROL, TABLE1_POLICIES, type StudyData } from './study.js';
 import { boxPlots, densityPanels, escapeXml, groupedBars, lineChart, PALETTE } from './svg.js';
@@ -121,7 +121,10 @@ export function renderReport(data: StudyData, claims: readonly Claim[], meta: Re
   // The ratio the throughput table reads on the explanation's clock: the modelled one when it is modelled.
   const explainClockRatio = (batch: number, policy: string) => {
     const t = loadTable.find((x) => x.row.batch === batch && x.row.policy === policy);
-    return data.explain?.clock === 'wall' ? t?.vsStatic : t?.modelledVsStatic;
+    if (data.explain?.clock !== 'wall') return t?.modelledVsStatic === undefined ? undefined : { ratio: t.modelledVsStatic, band: 0 };
+    const control = data.load.rows.find((r) => r.batch === batch && r.policy === LOAD_CONTROL);
+    const base = data.load.rows.find((r) => r.batch === batch && r.policy === 'static');
+    return t === undefined ? undefined : { ratio: t.vsStatic, band: control && base ? aaHalfWidth(roundRatiosOf(control, base)) : NaN };
   };
   const explained = data.explain ? explainSection(data.explain, explainClockRatio, color) : null;
   if (explained) Object.assign(files, explained.files);
