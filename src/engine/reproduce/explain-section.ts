@@ -93,7 +93,7 @@ export function explainSection(explain: StudyExplanations, measured: MeasuredRat
         : []),
     ],
     reference: 1,
-    width: 760,
+    width: 840, // room for the legend's longest name
   });
   const top = batches[batches.length - 1];
   const depthSeries = (['echo', 'static'] as const).flatMap((p) => {
