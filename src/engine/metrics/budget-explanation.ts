@@ -56,9 +56,16 @@ export interface ExplainOptions {
   maxNewTokens?: number;
   /** The clock in use (default: wallPricer(0), the steps' own decode times). */
   price?: StepPricer;
-  /** Confidence bins over [0, 1] (default 10). */
-  bins?: number;
+  /** Confidence bin edges over [0, 1] (default CONFIDENCE_EDGES). */
+  edges?: readonly number[];
 }
+
+/**
+ * Bins of a candidate's path probability: finer where the budget mostly goes. A deep node's path
+ * probability is a product of several draft probabilities, so most verified nodes lie below 0.1,
+ * where even tenths would put them all in one bin.
+ */
+export const CONFIDENCE_EDGES: readonly number[] = [0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.4, 0.6, 0.8, 1];
 
 /** What one way of choosing the verified nodes buys on the run's steps. */
 export interface Bound {
@@ -87,7 +94,7 @@ export interface DepthRow {
 }
 
 export interface ConfidenceRow {
-  /** Bin [lo, hi) of the node's path probability exp(S) (the last bin holds 1). */
+  /** Bin [lo, hi) of the candidate's path probability exp(S) (the last bin holds 1). */
   lo: number;
   hi: number;
   drafted: number;
@@ -306,14 +313,19 @@ class BoundSum {
 /** Explains a greedy run from its steps (all of them, in order: the target's path is read off the later ones). */
 export function explainBudget(steps: readonly ExplainStep[], options: ExplainOptions = {}): BudgetExplanation {
   const price = options.price ?? wallPricer(0);
-  const bins = options.bins ?? 10;
+  const edges = options.edges ?? CONFIDENCE_EDGES;
   const maxNewTokens = options.maxNewTokens ?? Number.POSITIVE_INFINITY;
   const futures = requestFutures(steps);
   const views = steps.map((step, s) => step.requests.map((r) => viewRequest(r, futures[s].get(r.requestId)!, maxNewTokens)));
 
   const byDepth: DepthRow[] = [];
   const depthRow = (depth: number) => (byDepth[depth] ??= { depth, drafted: 0, verified: 0, accepted: 0, targetAccepts: 0 });
-  const byConfidence: ConfidenceRow[] = Array.from({ length: bins }, (_, k) => ({ lo: k / bins, hi: (k + 1) / bins, drafted: 0, verified: 0, accepted: 0, targetAccepts: 0 }));
+  const byConfidence: ConfidenceRow[] = edges.slice(1).map((hi, k) => ({ lo: edges[k], hi, drafted: 0, verified: 0, accepted: 0, targetAccepts: 0 }));
+  const binOf = (c: number) => {
+    let k = 0;
+    while (k < byConfidence.length - 1 && c >= byConfidence[k].hi) k++;
+    return byConfidence[k];
+  };
   let checks = 0;
   let passes = 0;
   const gates = { keptAccepted: 0, falseKeeps: 0, falseCuts: 0, rightCuts: 0, unknown: 0, lostTokens: 0, keptRejectedNodes: 0 };
@@ -358,7 +370,7 @@ export function explainBudget(steps: readonly ExplainStep[], options: ExplainOpt
         }
         drafted++;
         const row = depthRow(c.depth);
-        const bin = byConfidence[Math.min(bins - 1, Math.max(0, Math.floor(c.confidence * bins)))];
+        const bin = binOf(c.confidence);
         row.drafted++;
         bin.drafted++;
         if (c.verdict) {

@@ -13,6 +13,7 @@ export {
 export { formatPairedRatio, pairedRatio, roundOrder, type PairedRatio } from './paired-rounds.js';
 export { requestFutures, type RequestFuture } from './greedy-futures.js';
 export {
+  CONFIDENCE_EDGES,
   clockPricer,
   explainBudget,
   verifySlope,

@@ -140,7 +140,7 @@ export function explainSection(explain: StudyExplanations, measured: MeasuredRat
   );
   const bins = rows[0]?.explanation.byConfidence ?? [];
   const confidenceTable = table(
-    ['batch', 'policy', ...bins.map((b) => `${b.lo.toFixed(1)}–${b.hi.toFixed(1)}`)],
+    ['batch', 'policy', ...bins.map((b) => `${b.lo}–${b.hi}`)],
     rows.map(({ batch, policy, explanation: x }) => [String(batch), h(policy), ...x.byConfidence.map((b) => cell(b.verified, b.accepted, b.targetAccepts, b.drafted))]),
   );
 

@@ -80,11 +80,13 @@ describe('budget explanation', () => {
       [2, 1, 1, 1],
       [2, 0, 0, 1],
     ]);
-    // Path probabilities: 0.9, 0.72, 0.072 (cut), 0.6, 0.35 (b's 12), 0.7 …
-    const bin = (lo: number) => x.byConfidence.find((b) => Math.abs(b.lo - lo) < 1e-9)!;
-    expect(bin(0.9)).toMatchObject({ drafted: 1, verified: 1, accepted: 1, targetAccepts: 1 });
-    expect(bin(0.3)).toMatchObject({ drafted: 1, verified: 0, targetAccepts: 1 });
-    expect(bin(0)).toMatchObject({ drafted: 4, verified: 0, accepted: 0, targetAccepts: 1 }); // 0.045, 0.09, 0.072 (the cut 3), 0.036
+    // Path probabilities: 0.9, 0.72, 0.072 (cut), 0.6, 0.35 (b's 12), 0.7 …, in bins finer below 0.1.
+    expect(x.byConfidence.map((b) => b.lo)).toEqual([0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.4, 0.6, 0.8]);
+    const bin = (lo: number) => x.byConfidence.find((b) => b.lo === lo)!;
+    expect(bin(0.8)).toMatchObject({ drafted: 1, verified: 1, accepted: 1, targetAccepts: 1 }); // 0.9
+    expect(bin(0.2)).toMatchObject({ drafted: 2, verified: 0, targetAccepts: 1 }); // b's 12 (0.35), c's 22 (0.2)
+    expect(bin(0.03)).toMatchObject({ drafted: 4, verified: 0, accepted: 0, targetAccepts: 1 }); // 0.045, 0.09, 0.072 (the cut 3), 0.036
+    expect(x.byConfidence.reduce((a, b) => a + b.drafted, 0)).toBe(12);
   });
 
   it('bounds the run by an oracle gate that verifies exactly what the target accepts', () => {
