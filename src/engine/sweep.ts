@@ -15,7 +15,7 @@ import type { ModelledClock } from './cost/clock.js';
 import type { StepCosts } from '../shared/step-costs.js';
 import { medianRound, stepMedianMs } from './metrics/paired-rounds.js';
 import { runRounds, slotsForRounds, type Interleaving, type StartedRun } from './rounds.js';
-import { createPolicy, unknownPolicy } from './policy/index.js';
+import { createPolicy, unknownPolicy, type SpeculationPolicy } from './policy/index.js';
 import { startRun } from './instrumented-run.js';
 import { policyOptions, type RunSetup } from './session-run.js';
 import type { RunMetrics, StepEvent } from '../shared/events.js';
@@ -81,6 +81,11 @@ export interface SweepOptions {
   log?: (line: string) => void;
   /** Every step of every run, with its batch size, entry and round (from 0): for studies that read more than the rows keep. */
   onStep?: (run: { batch: number; entry: string; round: number }, event: StepEvent) => void;
+  /**
+   * The policy a run steps with, given the one the entry names: a study may wrap it to watch its
+   * trees (the wrapper must delegate every decision, so the run stays the one measured).
+   */
+  wrapPolicy?: (run: { batch: number; entry: string; round: number }, policy: SpeculationPolicy) => SpeculationPolicy;
 }
 
 export interface SweepRow {
@@ -196,9 +201,10 @@ async function sweepBatch(
   const start = (name: string): StartedRun<SweepRun> => {
     const entry = entries.get(name)!;
     useWindow(entry);
-    const policy = createPolicy(entry.policy, { ...policyOptions(config, gates), batch, kmax });
     const round = started.get(name) ?? 0;
     started.set(name, round + 1);
+    const created = createPolicy(entry.policy, { ...policyOptions(config, gates), batch, kmax });
+    const policy = options.wrapPolicy ? options.wrapPolicy({ batch, entry: name, round }, created) : created;
     const run = startRun(setup, { policy, batch, kmax, clock: options.clock, onStep: (e) => options.onStep?.({ batch, entry: name, round }, e) });
     return {
       runner: run.runner,

@@ -15,6 +15,8 @@ import { loadHardwareProfile, profileMismatches } from '../../engine/cost/measur
 import { loadRunSetup } from '../../engine/session-run.js';
 import { INTERLEAVINGS, slotsForRounds, type Interleaving } from '../../engine/rounds.js';
 import { checkSweep, draftWindows, parseSweepEntry, runSweep, splitRepeat, type SweepRow } from '../../engine/sweep.js';
+import { SweepExplainer } from '../../engine/reproduce/explain-capture.js';
+import type { BudgetExplanation } from '../../engine/metrics/budget-explanation.js';
 import { defaultDraftPrecision, GATED_POLICIES, POLICY_NAMES } from '../../shared/config.js';
 import { clockCosts, confidenceFlag, draftCostFlag, runConfigFromFlags, withRuntimeOptions, withWorkloadOptions, type RunFlags } from './run.js';
 import { integer, list } from '../flags.js';
@@ -59,6 +61,12 @@ export interface SweepReportRow extends SweepRow {
   stepMedianVsBaseline?: number;
   /** With --hw: modelled throughput ÷ the baseline's (no machine noise in a greedy run). */
   modelledVsBaseline?: number;
+  /**
+   * With --json, greedy runs: where the first round's verification budget went, with the oracle
+   * and random gate bounds on the same steps (docs/explain.md), priced on the modelled clock with
+   * --hw, else on the wall clock (see the report's verifySlopes).
+   */
+  explanation?: BudgetExplanation;
 }
 
 export interface SweepReport {
@@ -67,6 +75,8 @@ export interface SweepReport {
   /** With --hw: what the modelled clock models. */
   clock?: string;
   rows: SweepReportRow[];
+  /** Explained on the wall clock: per batch size, the verification forward's fitted ms per verified token that prices the bounds. */
+  verifySlopes?: Record<number, number>;
 }
 
 /**
@@ -123,8 +133,21 @@ export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) 
     log,
   });
   try {
-    const rows = await runSweep(setup, { ...plan, clock, log });
-    return { baseline, interleave, ...(clock ? { clock: clock.label } : {}), rows: withRatios(rows, baseline) };
+    // --json on greedy runs also explains each entry's first round (A/A controls left out).
+    const explainer = flags.json && config.temperature === 0 ? new SweepExplainer({ maxNewTokens: config.maxNewTokens, kmax, clock, skip: (entry) => parseSweepEntry(entry).repeats !== undefined }) : null;
+    const rows = await runSweep(setup, { ...plan, clock, log, ...explainer?.hooks() });
+    const explained = explainer ? flags.batches.flatMap((batch) => explainer.explain(batch)) : [];
+    const withExplanations = withRatios(rows, baseline).map((row) => {
+      const x = explained.find((e) => e.batch === row.batch && e.policy === row.policy);
+      return x ? { ...row, explanation: x.explanation } : row;
+    });
+    return {
+      baseline,
+      interleave,
+      ...(clock ? { clock: clock.label } : {}),
+      rows: withExplanations,
+      ...(explainer && !clock ? { verifySlopes: explainer.verifySlopes } : {}),
+    };
   } finally {
     await setup.release();
   }

@@ -11,3 +11,16 @@ export {
   type RunMetricsOptions,
 } from './run-metrics.js';
 export { formatPairedRatio, pairedRatio, roundOrder, type PairedRatio } from './paired-rounds.js';
+export { requestFutures, type RequestFuture } from './greedy-futures.js';
+export {
+  CONFIDENCE_EDGES,
+  clockPricer,
+  explainBudget,
+  verifySlope,
+  wallPricer,
+  type BudgetExplanation,
+  type Bound,
+  type ExplainStep,
+  type ExplainRequestStep,
+  type StepPricer,
+} from './budget-explanation.js';

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { Refusal } from '../refusal.js';
 
 /** The report's tables, in the order the report shows them. */
-export const REPORT_TABLES = ['table1.csv', 'throughput.csv', 'calibration.csv', 'utilisation.csv'] as const;
+export const REPORT_TABLES = ['table1.csv', 'throughput.csv', 'explain.csv', 'calibration.csv', 'utilisation.csv'] as const;
 
 const ReportJsonSchema = z.object({ kind: z.literal('echo-reproduction'), meta: ReportMetaSchema, claims: z.array(ReportClaimSchema) });
 

@@ -3,10 +3,11 @@
 // made), each figure as .svg, the numbers as CSV and one JSON. Pure: returns name → contents.
 import { percentile } from '../metrics/percentile.js';
 import { formatServingHandOff, servingHandOff, type ServingHandOff, type ServingPair } from '../serving-flags.js';
-import type { Claim } from './claims.js';
+import { aaHalfWidth, roundRatiosOf, type Claim } from './claims.js';
 import { DOMAIN_BENCHMARK, PAPER_FIGURES, PAPER_HIGH_LOAD, PAPER_METHOD, PAPER_TABLE1, PAPER_BENCHMARKS } from './paper.js';
 import { LOAD_CONTROL, LOAD_POLICIES, TABLE1_CONTROL, TABLE1_POLICIES, type StudyData } from './study.js';
 import { boxPlots, densityPanels, escapeXml, groupedBars, lineChart, PALETTE } from './svg.js';
+import { explainSection, type ExplainSection } from './explain-section.js';
 import type { SweepRow } from '../sweep.js';
 
 /** How the report was made: enough to rerun it and to know what it ran on. */
@@ -122,6 +123,18 @@ export function renderReport(data: StudyData, claims: readonly Claim[], meta: Re
     loadTable.map(({ row: r, vsStatic, min, max, modelledVsStatic }) => [data.load.domain, r.batch, r.kmax, r.policy, r.metrics.requests, r.metrics.throughput, vsStatic, min, max, r.modelledThroughput, modelledVsStatic, r.metrics.meanAcceptedTokens, r.metrics.draftUtilisation, r.metrics.verifiedTokensPerStep, r.sameTokens]),
   );
 
+  // Where each load run's budget went, with the oracle and random gate bounds.
+  // The ratio the throughput table reads on the explanation's clock: the modelled one when it is modelled.
+  const explainClockRatio = (batch: number, policy: string) => {
+    const t = loadTable.find((x) => x.row.batch === batch && x.row.policy === policy);
+    if (data.explain?.clock !== 'wall') return t?.modelledVsStatic === undefined ? undefined : { ratio: t.modelledVsStatic, band: 0 };
+    const control = data.load.rows.find((r) => r.batch === batch && r.policy === LOAD_CONTROL);
+    const base = data.load.rows.find((r) => r.batch === batch && r.policy === 'static');
+    return t === undefined ? undefined : { ratio: t.vsStatic, band: control && base ? aaHalfWidth(roundRatiosOf(control, base)) : NaN };
+  };
+  const explained = data.explain ? explainSection(data.explain, explainClockRatio, color) : null;
+  if (explained) Object.assign(files, explained.files);
+
   // Fig. 4: per-request utilisation.
   const utilPolicies = shown.filter((p) => data.utilisation.some((u) => u.policy === p));
   files['fig4-utilisation.svg'] = boxPlots({
@@ -138,7 +151,7 @@ export function renderReport(data: StudyData, claims: readonly Claim[], meta: Re
   files['serving.txt'] = `${[`calibrated on ${data.calibrations[0]?.domain ?? 'nothing'}`, ...('refused' in serving ? [`no hand-off: ${serving.refused}`] : handOffs.map(formatServingHandOff))].join('\n')}\n`;
 
   files['report.json'] = `${JSON.stringify({ kind: 'echo-reproduction', meta, claims, data, serving: handOffs, paper: { table1: PAPER_TABLE1, highLoad: PAPER_HIGH_LOAD, figures: PAPER_FIGURES } }, null, 1)}\n`;
-  files['report.html'] = html(data, claims, meta, files, { table1Rows, loadTable, utilPolicies, handOffs, modelled });
+  files['report.html'] = html(data, claims, meta, files, { table1Rows, loadTable, utilPolicies, handOffs, modelled, explained });
   return files;
 }
 
@@ -159,6 +172,7 @@ function html(
     utilPolicies: string[];
     handOffs: ServingHandOff[];
     modelled: boolean;
+    explained: ExplainSection | null;
   },
 ): string {
   const verdictClass = (v: string) => (v === 'holds' ? 'holds' : v === 'does not hold' ? 'fails' : 'na');
@@ -227,6 +241,7 @@ ${table(
 <p>A/A control (${LOAD_CONTROL} ÷ static) per batch: ${h([...new Set(data.load.rows.map((r) => r.batch))].map((b) => `${b}: ${controls(data.load.rows.filter((r) => r.batch === b), LOAD_CONTROL, 'static')}`).join(', '))}.</p>
 <details class="paper"><summary>The paper's high-load numbers (tokens/s at batch 256)</summary>
 ${table(['model', 'batch', 'policy', 'tokens/s', 'where'], PAPER_HIGH_LOAD.map((r) => [h(r.model), String(r.batch), h(r.policy), String(r.throughput), h(r.source)]))}</details>
+${parts.explained ? parts.explained.html : ''}
 <h2>Fig. 4: draft utilisation</h2>
 <p class="paper"><b>The paper:</b> ${h(PAPER_FIGURES.fig4)}</p>
 <figure>${files['fig4-utilisation.svg']}</figure>

@@ -11,6 +11,7 @@ import { runSweep, type SweepRow } from '../sweep.js';
 import type { RunSetup } from '../session-run.js';
 import type { WorkItem } from '../runner.js';
 import type { StepEvent } from '../../shared/events.js';
+import { SweepExplainer, type ExplanationRow } from './explain-capture.js';
 
 /** Table 1's policies (chain = standard SD, static = EAGLE-3's tree) and its control, ar run again. */
 export const TABLE1_POLICIES = ['ar', 'chain', 'static', 'eagle2', 'ddd', 'echo'] as const;
@@ -62,12 +63,27 @@ export interface Table1Domain {
   rows: SweepRow[];
 }
 
+export type { ExplanationRow };
+
+export interface StudyExplanations {
+  domain: string;
+  /** The clock the bounds are priced on: wall (verification moved by its fitted slope), or the modelled clock's label. */
+  clock: string;
+  /** Wall clock only: ms per verified token of the verification forward, fitted per batch size over every policy's steps. */
+  verifySlopes?: Record<number, number>;
+  rows: ExplanationRow[];
+  /** The analysis' own time, apart from the runs it explains. */
+  seconds: number;
+}
+
 export interface StudyData {
   calibrations: DomainCalibration[];
   table1: Table1Domain[];
   /** The load study's domain and its rows, every batch size. */
   load: { domain: string; rows: SweepRow[] };
   utilisation: RequestUtilisation[];
+  /** Where each load run's budget went, with the oracle and random gate bounds (absent in reports from before it). */
+  explain?: StudyExplanations;
   seconds: { calibration: number; table1: number; load: number };
 }
 
@@ -165,6 +181,8 @@ export async function runStudy(setup: RunSetup, plan: StudyPlan, log: (line: str
   const first = plan.domains[0];
   log(`[throughput against batch size] ${first.domain}: batches ${plan.load.batches.join(', ')}, ${plan.load.rounds} rounds`);
   const loadRows: SweepRow[] = [];
+  const explanations: StudyExplanations = { domain: first.domain, clock: plan.clock ? plan.clock.label : 'wall', rows: [], seconds: 0 };
+  const explainer = new SweepExplainer({ maxNewTokens: setup.config.maxNewTokens, kmax: plan.kmax, clock: plan.clock, skip: (entry) => entry === LOAD_CONTROL });
   for (const batch of plan.load.batches) {
     const rows = await runSweep(domainSetup(first, plan.load.requests(batch), calibrations[0].profile), {
       policies: [...LOAD_POLICIES, LOAD_CONTROL],
@@ -174,15 +192,21 @@ export async function runStudy(setup: RunSetup, plan: StudyPlan, log: (line: str
       interleave: 'steps',
       clock: plan.clock,
       log: (line) => log(`  ${first.domain} ${line}`),
+      ...explainer.hooks(),
     });
     loadRows.push(...rows);
+    const explained = performance.now();
+    explanations.rows.push(...explainer.explain(batch));
+    explanations.seconds += (performance.now() - explained) / 1000;
   }
+  if (!plan.clock) explanations.verifySlopes = explainer.verifySlopes;
   const done = performance.now();
   return {
     calibrations,
     table1,
     load: { domain: first.domain, rows: loadRows },
     utilisation,
+    explain: explanations,
     seconds: { calibration: (calibrated - started) / 1000, table1: (tabled - calibrated) / 1000, load: (done - tabled) / 1000 },
   };
 }

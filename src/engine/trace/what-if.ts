@@ -18,6 +18,7 @@ import type { Expansion, TraceStep } from '../../shared/trace-schema.js';
 import { parseProfile, profileGates } from '../calibrate/profile.js';
 import { driveStep, newStepContext, type Layer } from '../policy/drive.js';
 import { RunMetricsAccumulator } from '../metrics/run-metrics.js';
+import { requestFutures, type RequestFuture } from '../metrics/greedy-futures.js';
 import { createPolicy, type PolicyOptions, type SpeculationPolicy, type StepContext, type StepRequest } from '../policy/index.js';
 import { verifyGreedy } from '../verify/greedy.js';
 import { packSuperTree, type PackedRequest } from '../verify/pack.js';
@@ -67,49 +68,6 @@ export interface WhatIfResult {
   decidedRequestSteps: number;
   undecidedRequestSteps: number;
   metrics: WhatIfMetrics;
-}
-
-/** Per request-step: what the recorded output says the target would have produced from there. */
-interface RequestFuture {
-  /**
-   * The target's greedy tokens for the request as far as the trace knows them (shared by all its
-   * steps): every step's emitted tokens, except that the last step contributes its accepted
-   * tokens + bonus, which can run past the output's end (EOS, length cap).
-   */
-  greedy: number[];
-  /** Tokens the request emitted before this step: where this step's greedy path starts in `greedy`. */
-  outputBefore: number;
-  /** Tokens it emitted from this step to its end in the trace. */
-  outputLeft: number;
-  /** The trace shows the request finishing: outputLeft is its true remaining output. */
-  finishes: boolean;
-}
-
-function requestFutures(steps: readonly TraceStep[]): Map<string, RequestFuture>[] {
-  const perRequest = new Map<string, { greedy: number[]; emitted: number; finishes: boolean }>();
-  for (const step of steps) {
-    for (const r of step.requests) {
-      let req = perRequest.get(r.requestId);
-      if (req === undefined) perRequest.set(r.requestId, (req = { greedy: [], emitted: 0, finishes: false }));
-      // Drop the previous step's extra tokens past its emitted ones (only a final step has any).
-      req.greedy.length = req.emitted;
-      const verdict = [...r.accepted.map((id) => r.nodes[id].token), r.bonusToken];
-      for (const token of verdict) req.greedy.push(token);
-      req.emitted += r.emitted.length;
-      if (r.finished) req.finishes = true;
-    }
-  }
-  const produced = new Map<string, number>();
-  return steps.map((step) => {
-    const futures = new Map<string, RequestFuture>();
-    for (const r of step.requests) {
-      const req = perRequest.get(r.requestId)!;
-      const before = produced.get(r.requestId) ?? 0;
-      futures.set(r.requestId, { greedy: req.greedy, outputBefore: before, outputLeft: req.emitted - before, finishes: req.finishes });
-      produced.set(r.requestId, before + r.emitted.length);
-    }
-    return futures;
-  });
 }
 
 /** Token path root → node (root excluded) as a map key. */

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { register } from '../../../src/cli/commands/reproduce.js';
 import { VERDICTS, type Claim } from '../../../src/engine/reproduce/claims.js';
+import { parseCsv } from '../../../src/engine/reproduce/read-report.js';
 import { clockFromSpec } from '../../../src/engine/cost/clock.js';
 import { suggestKmax } from '../../../src/engine/cost/knee.js';
 import { tempDir } from '../../engine/model/helpers.js';
@@ -37,7 +38,7 @@ describe('echo-studio reproduce', () => {
     expect(stderr).toMatch(/\[throughput against batch size\] code: batches 1, 3/);
     expect(stdout).toMatch(/wrote \d+ files to .* open .*report\.html/);
     const files = readdirSync(out).sort();
-    for (const name of ['report.html', 'report.json', 'claims.csv', 'table1.csv', 'throughput.csv', 'calibration.csv', 'utilisation.csv', 'serving.txt', 'fig1-throughput.svg', 'fig4-utilisation.svg', 'table1-speedup.svg', 'fig2-densities-code.svg', 'fig2-densities-math.svg']) {
+    for (const name of ['report.html', 'report.json', 'claims.csv', 'table1.csv', 'throughput.csv', 'calibration.csv', 'utilisation.csv', 'serving.txt', 'fig1-throughput.svg', 'fig4-utilisation.svg', 'table1-speedup.svg', 'fig2-densities-code.svg', 'fig2-densities-math.svg', 'explain.csv', 'explain-depth.csv', 'explain-confidence.csv', 'explain-bounds.svg', 'explain-depth.svg']) {
       expect(files).toContain(name);
     }
     const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as { claims: Claim[]; meta: { command: string; machine: { cores: number } } };
@@ -60,7 +61,22 @@ describe('echo-studio reproduce', () => {
     expect(table1).toHaveLength(1 + 2 * 7); // two domains × six policies and the A/A control
     expect(table1.filter((l) => l.endsWith(',false'))).toEqual([]); // lossless: every run emitted ar's tokens
     const html = readFileSync(join(out, 'report.html'), 'utf8');
-    for (const section of ['Claims', 'Figs. 2 and 6–9', 'Table 1: batch 1', 'Figs. 1 and 5', 'Fig. 4', 'Hand-off to serving engines']) expect(html).toContain(`<h2>${section}`);
+    for (const section of ['Claims', 'Figs. 2 and 6–9', 'Table 1: batch 1', 'Figs. 1 and 5', 'Where the budget goes', 'Fig. 4', 'Hand-off to serving engines']) expect(html).toContain(`<h2>${section}`);
+    // Where the budget went: every drafting policy at every batch size, explained on the same
+    // steps the runs took, with the oracle gate never below the run and the random gate beside it.
+    const explain = parseCsv(readFileSync(join(out, 'explain.csv'), 'utf8').trim());
+    const col = (name: string) => explain[0].indexOf(name);
+    const explained = explain.slice(1);
+    expect(explained.map((cells) => `${cells[col('batch')]}:${cells[col('policy')]}`).sort()).toEqual(['1:dense', '1:echo', '1:fixed', '1:static', '3:dense', '3:echo', '3:fixed', '3:static']);
+    for (const cells of explained) {
+      expect(Number(cells[col('oracle_accepted')])).toBeGreaterThanOrEqual(Number(cells[col('accepted')]));
+      expect(Number(cells[col('reach')])).toBeGreaterThanOrEqual(Number(cells[col('accepted')]));
+      expect(Number(cells[col('oracle_verified_tokens')])).toBeLessThanOrEqual(Number(cells[col('verified_tokens')]) + Number(cells[col('reach')]));
+      expect(cells[col('candidates_seen')]).toBe('true');
+      expect(Number(cells[col('steps')])).toBeGreaterThan(0);
+    }
+    expect(html).toMatch(/echo against static, per batch size/);
+    expect(html).toMatch(/<b>Batch 3<\/b> \(K_max \d+\): echo ÷ static \d\.\d{3}/);
     expect((html.match(/<svg /g) ?? []).length).toBeGreaterThanOrEqual(5);
     expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/); // self-contained: nothing fetched, nothing run
     expect(html).toContain('Qwen3-235B'); // the paper's numbers beside the measured ones

@@ -82,6 +82,18 @@ describe('echo-studio sweep', () => {
     }
     // Greedy speculation emits ar's tokens, so every policy generated as many.
     expect(new Set(report.rows.map((r) => r.metrics.generatedTokens)).size).toBe(1);
+    // --json explains each entry's first round: the same steps and tokens the run's metrics count.
+    for (const r of report.rows) {
+      const x = r.explanation!;
+      expect(x.steps).toBe(r.metrics.steps);
+      expect(x.actual.emitted).toBe(r.metrics.generatedTokens);
+      expect(x.actual.accepted / x.requestSteps).toBeCloseTo(r.metrics.meanAcceptedTokens, 9);
+      expect(x.oracle.accepted).toBeGreaterThanOrEqual(x.actual.accepted);
+      expect(x.candidatesSeen).toBe(true);
+      expect(x.gates === null).toBe(r.policy !== 'echo'); // the profile gates the root
+      if (r.policy === 'ar') expect(x.draft.forwards).toBe(0);
+    }
+    expect(Object.keys(report.verifySlopes!)).toEqual(['1', '3']);
     const lines = readFileSync(csv, 'utf8').trim().split('\n');
     expect(lines[0]).toMatch(/^batch,kmax,policy,throughput,vs_baseline,vs_baseline_min,vs_baseline_max,/);
     expect(lines).toHaveLength(7);
