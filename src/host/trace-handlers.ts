@@ -5,7 +5,7 @@
 // writes the current recording (the live run's, or the opened trace) in any export format.
 import { existsSync, readFileSync } from 'node:fs';
 import { computeRunMetrics } from '../engine/metrics/run-metrics.js';
-import { pathTaken, traceExportPaths, writeTraceExport } from '../engine/trace/export-files.js';
+import { checkWritableName, pathTaken, traceExportPaths, writeTraceExport } from '../engine/trace/export-files.js';
 import { parseTrace, type TraceContents } from '../engine/trace/parse.js';
 import { readTrace } from '../engine/trace/read.js';
 import type { FrameEvent } from '../shared/messages.js';
@@ -118,6 +118,8 @@ const handlers = (host: HostContext, recordings: Recordings): ReturnType<Handler
   },
 
   async 'trace.export'({ path, format, overwrite }, ctx) {
+    // A name no file system takes is the asker's mistake: one line, before any folder is looked at.
+    checkWritableName(path);
     const source = await currentTrace(recordings);
     const out = host.files.writable(path);
     const taken = traceExportPaths(format, out).filter(pathTaken);

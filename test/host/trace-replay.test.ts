@@ -146,6 +146,24 @@ describe('engine host trace replay', () => {
     const done = await client.next('progress', (e) => e.task === 'export');
     expect(done.message).toContain('out.steps.parquet');
     expect(existsSync(`${parquet}.steps.parquet`) && statSync(`${parquet}.steps.parquet`).size).toBeGreaterThan(0);
+
+    // A name no file system takes is one line, not a Node stack trace with file positions.
+    for (const [name, why] of [
+      ['a\0b.csv', /may not hold a NUL byte/],
+      [`${'x'.repeat(300)}.csv`, /name is 304 bytes long, and a file name may have at most 255/],
+      [`${'y'.repeat(250)}`, /name is 264 bytes long/], // Parquet's table files add `.steps.parquet`
+    ] as const) {
+      client.send({ type: 'trace.export', path: join(tmp.path, name), format: name.startsWith('y') ? 'parquet' : 'csv' });
+      const refused = await client.next('error');
+      expect(refused.message).toMatch(why);
+      expect(refused.message).not.toContain('\n');
+      expect(refused.detail).toBeUndefined();
+    }
+    // The longest name a folder holds still exports: the temporary name beside it is cut to fit.
+    const longest = join(tmp.path, `${'z'.repeat(251)}.csv`);
+    client.send({ type: 'trace.export', path: longest, format: 'csv' });
+    await client.next('progress', (e) => e.task === 'export');
+    expect(readFileSync(longest, 'utf8')).toBe(readFileSync(csv, 'utf8'));
     client.close();
     await host.shutdown();
   });
