@@ -30,15 +30,7 @@ import {
 } from '../shared/messages.js';
 import type { ChannelFromEngine, ChannelToEngine } from './port.js';
 import { CONTENT_SECURITY_POLICY, hostnameOf, isLoopbackAddress, newAccessToken, tokenMatches } from './security.js';
-import {
-  checkUploadedTrace,
-  isDownloadFormat,
-  MAX_TRACE_UPLOAD_BYTES,
-  readBody,
-  saveUpload,
-  TraceFileRefusal,
-  uploadName,
-} from './web-trace-files.js';
+import { isDownloadFormat, MAX_TRACE_UPLOAD_BYTES, receiveUpload as receiveTraceFile, TraceFileRefusal, uploadName } from './web-trace-files.js';
 import { removeQuietly } from '../engine/trace/export-files.js';
 
 export interface WebHostOptions {
@@ -305,10 +297,8 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
     // Only this server's own page may post (the token cookie is same-site already; this says so twice).
     if (req.headers.origin !== `http://${req.headers.host ?? ''}`) throw new TraceFileRefusal(403, `origin ${JSON.stringify(req.headers.origin ?? null)} may not upload`);
     const name = uploadName(url.searchParams.get('name'));
-    const bytes = await readBody(req, options.maxUploadBytes ?? MAX_TRACE_UPLOAD_BYTES);
-    const { steps } = checkUploadedTrace(bytes, name);
     uploads += 1;
-    const file = saveUpload(uploadsDir, uploads, name, bytes);
+    const { file, steps } = await receiveTraceFile(req, { folder: uploadsDir, serial: uploads, name, limit: options.maxUploadBytes ?? MAX_TRACE_UPLOAD_BYTES });
     res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
     res.end(JSON.stringify({ path: file, name, steps } satisfies TraceUploadAnswer));
   };

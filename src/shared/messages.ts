@@ -61,6 +61,8 @@ export const RequestSchema = z.discriminatedUnion('type', [
   /** An existing file is replaced only with `overwrite` (the desktop app's save dialog asked already). */
   z.object({ type: z.literal('trace.export'), path: nonEmptyPath, format: z.enum(TRACE_EXPORT_FORMATS), overwrite: z.boolean().optional() }),
   z.object({ type: z.literal('trace.seek'), step: z.number().int().min(0) }),
+  /** Stop opening, replaying or seeking a trace: a trace still being indexed is not opened; a replay stops where it is. */
+  z.object({ type: z.literal('trace.cancel') }),
   /** Time the target's forward on this machine and suggest K_max for `batch` (profile-hw's knee); the bundled target unless named. */
   z.object({ type: z.literal('hw.knee'), batch: z.number().int().min(1).max(4096), targetDir: nonEmptyPath.optional() }),
   /** Read a hardware profile (`profile-hw --out` or `--json`) for the studio's clock; answered with a 'clock.profile' event. */
@@ -98,6 +100,7 @@ export const REQUEST_TYPES = [
   'trace.open',
   'trace.export',
   'trace.seek',
+  'trace.cancel',
   'hw.knee',
   'clock.profile',
   'report.open',
@@ -338,6 +341,7 @@ export const REQUEST_METHODS = {
   'trace.open': 'traceOpen',
   'trace.export': 'traceExport',
   'trace.seek': 'traceSeek',
+  'trace.cancel': 'traceCancel',
   'hw.knee': 'hwKnee',
   'clock.profile': 'clockProfile',
   'report.open': 'reportOpen',

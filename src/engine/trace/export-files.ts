@@ -78,9 +78,9 @@ export function traceExportPaths(format: TraceExportFormat, out: string): string
 /**
  * Exports a trace: each file is written beside its path and renamed into place only once every
  * file is written, so a failed export leaves what was there. JSON Lines copies `sourcePath` (the
- * trace file itself). Returns the paths written.
+ * trace file itself), so it needs no `trace` read into memory. Returns the paths written.
  */
-export async function writeTraceExport(trace: TraceContents, format: TraceExportFormat, out: string, sourcePath?: string): Promise<string[]> {
+export async function writeTraceExport(trace: TraceContents | null, format: TraceExportFormat, out: string, sourcePath?: string): Promise<string[]> {
   const finals = traceExportPaths(format, out);
   finals.forEach(checkWritableName);
   const folder = path.dirname(out);
@@ -88,9 +88,10 @@ export async function writeTraceExport(trace: TraceContents, format: TraceExport
   const base = temporaryPathBeside(out);
   const temporaries = format === 'parquet' ? PARQUET_TABLES.map((table) => parquetTablePath(base, table)) : [base];
   try {
-    if (format === 'parquet') exportParquet(trace, base);
-    if (format === 'perfetto') exportPerfetto(trace, base);
-    if (format === 'csv') exportCsv(trace, base);
+    if (format !== 'jsonl' && trace === null) throw new Error(`a ${format} export needs the trace's steps`);
+    if (format === 'parquet') exportParquet(trace!, base);
+    if (format === 'perfetto') exportPerfetto(trace!, base);
+    if (format === 'csv') exportCsv(trace!, base);
     if (format === 'jsonl') {
       if (sourcePath === undefined) throw new Error('a JSON Lines export copies the trace file: name it');
       copyFileSync(sourcePath, base);
