@@ -28,13 +28,22 @@ import { Refusal } from '../engine/refusal.js';
  * enough that reading, checking and sending one frame keeps the event loop for tens of ms, and
  * well under the transports' 16 MiB message cap.
  */
-const REPLAY_FRAME_BYTES = 1024 * 1024;
+const REPLAY_FRAME_BYTES = 128 * 1024;
+/** Opening reads and checks this much of the file between turns of the event loop. */
+const INDEX_CHUNK_BYTES = 128 * 1024;
 /** Progress of opening a trace goes out at most this often. */
 const PROGRESS_INTERVAL_MS = 250;
 /** During a long replay, frames carry the metrics so far at most this often (the last frame always). */
 const REPLAY_METRICS_INTERVAL_MS = 1000;
 /** The progress task of opening and replaying a trace. */
 const TRACE_TASK = 'trace';
+/**
+ * Opening's progress is one bar in these units: reading the file fills the first half, replaying
+ * it the second; only the final notice reaches the whole (which ends the task for the studio).
+ */
+const PROGRESS_UNITS = 1000;
+const progressUnits = (phase: 0 | 1, done: number, total: number) =>
+  Math.min(PROGRESS_UNITS - 1, Math.floor((phase + (total > 0 ? done / total : 0)) * (PROGRESS_UNITS / 2)));
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -156,7 +165,7 @@ export const traceHandlers: HandlerModule = ({ host, recordings }) => {
         beforeFrame: waitForCatchUps,
         onFrame: (done, total) => {
           broadcastSent = done;
-          if (total > 0 && done < total) throttledProgress(done, total, `replaying ${basename(index.path)}: step ${index.stepNumber(done - 1)}`);
+          if (total > 0 && done < total) throttledProgress(progressUnits(1, done, total), `replaying ${basename(index.path)}: step ${index.stepNumber(done - 1)} of ${index.stepCount}`);
         },
       });
       return sent;
@@ -166,15 +175,15 @@ export const traceHandlers: HandlerModule = ({ host, recordings }) => {
   };
 
   let progressAt = -Infinity;
-  const throttledProgress = (done: number, total: number, message: string) => {
+  const throttledProgress = (units: number, message: string) => {
     const now = performance.now();
     if (now - progressAt < PROGRESS_INTERVAL_MS) return;
     progressAt = now;
-    host.progress(TRACE_TASK, done, total, message);
+    host.progress(TRACE_TASK, units, PROGRESS_UNITS, message);
   };
   const finishProgress = (message: string) => {
     progressAt = -Infinity;
-    host.progress(TRACE_TASK, 1, 1, message);
+    host.progress(TRACE_TASK, PROGRESS_UNITS, PROGRESS_UNITS, message);
   };
   /** The step number of step line `sent - 1`, or -1 when none was sent. */
   const lastStepOf = (index: TraceFileIndex, sent: number) => (sent > 0 ? index.stepNumber(sent - 1) : -1);
@@ -234,8 +243,9 @@ export const traceHandlers: HandlerModule = ({ host, recordings }) => {
     let index: TraceFileIndex;
     try {
       index = await TraceFileIndex.build(file, {
+        chunkBytes: INDEX_CHUNK_BYTES,
         signal: controller.signal,
-        onProgress: (read, total) => throttledProgress(read, total, `reading ${name}: ${(read / 1048576).toFixed(0)} of ${(total / 1048576).toFixed(0)} MB`),
+        onProgress: (read, total) => throttledProgress(progressUnits(0, read, total), `reading ${name}: ${(read / 1048576).toFixed(0)} of ${(total / 1048576).toFixed(0)} MB`),
       });
     } catch (err) {
       endTask(controller);
