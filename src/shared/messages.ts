@@ -108,6 +108,13 @@ export const REQUEST_TYPES = [
   'report.cancel',
 ] as const satisfies readonly RequestType[];
 
+/**
+ * The requests an observer link may send: those that change nothing and read no file. Everything
+ * else (runs, knobs, opening, seeking or exporting traces, timings, reports) steers the studio
+ * that everyone watching shares, or reaches the server's files.
+ */
+export const OBSERVER_REQUESTS: ReadonlySet<RequestType> = new Set<RequestType>(['hello']);
+
 // ---------------------------------------------------------------------------------------------
 // Events: engine host → UI.
 
@@ -235,6 +242,11 @@ export const EventSchema = z.discriminatedUnion('type', [
     /** The policies a run may name: the built-in ones and any the host's program registered. */
     policies: z.array(z.string()).optional(),
     runState: z.enum(RUN_STATES),
+    /**
+     * What this client may do, where the host says (the web host, per link): 'observe' is a
+     * read-only observer link, which sees everything and may send only OBSERVER_REQUESTS.
+     */
+    access: z.enum(['control', 'observe']).optional(),
   }),
   z.object({
     type: z.literal('progress'),

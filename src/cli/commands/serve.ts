@@ -50,7 +50,11 @@ export async function serveStudio(options: ServeOptions): Promise<void> {
   if (!isLoopbackAddress(options.host)) {
     process.stderr.write(`warning: serving on ${options.host}, reachable from other machines\n`);
   }
-  process.stdout.write(`ECHO Studio is serving at ${host.url}\nOpen that URL in a browser; press Ctrl+C to stop.\n`);
+  process.stdout.write(
+    `ECHO Studio is serving at ${host.url}\n` +
+      `Observer link (sees everything, can change nothing): ${host.observerUrl}\n` +
+      'Open the first URL in a browser; share the observer link with those who only watch. Press Ctrl+C to stop.\n',
+  );
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);
