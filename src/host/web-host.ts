@@ -33,6 +33,7 @@ import type { ChannelFromEngine, ChannelToEngine } from './port.js';
 import { CONTENT_SECURITY_POLICY, hostnameOf, isLoopbackAddress, newAccessToken, tokenMatches } from './security.js';
 import { isDownloadFormat, MAX_TRACE_UPLOAD_BYTES, receiveUpload as receiveTraceFile, TraceFileRefusal, uploadName } from './web-trace-files.js';
 import { removeQuietly } from '../engine/trace/export-files.js';
+import { resolveDataDir } from './data-folder.js';
 
 export interface WebHostOptions {
   /** Port to listen on; 0 picks a free one. */
@@ -47,7 +48,7 @@ export interface WebHostOptions {
   openTrace?: string;
   /**
    * The studio's data folder: clients read and write there, and relative paths start there
-   * (default: the folder the server was started in).
+   * (default: the per-user data folder, made when missing; see data-folder.ts).
    */
   dataDir?: string;
   /** More folders clients may read and write (model folders, prompts, profiles): `serve --allow`. */
@@ -158,7 +159,7 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
 
   // What a browser client may read and write: the data folder, the models folder (the engine host
   // adds it), the folders named with --allow and a replayed trace's folder. Nothing else.
-  const dataDir = path.resolve(options.dataDir ?? process.cwd());
+  const dataDir = path.resolve(options.dataDir ?? resolveDataDir(undefined, {}));
   const allowed = [...(options.allow ?? []).map((dir) => path.resolve(dir)), ...(options.openTrace ? [path.dirname(path.resolve(options.openTrace))] : [])];
   for (const [flag, dir] of [['the data folder', dataDir], ...allowed.map((d) => ['--allow', d])] as const) {
     if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`${flag} ${dir}: no such folder`);
