@@ -90,7 +90,11 @@ export function receiveUpload(
         writeSync(fd!, chunk);
       } catch (err) {
         refuse(err);
+        return;
       }
+      // Checking is the slow part: let other clients' requests in before the next chunk.
+      req.pause();
+      setImmediate(() => req.resume());
     });
     req.on('end', () => {
       if (settled) return;
