@@ -16,7 +16,7 @@ import { computeRunMetrics, RunMetricsAccumulator } from '../engine/metrics/run-
 import { checkWritableName, pathTaken, traceExportPaths, writeTraceExport } from '../engine/trace/export-files.js';
 import { TraceFileIndex, TraceOpenCancelled } from '../engine/trace/file-index.js';
 import { parseTrace, type TraceContents } from '../engine/trace/parse.js';
-import { readTrace, readTraceStreaming } from '../engine/trace/read.js';
+import { readTraceStreaming } from '../engine/trace/read.js';
 import type { TraceStep } from '../shared/trace-schema.js';
 import type { FrameEvent } from '../shared/messages.js';
 import type { HandlerModule, HostContext, RequestContext } from './handler-context.js';
@@ -191,6 +191,7 @@ export const traceHandlers: HandlerModule = ({ host, recordings }) => {
   // A client that connects later (a reloaded page, `trace replay` opened in a browser) gets the
   // steps so far, so it shows the same run or replay position as everyone else.
   host.onHello(async (ctx) => {
+    if (!recordings.opened && recordings.run && !recordings.run.live && existsSync(recordings.run.path)) await adoptRunRecording();
     if (recordings.opened) {
       await catchUp(ctx, recordings.opened.index);
     } else if (recordings.dormant && task === null && !recordings.run?.live) {
@@ -198,13 +199,36 @@ export const traceHandlers: HandlerModule = ({ host, recordings }) => {
       recordings.dormant = null;
       await openAndReplay(path, path, replayedTo ?? Number.MAX_SAFE_INTEGER, ctx);
     } else if (recordings.run && existsSync(recordings.run.path)) {
-      // Flushed, every step in the file has been sent; read synchronously so that no step slips in
-      // between (it would reach this client twice).
+      // A live run: flushed, every step in the file has been sent; read synchronously so that no
+      // step slips in between (it would reach this client twice).
       host.flushFrames();
       const trace = parseTrace(readFileSync(recordings.run.path, 'utf8'));
       if (trace.steps.length > 0) sendWholeTrace(host, trace, recordings.replayedTo ?? Number.MAX_SAFE_INTEGER, ctx.reply);
     }
   });
+
+  /**
+   * A finished run's recording is as long as the run was: index it as an opened trace (at the
+   * position the studio shows), so seeking and late clients read it a frame at a time too.
+   */
+  let adopting: Promise<void> | null = null;
+  const adoptRunRecording = (): Promise<void> => {
+    adopting ??= (async () => {
+      const run = recordings.run;
+      if (!run || run.live) return;
+      const index = await TraceFileIndex.build(run.path, { chunkBytes: INDEX_CHUNK_BYTES });
+      if (recordings.run !== run || run.live || recordings.opened) {
+        index.close(); // a new run started, or a trace was opened meanwhile
+        return;
+      }
+      const replayedTo = recordings.replayedTo;
+      recordings.opened = { path: run.path, index };
+      recordings.replayedTo = replayedTo;
+    })().finally(() => {
+      adopting = null;
+    });
+    return adopting;
+  };
 
   /** Sends one late client the opened trace up to where everyone else is, holding the shared replay meanwhile. */
   const catchUp = async (ctx: RequestContext, index: TraceFileIndex) => {
@@ -301,6 +325,7 @@ export const traceHandlers: HandlerModule = ({ host, recordings }) => {
 
     async 'trace.seek'({ step }) {
       if (recordings.run?.live) throw new Refusal('a run is in progress: seeking works on an opened trace or a finished run');
+      if (!recordings.opened && recordings.run && existsSync(recordings.run.path)) await adoptRunRecording();
       if (recordings.opened) {
         const { index } = recordings.opened;
         const controller = startTask();
@@ -309,12 +334,7 @@ export const traceHandlers: HandlerModule = ({ host, recordings }) => {
         if (recordings.opened?.index === index) recordings.replayedTo = lastStepOf(index, sent);
         return;
       }
-      if (!recordings.run) throw new Refusal('there is no run or trace to use: start a run or open a trace first');
-      // A finished run's own recording: as long as a run the studio held live.
-      const trace = await readTrace(recordings.run.path);
-      sendWholeTrace(host, trace, step, host.broadcast);
-      const last = trace.steps.filter((s) => s.step <= step).at(-1);
-      recordings.replayedTo = last ? last.step : -1;
+      throw new Refusal('there is no run or trace to use: start a run or open a trace first');
     },
 
     'trace.cancel'() {

@@ -16,6 +16,7 @@ let modelsDir: string;
 let tracePath: string;
 let liveSteps: StepEvent[];
 let liveMetrics: RunMetrics;
+let pair: ReturnType<typeof writeTinyPair>;
 
 const newHost = () => {
   const host = new EngineHost({ version: 'test', modelsDir, log: () => {} });
@@ -27,7 +28,7 @@ const asJson = (value: unknown) => JSON.parse(JSON.stringify(value));
 
 beforeAll(async () => {
   process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
-  const pair = writeTinyPair(tmp.path);
+  pair = writeTinyPair(tmp.path);
   modelsDir = join(tmp.path, 'models');
   mkdirSync(modelsDir);
   // One live run, exported as JSONL: the trace every test below replays.
@@ -100,6 +101,31 @@ describe('engine host trace replay', () => {
     const frame = await late.next('frame');
     expect(asJson(frame.steps)).toEqual(asJson(liveSteps.slice(0, 2)));
     expect(frame.metrics!.steps).toBe(2);
+    late.close();
+    client.close();
+    await host.shutdown();
+  });
+
+  it("seeks in a finished run's own recording, and a late client gets the run up to there, read a frame at a time", async () => {
+    const { host, client } = newHost();
+    client.send({ type: 'run.start', config: tinyConfig(pair, { policy: 'echo', taus: { '0': 0.2, '2': 0.3 }, requests: 4, maxNewTokens: 16 }) });
+    await client.next('run.state', (e) => e.state === 'finished');
+    const steps = client.steps();
+    const runMetrics = frames(client.events).filter((f) => f.metrics !== undefined).at(-1)!.metrics;
+    client.send({ type: 'trace.seek', step: 2 });
+    const frame = await client.next('frame', (f) => f.metrics !== undefined);
+    expect(frame.steps.map((s) => s.step)).toEqual([0, 1, 2]);
+    expect(frame.metrics!.steps).toBe(3);
+    const late = connectClient(host);
+    late.send({ type: 'hello' });
+    expect((await late.next('status')).runState).toBe('finished');
+    const lateFrame = await late.next('frame', (f) => f.metrics !== undefined);
+    expect(asJson(lateFrame.steps)).toEqual(asJson(steps.slice(0, 3)));
+    // Back to the end: the whole run with the metrics it streamed live.
+    client.send({ type: 'trace.seek', step: 10_000 });
+    const whole = await client.next('frame', (f) => f.metrics !== undefined);
+    expect(asJson(whole.steps)).toEqual(asJson(steps));
+    expect(whole.metrics).toEqual(runMetrics);
     late.close();
     client.close();
     await host.shutdown();
