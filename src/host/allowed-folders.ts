@@ -56,13 +56,27 @@ function realPathOrNull(file: string): string | null {
   }
 }
 
+export interface AllowedFolderOptions {
+  /** Where writes may go (default: every folder that may be read). */
+  writable?: readonly string[];
+  /**
+   * Folders nothing is ever written into, even under a writable one: the app's own files and the
+   * models folder. A data folder that holds the app (a checkout) still never changes the app.
+   */
+  protect?: readonly string[];
+}
+
 /**
  * Access limited to `folders` (and everything under them). Relative paths are taken from `base`,
  * the studio's data folder. Folders that do not exist are left out.
  */
-export function allowedFolders(folders: readonly string[], base: string): FileAccess {
-  const roots = [...new Set(folders.map((folder) => realPathOrNull(path.resolve(base, folder))).filter((r): r is string => r !== null))];
+export function allowedFolders(folders: readonly string[], base: string, options: AllowedFolderOptions = {}): FileAccess {
+  const realRoots = (list: readonly string[]) => [...new Set(list.map((folder) => realPathOrNull(path.resolve(base, folder))).filter((r): r is string => r !== null))];
+  const roots = realRoots(folders);
+  const writeRoots = options.writable ? realRoots(options.writable) : roots;
+  const protectedRoots = realRoots(options.protect ?? []);
   const allowed = (real: string) => roots.some((root) => isInside(root, real));
+  const writableFolder = (real: string) => writeRoots.some((root) => isInside(root, real)) && !protectedRoots.some((root) => isInside(root, real));
   return {
     unrestricted: false,
     readable(file) {
@@ -74,7 +88,7 @@ export function allowedFolders(folders: readonly string[], base: string): FileAc
       const absolute = path.resolve(base, file);
       const name = path.basename(absolute);
       const folder = realPathOrNull(path.dirname(absolute));
-      if (folder === null || !allowed(folder) || name === '' || name === '.' || name === '..') throw new PathNotAvailable(file, 'write');
+      if (folder === null || !writableFolder(folder) || name === '' || name === '.' || name === '..') throw new PathNotAvailable(file, 'write');
       try {
         if (!statSync(folder).isDirectory()) throw new PathNotAvailable(file, 'write');
       } catch {

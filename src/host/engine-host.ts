@@ -22,7 +22,11 @@ function main(): void {
   // the data folder, the models folder and the folders it names with --allow.
   const dataDir = typeof values['data-dir'] === 'string' ? values['data-dir'] : process.cwd();
   const allow = (Array.isArray(values.allow) ? values.allow : []).filter((dir): dir is string => typeof dir === 'string');
-  const files = parentPort ? ANY_PATH : allowedFolders([dataDir, modelsDir, ...allow], dataDir);
+  // Writes go only to the data folder and the --allow folders, never into the app's own files or
+  // the models folder, even where those lie inside one of them.
+  const files = parentPort
+    ? ANY_PATH
+    : allowedFolders([dataDir, modelsDir, ...allow], dataDir, { writable: [dataDir, ...allow], protect: [root, modelsDir] });
   const host = new EngineHost({ version: packageVersion(root), modelsDir, dataDir, files });
 
   let exiting = false;

@@ -42,11 +42,17 @@ export interface HostContext {
   onHello(greet: (ctx: RequestContext) => void | Promise<void>): void;
   /** Runs the registered greetings for one client (the hello handler does). */
   greet(ctx: RequestContext): Promise<void>;
+  /** Registers what to do when the last client someone looks through goes: free what only they needed. */
+  onViewersGone(hook: () => void): void;
+  /** Resolves once every client's channel has passed on what was sent (long replays wait for it). */
+  whenDelivered(): Promise<void>;
 }
 
 /** What a handler gets for one request: the host plus a way to answer only the asker. */
 export interface RequestContext extends HostContext {
   reply(event: EngineEvent): void;
+  /** False once the asker has gone (a long answer stops then). */
+  connected(): boolean;
 }
 
 /** One host's handler modules, built together: the host and the state they share. */

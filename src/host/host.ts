@@ -30,6 +30,9 @@ export class EngineHost {
   private readonly clients = new Set<HostPort>();
   /** Clients that get only answers to their own requests, no broadcasts. */
   private readonly replyOnly = new Set<HostPort>();
+  /** Clients someone looks through (a page, a browser tab): when none is left, what they saw can go. */
+  private readonly viewers = new Set<HostPort>();
+  private readonly idleHooks: Array<() => void> = [];
   private readonly frames: FrameCoalescer;
   private readonly handlers: HandlerTable;
   private readonly cleanups: Array<() => void | Promise<void>> = [];
@@ -51,15 +54,27 @@ export class EngineHost {
   /**
    * Adds a client. `broadcasts: false` is for Electron's main process: it only sends menu
    * requests and forwards the answers, while the renderer hears broadcasts on its own port.
+   * `viewer` (by default: whether it hears broadcasts) says someone looks through it; a forked
+   * channel's fan-out port is none, each browser client behind it is one.
    */
-  attach(port: HostPort, { broadcasts = true }: { broadcasts?: boolean } = {}): void {
+  attach(port: HostPort, { broadcasts = true, viewer = broadcasts }: { broadcasts?: boolean; viewer?: boolean } = {}): void {
     this.clients.add(port);
     if (!broadcasts) this.replyOnly.add(port);
+    if (viewer) this.viewers.add(port);
     port.onMessage((data) => this.receive(data, port));
     port.onClose(() => {
       this.clients.delete(port);
       this.replyOnly.delete(port);
+      if (this.viewers.delete(port) && this.viewers.size === 0) {
+        for (const hook of this.idleHooks) hook();
+      }
     });
+  }
+
+  /** Resolves once every client's channel has handed what was posted to it to the system. */
+  async whenDelivered(): Promise<void> {
+    const backlogged = () => [...this.clients].some((client) => (client.backlog?.() ?? 0) > 0);
+    while (backlogged()) await new Promise((resolve) => setTimeout(resolve, 1));
   }
 
   get clientCount(): number {
@@ -121,7 +136,7 @@ export class EngineHost {
       from.post({ type: 'error', message: `'${request.type}' is not available in this build: no engine handler is registered for it` });
       return;
     }
-    const ctx: RequestContext = { ...this.context, reply: (event) => from.post(event) };
+    const ctx: RequestContext = { ...this.context, reply: (event) => from.post(event), connected: () => this.clients.has(from) };
     try {
       await handler(request, ctx);
     } catch (err) {
@@ -163,6 +178,10 @@ export class EngineHost {
       onHello: (greet) => {
         this.greetings.push(greet);
       },
+      onViewersGone: (hook) => {
+        this.idleHooks.push(hook);
+      },
+      whenDelivered: () => this.whenDelivered(),
       greet: async (ctx) => {
         for (const greet of this.greetings) await greet(ctx);
       },

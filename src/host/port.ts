@@ -10,6 +10,12 @@ export interface HostPort {
   onMessage(listener: (data: unknown) => void): void;
   onClose(listener: () => void): void;
   close(): void;
+  /**
+   * Messages posted but not yet handed to the operating system, where the channel can tell (a
+   * forked child's IPC channel): a long replay waits for it to drain instead of queueing frames
+   * in memory faster than the other side reads them.
+   */
+  backlog?(): number;
 }
 
 /**
@@ -26,10 +32,18 @@ export type ChannelFromEngine = { to: number | 'all'; event: EngineEvent };
  * the parent (attached without broadcasts, so it hears only its own answers) and one port that
  * carries broadcasts for all of them. Malformed envelopes are ignored: the parent is the web host.
  */
-export function attachForkedChannel(proc: NodeJS.Process, attach: (port: HostPort, options: { broadcasts: boolean }) => void): void {
-  const send = (message: ChannelFromEngine) => {
-    if (proc.connected && proc.send) proc.send(message);
+export function attachForkedChannel(proc: NodeJS.Process, attach: (port: HostPort, options: { broadcasts: boolean; viewer: boolean }) => void): void {
+  // Every port shares the one channel, so they share its backlog.
+  let unsent = 0;
+  const sent = () => {
+    unsent -= 1;
   };
+  const send = (message: ChannelFromEngine) => {
+    if (!proc.connected || !proc.send) return;
+    unsent += 1;
+    proc.send(message, undefined, {}, sent);
+  };
+  const backlog = () => unsent;
   const clients = new Map<number, { deliver: (data: unknown) => void; close: () => void }>();
   const disconnectListeners: Array<() => void> = [];
   proc.on('disconnect', () => {
@@ -49,8 +63,10 @@ export function attachForkedChannel(proc: NodeJS.Process, attach: (port: HostPor
       close() {
         if (proc.connected) proc.disconnect?.();
       },
+      backlog,
     },
-    { broadcasts: true },
+    // The fan-out to the parent's clients is no viewer of its own: the clients behind it are.
+    { broadcasts: true, viewer: false },
   );
 
   const clientPort = (id: number): { deliver: (data: unknown) => void; close: () => void } => {
@@ -77,8 +93,9 @@ export function attachForkedChannel(proc: NodeJS.Process, attach: (port: HostPor
           closeListeners.push(listener);
         },
         close,
+        backlog,
       },
-      { broadcasts: false },
+      { broadcasts: false, viewer: true },
     );
     return client;
   };

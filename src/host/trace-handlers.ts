@@ -3,42 +3,63 @@
 // to a chosen one (the studio starts clean on a frame that begins at step 0, so replaying 0…N
 // rebuilds every view — trees, text, charts, histograms — as it stood at step N); trace.export
 // writes the current recording (the live run's, or the opened trace) in any export format.
+//
+// A trace may be far larger than memory allows to hold (hundreds of MB, 100k steps), so nothing
+// here holds one: opening builds an index of where each step line lies (TraceFileIndex, a chunk at
+// a time, with progress), and replays read steps from the file a frame at a time, folding them
+// into the metrics as they go. Between frames the event loop runs (other clients' requests are
+// answered) and the replay waits until the channel to the clients has passed the last frame on.
+// trace.cancel stops opening, replaying or seeking; the index goes when the last client does.
 import { existsSync, readFileSync } from 'node:fs';
-import { computeRunMetrics } from '../engine/metrics/run-metrics.js';
-import { pathTaken, traceExportPaths, writeTraceExport } from '../engine/trace/export-files.js';
+import { basename } from 'node:path';
+import { computeRunMetrics, RunMetricsAccumulator } from '../engine/metrics/run-metrics.js';
+import { checkWritableName, pathTaken, traceExportPaths, writeTraceExport } from '../engine/trace/export-files.js';
+import { TraceFileIndex, TraceOpenCancelled } from '../engine/trace/file-index.js';
 import { parseTrace, type TraceContents } from '../engine/trace/parse.js';
-import { readTrace } from '../engine/trace/read.js';
+import { readTraceStreaming } from '../engine/trace/read.js';
+import type { TraceStep } from '../shared/trace-schema.js';
 import type { FrameEvent } from '../shared/messages.js';
-import type { HandlerModule, HostContext } from './handler-context.js';
+import type { HandlerModule, HostContext, RequestContext } from './handler-context.js';
 import type { Recordings } from './recordings.js';
 import { Refusal } from '../engine/refusal.js';
 
-/** Frames of a replay stay well under the transports' 16 MiB message cap. */
-const REPLAY_FRAME_BYTES = 4 * 1024 * 1024;
-
-/** The trace the studio shows now: the opened one, else the live run's recording read back. */
-async function currentTrace(recordings: Recordings): Promise<{ path: string; trace: TraceContents }> {
-  if (recordings.opened) return recordings.opened;
-  if (recordings.run) return { path: recordings.run.path, trace: await readTrace(recordings.run.path) };
-  throw new Refusal('there is no run or trace to use: start a run or open a trace first');
-}
-
 /**
- * Sends steps up to `upTo` as frames under the size cap, in order, the last one with the metrics
- * and histograms as they stood at that step. Returns the last step sent (-1 when none).
+ * A replay frame's steps take at most this many bytes on disk (one longer step goes alone): small
+ * enough that reading, checking and sending one frame keeps the event loop for tens of ms, and
+ * well under the transports' 16 MiB message cap.
  */
-function replayFrames(host: HostContext, trace: TraceContents, upTo: number, send: (frame: FrameEvent) => void = host.broadcast): number {
-  const last = lastIndexAtOrBefore(trace, upTo);
+const REPLAY_FRAME_BYTES = 128 * 1024;
+/** Opening reads and checks this much of the file between turns of the event loop. */
+const INDEX_CHUNK_BYTES = 128 * 1024;
+/** Progress of opening a trace goes out at most this often. */
+const PROGRESS_INTERVAL_MS = 250;
+/** During a long replay, frames carry the metrics so far at most this often (the last frame always). */
+const REPLAY_METRICS_INTERVAL_MS = 1000;
+/** The progress task of opening and replaying a trace. */
+const TRACE_TASK = 'trace';
+/**
+ * Opening's progress is one bar in these units: reading the file fills the first half, replaying
+ * it the second; only the final notice reaches the whole (which ends the task for the studio).
+ */
+const PROGRESS_UNITS = 1000;
+const progressUnits = (phase: 0 | 1, done: number, total: number) =>
+  Math.min(PROGRESS_UNITS - 1, Math.floor((phase + (total > 0 ? done / total : 0)) * (PROGRESS_UNITS / 2)));
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Sends the whole of a small trace held in memory as frames (the live run's recording, for a late client). */
+function sendWholeTrace(host: HostContext, trace: TraceContents, upTo: number, send: (frame: FrameEvent) => void): void {
+  let last = -1;
+  while (last + 1 < trace.steps.length && trace.steps[last + 1].step <= upTo) last++;
   const steps = trace.steps.slice(0, last + 1);
   const atEnd = last === trace.steps.length - 1;
   const { metrics, histograms } = computeRunMetrics(steps, {
     policy: trace.header.config.policy,
-    // The live run's own wall clock, when the replay shows the whole of it.
     ...(atEnd && trace.summary ? { wallMs: trace.summary.metrics.wallMs } : {}),
   });
   if (atEnd && trace.summary?.metrics.speedupVsAr !== undefined) metrics.speedupVsAr = trace.summary.metrics.speedupVsAr;
   host.flushFrames();
-  let chunk: typeof steps = [];
+  let chunk: TraceStep[] = [];
   let bytes = 0;
   for (const step of steps) {
     const size = JSON.stringify(step).length;
@@ -51,88 +72,317 @@ function replayFrames(host: HostContext, trace: TraceContents, upTo: number, sen
     bytes += size;
   }
   send({ type: 'frame', steps: chunk, histograms, metrics });
-  return steps.length === 0 ? -1 : steps[steps.length - 1].step;
 }
 
-/** Index of the last step numbered ≤ upTo (steps are in increasing order); -1 when none. */
-function lastIndexAtOrBefore(trace: TraceContents, upTo: number): number {
-  let lo = 0;
-  let hi = trace.steps.length - 1;
-  let found = -1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if (trace.steps[mid].step <= upTo) {
-      found = mid;
-      lo = mid + 1;
-    } else hi = mid - 1;
+interface ReplayOptions {
+  /** Stops the replay before its next frame. */
+  signal?: AbortSignal;
+  /** After each frame: step lines sent so far and to send in all. */
+  onFrame?: (sent: number, total: number) => void;
+  /** Waits before each frame (a late client catching up holds the shared replay). */
+  beforeFrame?: () => Promise<void>;
+}
+
+/**
+ * Sends step lines 0…last (positions in the index) as frames, read from the file a frame at a time,
+ * the last frame with the metrics and histograms as they stood at that step (a stopped replay
+ * sends them in a frame of no steps). Returns how many step lines were sent.
+ */
+async function replayFrames(
+  host: HostContext,
+  recordings: Recordings,
+  index: TraceFileIndex,
+  last: number,
+  send: (frame: FrameEvent) => void,
+  options: ReplayOptions = {},
+): Promise<number> {
+  const atEnd = last === index.stepCount - 1;
+  const accumulator = new RunMetricsAccumulator({ policy: index.header.config.policy });
+  const snapshot = (whole: boolean) => {
+    const wallMs = whole && index.summary ? index.summary.metrics.wallMs : undefined;
+    const metrics = accumulator.metrics(wallMs);
+    if (whole && index.summary?.metrics.speedupVsAr !== undefined) metrics.speedupVsAr = index.summary.metrics.speedupVsAr;
+    return metrics;
+  };
+  const stillOpen = () => recordings.opened?.index === index;
+  host.flushFrames();
+  let next = 0;
+  let metricsAt = performance.now();
+  while (next <= last) {
+    await options.beforeFrame?.();
+    if (options.signal?.aborted || !stillOpen()) break;
+    let end = next + 1;
+    while (end <= last && index.stepBytes(next, end + 1) <= REPLAY_FRAME_BYTES) end++;
+    const steps = index.readSteps(next, end);
+    for (const step of steps) accumulator.addStep(step);
+    next = end;
+    if (next > last) {
+      send({ type: 'frame', steps, histograms: accumulator.histograms(), metrics: snapshot(atEnd) });
+      options.onFrame?.(next, last + 1);
+      return next;
+    }
+    const now = performance.now();
+    const withMetrics = now - metricsAt >= REPLAY_METRICS_INTERVAL_MS;
+    if (withMetrics) metricsAt = now;
+    send(withMetrics ? { type: 'frame', steps, metrics: snapshot(false) } : { type: 'frame', steps });
+    options.onFrame?.(next, last + 1);
+    // Let other requests in, and never queue frames faster than the clients' channel takes them.
+    await host.whenDelivered();
+    await nextTurn();
   }
-  return found;
+  send({ type: 'frame', steps: [], histograms: accumulator.histograms(), metrics: snapshot(false) });
+  return next;
 }
 
 export const traceHandlers: HandlerModule = ({ host, recordings }) => {
+  /** The shared open, replay or seek under way (one at a time; a new one stops the old). */
+  let task: AbortController | null = null;
+  /** Step lines the shared replay has sent so far, while one runs. */
+  let broadcastSent: number | null = null;
+  /** Late clients catching up now: the shared replay waits for them, so they miss nothing. */
+  let catchingUp = 0;
+  let caughtUp: Promise<void> = Promise.resolve();
+
+  const startTask = (): AbortController => {
+    task?.abort();
+    const controller = new AbortController();
+    task = controller;
+    return controller;
+  };
+  const endTask = (controller: AbortController) => {
+    if (task === controller) task = null;
+  };
+  const waitForCatchUps = async () => {
+    while (catchingUp > 0) await caughtUp;
+  };
+
+  /** The shared replay of the opened trace up to step line `last`, to every client. */
+  const broadcastReplay = async (index: TraceFileIndex, last: number, controller: AbortController): Promise<number> => {
+    broadcastSent = 0;
+    try {
+      const sent = await replayFrames(host, recordings, index, last, host.broadcast, {
+        signal: controller.signal,
+        beforeFrame: waitForCatchUps,
+        onFrame: (done, total) => {
+          broadcastSent = done;
+          if (total > 0 && done < total) throttledProgress(progressUnits(1, done, total), `replaying ${basename(index.path)}: step ${index.stepNumber(done - 1)} of ${index.stepCount}`);
+        },
+      });
+      return sent;
+    } finally {
+      broadcastSent = null;
+    }
+  };
+
+  let progressAt = -Infinity;
+  const throttledProgress = (units: number, message: string) => {
+    const now = performance.now();
+    if (now - progressAt < PROGRESS_INTERVAL_MS) return;
+    progressAt = now;
+    host.progress(TRACE_TASK, units, PROGRESS_UNITS, message);
+  };
+  const finishProgress = (message: string) => {
+    progressAt = -Infinity;
+    host.progress(TRACE_TASK, PROGRESS_UNITS, PROGRESS_UNITS, message);
+  };
+  /** The step number of step line `sent - 1`, or -1 when none was sent. */
+  const lastStepOf = (index: TraceFileIndex, sent: number) => (sent > 0 ? index.stepNumber(sent - 1) : -1);
+
   // A client that connects later (a reloaded page, `trace replay` opened in a browser) gets the
   // steps so far, so it shows the same run or replay position as everyone else.
   host.onHello(async (ctx) => {
+    if (!recordings.opened && recordings.run && !recordings.run.live && existsSync(recordings.run.path)) await adoptRunRecording();
     if (recordings.opened) {
-      replayFrames(host, recordings.opened.trace, recordings.replayedTo ?? Number.MAX_SAFE_INTEGER, ctx.reply);
+      await catchUp(ctx, recordings.opened.index);
+    } else if (recordings.dormant && task === null && !recordings.run?.live) {
+      const { path, replayedTo } = recordings.dormant;
+      recordings.dormant = null;
+      await openAndReplay(path, path, replayedTo ?? Number.MAX_SAFE_INTEGER, ctx);
     } else if (recordings.run && existsSync(recordings.run.path)) {
-      // Flushed, every step in the file has been sent; read synchronously so that no step slips in
-      // between (it would reach this client twice).
+      // A live run: flushed, every step in the file has been sent; read synchronously so that no
+      // step slips in between (it would reach this client twice).
       host.flushFrames();
       const trace = parseTrace(readFileSync(recordings.run.path, 'utf8'));
-      if (trace.steps.length > 0) replayFrames(host, trace, recordings.replayedTo ?? Number.MAX_SAFE_INTEGER, ctx.reply);
+      if (trace.steps.length > 0) sendWholeTrace(host, trace, recordings.replayedTo ?? Number.MAX_SAFE_INTEGER, ctx.reply);
     }
   });
-  return handlers(host, recordings);
-};
 
-const handlers = (host: HostContext, recordings: Recordings): ReturnType<HandlerModule> => ({
-  async 'trace.open'({ path }, ctx) {
-    if (recordings.run?.live) throw new Refusal('a run is in progress: stop it before opening a trace');
-    let trace: TraceContents;
-    let file: string;
+  /**
+   * A finished run's recording is as long as the run was: index it as an opened trace (at the
+   * position the studio shows), so seeking and late clients read it a frame at a time too.
+   */
+  let adopting: Promise<void> | null = null;
+  const adoptRunRecording = (): Promise<void> => {
+    adopting ??= (async () => {
+      const run = recordings.run;
+      if (!run || run.live) return;
+      const index = await TraceFileIndex.build(run.path, { chunkBytes: INDEX_CHUNK_BYTES });
+      if (recordings.run !== run || run.live || recordings.opened) {
+        index.close(); // a new run started, or a trace was opened meanwhile
+        return;
+      }
+      const replayedTo = recordings.replayedTo;
+      recordings.opened = { path: run.path, index };
+      recordings.replayedTo = replayedTo;
+    })().finally(() => {
+      adopting = null;
+    });
+    return adopting;
+  };
+
+  /** Sends one late client the opened trace up to where everyone else is, holding the shared replay meanwhile. */
+  const catchUp = async (ctx: RequestContext, index: TraceFileIndex) => {
+    const last = broadcastSent !== null ? broadcastSent - 1 : index.lastIndexAtOrBefore(recordings.replayedTo ?? Number.MAX_SAFE_INTEGER);
+    if (last < 0 && broadcastSent !== null) return; // the shared replay has sent nothing yet: its frames will do
+    catchingUp += 1;
+    let release!: () => void;
+    const done = new Promise<void>((resolve) => (release = resolve));
+    caughtUp = caughtUp.then(() => done);
+    const gone = new AbortController();
     try {
-      // Outside the chosen folders, or not there: one answer, before anything is read.
-      file = host.files.readable(path);
-      trace = await readTrace(file);
+      await replayFrames(host, recordings, index, last, ctx.reply, {
+        signal: gone.signal,
+        beforeFrame: async () => {
+          if (!ctx.connected()) gone.abort();
+        },
+      });
+    } finally {
+      catchingUp -= 1;
+      release();
+    }
+  };
+
+  // Nobody looks any more: stop what is under way and let the trace go (a client that comes back
+  // opens it again).
+  host.onViewersGone(() => {
+    task?.abort();
+    task = null;
+    recordings.closeOpened({ keepPlace: true });
+  });
+
+  /** Indexes `file` (progress to all, cancellable), then replays it to everyone up to step `upTo`. */
+  const openAndReplay = async (file: string, asked: string, upTo: number, ctx: RequestContext): Promise<void> => {
+    const controller = startTask();
+    const name = basename(file);
+    let index: TraceFileIndex;
+    try {
+      index = await TraceFileIndex.build(file, {
+        chunkBytes: INDEX_CHUNK_BYTES,
+        signal: controller.signal,
+        onProgress: (read, total) => throttledProgress(progressUnits(0, read, total), `reading ${name}: ${(read / 1048576).toFixed(0)} of ${(total / 1048576).toFixed(0)} MB`),
+      });
     } catch (err) {
-      // A bad header: nothing in the file is usable.
-      ctx.reply({ type: 'error', message: `cannot open trace ${path}: ${(err as Error).message}` });
+      endTask(controller);
+      if (err instanceof TraceOpenCancelled) {
+        finishProgress(`opening ${name} was cancelled; nothing was opened`);
+        return;
+      }
+      // A bad header, or a file that cannot be read: nothing in the file is usable.
+      finishProgress(`${name} was not opened`);
+      const code = (err as NodeJS.ErrnoException).code;
+      const why = code !== undefined && !(err instanceof Refusal) ? code : (err as Error).message;
+      ctx.reply({ type: 'error', message: `cannot open trace ${asked}: ${why}` });
       return;
     }
-    recordings.opened = { path: file, trace };
-    recordings.replayedTo = replayFrames(host, trace, Number.MAX_SAFE_INTEGER);
-    if (trace.error) {
+    if (task !== controller || controller.signal.aborted) {
+      index.close(); // a newer open, or everyone left
+      return;
+    }
+    recordings.closeOpened();
+    recordings.dormant = null;
+    recordings.opened = { path: file, index };
+    const sent = await broadcastReplay(index, index.lastIndexAtOrBefore(upTo), controller);
+    endTask(controller);
+    if (recordings.opened?.index !== index) return;
+    recordings.replayedTo = lastStepOf(index, sent);
+    if (index.error) {
       ctx.reply({
         type: 'error',
-        message: `${path}: ${trace.error.message}; replaying the ${trace.steps.length} steps before it`,
+        message: `${asked}: ${index.error.message}; replaying the ${index.stepCount} steps before it`,
       });
     }
+    finishProgress(
+      sent < index.stepCount && upTo === Number.MAX_SAFE_INTEGER
+        ? `replay of ${name} stopped at step ${recordings.replayedTo} of ${index.stepCount}`
+        : `opened ${name}: ${index.stepCount} steps`,
+    );
     host.setRunState('finished');
-  },
+  };
 
-  async 'trace.seek'({ step }) {
-    if (recordings.run?.live) throw new Refusal('a run is in progress: seeking works on an opened trace or a finished run');
-    const source = await currentTrace(recordings);
-    recordings.replayedTo = replayFrames(host, source.trace, step);
-  },
+  return {
+    async 'trace.open'({ path }, ctx) {
+      if (recordings.run?.live) throw new Refusal('a run is in progress: stop it before opening a trace');
+      let file: string;
+      try {
+        // Outside the chosen folders, or not there: one answer, before anything is read.
+        file = host.files.readable(path);
+      } catch (err) {
+        ctx.reply({ type: 'error', message: `cannot open trace ${path}: ${(err as Error).message}` });
+        return;
+      }
+      await openAndReplay(file, path, Number.MAX_SAFE_INTEGER, ctx);
+    },
 
-  async 'trace.export'({ path, format, overwrite }, ctx) {
-    const source = await currentTrace(recordings);
-    const out = host.files.writable(path);
-    const taken = traceExportPaths(format, out).filter(pathTaken);
-    if (taken.length > 0 && overwrite !== true) {
-      throw new Refusal(`${taken[0]} exists; export with overwrite to replace it`);
-    }
-    // Written beside the path and renamed into place: an export that fails leaves what was there.
-    const written = await writeTraceExport(source.trace, format, out, source.path);
-    const cut = source.trace.error ? ` (the steps before bad line ${source.trace.error.line})` : '';
-    ctx.reply({
-      type: 'progress',
-      task: 'export',
-      done: 1,
-      total: 1,
-      message: `exported ${source.trace.steps.length} steps${cut} as ${format} to ${written.join(', ')}`,
-    });
-  },
-});
+    async 'trace.seek'({ step }) {
+      if (recordings.run?.live) throw new Refusal('a run is in progress: seeking works on an opened trace or a finished run');
+      if (!recordings.opened && recordings.run && existsSync(recordings.run.path)) await adoptRunRecording();
+      if (recordings.opened) {
+        const { index } = recordings.opened;
+        const controller = startTask();
+        const sent = await broadcastReplay(index, index.lastIndexAtOrBefore(step), controller);
+        endTask(controller);
+        if (recordings.opened?.index === index) recordings.replayedTo = lastStepOf(index, sent);
+        return;
+      }
+      throw new Refusal('there is no run or trace to use: start a run or open a trace first');
+    },
+
+    'trace.cancel'() {
+      if (task === null) throw new Refusal('nothing to cancel: no trace is being opened or replayed');
+      task.abort();
+      task = null;
+    },
+
+    async 'trace.export'({ path, format, overwrite }, ctx) {
+      // A name no file system takes is the asker's mistake: one line, before any folder is looked at.
+      checkWritableName(path);
+      const source = currentSource(recordings);
+      const out = host.files.writable(path);
+      const taken = traceExportPaths(format, out).filter(pathTaken);
+      if (taken.length > 0 && overwrite !== true) {
+        throw new Refusal(`${taken[0]} exists; export with overwrite to replace it`);
+      }
+      // JSON Lines copies the file (its index counts the steps); the other formats read its steps,
+      // whole, for as long as the export takes.
+      let counted: { steps: number; error?: { line: number } };
+      let written: string[];
+      if (format === 'jsonl') {
+        const shared = recordings.opened?.path === source.path ? recordings.opened.index : null;
+        const index = shared ?? (await TraceFileIndex.build(source.path));
+        counted = { steps: index.stepCount, ...(index.error ? { error: index.error } : {}) };
+        if (!shared) index.close();
+        // Written beside the path and renamed into place: an export that fails leaves what was there.
+        written = await writeTraceExport(null, format, out, source.path);
+      } else {
+        const trace = await readTraceStreaming(source.path);
+        counted = { steps: trace.steps.length, ...(trace.error ? { error: trace.error } : {}) };
+        written = await writeTraceExport(trace, format, out, source.path);
+      }
+      const cut = counted.error ? ` (the steps before bad line ${counted.error.line})` : '';
+      ctx.reply({
+        type: 'progress',
+        task: 'export',
+        done: 1,
+        total: 1,
+        message: `exported ${counted.steps} steps${cut} as ${format} to ${written.join(', ')}`,
+      });
+    },
+  };
+};
+
+/** The file the studio shows now: the opened trace, else the live run's recording. */
+function currentSource(recordings: Recordings): { path: string } {
+  if (recordings.opened) return { path: recordings.opened.path };
+  if (recordings.run) return { path: recordings.run.path };
+  throw new Refusal('there is no run or trace to use: start a run or open a trace first');
+}

@@ -21,6 +21,7 @@ import {
   MAX_MESSAGE_BYTES,
   parseEvent,
   parseRequest,
+  OBSERVER_REQUESTS,
   TRACE_DOWNLOAD_ROUTE,
   TRACE_UPLOAD_ROUTE,
   type DownloadFormat,
@@ -30,16 +31,9 @@ import {
 } from '../shared/messages.js';
 import type { ChannelFromEngine, ChannelToEngine } from './port.js';
 import { CONTENT_SECURITY_POLICY, hostnameOf, isLoopbackAddress, newAccessToken, tokenMatches } from './security.js';
-import {
-  checkUploadedTrace,
-  isDownloadFormat,
-  MAX_TRACE_UPLOAD_BYTES,
-  readBody,
-  saveUpload,
-  TraceFileRefusal,
-  uploadName,
-} from './web-trace-files.js';
+import { isDownloadFormat, MAX_TRACE_UPLOAD_BYTES, receiveUpload as receiveTraceFile, TraceFileRefusal, uploadName } from './web-trace-files.js';
 import { removeQuietly } from '../engine/trace/export-files.js';
+import { resolveDataDir } from './data-folder.js';
 
 export interface WebHostOptions {
   /** Port to listen on; 0 picks a free one. */
@@ -54,7 +48,7 @@ export interface WebHostOptions {
   openTrace?: string;
   /**
    * The studio's data folder: clients read and write there, and relative paths start there
-   * (default: the folder the server was started in).
+   * (default: the per-user data folder, made when missing; see data-folder.ts).
    */
   dataDir?: string;
   /** More folders clients may read and write (model folders, prompts, profiles): `serve --allow`. */
@@ -63,6 +57,8 @@ export interface WebHostOptions {
   maxUploadBytes?: number;
   /** Fixed token (tests); a random one per launch otherwise. */
   token?: string;
+  /** Fixed token of the observer link (tests); a random one per launch otherwise. */
+  observerToken?: string;
   log?: (line: string) => void;
 }
 
@@ -71,6 +67,9 @@ export interface WebHost {
   url: string;
   port: number;
   token: string;
+  /** The observer link: everything the studio shows, read-only (its own token). */
+  observerUrl: string;
+  observerToken: string;
   /** Process id of the current engine host child (it changes when the host restarts it). */
   enginePid(): number | undefined;
   close(): Promise<void>;
@@ -97,25 +96,50 @@ const MAX_CLIENT_BACKLOG_BYTES = 64 * 1024 * 1024;
 /** How long a download waits for the engine host's export. */
 const EXPORT_TIMEOUT_MS = 120_000;
 
+/**
+ * What a link may do: the controlling link steers the studio; an observer link sees every broadcast
+ * and may send only OBSERVER_REQUESTS (a room watching one projected run, a colleague looking at a
+ * shared machine's run).
+ */
+type Access = 'control' | 'observe';
+
+/** The status event as one client sees it: with what its link may do. */
+function statusFor(event: EngineEvent, access: Access): EngineEvent {
+  return event.type === 'status' ? { ...event, access } : event;
+}
+
 const DOWNLOAD_TYPES: Record<DownloadFormat, string> = {
   jsonl: 'application/x-ndjson; charset=utf-8',
   perfetto: 'application/json; charset=utf-8',
   csv: 'text/csv; charset=utf-8',
 };
 
+/** A frame as the engine host sends it: an object of type 'frame' with its steps in an array. */
+function isFrameEnvelope(event: unknown): boolean {
+  return typeof event === 'object' && event !== null && (event as { type?: unknown }).type === 'frame' && Array.isArray((event as { steps?: unknown }).steps);
+}
+
 export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
   const bindHost = options.host ?? '127.0.0.1';
   const loopbackOnly = isLoopbackAddress(bindHost);
   const token = options.token ?? newAccessToken();
+  const observerToken = options.observerToken ?? newAccessToken();
+  if (observerToken === token) throw new Error('the observer link needs a token of its own');
   const log = options.log ?? ((line: string) => process.stderr.write(`web host: ${line}\n`));
   const rendererDir = path.resolve(options.rendererDir);
-  const cookieName = () => `echo_studio_token_${boundPort}`;
+  const cookieNames: Record<Access, () => string> = {
+    control: () => `echo_studio_token_${boundPort}`,
+    observe: () => `echo_studio_observer_${boundPort}`,
+  };
   let boundPort = 0;
   let closing = false;
 
   // ---- engine host child ------------------------------------------------------------------
   /** Open sockets by the id their requests carry to the engine host (0 is the web host itself). */
   const clients = new Map<number, WebSocket>();
+  /** What each open socket's link may do. */
+  const access = new WeakMap<WebSocket, Access>();
+  const send = (ws: WebSocket, event: EngineEvent) => ws.send(encodeMessage(statusFor(event, access.get(ws) ?? 'observe')));
   const SELF = 0;
   let nextClientId = 1;
   let engine: ChildProcess | null = null;
@@ -123,17 +147,19 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
   let lastStatus: EngineEvent | null = null;
 
   const broadcast = (event: EngineEvent) => {
-    const text = encodeMessage(event);
+    // Encoded once for everyone, but a status tells each link what it may do.
+    const text = event.type === 'status' ? null : encodeMessage(event);
     for (const ws of clients.values()) {
       if (ws.readyState !== WebSocket.OPEN) continue;
       if (event.type === 'frame' && ws.bufferedAmount > MAX_CLIENT_BACKLOG_BYTES) continue;
-      ws.send(text);
+      if (text === null) send(ws, event);
+      else ws.send(text);
     }
   };
 
   // What a browser client may read and write: the data folder, the models folder (the engine host
   // adds it), the folders named with --allow and a replayed trace's folder. Nothing else.
-  const dataDir = path.resolve(options.dataDir ?? process.cwd());
+  const dataDir = path.resolve(options.dataDir ?? resolveDataDir(undefined, {}));
   const allowed = [...(options.allow ?? []).map((dir) => path.resolve(dir)), ...(options.openTrace ? [path.dirname(path.resolve(options.openTrace))] : [])];
   for (const [flag, dir] of [['the data folder', dataDir], ...allowed.map((d) => ['--allow', d])] as const) {
     if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`${flag} ${dir}: no such folder`);
@@ -164,12 +190,16 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
     child.on('message', (data: unknown) => {
       const envelope = data as Partial<ChannelFromEngine> | null;
       const to = envelope?.to;
-      const parsed = parseEvent(envelope?.event);
-      if (!parsed.ok || (to !== 'all' && typeof to !== 'number')) {
-        log(`dropped a malformed message from the engine host: ${parsed.ok ? 'no addressee' : parsed.error}`);
+      // Frames are passed on as they came: the engine host is this server's own child, and each
+      // browser's transport validates every event it receives. Checking a long replay's frames
+      // here too would spend this process's time (and other clients' answers) on them twice.
+      const frame = isFrameEnvelope(envelope?.event);
+      const parsed = frame ? null : parseEvent(envelope?.event);
+      if ((parsed !== null && !parsed.ok) || (to !== 'all' && typeof to !== 'number')) {
+        log(`dropped a malformed message from the engine host: ${parsed !== null && !parsed.ok ? parsed.error : 'no addressee'}`);
         return;
       }
-      const event = parsed.value;
+      const event = parsed === null ? (envelope!.event as EngineEvent) : parsed.value;
       if (event.type === 'status') lastStatus = event;
       if (to === 'all') {
         broadcast(event);
@@ -182,7 +212,7 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
         pendingExports.get(to)!(event);
       } else {
         const ws = clients.get(to);
-        if (ws?.readyState === WebSocket.OPEN) ws.send(encodeMessage(event));
+        if (ws?.readyState === WebSocket.OPEN) send(ws, event);
       }
     });
     child.on('error', (err) => log(`engine host: ${err.message}`));
@@ -213,30 +243,35 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
   }
 
   const sendToEngine = (request: EngineRequest, client: number, replyTo: WebSocket) => {
-    if (!toEngine({ client, request })) replyTo.send(encodeMessage({ type: 'error', message: 'the engine host is not running' }));
+    if (!toEngine({ client, request })) send(replyTo, { type: 'error', message: 'the engine host is not running' });
   };
 
   // ---- access checks ----------------------------------------------------------------------
-  const presentedToken = (req: IncomingMessage, url: URL): string | null => {
+  const accessOfToken = (presented: string | null): Access | null =>
+    tokenMatches(presented, token) ? 'control' : tokenMatches(presented, observerToken) ? 'observe' : null;
+  /** What the request's token (in the URL, else in a cookie an earlier page load set) lets it do. */
+  const accessOf = (req: IncomingMessage, url: URL): Access | null => {
     const fromQuery = url.searchParams.get('token');
-    if (fromQuery !== null) return fromQuery;
+    if (fromQuery !== null) return accessOfToken(fromQuery);
+    const cookies = new Map<string, string>();
     for (const part of (req.headers.cookie ?? '').split(';')) {
       const [name, ...rest] = part.trim().split('=');
-      if (name === cookieName()) return rest.join('=');
+      cookies.set(name, rest.join('='));
     }
+    if (tokenMatches(cookies.get(cookieNames.control()), token)) return 'control';
+    if (tokenMatches(cookies.get(cookieNames.observe()), observerToken)) return 'observe';
     return null;
   };
 
-  /** Returns why a request is refused, or null when it may proceed. */
-  const refusal = (req: IncomingMessage, url: URL): string | null => {
+  /** Why a request is refused, or what its link may do. */
+  const admit = (req: IncomingMessage, url: URL): { refused: string } | { access: Access } => {
     const hostHeader = req.headers.host ?? '';
     if (loopbackOnly && !isLoopbackAddress(hostnameOf(hostHeader))) {
-      return `host ${JSON.stringify(hostHeader)} is not this loopback server`;
+      return { refused: `host ${JSON.stringify(hostHeader)} is not this loopback server` };
     }
-    if (!tokenMatches(presentedToken(req, url), token)) {
-      return 'missing or wrong access token: open the full URL printed when echo-studio serve started';
-    }
-    return null;
+    const granted = accessOf(req, url);
+    if (granted === null) return { refused: 'missing or wrong access token: open the full URL printed when echo-studio serve started' };
+    return { access: granted };
   };
 
   const requestUrl = (req: IncomingMessage) => new URL(req.url ?? '/', 'http://placeholder');
@@ -288,8 +323,9 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
     };
     // The page's own requests (scripts, styles) carry no token in the URL: hand it over as a
     // strict same-site cookie once the token-bearing URL has been opened.
-    if (url.searchParams.has('token')) {
-      headers['Set-Cookie'] = `${cookieName()}=${token}; Path=/; HttpOnly; SameSite=Strict`;
+    const linkAccess = accessOfToken(url.searchParams.get('token'));
+    if (linkAccess !== null) {
+      headers['Set-Cookie'] = `${cookieNames[linkAccess]()}=${linkAccess === 'control' ? token : observerToken}; Path=/; HttpOnly; SameSite=Strict`;
     }
     res.writeHead(200, headers);
     if (req.method === 'HEAD') {
@@ -305,10 +341,8 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
     // Only this server's own page may post (the token cookie is same-site already; this says so twice).
     if (req.headers.origin !== `http://${req.headers.host ?? ''}`) throw new TraceFileRefusal(403, `origin ${JSON.stringify(req.headers.origin ?? null)} may not upload`);
     const name = uploadName(url.searchParams.get('name'));
-    const bytes = await readBody(req, options.maxUploadBytes ?? MAX_TRACE_UPLOAD_BYTES);
-    const { steps } = checkUploadedTrace(bytes, name);
     uploads += 1;
-    const file = saveUpload(uploadsDir, uploads, name, bytes);
+    const { file, steps } = await receiveTraceFile(req, { folder: uploadsDir, serial: uploads, name, limit: options.maxUploadBytes ?? MAX_TRACE_UPLOAD_BYTES });
     res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
     res.end(JSON.stringify({ path: file, name, steps } satisfies TraceUploadAnswer));
   };
@@ -357,9 +391,9 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
 
   const server: Server = createServer((req, res) => {
     const url = requestUrl(req);
-    const why = refusal(req, url);
-    if (why) {
-      refuse(res, 403, `403 forbidden: ${why}`);
+    const admitted = admit(req, url);
+    if ('refused' in admitted) {
+      refuse(res, 403, `403 forbidden: ${admitted.refused}`);
       return;
     }
     const failed = (err: Error) => {
@@ -373,7 +407,8 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
       else res.destroy();
     };
     if (url.pathname === TRACE_UPLOAD_ROUTE) {
-      if (req.method !== 'POST') refuse(res, 405, 'upload a trace with POST');
+      if (admitted.access === 'observe') refuse(res, 403, 'an observer link may watch, not open traces');
+      else if (req.method !== 'POST') refuse(res, 405, 'upload a trace with POST');
       else receiveUpload(req, res, url).catch(failed);
       return;
     }
@@ -405,9 +440,9 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
       rejectUpgrade(socket, 404, 'not found');
       return;
     }
-    const why = refusal(req, url);
-    if (why) {
-      rejectUpgrade(socket, 403, why);
+    const admitted = admit(req, url);
+    if ('refused' in admitted) {
+      rejectUpgrade(socket, 403, admitted.refused);
       return;
     }
     // Browsers always send Origin on WebSocket requests; it must be this server's own page.
@@ -416,27 +451,35 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
       rejectUpgrade(socket, 403, `origin ${JSON.stringify(origin ?? null)} may not connect`);
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      access.set(ws, admitted.access);
+      wss.emit('connection', ws, req);
+    });
   });
 
   wss.on('connection', (ws: WebSocket) => {
     const id = nextClientId++;
     clients.set(id, ws);
+    const observer = access.get(ws) === 'observe';
     ws.on('close', () => {
       clients.delete(id);
       toEngine({ client: id, closed: true });
     });
     ws.on('error', (err) => log(`websocket: ${err.message}`));
-    if (lastStatus) ws.send(encodeMessage(lastStatus));
+    if (lastStatus) send(ws, lastStatus);
     ws.on('message', (data, isBinary) => {
       if (isBinary) {
-        ws.send(encodeMessage({ type: 'error', message: 'binary messages are not part of the protocol' }));
+        send(ws, { type: 'error', message: 'binary messages are not part of the protocol' });
         return;
       }
       const decoded = decodeText(data.toString());
       const parsed = decoded.ok ? parseRequest(decoded.value) : decoded;
       if (!parsed.ok) {
-        ws.send(encodeMessage({ type: 'error', message: parsed.error }));
+        send(ws, { type: 'error', message: parsed.error });
+        return;
+      }
+      if (observer && !OBSERVER_REQUESTS.has(parsed.value.type)) {
+        send(ws, { type: 'error', message: `${parsed.value.type} refused: this is an observer link, which watches the studio and cannot change it` });
         return;
       }
       sendToEngine(parsed.value, id, ws);
@@ -466,6 +509,8 @@ export async function startWebHost(options: WebHostOptions): Promise<WebHost> {
     url: `http://${urlHost}:${boundPort}/?token=${token}`,
     port: boundPort,
     token,
+    observerUrl: `http://${urlHost}:${boundPort}/?token=${observerToken}`,
+    observerToken,
     enginePid: () => engine?.pid,
     async close() {
       closing = true;

@@ -5,16 +5,21 @@
 // saved there and opened by the engine host with trace.open; a download is the engine host's
 // trace.export into that folder, streamed back and removed. Refusals are one line and never
 // repeat the file's text.
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { removeQuietly, temporaryPathBeside } from '../engine/trace/export-files.js';
-import { parseTrace, TraceFormatError } from '../engine/trace/parse.js';
+import { TraceLineScan } from '../engine/trace/file-index.js';
+import { TraceFormatError } from '../engine/trace/parse.js';
 import { DOWNLOAD_FORMATS, type DownloadFormat } from '../shared/messages.js';
 import { Refusal } from '../engine/refusal.js';
 
-/** Largest trace a browser may upload (the engine host holds a replayed trace in memory). */
-export const MAX_TRACE_UPLOAD_BYTES = 256 * 1024 * 1024;
+/**
+ * Largest trace a browser may upload: a bound on the session folder's disk use. Memory does not
+ * limit it: the web host checks an upload as it streams to disk, and the engine host indexes a
+ * trace rather than holding it.
+ */
+export const MAX_TRACE_UPLOAD_BYTES = 1024 * 1024 * 1024;
 
 /** A refusal with the HTTP status that says why. */
 export class TraceFileRefusal extends Refusal {
@@ -34,69 +39,90 @@ export function uploadName(raw: string | null): string {
 }
 
 /**
- * Reads a request body, refusing it (413) as soon as it passes `limit` bytes; the rest of an
- * oversized body is read and dropped, so the refusal reaches the sender.
+ * Receives an uploaded trace into `folder` as it arrives, checking it line by line on the way (the
+ * engine's own trace parser), so neither the file nor its parsed steps are ever held in memory: a
+ * file that is not a trace, one cut or damaged part-way, one without steps or one past `limit`
+ * bytes is refused (413, 422) as soon as that is known, its partial copy removed, and the rest of
+ * the body read and dropped so the refusal reaches the sender. An accepted one is written beside
+ * its final name (`SERIAL-NAME`) and renamed into place.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const tooLarge = () => new TraceFileRefusal(413, `the file is larger than the ${Math.round(limit / (1024 * 1024))} MiB a trace upload may be`);
-  const declared = Number(req.headers['content-length']);
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let refused = false;
-    const refuse = () => {
-      refused = true;
-      chunks.length = 0;
-      reject(tooLarge());
-    };
-    if (Number.isFinite(declared) && declared > limit) refuse();
-    req.on('data', (chunk: Buffer) => {
-      if (refused) return;
-      size += chunk.length;
-      if (size > limit) refuse();
-      else chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (!refused) resolve(Buffer.concat(chunks));
-    });
-    req.on('error', (err) => {
-      if (!refused) reject(err);
-    });
-  });
-}
-
-/**
- * Checks an uploaded trace whole before anything is kept: a file that is not a trace, or one cut
- * or damaged part-way, is refused with the first problem (its line number, never its text).
- */
-export function checkUploadedTrace(bytes: Buffer, name: string): { steps: number } {
-  let steps: number;
-  try {
-    const trace = parseTrace(bytes.toString('utf8'));
-    if (trace.error) throw new TraceFileRefusal(422, `${name} is not a whole trace: ${trace.error.message}; nothing was opened`);
-    steps = trace.steps.length;
-  } catch (err) {
-    if (err instanceof TraceFileRefusal) throw err;
-    if (err instanceof TraceFormatError) throw new TraceFileRefusal(422, `${name} is not a trace: ${err.message}`);
-    throw err;
-  }
-  if (steps === 0) throw new TraceFileRefusal(422, `${name} holds no steps to replay`);
-  return { steps };
-}
-
-/** Saves an upload under `folder` with a fresh name: written beside and renamed, never over another file. */
-export function saveUpload(folder: string, serial: number, name: string, bytes: Buffer): string {
+export function receiveUpload(
+  req: IncomingMessage,
+  { folder, serial, name, limit }: { folder: string; serial: number; name: string; limit: number },
+): Promise<{ file: string; steps: number }> {
   mkdirSync(folder, { recursive: true });
   const file = path.join(folder, `${serial}-${name}`);
   const temporary = temporaryPathBeside(file);
-  try {
-    writeFileSync(temporary, bytes, { flag: 'wx' });
-    renameSync(temporary, file);
-  } catch (err) {
-    removeQuietly(temporary);
-    throw err;
-  }
-  return file;
+  const declared = Number(req.headers['content-length']);
+  return new Promise((resolve, reject) => {
+    let fd: number | null = null;
+    let settled = false;
+    const scan = new TraceLineScan();
+    const closeFile = () => {
+      if (fd !== null) closeSync(fd);
+      fd = null;
+    };
+    const refuse = (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      closeFile();
+      removeQuietly(temporary);
+      reject(asUploadRefusal(err, name));
+    };
+    /** The scan's verdict so far: a bad line after the header ends the upload. */
+    const checkScan = () => {
+      if (scan.error) throw new TraceFileRefusal(422, `${name} is not a whole trace: ${scan.error.message}; nothing was opened`);
+    };
+    if (Number.isFinite(declared) && declared > limit) refuse(tooLarge(limit));
+    else {
+      try {
+        fd = openSync(temporary, 'wx');
+      } catch (err) {
+        refuse(err);
+      }
+    }
+    req.on('data', (chunk: Buffer) => {
+      if (settled) return; // a refused body is read and dropped
+      try {
+        if (scan.offset + chunk.length > limit) throw tooLarge(limit);
+        scan.push(chunk);
+        checkScan();
+        writeSync(fd!, chunk);
+      } catch (err) {
+        refuse(err);
+        return;
+      }
+      // Checking is the slow part: let other clients' requests in before the next chunk.
+      req.pause();
+      setImmediate(() => req.resume());
+    });
+    req.on('end', () => {
+      if (settled) return;
+      try {
+        scan.end();
+        checkScan();
+        if (scan.stepCount === 0) throw new TraceFileRefusal(422, `${name} holds no steps to replay`);
+        closeFile();
+        renameSync(temporary, file);
+        settled = true;
+        resolve({ file, steps: scan.stepCount });
+      } catch (err) {
+        refuse(err);
+      }
+    });
+    req.on('error', (err) => refuse(err));
+  });
+}
+
+function tooLarge(limit: number): TraceFileRefusal {
+  return new TraceFileRefusal(413, `the file is larger than the ${Math.round(limit / (1024 * 1024))} MiB a trace upload may be`);
+}
+
+/** A bad header is "not a trace"; refusals stay as they are; anything else is the server's fault. */
+function asUploadRefusal(err: unknown, name: string): Error {
+  if (err instanceof TraceFileRefusal) return err;
+  if (err instanceof TraceFormatError) return new TraceFileRefusal(422, `${name} is not a trace: ${err.message}`);
+  return err instanceof Error ? err : new Error(String(err));
 }
 
 export function isDownloadFormat(format: string | null): format is DownloadFormat {

@@ -26,6 +26,7 @@ function Header({ connection, transportKind }: { connection: ConnectionStore; tr
   const detail = useStore(connection, (s) => s.detail);
   const status = useStudio((s) => s.status);
   const runState = useStudio((s) => s.runState);
+  const observer = status?.access === 'observe';
   return (
     <header className="shell-header">
       <div className="brand">
@@ -34,7 +35,12 @@ function Header({ connection, transportKind }: { connection: ConnectionStore; tr
       </div>
       <div className="header-facts">
         {/* The desktop app opens and exports traces from its File menu; a browser through the web host. */}
-        {transportKind === 'websocket' && <TraceFiles />}
+        {transportKind === 'websocket' && !observer && <TraceFiles />}
+        {observer && (
+          <span className="fact observer-badge" data-testid="observer" title="This observer link sees everything the studio shows; the server refuses its requests to change anything.">
+            Watching only
+          </span>
+        )}
         <span className="fact" data-testid="engine-version">
           <span className="fact-label">Engine</span> {status ? `v${status.version}` : '—'}
         </span>
@@ -154,11 +160,15 @@ class PanelBoundary extends Component<{ title: string; onError: (message: string
 }
 
 const noKey = () => '';
+/** Panels whose controls steer the studio (start runs, turn knobs, run studies). */
+const STEERING_PANELS: ReadonlySet<string> = new Set(['run', 'reports']);
 
 function Panel({ spec }: { spec: PanelSpec }) {
   const reportError = useStudio((s) => s.reportError);
   const View = spec.view;
   const titleId = `panel-${spec.id}-title`;
+  // An observer link may change nothing: the panels that steer the run are shown, not operable.
+  const readOnly = useStudio((s) => s.status?.access === 'observe') && STEERING_PANELS.has(spec.id);
   const [collapsed, setCollapsed] = useState(spec.unfoldOn !== undefined);
   const unfoldKey = useStudio(spec.unfoldOn ?? noKey);
   useEffect(() => {
@@ -171,7 +181,13 @@ function Panel({ spec }: { spec: PanelSpec }) {
       <div className="panel-body" id={`panel-${spec.id}-body`} hidden={collapsed}>
         {View ? (
           <PanelBoundary title={spec.title} onError={reportError}>
-            <View />
+            {readOnly ? (
+              <fieldset className="read-only" disabled data-testid={`read-only-${spec.id}`}>
+                <View />
+              </fieldset>
+            ) : (
+              <View />
+            )}
           </PanelBoundary>
         ) : (
           <p className="muted placeholder">{spec.placeholder}</p>

@@ -61,6 +61,8 @@ export const RequestSchema = z.discriminatedUnion('type', [
   /** An existing file is replaced only with `overwrite` (the desktop app's save dialog asked already). */
   z.object({ type: z.literal('trace.export'), path: nonEmptyPath, format: z.enum(TRACE_EXPORT_FORMATS), overwrite: z.boolean().optional() }),
   z.object({ type: z.literal('trace.seek'), step: z.number().int().min(0) }),
+  /** Stop opening, replaying or seeking a trace: a trace still being indexed is not opened; a replay stops where it is. */
+  z.object({ type: z.literal('trace.cancel') }),
   /** Time the target's forward on this machine and suggest K_max for `batch` (profile-hw's knee); the bundled target unless named. */
   z.object({ type: z.literal('hw.knee'), batch: z.number().int().min(1).max(4096), targetDir: nonEmptyPath.optional() }),
   /** Read a hardware profile (`profile-hw --out` or `--json`) for the studio's clock; answered with a 'clock.profile' event. */
@@ -98,12 +100,20 @@ export const REQUEST_TYPES = [
   'trace.open',
   'trace.export',
   'trace.seek',
+  'trace.cancel',
   'hw.knee',
   'clock.profile',
   'report.open',
   'report.quick',
   'report.cancel',
 ] as const satisfies readonly RequestType[];
+
+/**
+ * The requests an observer link may send: those that change nothing and read no file. Everything
+ * else (runs, knobs, opening, seeking or exporting traces, timings, reports) steers the studio
+ * that everyone watching shares, or reaches the server's files.
+ */
+export const OBSERVER_REQUESTS: ReadonlySet<RequestType> = new Set<RequestType>(['hello']);
 
 // ---------------------------------------------------------------------------------------------
 // Events: engine host → UI.
@@ -238,6 +248,11 @@ export const EventSchema = z.discriminatedUnion('type', [
     /** The policies a run may name: the built-in ones and any the host's program registered. */
     policies: z.array(z.string()).optional(),
     runState: z.enum(RUN_STATES),
+    /**
+     * What this client may do, where the host says (the web host, per link): 'observe' is a
+     * read-only observer link, which sees everything and may send only OBSERVER_REQUESTS.
+     */
+    access: z.enum(['control', 'observe']).optional(),
   }),
   z.object({
     type: z.literal('progress'),
@@ -344,6 +359,7 @@ export const REQUEST_METHODS = {
   'trace.open': 'traceOpen',
   'trace.export': 'traceExport',
   'trace.seek': 'traceSeek',
+  'trace.cancel': 'traceCancel',
   'hw.knee': 'hwKnee',
   'clock.profile': 'clockProfile',
   'report.open': 'reportOpen',

@@ -65,6 +65,22 @@ describe('allowed folders', () => {
     expect(() => access.writable(path.join(data, 'sub'))).toThrow(/is a folder/);
   });
 
+  it('reads but never writes in a protected folder, even under a writable one (the app, the models)', () => {
+    // The data folder holds the app (a checkout); the app holds its models.
+    const app = path.join(data, 'app');
+    const appModels = path.join(app, 'assets', 'models');
+    mkdirSync(appModels, { recursive: true });
+    writeFileSync(path.join(appModels, 'config.json'), '{}');
+    const guarded = allowedFolders([data, models, appModels], data, { writable: [data], protect: [app, models] });
+    expect(guarded.readable(path.join(appModels, 'config.json'))).toBe(path.join(appModels, 'config.json'));
+    expect(guarded.readable(models)).toBe(models);
+    expect(guarded.writable(path.join(data, 'out.csv'))).toBe(path.join(data, 'out.csv'));
+    const missingFolder = refusal(() => guarded.writable(path.join(data, 'nope', 'out.csv')), path.join(data, 'nope', 'out.csv'));
+    for (const file of [path.join(appModels, 'config.json'), path.join(app, 'out.csv'), path.join(models, 'out.csv'), 'app/assets/models/out.csv']) {
+      expect(refusal(() => guarded.writable(file), file)).toBe(missingFolder);
+    }
+  });
+
   it('the desktop app uses any path', () => {
     expect(ANY_PATH.unrestricted).toBe(true);
     expect(ANY_PATH.readable('/etc/passwd')).toBe('/etc/passwd');

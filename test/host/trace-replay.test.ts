@@ -16,6 +16,7 @@ let modelsDir: string;
 let tracePath: string;
 let liveSteps: StepEvent[];
 let liveMetrics: RunMetrics;
+let pair: ReturnType<typeof writeTinyPair>;
 
 const newHost = () => {
   const host = new EngineHost({ version: 'test', modelsDir, log: () => {} });
@@ -27,7 +28,7 @@ const asJson = (value: unknown) => JSON.parse(JSON.stringify(value));
 
 beforeAll(async () => {
   process.env.ECHO_STUDIO_CACHE = join(tmp.path, 'cache');
-  const pair = writeTinyPair(tmp.path);
+  pair = writeTinyPair(tmp.path);
   modelsDir = join(tmp.path, 'models');
   mkdirSync(modelsDir);
   // One live run, exported as JSONL: the trace every test below replays.
@@ -105,6 +106,31 @@ describe('engine host trace replay', () => {
     await host.shutdown();
   });
 
+  it("seeks in a finished run's own recording, and a late client gets the run up to there, read a frame at a time", async () => {
+    const { host, client } = newHost();
+    client.send({ type: 'run.start', config: tinyConfig(pair, { policy: 'echo', taus: { '0': 0.2, '2': 0.3 }, requests: 4, maxNewTokens: 16 }) });
+    await client.next('run.state', (e) => e.state === 'finished');
+    const steps = client.steps();
+    const runMetrics = frames(client.events).filter((f) => f.metrics !== undefined).at(-1)!.metrics;
+    client.send({ type: 'trace.seek', step: 2 });
+    const frame = await client.next('frame', (f) => f.metrics !== undefined);
+    expect(frame.steps.map((s) => s.step)).toEqual([0, 1, 2]);
+    expect(frame.metrics!.steps).toBe(3);
+    const late = connectClient(host);
+    late.send({ type: 'hello' });
+    expect((await late.next('status')).runState).toBe('finished');
+    const lateFrame = await late.next('frame', (f) => f.metrics !== undefined);
+    expect(asJson(lateFrame.steps)).toEqual(asJson(steps.slice(0, 3)));
+    // Back to the end: the whole run with the metrics it streamed live.
+    client.send({ type: 'trace.seek', step: 10_000 });
+    const whole = await client.next('frame', (f) => f.metrics !== undefined);
+    expect(asJson(whole.steps)).toEqual(asJson(steps));
+    expect(whole.metrics).toEqual(runMetrics);
+    late.close();
+    client.close();
+    await host.shutdown();
+  });
+
   it('replays a cut trace up to the cut and names the bad line', async () => {
     const lines = readFileSync(tracePath, 'utf8').split('\n');
     // Header, steps 0 and 1, then step 2 cut mid-line (a crash while writing it).
@@ -146,6 +172,24 @@ describe('engine host trace replay', () => {
     const done = await client.next('progress', (e) => e.task === 'export');
     expect(done.message).toContain('out.steps.parquet');
     expect(existsSync(`${parquet}.steps.parquet`) && statSync(`${parquet}.steps.parquet`).size).toBeGreaterThan(0);
+
+    // A name no file system takes is one line, not a Node stack trace with file positions.
+    for (const [name, why] of [
+      ['a\0b.csv', /may not hold a NUL byte/],
+      [`${'x'.repeat(300)}.csv`, /name is 304 bytes long, and a file name may have at most 255/],
+      [`${'y'.repeat(250)}`, /name is 264 bytes long/], // Parquet's table files add `.steps.parquet`
+    ] as const) {
+      client.send({ type: 'trace.export', path: join(tmp.path, name), format: name.startsWith('y') ? 'parquet' : 'csv' });
+      const refused = await client.next('error');
+      expect(refused.message).toMatch(why);
+      expect(refused.message).not.toContain('\n');
+      expect(refused.detail).toBeUndefined();
+    }
+    // The longest name a folder holds still exports: the temporary name beside it is cut to fit.
+    const longest = join(tmp.path, `${'z'.repeat(251)}.csv`);
+    client.send({ type: 'trace.export', path: longest, format: 'csv' });
+    await client.next('progress', (e) => e.task === 'export');
+    expect(readFileSync(longest, 'utf8')).toBe(readFileSync(csv, 'utf8'));
     client.close();
     await host.shutdown();
   });

@@ -186,6 +186,12 @@ describe.skipIf(skipReason !== null)('the web host reads and writes only in the 
     expect(readFileSync(kept, 'utf8')).toBe('mine');
     expect(await client.ask({ type: 'trace.export', path: kept, format: 'csv', overwrite: true }, exported)).toMatchObject({ type: 'progress' });
     expect(readFileSync(kept, 'utf8')).toBe(readFileSync(path.join(data, 'relative.csv'), 'utf8'));
+    // The models folder is read, never written, even with overwrite.
+    const model = path.join(tmp.path, 'models', 'echo-target', 'config.json');
+    const before = readFileSync(model, 'utf8');
+    const intoModels = await client.ask({ type: 'trace.export', path: model, format: 'jsonl', overwrite: true }, exported);
+    expect(intoModels).toMatchObject({ type: 'error', message: expect.stringMatching(/cannot write there: not a folder this studio may write in/) });
+    expect(readFileSync(model, 'utf8')).toBe(before);
     // Written beside and renamed: no temporary file is left behind.
     expect(readdirSync(data).filter((name) => name.endsWith('.tmp'))).toEqual([]);
     client.close();

@@ -174,6 +174,8 @@ describe.skipIf(skipReason !== null)('web host', () => {
       // The engine host's program registers no policy of its own: the built-in ones.
       policies: [...POLICY_NAMES],
       runState: 'idle',
+      // The web host says what this link may do: the printed URL's token controls the studio.
+      access: 'control',
     });
     const invalid = nextEvent(ws, 'error');
     ws.send(JSON.stringify({ type: 'trace.export', path: '/tmp/x', format: 'xml' }));
@@ -210,6 +212,72 @@ describe.skipIf(skipReason !== null)('web host', () => {
     expect((await frame).type).toBe('frame');
     asker.close();
     watcher.close();
+  });
+
+  it('offers an observer link of its own: it sees every broadcast and may send only hello', async () => {
+    expect(host.observerToken).not.toBe(host.token);
+    expect(host.observerUrl).toBe(`http://127.0.0.1:${host.port}/?token=${host.observerToken}`);
+    // The page loads with the observer token and remembers it in a cookie of its own.
+    const page = await get(`/?token=${host.observerToken}`);
+    expect(page.status).toBe(200);
+    expect(String(page.headers['set-cookie'])).toMatch(new RegExp(`^echo_studio_observer_${host.port}=${host.observerToken}; Path=/; HttpOnly; SameSite=Strict`));
+    // It may not upload a trace (which the studio would open for everyone).
+    const upload = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(
+        { host: '127.0.0.1', port: host.port, method: 'POST', path: `/trace/upload?name=a.jsonl&token=${host.observerToken}`, headers: { origin: ownOrigin() } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end('{}');
+    });
+    expect(upload).toBe(403);
+
+    const controller = await studioSocket();
+    const opened = await openSocket(`?token=${host.observerToken}`, ownOrigin());
+    if (!('ws' in opened)) throw new Error(`refused with ${opened.refused}`);
+    const observer = opened.ws;
+    const observerSaw: EngineEvent[] = [];
+    observer.on('message', (data) => {
+      const parsed = parseEvent(JSON.parse(data.toString()));
+      if (parsed.ok) observerSaw.push(parsed.value);
+    });
+    // Each link's status says what it may do.
+    const observerStatus = nextEvent(observer, 'status');
+    observer.send(JSON.stringify({ type: 'hello' }));
+    expect(await observerStatus).toMatchObject({ type: 'status', access: 'observe' });
+    const controllerStatus = nextEvent(controller, 'status');
+    controller.send(JSON.stringify({ type: 'hello' }));
+    expect(await controllerStatus).toMatchObject({ type: 'status', access: 'control' });
+
+    // (A trace an earlier test left may be reopened for these hellos: let that settle first.)
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    observerSaw.length = 0;
+
+    // Control messages from the observer: refused in one line each, never passed to the engine.
+    for (const request of [{ type: 'run.stop' }, { type: 'run.pause' }, { type: 'knobs.set', knobs: { kmax: 8 } }, { type: 'trace.open', path: tracePath }, { type: 'trace.cancel' }]) {
+      const refused = nextEvent(observer, 'error');
+      observer.send(JSON.stringify(request));
+      const error = await refused;
+      expect(error).toEqual({ type: 'error', message: `${request.type} refused: this is an observer link, which watches the studio and cannot change it` });
+    }
+    // Had any reached the engine (trace.open would be broadcast as run.state), it would show by now.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const answered = nextEvent(observer, 'status');
+    observer.send(JSON.stringify({ type: 'hello' }));
+    await answered;
+    expect(observerSaw.some((e) => e.type === 'run.state')).toBe(false);
+
+    // What the controlling link does, the observer sees.
+    const replayed = nextEvent(observer, 'run.state');
+    const frame = nextEvent(observer, 'frame');
+    controller.send(JSON.stringify({ type: 'trace.open', path: tracePath }));
+    expect(await replayed).toEqual({ type: 'run.state', state: 'finished' });
+    expect((await frame).type).toBe('frame');
+    controller.close();
+    observer.close();
   });
 
   it('closes a socket that sends more than the size cap', async () => {

@@ -26,6 +26,7 @@ describe('requests', () => {
       { type: 'trace.open', path: '/tmp/a.jsonl' },
       { type: 'trace.export', path: '/tmp/a.parquet', format: 'parquet' },
       { type: 'trace.seek', step: 3 },
+      { type: 'trace.cancel' },
       { type: 'hw.knee', batch: 32, targetDir: '/models/target' },
       { type: 'clock.profile', path: '/profiles/gpu.json' },
       { type: 'report.open', dir: '/reports/quick' },

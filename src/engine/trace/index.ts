@@ -12,7 +12,7 @@ export {
   type TraceRecord,
 } from './parse.js';
 export { readTrace, readTraceStreaming, streamTrace } from './read.js';
-export { TraceFileIndex } from './file-index.js';
+export { TraceFileIndex, TraceLineScan, TraceOpenCancelled, type TraceIndexBuildOptions } from './file-index.js';
 export { PARQUET_METADATA_KEYS, PARQUET_TABLES, exportParquet, parquetTablePath, type ParquetTable } from './export-parquet.js';
 export { exportPerfetto, toPerfetto, type PerfettoTrace, type TraceEvent } from './export-perfetto.js';
 export { CSV_COLUMNS, csvRows, exportCsv } from './export-csv.js';

@@ -1,8 +1,9 @@
-// Progress of long engine work (model load, graph build, calibration), one bar per task; a task's
-// final message (what model.open found, where trace.export wrote) stays a few seconds as a notice.
+// Progress of long engine work (model load, graph build, calibration, opening a trace), one bar per
+// task; a task's final message (what model.open found, where trace.export wrote) stays a few seconds
+// as a notice. Opening a trace can be cancelled from its bar.
 import { useEffect } from 'react';
 import type { StudioNotice } from '../studio/store.js';
-import { useStudio } from './StudioContext.js';
+import { useSend, useStudio } from './StudioContext.js';
 
 /** How long a finished task's notice stays before it goes by itself. */
 export const NOTICE_MS = 5000;
@@ -26,6 +27,7 @@ function Notice({ notice }: { notice: StudioNotice }) {
 
 export function ProgressBar() {
   const progress = useStudio((s) => s.progress);
+  const send = useSend();
   const notices = useStudio((s) => s.notices);
   const tasks = Object.values(progress);
   if (tasks.length === 0 && notices.length === 0) return null;
@@ -45,6 +47,11 @@ export function ProgressBar() {
               {fraction === null ? '' : `${Math.round(fraction * 100)}%`}
               {t.message ? ` — ${t.message}` : ''}
             </span>
+            {t.task === 'trace' && (
+              <button type="button" className="link" onClick={() => send({ type: 'trace.cancel' })}>
+                Cancel
+              </button>
+            )}
           </div>
         );
       })}

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { TraceFileIndex } from '../../../src/engine/trace/file-index.js';
+import { TraceFileIndex, TraceLineScan, TraceOpenCancelled } from '../../../src/engine/trace/file-index.js';
 import { TraceRecorder } from '../../../src/engine/trace/writer.js';
 import { tempDir, testHeader, testRun } from './fixtures.js';
 
@@ -51,6 +51,51 @@ describe('TraceFileIndex', () => {
     expect(index.error).toEqual({ line: 6, message: expect.stringMatching(/line 6 is cut short/) });
     expect(index.summary).toBeUndefined();
     index.close();
+  });
+
+  it('builds the same index without blocking: a chunk per turn, progress up to the size, cancellable', async () => {
+    const { file, events } = recorded();
+    const size = readFileSync(file).length;
+    const seen: number[] = [];
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 0);
+    const index = await TraceFileIndex.build(file, { chunkBytes: 4096, onProgress: (read, total) => seen.push(read / total) });
+    clearInterval(ticker);
+    try {
+      expect(index.stepCount).toBe(events.length);
+      expect(index.knobs).toHaveLength(1);
+      expect(index.summary?.reason).toBe('stopped');
+      expect(index.bytes).toBe(size);
+      expect(index.readSteps(0, events.length)).toEqual(events);
+      expect(index.readSteps(3, 7)).toEqual(events.slice(3, 7));
+      expect(index.lastIndexAtOrBefore(events[5].step)).toBe(5);
+      expect(index.lastIndexAtOrBefore(-1)).toBe(-1);
+      // One progress report per chunk, rising to the whole file; timers ran in between.
+      expect(seen.length).toBe(Math.ceil(size / 4096));
+      expect(seen.at(-1)).toBe(1);
+      expect(seen).toEqual([...seen].sort((a, b) => a - b));
+      expect(turns).toBeGreaterThan(0);
+    } finally {
+      index.close();
+    }
+    const controller = new AbortController();
+    const cancelled = TraceFileIndex.build(file, { chunkBytes: 4096, signal: controller.signal, onProgress: () => controller.abort() });
+    await expect(cancelled).rejects.toBeInstanceOf(TraceOpenCancelled);
+  });
+
+  it('scans bytes fed in any pieces (an upload as it arrives) to the same verdict', () => {
+    const { file, events } = recorded();
+    const bytes = readFileSync(file);
+    const scan = new TraceLineScan();
+    for (let at = 0; at < bytes.length; at += 13) scan.push(bytes.subarray(at, at + 13));
+    scan.end();
+    expect(scan.error).toBeUndefined();
+    expect(scan.stepCount).toBe(events.length);
+    // Cut mid-line: the scan says where, and keeps the steps before it.
+    const cut = new TraceLineScan();
+    cut.push(bytes.subarray(0, bytes.length - 40));
+    cut.end();
+    expect(cut.error).toEqual({ line: expect.any(Number), message: expect.stringMatching(/is cut short/) });
   });
 
   it('refuses a file that is not a trace', () => {

@@ -291,6 +291,15 @@ describe('errors and progress', () => {
     expect(screen.queryByTestId('notice-graph build')).toBeNull();
   });
 
+  it('offers to cancel opening a trace, and only that', () => {
+    const { store, sent } = renderWithStudio(<ProgressBar />);
+    act(() => store.getState().ingest({ type: 'progress', task: 'graph build', done: 1, total: 4 }));
+    expect(screen.queryByRole('button', { name: 'Cancel' })).toBeNull();
+    act(() => store.getState().ingest({ type: 'progress', task: 'trace', done: 120, total: 1000, message: 'reading big.jsonl: 24 of 200 MB' }));
+    fireEvent.click(screen.getByRole('button', { name: 'Cancel' }));
+    expect(sent).toEqual([{ type: 'trace.cancel' }]);
+  });
+
   it("shows a finished task's answer as a notice that goes by itself after a few seconds", () => {
     vi.useFakeTimers();
     try {
