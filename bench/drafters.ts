@@ -12,8 +12,10 @@
 // Options [defaults]: --draft DIR [assets/models/echo-demo-draft] --head DIR [assets/models/echo-demo-head]
 // --target DIR [assets/models/echo-demo-target] --domains [code,prose,math] --batches [1,8,32]
 // --policies [ar,chain,static,echo] --requests N [16] --max-new-tokens N [32] --rounds N [1]
-// --hw SPEC [h100: the modelled clock, as sweep --hw] --json FILE [also write every row as JSON].
-import { writeFileSync } from 'node:fs';
+// --hw SPEC [h100: the modelled clock, as sweep --hw] --json FILE [also write every row as JSON]
+// --drafters draft,head [which to run] --with FILE [rows of an earlier run's --json, shown beside
+// this run's: a drafter measured at another time; acceptance is deterministic, wall ratios are each sweep's own].
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { clockFromSpec } from '../src/engine/cost/clock.js';
 import { slotsForRounds } from '../src/engine/rounds.js';
@@ -35,6 +37,8 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '1' },
     hw: { type: 'string', default: 'h100' },
     json: { type: 'string' },
+    drafters: { type: 'string', default: 'draft,head' },
+    with: { type: 'string' },
   },
 });
 
@@ -50,7 +54,7 @@ const kmax = (batch: number) => Math.max(16, 8 * batch);
 const drafters = [
   { name: 'draft', dir: args.draft, kind: 'model' as const },
   { name: 'head', dir: args.head, kind: 'head' as const },
-];
+].filter((d) => args.drafters.split(',').includes(d.name));
 
 /** ROC AUC of `scores` for telling hits from misses; ties count half. */
 function auc(samples: { score: number; hit: boolean }[]): number | null {
@@ -97,6 +101,7 @@ interface Row {
 }
 
 const rows: Row[] = [];
+const earlier: Row[] = args.with ? (JSON.parse(readFileSync(args.with, 'utf8')) as { rows: Row[] }).rows : [];
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const plan = { policies, batches, kmax, rounds, interleave: 'steps' as const };
 
@@ -157,6 +162,9 @@ for (const domain of domains) {
   }
 }
 
+rows.push(...earlier);
+rows.sort((a, b) => domains.indexOf(a.domain) - domains.indexOf(b.domain) || a.batch - b.batch || a.policy.localeCompare(b.policy) || a.drafter.localeCompare(b.drafter));
+if (args.json) writeFileSync(args.json, JSON.stringify({ clock: clock.label, requests, maxNewTokens, rounds, rows }, null, 2));
 const f = (x: number | null, d = 2) => (x === null ? '-' : x.toFixed(d));
 const out: string[] = [`modelled clock: ${clock.label}; ${requests} requests × ${maxNewTokens} new tokens per run, ${rounds} round(s), K_max max(16, 8 × batch)`, ''];
 out.push('| domain | batch | policy | drafter | MAL | acceptance by depth 0,1,2,3 | depth-0 AUC | draft ms/step | verify ms/step | wall ÷ ar | modelled ÷ ar | same tokens as ar |');
@@ -176,4 +184,3 @@ for (const domain of domains) {
   out.push(`| ${domain} | ${sHead && sDraft ? f(sHead.mal / sDraft.mal, 3) : '-'} | ${f(best('draft'), 3)} / ${f(best('head'), 3)} |`);
 }
 process.stdout.write(`${out.join('\n')}\n`);
-if (args.json) writeFileSync(args.json, JSON.stringify({ clock: clock.label, requests, maxNewTokens, rounds, rows }, null, 2));
