@@ -107,10 +107,12 @@ export function describeHeadFolder(dir: string): HeadDescription {
   const weights = indexWeights(dir);
   let parameters = 0;
   const dtypes = new Map<string, number>();
+  // Weights only: d2t and t2d are integer maps, not parameters.
   for (const t of weights.tensors.values()) {
+    if (!isWeightDtype(t.dtype)) continue;
     const count = t.shape.reduce((a, b) => a * b, 1);
     parameters += count;
-    if (isWeightDtype(t.dtype)) dtypes.set(t.dtype, (dtypes.get(t.dtype) ?? 0) + count);
+    dtypes.set(t.dtype, (dtypes.get(t.dtype) ?? 0) + count);
   }
   const l = config.layers;
   return {
