@@ -131,9 +131,9 @@ def _head_section(L, card):
 
 def _head_engine_section(L, eng):
     rows = eng["rows"]
-    L.append(f"**Both drafters in the engine**, side by side in one process (`bench/drafters.ts`: {eng['requests']} "
+    L.append(f"**Both drafters in the engine**, each in a sweep of the same settings (`bench/drafters.ts`: {eng['requests']} "
              f"prompts of each bundled set, {eng['maxNewTokens']} new tokens, {eng['rounds']} round, K_max max(16, 8 x "
-             f"batch), the runs of one sweep taking turns step by step). MAL: tokens per request-step (accepted + "
+             f"batch), a sweep's runs taking turns step by step). MAL: tokens per request-step (accepted + "
              f"bonus); acceptance by depth: the share of request-steps whose accepted path reached depth 0, 1, 2, 3; "
              f"depth-0 AUC: the drafter's top depth-0 probability for telling steps whose first token the target "
              f"agreed with (from `static`); speedups over `ar` in the same sweep, on the wall clock of this shared "
@@ -147,6 +147,23 @@ def _head_engine_section(L, eng):
         L.append(f"| {r['domain']} | {r['batch']} | {r['policy']} | {r['drafter']} | {f(r['mal'])} | "
                  + " ".join(f(v) for v in r["acceptancePerDepth"][:4]) + f" | {f(r['depth0Auc'], 3)} | "
                  f"{f(r['draftMsPerStep'])} | {f(r['wallVsAr'], 2)} | {f(r['modelledVsAr'], 2)} |")
+    L.append("")
+    batch = min(r["batch"] for r in rows)
+    at = lambda dom, who, pol: next((r for r in rows if r["domain"] == dom and r["drafter"] == who
+                                     and r["policy"] == pol and r["batch"] == batch), None)
+    best = lambda dom, who: max((r for r in rows if r["domain"] == dom and r["drafter"] == who and r["batch"] == batch
+                                 and r["policy"] != "ar"), key=lambda r: r["wallVsAr"], default=None)
+    L.append(f"At batch {batch}, the head against the small draft:\n")
+    L.append("| domain | static MAL head / draft | depth-0 AUC head, draft | draft ms/step head, draft (static) | best policy / ar on the wall: head, draft |")
+    L.append("|---|---|---|---|---|")
+    for dom in DOMAINS:
+        h, d = at(dom, "head", "static"), at(dom, "draft", "static")
+        bh, bd = best(dom, "head"), best(dom, "draft")
+        if not (h and d and bh and bd):
+            continue
+        L.append(f"| {dom} | {h['mal'] / d['mal']:.2f} ({h['mal']:.2f} / {d['mal']:.2f}) | {f(h['depth0Auc'], 3)}, "
+                 f"{f(d['depth0Auc'], 3)} | {h['draftMsPerStep']:.1f}, {d['draftMsPerStep']:.1f} | "
+                 f"{bh['wallVsAr']:.2f} ({bh['policy']}), {bd['wallVsAr']:.2f} ({bd['policy']}) |")
     L.append("")
 
 
