@@ -22,7 +22,7 @@ def _head_section(L, card):
              f"{c['target_hidden_size']} to {c['hidden_size']}. At a committed position t it reads")
     L.append("those features with the embedding of token t+1 and predicts token t+2; a deeper tree node reads its")
     L.append("parent's output instead of the features.\n")
-    L.append(f"- {_fmt_int(h['parameters'])} parameters ({h['size_bytes'] / 1e6:.1f} MB float32): hidden {c['hidden_size']}, "
+    L.append(f"- {_fmt_int(h['parameters'])} parameters ({h['size_bytes'] / 1e6:.1f} MB on disk): hidden {c['hidden_size']}, "
              f"MLP {c['intermediate_size']}, {c['num_attention_heads']} query / {c['num_key_value_heads']} KV heads of "
              f"{c['head_dim']}, draft vocabulary {c['draft_vocab_size']} of {c['vocab_size']}.")
     gen = tr.get("gen_data")
@@ -65,6 +65,13 @@ def _head_section(L, card):
                  f"`lm_head` and `norm` start from the target's embedding rows and final norm.")
     for note in h.get("notes", []):
         L.append(f"- {note}")
+    curve = h.get("training_curve") or []
+    if gen and curve and "chain_accept" in curve[-1].get("code", {}):
+        last = curve[-1]
+        L.append(f"- Held-out generated rows at the end of the long run (the first 96 of 192): chain of 4, tokens per "
+                 f"step " + " / ".join(f"{last[d]['chain_accept']:.2f}" for d in DOMAINS) + ", depth-0 agreement "
+                 + " / ".join(f"{last[d]['top1'][0]:.3f}" for d in DOMAINS) + ", depth-0 AUC "
+                 + " / ".join(f"{last[d]['auc0']:.3f}" for d in DOMAINS) + " (code / prose / math).")
     cmp_runs = h.get("comparison")
     if cmp_runs:
         r0 = cmp_runs[0]
@@ -154,7 +161,7 @@ def _head_engine_section(L, eng):
     best = lambda dom, who: max((r for r in rows if r["domain"] == dom and r["drafter"] == who and r["batch"] == batch
                                  and r["policy"] != "ar"), key=lambda r: r["wallVsAr"], default=None)
     L.append(f"At batch {batch}, the head against the small draft:\n")
-    L.append("| domain | static MAL head / draft | depth-0 AUC head, draft | draft ms/step head, draft (static) | best policy / ar on the wall: head, draft |")
+    L.append("| domain | static MAL head / draft | depth-0 AUC head, draft | draft ms/step head, draft (static, separate sweeps) | best policy / ar on the wall: head, draft |")
     L.append("|---|---|---|---|---|")
     for dom in DOMAINS:
         h, d = at(dom, "head", "static"), at(dom, "draft", "static")
