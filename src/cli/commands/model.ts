@@ -93,7 +93,7 @@ export function headInfoLines(h: HeadInfoReport): string[] {
     `architecture  ${h.architecture} (an EAGLE-3 draft head: it drafts for a target from the target's features, and runs only beside it)`,
     `parameters    ${h.parameters.toLocaleString('en-US')}` + (h.ownEmbedding ? ' (its own embedding table included)' : " (it borrows the target's embedding table)"),
     `dtype         ${h.dtype} on disk (computed in float32)`,
-    `layer         1 decoder layer, hidden ${h.hiddenSize}, MLP ${h.intermediateSize}, heads ${h.numHeads} (kv ${h.numKvHeads}), head dim ${h.headDim}`,
+    `layers        ${h.numLayers} decoder layer${h.numLayers === 1 ? '' : 's'}, hidden ${h.hiddenSize}, MLP ${h.intermediateSize}, heads ${h.numHeads} (kv ${h.numKvHeads}), head dim ${h.headDim}`,
     `vocabulary    drafts over ${h.draftVocabSize} of the target's ${h.vocabSize} ids` + (h.tokenizerVocabSize === null ? ', tokenizer missing (the target\'s is used)' : `, ${h.tokenizerVocabSize} (tokenizer)`),
     `features      3 × ${h.targetHiddenSize}: ${layers}`,
     `target        a language model of hidden size ${h.targetHiddenSize} and vocabulary ${h.vocabSize}` + (h.featureLayers === null ? '' : ` with at least ${Math.max(...h.featureLayers) + 1} layers`),

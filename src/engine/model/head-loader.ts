@@ -86,6 +86,7 @@ export interface HeadDescription {
   dtype: string;
   hiddenSize: number;
   intermediateSize: number;
+  numLayers: number;
   numHeads: number;
   numKvHeads: number;
   headDim: number;
@@ -123,6 +124,7 @@ export function describeHeadFolder(dir: string): HeadDescription {
     dtype: [...dtypes.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'float32',
     hiddenSize: l.hiddenSize,
     intermediateSize: l.intermediateSize,
+    numLayers: l.numLayers,
     numHeads: l.numHeads,
     numKvHeads: l.numKvHeads,
     headDim: l.headDim,
