@@ -102,4 +102,14 @@ if command -v node >/dev/null && [ -d "$ROOT/node_modules" ]; then
 fi
 "$PY" "$HERE/evaluate.py" --notes-file "$DATA/card-notes.txt" --profile "$DATA/profile-hw.json" \
   --previous-target "$DATA/previous-target" --max-prompts 32 --max-windows 32
+# The head's card section again, now with its layer/width comparison and both drafters in the engine.
+ENGINE_JSON=()
+if command -v node >/dev/null && [ -d "$ROOT/node_modules" ]; then
+  npx esbuild "$ROOT/bench/drafters.ts" --bundle --platform=node --format=esm --packages=external \
+    --outfile="$ROOT/node_modules/.cache/bench/drafters.mjs"
+  (cd "$ROOT" && node node_modules/.cache/bench/drafters.mjs --json "$DATA/head-engine.json") && ENGINE_JSON=(--engine "$DATA/head-engine.json")
+fi
+"$PY" "$HERE/evaluate_head.py" --data "$DATA" --training "$DATA/train_echo-demo-head.json" --max-windows 16 --max-prompts 16 \
+  --comparison "$DATA/train_cmp-l146-w512.json,$DATA/train_cmp-l147-w512.json,$DATA/train_cmp-l257-w512.json,$DATA/train_cmp-best-w256.json" \
+  "${ENGINE_JSON[@]}"
 stage "done"
