@@ -287,6 +287,8 @@ def main():
                     help="comma-separated training records of the feature-layer / width comparison runs, for the card")
     ap.add_argument("--engine", default=None, help="bench/drafters.ts --json output: both drafters in the engine, for the card")
     ap.add_argument("--engine-note", default="", help="a sentence the card adds to the engine table (the machine, its load)")
+    ap.add_argument("--engine-same-run", default=None,
+                    help="bench/drafters.ts --json of both drafters in one process (e.g. batch 1 only), for the card")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     with open(a.card, encoding="utf-8") as fh:
@@ -301,6 +303,9 @@ def main():
     if a.engine:
         with open(a.engine, encoding="utf-8") as fh:
             card["head_engine"] = json.load(fh) | {"note": a.engine_note}
+    if a.engine_same_run:
+        with open(a.engine_same_run, encoding="utf-8") as fh:
+            card["head_engine_same_run"] = json.load(fh)
     card["models"]["head"] = meta
     card["head_evaluation"] = ev
     with open(a.card, "w", encoding="utf-8") as fh:

@@ -131,9 +131,27 @@ def _head_section(L, card):
     eng = card.get("head_engine")
     if eng:
         _head_engine_section(L, eng)
+    same = card.get("head_engine_same_run")
+    if same:
+        _head_same_run_section(L, same)
     else:
         L.append("Both drafters in the engine, per domain at batch 1, 8 and 32 under chain, static and echo: "
                  "`bench/drafters.ts` measures them side by side.\n")
+
+
+def _head_same_run_section(L, eng):
+    rows = [r for r in eng["rows"] if r["policy"] != "ar"]
+    L.append(f"**Batch 1, both drafters in one process**, one sweep after the other on the same loaded machine "
+             f"(`bench/drafters.ts --batches 1 --policies {','.join(sorted({r['policy'] for r in eng['rows']}))}`, "
+             f"{eng['requests']} prompts, {eng['maxNewTokens']} new tokens): here drafting time per step and the wall "
+             f"ratios of the two drafters compare. {eng.get('note', '')}\n")
+    L.append("| domain | policy | drafter | MAL | draft ms/step | verify ms/step | wall / ar | modelled / ar |")
+    L.append("|---|---|---|---|---|---|---|---|")
+    f = lambda v, d=2: "-" if v is None else f"{v:.{d}f}"
+    for r in rows:
+        L.append(f"| {r['domain']} | {r['policy']} | {r['drafter']} | {f(r['mal'])} | {f(r['draftMsPerStep'])} | "
+                 f"{f(r['verifyMsPerStep'])} | {f(r['wallVsAr'])} | {f(r['modelledVsAr'])} |")
+    L.append("")
 
 
 def _head_engine_section(L, eng):
