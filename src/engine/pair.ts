@@ -6,6 +6,7 @@
 // lossless run outputs what plain decoding of that quantised target would.
 import { defaultDraftPrecision, type WeightPrecision } from '../shared/config.js';
 import { parseModelConfig, readConfigJson } from './model/config.js';
+import { notAHeadProblem, refuseHeadAsModel } from './model/eagle3-config.js';
 import { isHeadFolder, loadHead, openHeadFolder } from './model/head-loader.js';
 import { defaultThreads, folderMemory, heldWeightBytes, loadModel, openModelFolder, type LoadOptions } from './model/loader.js';
 import { kvFitProblem } from './model/kv-budget.js';
@@ -122,11 +123,12 @@ export function pairSlotLimit(pair: Pick<ModelPair, 'draft' | 'draftKind' | 'tar
 export async function loadPair(draftDir: string, targetDir: string, options: PairOptions): Promise<ModelPair> {
   // A folder that is not a model at all should say so, not that its tokenizer.json is missing.
   const targetJson = readConfigJson(targetDir);
+  refuseHeadAsModel(targetDir, 'the target');
   readConfigJson(draftDir);
   const headFolder = isHeadFolder(draftDir);
   const kind = options.draftKind ?? (headFolder ? 'eagle3-head' : 'model');
   if (kind === 'eagle3-head') {
-    if (!headFolder) throw new Refusal(`${draftDir} is not an EAGLE-3 head: its config.json names no Eagle3 architecture`);
+    if (!headFolder) throw new Refusal(`${draftDir}: ${notAHeadProblem(readConfigJson(draftDir).json)} (draft kind "model" loads it as a draft)`);
     return loadHeadPair(draftDir, targetDir, parseModelConfig(targetJson.json, targetJson.path), options);
   }
   if (headFolder) throw new Refusal(`${draftDir} is an EAGLE-3 head, not a draft model (draft kind "head" loads it)`);

@@ -10,7 +10,7 @@ import type { StepEvent } from '../shared/events.js';
 import type { TraceHeader } from '../shared/trace-schema.js';
 import { AUTO_WARMUP, needsWarmup, resolveGates, type ResolvedGates } from './resolve-gates.js';
 import { warmupProgressLog } from './warmup.js';
-import { isEagle3Config, parseEagle3Config } from './model/eagle3-config.js';
+import { isEagle3Config, parseEagle3Config, refuseHeadAsModel } from './model/eagle3-config.js';
 import { loadPair, pairSlotLimit, type DraftKind, type ModelPair } from './pair.js';
 import { measureForwardCurve } from './cost/measure.js';
 import { parseModelConfig, readConfigJson } from './model/config.js';
@@ -189,6 +189,7 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
   // without τ_d calibrates on a warm-up over the first prompts of the same source (as many as
   // `calibrate` takes, not just the run's few), so the KV slots must fit those too.
   const { ModelTokenizer } = await import('./model/tokenizer.js');
+  refuseHeadAsModel(targetDir, 'the target');
   const tokenizer = ModelTokenizer.load(targetDir);
   const warmup = needsWarmup(config);
   const { records, workload, fitted } = await tokenizeRunPrompts(config, tokenizer, promptTokenLimit(targetDir, config, drafts), {

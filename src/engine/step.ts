@@ -5,12 +5,12 @@
 import type { BudgetSplit, FinishReason, RequestStep, StepEvent, TreeNode } from '../shared/events';
 import { draftTreesAsync, newStepContext, selectVerified, type Layer } from './policy/drive';
 import { draftLayer, type DraftSlot } from './draft/drafter';
-import { isDraftHead, type ModelSession } from './model/types';
+import { isDraftHead, type ForwardResult, type ModelSession } from './model/types';
 import { prefill } from './prefill';
 import type { SpeculationPolicy, StepContext } from './policy/types';
 import type { Rng } from './rng';
 import { commitDraft, commitTarget, emitTokens, type Emission } from './verify/commit';
-import { commitHead } from './verify/commit-head';
+import { commitHead, type VerifiedFeatures } from './verify/commit-head';
 import { verifyGreedy, type Verdict } from './verify/greedy';
 import { packSuperTree, type SuperTree } from './verify/pack';
 import { verifySampled } from './verify/sampling';
@@ -73,8 +73,8 @@ interface StepState {
   /** Rows of each draft forward, catch-up tokens included, and the requests they belong to: what a modelled clock prices. */
   draftRows: number[];
   draftRequests: number[];
-  /** The verification forward's features of every packed row, when the draft is an EAGLE-3 head. */
-  features: Float32Array | null;
+  /** The verification forward's features of the rows it returned them for, when the draft is an EAGLE-3 head. */
+  features: VerifiedFeatures | null;
 }
 
 export async function speculativeStep(
@@ -169,20 +169,23 @@ async function verifySuperTree(
 ): Promise<{ verdicts: Verdict[]; paddingWaste: number }> {
   const rows = Array.from({ length: superTree.tokens }, (_, i) => i);
   const verdicts: Verdict[] = [];
-  // An EAGLE-3 head reads the target's features of the accepted rows next step: ask for every row's.
-  const featureRows = isDraftHead(engine.draft) ? { featureRows: rows } : {};
+  // An EAGLE-3 head reads the target's features of the accepted rows next step. Greedy verification
+  // accepts only rows whose path agrees with the target's argmax, which the forward itself can tell:
+  // it returns those rows' features alone. Sampled verification cannot be foreseen: every row's.
+  const head = isDraftHead(engine.draft);
   if (engine.temperature === 0) {
+    const featureRows = head ? { featureRows: rows, featureParents: packedParents(superTree) } : {};
     const result = await engine.target.forward(superTree.entries, { argmaxRows: rows, ...featureRows });
     state.modelMs += result.runMs;
-    state.features = result.features ?? null;
+    state.features = verifiedFeatures(result, superTree.tokens);
     const argmax = result.argmax;
     if (!argmax) throw new Error('the target model returned no argmax output');
     for (const packed of superTree.requests) verdicts.push(verifyGreedy(packed, argmax));
     return { verdicts, paddingWaste: result.paddingWaste };
   }
-  const result = await engine.target.forward(superTree.entries, { logitsRows: rows, ...featureRows });
+  const result = await engine.target.forward(superTree.entries, { logitsRows: rows, ...(head ? { featureRows: rows } : {}) });
   state.modelMs += result.runMs;
-  state.features = result.features ?? null;
+  state.features = verifiedFeatures(result, superTree.tokens);
   const logits = result.logits;
   if (!logits) throw new Error('the target model returned no logits');
   const vocab = engine.target.info.vocabSize;
@@ -191,6 +194,24 @@ async function verifySuperTree(
     verdicts.push(verifySampled(superTree.requests[i], logits, vocab, engine.temperature, batch[i].rng, scratch));
   }
   return { verdicts, paddingWaste: result.paddingWaste };
+}
+
+/** Each packed row's parent row (-1 for a request's root): the super-tree's rows are all its rows. */
+function packedParents(superTree: SuperTree): number[] {
+  const parents: number[] = [];
+  for (const [i, entry] of superTree.entries.entries()) {
+    const offset = superTree.requests[i].offset;
+    for (let j = 0; j < entry.parents.length; j++) parents.push(entry.parents[j] === -1 ? -1 : offset + entry.parents[j]);
+  }
+  return parents;
+}
+
+function verifiedFeatures(result: ForwardResult, rows: number): VerifiedFeatures | null {
+  if (result.features === undefined) return null;
+  const rowIndex = new Int32Array(rows).fill(-1);
+  const kept = result.featureKept ?? Int32Array.from({ length: rows }, (_, i) => i);
+  for (let k = 0; k < kept.length; k++) rowIndex[kept[k]] = k;
+  return { data: result.features, rowIndex };
 }
 
 /** Appends the emitted tokens and compacts both models' KV; finished requests are left to retire. */

@@ -6,7 +6,7 @@
 import { loadTokenizer, readModelInfo } from '../engine/model/loader.js';
 import { readConfigJson } from '../engine/model/config.js';
 import { isEagle3Config, parseEagle3Config } from '../engine/model/eagle3-config.js';
-import { indexWeights } from '../engine/model/safetensors.js';
+import { describeHeadFolder } from '../engine/model/head-loader.js';
 import type { HandlerModule } from './handler-context.js';
 
 function formatCount(n: number): string {
@@ -24,19 +24,19 @@ export const modelHandlers: HandlerModule = ({ host }) => ({
       const folder = host.files.readable(dir);
       const { path, json } = readConfigJson(folder);
       if (isEagle3Config(json)) {
-        // A head drafts for a target the run names; here only its own files can be checked.
-        const head = parseEagle3Config(json, path);
-        let parameters = 0;
-        for (const t of indexWeights(folder).tensors.values()) parameters += t.shape.reduce((a, b) => a * b, 1);
-        const layers = head.auxLayerIds === null ? 'the default target layers' : `target layers ${head.auxLayerIds.join(', ')}`;
+        // A head drafts for a target the run names; here only its own files can be checked
+        // (as `model info HEAD` describes it).
+        parseEagle3Config(json, path);
+        const head = describeHeadFolder(folder);
+        const layers = head.featureLayers === null ? 'the default target layers' : `target layers ${head.featureLayers.join(', ')}`;
         ctx.reply({
           type: 'progress',
           task: 'model',
           done: 1,
           total: 1,
           message:
-            `${dir}: EAGLE-3 draft head, ${formatCount(parameters)} parameters, ${head.layers.numLayers} layer${head.layers.numLayers === 1 ? '' : 's'}, ` +
-            `hidden ${head.layers.hiddenSize}, draft vocabulary ${head.draftVocabSize} of ${head.layers.vocabSize}, reads ${layers} (use it as the draft)`,
+            `${dir}: EAGLE-3 draft head, ${formatCount(head.parameters)} parameters, ${head.numLayers} layer${head.numLayers === 1 ? '' : 's'}, ` +
+            `hidden ${head.hiddenSize}, draft vocabulary ${head.draftVocabSize} of ${head.vocabSize}, reads ${layers} (use it as the draft)`,
         });
         return;
       }

@@ -1,5 +1,6 @@
 // Lossless greedy on the bundled demo pair: a few short requests per domain, every drafting
-// policy against ar. Skipped (with a message) when the pair is not installed.
+// policy against ar, drafted by the small draft and by the bundled EAGLE-3 head. Skipped (with a
+// message) when the pair is not installed.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { tempDir } from './model/helpers.js';
 
 const MODELS = join('assets', 'models');
 const DRAFT = join(MODELS, 'echo-demo-draft');
+const HEAD = join(MODELS, 'echo-demo-head');
 const TARGET = join(MODELS, 'echo-demo-target');
 const installed = existsSync(join(DRAFT, 'config.json')) && existsSync(join(TARGET, 'config.json'));
 if (!installed) console.warn(`demo pair not installed under ${MODELS}: skipping the demo-pair lossless test`);
@@ -20,7 +22,12 @@ const MAX_NEW = 24;
 const BATCH = 4;
 const KMAX = 24;
 
-describe.skipIf(!installed)('lossless greedy on the demo pair', () => {
+const drafters = [
+  { name: 'the small draft', dir: DRAFT },
+  ...(existsSync(join(HEAD, 'config.json')) ? [{ name: 'the EAGLE-3 head', dir: HEAD }] : []),
+];
+
+describe.skipIf(!installed).each(drafters)('lossless greedy on the demo pair, drafted by $name', ({ dir }) => {
   const tmp = tempDir('echo-demo-pair-');
   let pair: ModelPair;
   let workload: WorkItem[];
@@ -49,7 +56,7 @@ describe.skipIf(!installed)('lossless greedy on the demo pair', () => {
     workload = records.map((r) => ({ id: r.id, promptTokens: probe.tokenizer.encode(r.prompt!) }));
     await probe.release();
     const longest = Math.max(...workload.map((w) => w.promptTokens.length));
-    pair = await loadPair(DRAFT, TARGET, { slots: BATCH, maxLength: slotRows(longest, MAX_NEW, KMAX), threads: 1, cacheDir: join(tmp.path, 'cache') });
+    pair = await loadPair(dir, TARGET, { slots: BATCH, maxLength: slotRows(longest, MAX_NEW, KMAX), threads: 1, cacheDir: join(tmp.path, 'cache') });
     reference = await run('ar');
   });
   afterAll(async () => {

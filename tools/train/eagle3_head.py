@@ -13,7 +13,8 @@ The head drafts for a target model from the target's own hidden states:
   - depth 0 uses h = fc(features of t); a deeper node uses its parent's output (before `norm`) as
     h, sits one position further on, and attends to the committed positions plus its ancestors.
 
-The embedding is the target's (frozen), so the head carries no `embed_tokens.weight`.
+The embedding is the target's (frozen), so the head carries no `embed_tokens.weight`, unless the head is
+narrower than the target: then it carries its own `embed_tokens.weight` [vocab, H] (trained).
 
 `unroll` runs EAGLE-3's training-time test: step 0 over every position of a sequence, then steps
 1..K-1 where each position continues from its own previous-step output with the next ground-truth
@@ -34,19 +35,27 @@ import model as M
 ARCHITECTURE = "LlamaForCausalLMEagle3"
 
 
-def head_config(target_cfg, layer_ids, draft_vocab_size, intermediate_size=None):
+def head_config(target_cfg, layer_ids, draft_vocab_size, intermediate_size=None, hidden_size=None):
+    """The head's config.json. hidden_size defaults to the target's (the head then borrows the
+    target's embedding); a narrower head carries its own embedding table and keeps the target's
+    head_dim with proportionally fewer attention heads."""
     t = target_cfg
+    hs = hidden_size or t["hidden_size"]
+    if hs % t["head_dim"]:
+        raise SystemExit(f"head width {hs} is not a multiple of the target's head_dim {t['head_dim']}")
+    heads = hs // t["head_dim"]
+    kv_heads = max(1, heads * t["num_key_value_heads"] // t["num_attention_heads"])
     return {
         "architectures": [ARCHITECTURE],
         "model_type": "llama",
         "vocab_size": t["vocab_size"],
         "draft_vocab_size": draft_vocab_size,
-        "hidden_size": t["hidden_size"],
+        "hidden_size": hs,
         "target_hidden_size": t["hidden_size"],
         "intermediate_size": intermediate_size or t["intermediate_size"],
         "num_hidden_layers": 1,
-        "num_attention_heads": t["num_attention_heads"],
-        "num_key_value_heads": t["num_key_value_heads"],
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv_heads,
         "head_dim": t["head_dim"],
         "hidden_act": "silu",
         "rms_norm_eps": t["rms_norm_eps"],
@@ -91,6 +100,8 @@ class Eagle3Head(nn.Module):
         self.config = c
         hs = c["hidden_size"]
         self.fc = nn.Linear(3 * c["target_hidden_size"], hs, bias=False)
+        # Its own token embedding only when it is narrower than the target (it cannot borrow the target's).
+        self.embed_tokens = nn.Embedding(c["vocab_size"], hs) if hs != c["target_hidden_size"] else None
         self.midlayer = MidLayer(c)
         self.norm = M.RMSNorm(hs, c["rms_norm_eps"])
         self.lm_head = nn.Linear(hs, c["draft_vocab_size"], bias=False)
@@ -159,6 +170,10 @@ class Eagle3Head(nn.Module):
 
     def logits(self, out):
         return self.lm_head(self.norm(out))
+
+    def embedding(self, target_embed):
+        """The embedding the head reads tokens through: its own, or the target's it borrows."""
+        return self.embed_tokens if self.embed_tokens is not None else target_embed
 
     def unroll(self, features, embed, tokens, steps):
         """Training-time test. features [B, T, 3*H_t] of positions 0..T-1 of a sequence x;

@@ -104,10 +104,10 @@ def reference_check(head, target, head_folder, target_folder, ids):
     n = len(ids) - 1
     x = torch.tensor([ids])
     _, feats = E.target_features(target, x, layer_ids)
-    out0 = head.unroll(feats[:, :n], target.model.embed_tokens, x[:, 1:], 1)[0]
+    out0 = head.unroll(feats[:, :n], head.embedding(target.model.embed_tokens), x[:, 1:], 1)[0]
     logits0 = head.logits(out0)[0]
     nxt = int(head.draft_ids()[logits0[-1].argmax()])
-    outs = head.unroll(feats[:, :n], target.model.embed_tokens, torch.tensor([ids[1:] + [nxt]]), 2)
+    outs = head.unroll(feats[:, :n], head.embedding(target.model.embed_tokens), torch.tensor([ids[1:] + [nxt]]), 2)
     logits1 = head.logits(outs[1])[0, -1]
     want0, want1 = np_head(head_folder, target_folder, ids, nxt)
     return max(float(np.abs(logits0.double().numpy() - want0).max()),
@@ -140,7 +140,7 @@ def teacher_forced(target, draft, head, windows, depths, bs=8):
             ref = tl.argmax(-1)
             dp = draft(x).softmax(-1)
             dconf, dpick = dp.max(-1)
-            outs = head.unroll(feats[:, :t], target.model.embed_tokens, x[:, 1:], depths)
+            outs = head.unroll(feats[:, :t], head.embedding(target.model.embed_tokens), x[:, 1:], depths)
             for k, out in enumerate(outs):
                 hconf, hpick = head.logits(out).softmax(-1).max(-1)
                 want = ref[:, k + 1:k + 1 + t]
@@ -169,7 +169,7 @@ def head_proposer(target, head):
     def propose(ctx, k):
         n = len(ctx) - 1
         _, feats = E.target_features(target, torch.tensor([ctx]), layer_ids)
-        embed = target.model.embed_tokens
+        embed = head.embedding(target.model.embed_tokens)
         cache = {}
         out = head.step(embed(torch.tensor([ctx[1:]])), head.fc(feats[:, :n]), torch.arange(n)[None], cache)[:, -1:]
         prop = []
@@ -208,8 +208,18 @@ def chain_acceptance(target, drafters, enc, prompts_dir, tc, chain, max_new, max
     return out
 
 
+def comparison_entry(path):
+    """One comparison run's training record, reduced to what the card's comparison table shows."""
+    with open(path) as fh:
+        t = json.load(fh)
+    last = t["history"][-1]
+    return {"layer_ids": t["layer_ids"], "hidden": t["hidden"], "parameters": t["parameters"], "steps": t["steps"],
+            "batch": t["batch"], "positions": t["positions"], "train_seconds": t["train_seconds"],
+            "heldout": {d: last[d] for d in DOMAINS}}
+
+
 def evaluate(target_folder, draft_folder, head_folder, prompts_dir, data, chain, max_new, max_prompts, max_windows,
-             depths=4):
+             depths=4, training=None):
     import bpe
     t0 = time.time()
     enc = bpe.load(os.path.join(target_folder, "tokenizer.json"))
@@ -232,11 +242,12 @@ def evaluate(target_folder, draft_folder, head_folder, prompts_dir, data, chain,
                           prompts_dir, tc, chain, max_new, max_prompts)
     with open(os.path.join(head_folder, "config.json")) as fh:
         hc = json.load(fh)
-    tm_path = os.path.join(data, f"train_{os.path.basename(os.path.normpath(head_folder))}.json")
+    tm_path = training or os.path.join(data, f"train_{os.path.basename(os.path.normpath(head_folder))}.json")
     tm = json.load(open(tm_path)) if os.path.exists(tm_path) else {}
     model_meta = {
         "folder": os.path.relpath(head_folder, ROOT),
         "parameters": head.num_parameters(),
+        "own_embedding": head.embed_tokens is not None,
         "size_bytes": os.path.getsize(os.path.join(head_folder, "model.safetensors")),
         "config": {k: hc[k] for k in ("architectures", "hidden_size", "intermediate_size", "num_hidden_layers",
                                       "num_attention_heads", "num_key_value_heads", "head_dim", "vocab_size",
@@ -245,7 +256,7 @@ def evaluate(target_folder, draft_folder, head_folder, prompts_dir, data, chain,
         "training": {k: tm.get(k) for k in ("steps", "planned_steps", "time_budget_min", "batch", "seq", "positions",
                                             "train_seconds", "lr", "warmup", "weight_decay", "domain_weights",
                                             "ttt_steps", "step_decay", "layer_ids", "draft_vocab",
-                                            "draft_vocab_coverage", "target")},
+                                            "draft_vocab_coverage", "target", "hidden", "intermediate", "gen_data")},
         "training_curve": tm.get("history", []),
     }
     evaluation = {
@@ -271,6 +282,13 @@ def main():
                     help="first N prompts per domain for the chain runs; 0 = as many as the card's draft numbers used")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--note", action="append", default=[], help="a line for the head's training notes in the card")
+    ap.add_argument("--training", default=None, help="the head's training record (train_eagle3.py's JSON); default DATA/train_HEADFOLDER.json")
+    ap.add_argument("--comparison", default=None,
+                    help="comma-separated training records of the feature-layer / width comparison runs, for the card")
+    ap.add_argument("--engine", default=None, help="bench/drafters.ts --json output: both drafters in the engine, for the card")
+    ap.add_argument("--engine-note", default="", help="a sentence the card adds to the engine table (the machine, its load)")
+    ap.add_argument("--engine-same-run", default=None,
+                    help="bench/drafters.ts --json of both drafters in one process (e.g. batch 1 only), for the card")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     with open(a.card, encoding="utf-8") as fh:
@@ -278,8 +296,16 @@ def main():
     acc = card["acceptance"]
     prompts = a.max_prompts or acc["per_domain"]["code"]["prompts"]
     meta, ev = evaluate(a.target, a.draft, a.head, a.prompts, a.data, acc["chain_length"], acc["max_new_tokens"],
-                        prompts, a.max_windows)
+                        prompts, a.max_windows, training=a.training)
     meta["notes"] = a.note
+    if a.comparison:
+        meta["comparison"] = [comparison_entry(p) for p in a.comparison.split(",")]
+    if a.engine:
+        with open(a.engine, encoding="utf-8") as fh:
+            card["head_engine"] = json.load(fh) | {"note": a.engine_note}
+    if a.engine_same_run:
+        with open(a.engine_same_run, encoding="utf-8") as fh:
+            card["head_engine_same_run"] = json.load(fh)
     card["models"]["head"] = meta
     card["head_evaluation"] = ev
     with open(a.card, "w", encoding="utf-8") as fh:

@@ -55,12 +55,32 @@ stage "4/6 train the draft (Llama, ~0.9M parameters): (a) cross-entropy pre-trai
   --init "$DATA/echo-demo-draft-ce" --teacher "$ROOT/assets/models/echo-demo-target" --kd-alpha 0.7 \
   --batch 8 --steps 3000 --lr 1.5e-3 --warmup 50 --seed 1 --eval-every 250 --ckpt-every 100 --time-budget-min 20
 
-stage "4c/6 train the EAGLE-3 draft head on the target's own features (stored in float16)"
-# One decoder layer over the outputs of target layers 1, 4 and 6; training-time test over 4 steps.
-"$PY" "$HERE/train_eagle3.py" --name echo-demo-head-v2 --target "$ROOT/assets/models/echo-demo-target" \
-  --out "$ROOT/assets/models/echo-demo-head" --layer-ids 1,4,6 --draft-vocab 2048 --ttt-steps 4 \
-  --intermediate 704 --seq 128 --batch 4 --steps 6000 --lr 2e-3 --warmup 40 --eval-every 100 \
-  --ckpt-every-min 3 --time-budget-min 28
+stage "4c/6 the EAGLE-3 draft head: target-generated data, a measured choice of feature layers and width, the long run (stored in float16)"
+# The target's own greedy continuations of training prompts, every layer's output kept (about 13 min on one core).
+HEAD_DATA="$DATA/head-data"
+"$PY" "$HERE/generate_head_data.py" --data "$DATA" --out "$HEAD_DATA/heldout" --split heldout --rows 192 --seed 11
+"$PY" "$HERE/generate_head_data.py" --data "$DATA" --out "$HEAD_DATA/train" --split train --rows 8192 --seed 7 --time-budget-min 13
+HEAD_COMMON=(--target "$ROOT/assets/models/echo-demo-target" --data "$DATA" --gen-data "$HEAD_DATA/train" --gen-heldout "$HEAD_DATA/heldout"
+  --draft-vocab 2048 --ttt-steps 4 --intermediate 704 --batch 8 --lr 2e-3 --threads 1)
+# Short comparison runs (30 steps each, the full schedule), judged on held-out generated rows.
+compare() { "$PY" "$HERE/train_eagle3.py" --name "cmp-$1" --out "$DATA/cmp-$1" --layer-ids "$2" --hidden "$3" "${HEAD_COMMON[@]}" \
+  --steps 30 --warmup 5 --eval-every 1000 --ckpt-every-min 100; }
+compare l146-w512 1,4,6 512
+compare l147-w512 1,4,7 512
+compare l257-w512 2,5,7 512
+read -r BEST WIDE <<<"$("$PY" - "$DATA" <<'PYEOF'
+import json, sys
+score = lambda n: sum(json.load(open(f"{sys.argv[1]}/train_cmp-{n}.json"))["history"][-1][d]["chain_accept"] for d in ("code", "prose", "math")) / 3
+runs = {"1,4,6": "l146-w512", "1,4,7": "l147-w512", "2,5,7": "l257-w512"}
+best = max(runs, key=lambda l: score(runs[l]))
+print(best, runs[best])
+PYEOF
+)"
+compare best-w256 "$BEST" 256
+WIDTH=$("$PY" -c "import json,sys; s=lambda n: sum(json.load(open(f'$DATA/train_cmp-{n}.json'))['history'][-1][d]['chain_accept'] for d in ('code','prose','math')); print(256 if s('best-w256') >= 0.97 * s('$WIDE') else 512)")
+# The long run: in the background of a sitting, checkpointing every 4 minutes (a rerun resumes).
+"$PY" "$HERE/train_eagle3.py" --name echo-demo-head-v3 --out "$ROOT/assets/models/echo-demo-head" --layer-ids "$BEST" --hidden "$WIDTH" \
+  "${HEAD_COMMON[@]}" --steps 100000 --warmup 30 --eval-every 150 --eval-rows 96 --ckpt-every-min 4 --time-budget-min 52
 "$PY" "$HERE/store_half.py" "$ROOT/assets/models/echo-demo-head" --data "$DATA"
 
 stage "5/6 prompt sets and tokenizer check (Python ids == @huggingface/tokenizers ids)"
@@ -82,4 +102,14 @@ if command -v node >/dev/null && [ -d "$ROOT/node_modules" ]; then
 fi
 "$PY" "$HERE/evaluate.py" --notes-file "$DATA/card-notes.txt" --profile "$DATA/profile-hw.json" \
   --previous-target "$DATA/previous-target" --max-prompts 32 --max-windows 32
+# The head's card section again, now with its layer/width comparison and both drafters in the engine.
+ENGINE_JSON=()
+if command -v node >/dev/null && [ -d "$ROOT/node_modules" ]; then
+  npx esbuild "$ROOT/bench/drafters.ts" --bundle --platform=node --format=esm --packages=external \
+    --outfile="$ROOT/node_modules/.cache/bench/drafters.mjs"
+  (cd "$ROOT" && node node_modules/.cache/bench/drafters.mjs --json "$DATA/head-engine.json") && ENGINE_JSON=(--engine "$DATA/head-engine.json")
+fi
+"$PY" "$HERE/evaluate_head.py" --data "$DATA" --training "$DATA/train_echo-demo-head.json" --max-windows 16 --max-prompts 16 \
+  --comparison "$DATA/train_cmp-l146-w512.json,$DATA/train_cmp-l147-w512.json,$DATA/train_cmp-l257-w512.json,$DATA/train_cmp-best-w256.json" \
+  "${ENGINE_JSON[@]}"
 stage "done"

@@ -51,15 +51,51 @@ def frequent_tokens(data, weights, n, vocab):
     return np.sort(order), counts
 
 
-def ttt_losses(head, target, x, steps, layer_ids, draft_ids):
-    """x [B, W] tokens, W = T + steps. Returns (weighted loss terms per step, top-1 agreement per
+class GeneratedRows:
+    """Rows of generate_head_data.py's output: the target's greedy continuations of training prompts
+    with every decoder layer's output. A batch gives the tokens, the features of the chosen layers
+    and the target's logits (recomputed from its top layer's output: norm + lm_head)."""
+
+    def __init__(self, folder, layer_ids, target, seed):
+        with open(os.path.join(folder, "meta.json")) as fh:
+            self.meta = json.load(fh)
+        self.rows = self.meta["rows"]
+        self.tokens = np.load(os.path.join(folder, "tokens.npy"), mmap_mode="r")
+        self.hidden = np.load(os.path.join(folder, "hidden.npy"), mmap_mode="r")
+        self.layer_ids, self.target = list(layer_ids), target
+        self.rng = np.random.default_rng(seed)
+        self.domain = np.array(self.meta["domain"][:self.rows])
+
+    def take(self, idx):
+        idx = np.sort(np.asarray(idx))
+        h = torch.from_numpy(np.ascontiguousarray(self.hidden[idx][:, :, self.layer_ids + [self.hidden.shape[2] - 1]])).float()
+        feats = h[:, :, :-1].flatten(2)
+        with torch.no_grad():
+            tlogits = self.target.lm_head(self.target.model.norm(h[:, :, -1]))
+        x = torch.from_numpy(self.tokens[idx, :-1].astype(np.int64))
+        return x, feats, tlogits
+
+    def meta_summary(self):
+        doms = {d: int((self.domain == d).sum()) for d in DOMAINS}
+        return {"rows": self.rows, "seq": self.meta["seq"], "rows_per_domain": doms,
+                "prompt_tokens": [min(self.meta["prompt_len"]), max(self.meta["prompt_len"])],
+                "generation_seconds": self.meta["seconds"]}
+
+    def next(self, batch):
+        return self.take(self.rng.choice(self.rows, size=batch, replace=False))
+
+
+def ttt_losses(head, target, x, steps, layer_ids, draft_ids, feats=None, tlogits=None):
+    """x [B, W] tokens, W = T + steps. The target's features and logits of x are computed here
+    unless given (from generated rows). Returns (weighted loss terms per step, top-1 agreement per
     step, head confidence and hit per step for AUC)."""
     t = x.size(1) - steps
     with torch.no_grad():
-        tlogits, feats = E.target_features(target, x, layer_ids)
+        if feats is None:
+            tlogits, feats = E.target_features(target, x, layer_ids)
         tlogp = F.log_softmax(tlogits[..., draft_ids], dim=-1)  # restricted + renormalised
         targmax = tlogits.argmax(-1)
-    outs = head.unroll(feats[:, :t], target.model.embed_tokens, x[:, 1:], steps)
+    outs = head.unroll(feats[:, :t], head.embedding(target.model.embed_tokens), x[:, 1:], steps)
     losses, agree, conf = [], [], []
     for k, out in enumerate(outs):
         logp = F.log_softmax(head.logits(out), dim=-1)
@@ -70,6 +106,56 @@ def ttt_losses(head, target, x, steps, layer_ids, draft_ids):
         agree.append(hit.float().mean().item())
         conf.append((logp.max(-1).values.exp().detach(), hit))
     return losses, agree, conf
+
+
+def auc(scores, hits):
+    """ROC AUC of scores for telling hits from misses (ties count half)."""
+    s, h = np.asarray(scores, dtype=np.float64), np.asarray(hits, dtype=bool)
+    npos, nneg = h.sum(), (~h).sum()
+    if npos == 0 or nneg == 0:
+        return None
+    order = np.argsort(s, kind="mergesort")
+    ranks = np.empty(len(s))
+    sorted_s = s[order]
+    i = 0
+    while i < len(s):  # average ranks over ties
+        j = i
+        while j + 1 < len(s) and sorted_s[j + 1] == sorted_s[i]:
+            j += 1
+        ranks[order[i:j + 1]] = (i + j) / 2 + 1
+        i = j + 1
+    return float((ranks[h].sum() - npos * (npos + 1) / 2) / (npos * nneg))
+
+
+@torch.no_grad()
+def generated_eval(head, target, rows, steps, layer_ids, draft_ids, bs=16):
+    """Held-out measure on generated rows, per domain: top-1 agreement with the target per step,
+    the chain acceptance it implies (mean number of leading agreeing steps, the tokens a greedy
+    chain of `steps` drafts would get accepted, plus the target's own token), and the depth-0 AUC
+    of the head's confidence."""
+    head.eval()
+    per = {d: {"hits": [], "conf": []} for d in DOMAINS}
+    for i in range(0, rows.rows, bs):
+        idx = np.arange(i, min(rows.rows, i + bs))
+        x, feats, tlogits = rows.take(idx)
+        _, _, conf = ttt_losses(head, target, x, steps, layer_ids, draft_ids, feats, tlogits)
+        hits = torch.stack([h for _, h in conf], dim=-1)  # [B, T, steps]
+        c0 = conf[0][0]
+        for j, r in enumerate(idx):
+            d = rows.domain[r]
+            per[d]["hits"].append(hits[j].numpy())
+            per[d]["conf"].append(c0[j].numpy())
+    res = {}
+    for d, v in per.items():
+        if not v["hits"]:
+            continue
+        hits = np.concatenate(v["hits"])
+        lead = np.cumprod(hits, axis=1).sum(1)
+        res[d] = {"top1": [round(float(m), 4) for m in hits.mean(0)],
+                  "chain_accept": round(float(lead.mean()) + 1, 4),
+                  "auc0": round(auc(np.concatenate(v["conf"]), hits[:, 0]), 4)}
+    head.train()
+    return res
 
 
 @torch.no_grad()
@@ -98,6 +184,13 @@ def main():
     ap.add_argument("--layer-ids", default="1,3,5", help="target decoder layers (0-based) whose outputs are the features, low to high")
     ap.add_argument("--draft-vocab", type=int, default=2048, help="0 = the target's whole vocabulary")
     ap.add_argument("--intermediate", type=int, default=0, help="MLP width; 0 = the target's")
+    ap.add_argument("--hidden", type=int, default=0,
+                    help="head width; 0 = the target's (borrows its embedding); narrower heads carry their own")
+    ap.add_argument("--gen-data", default=None,
+                    help="train on generate_head_data.py rows (the target's own continuations, features stored) "
+                         "instead of corpus windows read through the target on the fly")
+    ap.add_argument("--gen-heldout", default=None, help="held-out generated rows for the evaluations (with --gen-data)")
+    ap.add_argument("--eval-rows", type=int, default=0, help="evaluate on the first N held-out generated rows; 0 = all")
     ap.add_argument("--ttt-steps", type=int, default=4, help="training-time test: unrolled steps (depths trained)")
     ap.add_argument("--step-decay", type=float, default=0.8, help="loss weight of step k is decay**k")
     ap.add_argument("--seq", type=int, default=256, help="tokens per window the target reads")
@@ -129,14 +222,21 @@ def main():
         raise SystemExit(f"--draft-vocab: must be in 1..{tc['vocab_size']}")
     vocab, counts = frequent_tokens(a.data, weights, nv, tc["vocab_size"])
     cover = counts[vocab].sum() / counts.sum()
-    cfg = E.head_config(tc, layer_ids, nv, a.intermediate or None)
+    cfg = E.head_config(tc, layer_ids, nv, a.intermediate or None, a.hidden or None)
     head = E.Eagle3Head(cfg)
     head.set_vocab(vocab)
     draft_ids = head.draft_ids()
-    # Start the output side where the target's is: its (tied) embedding rows and final norm.
+    # Start the output side where the target's is: its (tied) embedding rows and final norm; a
+    # narrower head starts from the target's embedding projected on its leading principal directions.
     with torch.no_grad():
-        head.lm_head.weight.copy_(target.model.embed_tokens.weight[draft_ids])
-        head.norm.weight.copy_(target.model.norm.weight)
+        table = target.model.embed_tokens.weight
+        if head.embed_tokens is not None:
+            basis = torch.linalg.svd(table, full_matrices=False)[2][:cfg["hidden_size"]].T
+            table = table @ basis
+            head.embed_tokens.weight.copy_(table)
+        else:
+            head.norm.weight.copy_(target.model.norm.weight)
+        head.lm_head.weight.copy_(table[draft_ids])
     log(f"{a.name}: {head.num_parameters():,} parameters; features = outputs of target layers {layer_ids}; "
         f"draft vocabulary {nv} of {tc['vocab_size']} ({100 * cover:.1f}% of training tokens)")
 
@@ -144,14 +244,35 @@ def main():
     no_decay = [p for n, p in head.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": a.wd}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=a.lr, betas=(0.9, 0.95), eps=1e-8)
-    batches = T.Batches(a.data, weights, a.seq - 1, a.batch, a.seed)  # rows of a.seq tokens
-    quick = T.heldout_windows(a.data, a.seq - 1, max_windows=8)
+    if a.gen_data:
+        gen = GeneratedRows(a.gen_data, layer_ids, target, a.seed)
+        batches = gen  # its rng is checkpointed like the corpus batches'
+        held = GeneratedRows(a.gen_heldout, layer_ids, target, a.seed) if a.gen_heldout else None
+        if held and a.eval_rows:
+            held.rows = min(held.rows, a.eval_rows)
+        log(f"training on {gen.rows} generated rows of {gen.meta['seq']} positions ({a.gen_data})")
+    else:
+        batches = T.Batches(a.data, weights, a.seq - 1, a.batch, a.seed)  # rows of a.seq tokens
+        quick = T.heldout_windows(a.data, a.seq - 1, max_windows=8)
+
+    def evaluate_now():
+        if a.gen_data:
+            return generated_eval(head, target, held, a.ttt_steps, layer_ids, draft_ids) if held else {}
+        return quick_eval(head, target, quick, a.ttt_steps, layer_ids, draft_ids)
 
     ckdir = os.path.join(a.data, "ckpt", a.name)
     os.makedirs(ckdir, exist_ok=True)
     ck = os.path.join(ckdir, "last.pt")
     step, elapsed, positions, history = 0, 0.0, 0, []
-    fingerprint = T.data_fingerprint(a.data)
+    if a.gen_data:
+        import hashlib
+        h = hashlib.sha256()
+        for name in ("meta.json", "tokens.npy"):
+            with open(os.path.join(a.gen_data, name), "rb") as fh:
+                h.update(fh.read())
+        fingerprint = h.hexdigest()
+    else:
+        fingerprint = T.data_fingerprint(a.data)
     with open(os.path.join(a.target, "model.safetensors"), "rb") as fh:
         import hashlib
         target_hash = hashlib.sha256(fh.read()).hexdigest()
@@ -187,9 +308,13 @@ def main():
         lr = T.lr_at(step, a.steps, a.lr, a.warmup, progress() if budget_s else None)
         for g in opt.param_groups:
             g["lr"] = lr
-        x, y = batches.next()
-        x = torch.cat([x, y[:, -1:]], dim=1)  # a.seq tokens
-        losses, agree, _ = ttt_losses(head, target, x, a.ttt_steps, layer_ids, draft_ids)
+        if a.gen_data:
+            x, feats, tlogits = gen.next(a.batch)
+        else:
+            x, y = batches.next()
+            x = torch.cat([x, y[:, -1:]], dim=1)  # a.seq tokens
+            feats = tlogits = None
+        losses, agree, _ = ttt_losses(head, target, x, a.ttt_steps, layer_ids, draft_ids, feats, tlogits)
         loss = sum(a.step_decay ** k * l for k, l in enumerate(losses)) / wsum
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -208,9 +333,11 @@ def main():
                 + f" | {tps:.0f} positions/s, {elapsed / 60:.1f} min")
         done = step == a.steps or bool(budget_s and elapsed >= budget_s)
         if step % a.eval_every == 0 or done:
-            ev = quick_eval(head, target, quick, a.ttt_steps, layer_ids, draft_ids)
+            ev = evaluate_now()
             history.append({"step": step, "elapsed_s": round(elapsed, 1), **ev})
-            log(f"{a.name} eval step {step}: " + "; ".join(f"{d} top-1 {v['top1']}" for d, v in ev.items()))
+            log(f"{a.name} eval step {step}: " + "; ".join(
+                f"{d} top-1 {v['top1']}" + (f" chain {v['chain_accept']} auc0 {v['auc0']}" if "auc0" in v else "")
+                for d, v in ev.items()))
             t_last = time.time()
         if done or elapsed - last_ck >= a.ckpt_every_min * 60:
             save()
@@ -223,7 +350,8 @@ def main():
             "positions": positions,
             "train_seconds": round(elapsed, 1), "lr": a.lr, "warmup": a.warmup, "weight_decay": a.wd,
             "domain_weights": weights, "ttt_steps": a.ttt_steps, "step_decay": a.step_decay,
-            "layer_ids": layer_ids, "draft_vocab": nv, "draft_vocab_coverage": round(float(cover), 4),
+            "layer_ids": layer_ids, "draft_vocab": nv, "hidden": cfg["hidden_size"],
+            "intermediate": cfg["intermediate_size"], "gen_data": gen.meta_summary() if a.gen_data else None, "draft_vocab_coverage": round(float(cover), 4),
             "target": os.path.basename(os.path.normpath(a.target)), "threads": a.threads, "history": history}
     with open(os.path.join(a.data, f"train_{os.path.basename(os.path.normpath(a.out))}.json"), "w") as fh:
         json.dump(meta, fh, indent=2)

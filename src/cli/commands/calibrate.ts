@@ -72,6 +72,8 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
   const records = await calibrationPrompts(flags, flags.requests);
   if (records.length < flags.requests) log?.(`note: ${source} holds ${records.length} prompt${records.length === 1 ? '' : 's'}; calibrating on ${records.length === 1 ? 'it' : 'those'} once each, not ${flags.requests}`);
   const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');
+  const { refuseHeadAsModel } = await import('../../engine/model/eagle3-config.js');
+  refuseHeadAsModel(targetDir, 'the target');
   const tokenizer = ModelTokenizer.load(targetDir);
   const limits = promptTokenLimit(targetDir, { maxNewTokens: flags.maxNewTokens }, true);
   const fitted = fitPrompts(records, tokenizer, limits.limit);

@@ -15,7 +15,7 @@ import {
 import { defaultMaxLength, folderMemory, graphFileBytes, isGraphCached, loadModel, openModelFolder } from '../../engine/model/loader.js';
 import { formatGiB, machineMemoryBytes, MEMORY_SHARE, peakBytes, usableBytes, type MemoryEstimate } from '../../engine/model/memory-estimate.js';
 import { parseModelConfig, readConfigJson } from '../../engine/model/config.js';
-import { isHeadFolder, loadHead, openHeadFolder } from '../../engine/model/head-loader.js';
+import { describeHeadFolder, isHeadFolder, loadHead, openHeadFolder, type HeadDescription } from '../../engine/model/head-loader.js';
 import { ModelTokenizer } from '../../engine/model/tokenizer.js';
 import type { ModelInfo } from '../../engine/model/types.js';
 
@@ -68,6 +68,38 @@ export function modelInfoReport(dir: string, load: { slots?: number; maxLength?:
     graphBytes: cached ? graphFileBytes(folder.graphPath) : null,
     memory,
   };
+}
+
+export interface HeadInfoReport extends HeadDescription {
+  tokenizerVocabSize: number | null;
+}
+
+/** `model info` of an EAGLE-3 head: what it is and what target it drafts for, read without one. */
+export function headInfoReport(dir: string): HeadInfoReport {
+  const head = describeHeadFolder(resolve(dir));
+  let tokenizerVocabSize: number | null = null;
+  try {
+    tokenizerVocabSize = ModelTokenizer.load(head.dir).vocabSize;
+  } catch {
+    tokenizerVocabSize = null; // a head may ship without the target's tokenizer files
+  }
+  return { ...head, tokenizerVocabSize };
+}
+
+export function headInfoLines(h: HeadInfoReport): string[] {
+  const layers = h.featureLayers === null ? "EAGLE-3's default rule (entering layers 2, L/2 and L-3)" : `outputs of layers ${h.featureLayers.join(', ')} (0-based)`;
+  return [
+    `folder        ${h.dir}`,
+    `architecture  ${h.architecture} (an EAGLE-3 draft head: it drafts for a target from the target's features, and runs only beside it)`,
+    `parameters    ${h.parameters.toLocaleString('en-US')}` + (h.ownEmbedding ? ' (its own embedding table included)' : " (it borrows the target's embedding table)"),
+    `dtype         ${h.dtype} on disk (computed in float32)`,
+    `layers        ${h.numLayers} decoder layer${h.numLayers === 1 ? '' : 's'}, hidden ${h.hiddenSize}, MLP ${h.intermediateSize}, heads ${h.numHeads} (kv ${h.numKvHeads}), head dim ${h.headDim}`,
+    `vocabulary    drafts over ${h.draftVocabSize} of the target's ${h.vocabSize} ids` + (h.tokenizerVocabSize === null ? ', tokenizer missing (the target\'s is used)' : `, ${h.tokenizerVocabSize} (tokenizer)`),
+    `features      3 × ${h.targetHiddenSize}: ${layers}`,
+    `target        a language model of hidden size ${h.targetHiddenSize} and vocabulary ${h.vocabSize}` + (h.featureLayers === null ? '' : ` with at least ${Math.max(...h.featureLayers) + 1} layers`),
+    `max positions ${h.maxPositions}`,
+    `use           run --draft ${h.dir} --target TARGET_DIR (or --draft-kind head for the bundled pair); model check ${h.dir} --target TARGET_DIR --text "..."`,
+  ];
 }
 
 /** `model info`'s memory lines: one per precision. */
@@ -247,11 +279,16 @@ export function register(program: Command): void {
   model
     .command('info')
     .description('architecture, parameters, dtype, vocabulary, graph cache status, and the memory a load takes at each precision')
-    .argument('<dir>', 'model folder (config.json, safetensors, tokenizer.json)')
+    .argument('<dir>', 'model folder (config.json, safetensors, tokenizer.json), or an EAGLE-3 head folder')
     .option('--slots <n>', 'KV slots (requests in flight) to size the memory for (default 8)', parsePositiveInt)
     .option('--max-length <n>', 'KV rows per slot to size the memory for (default min(2048, the model\'s positions))', parsePositiveInt)
     .option('--json', 'print JSON')
     .action((dir: string, options: { json?: boolean; slots?: number; maxLength?: number }) => {
+      if (isHeadFolder(resolve(dir))) {
+        const h = headInfoReport(dir);
+        process.stdout.write(options.json ? `${JSON.stringify(h, null, 2)}\n` : `${headInfoLines(h).join('\n')}\n`);
+        return;
+      }
       const r = modelInfoReport(dir, { slots: options.slots, maxLength: options.maxLength });
       if (options.json) {
         process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);

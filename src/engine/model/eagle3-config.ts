@@ -1,7 +1,7 @@
 // An EAGLE-3 draft head's config.json → a checked description, and the target layers it reads.
 // The head's decoder layers are Llama layers, so their fields parse as a Llama config does; what
 // is EAGLE-3's own (draft vocabulary, target width, feature layers, fc bias) is read here.
-import { parseModelConfig, type ModelConfig } from './config.js';
+import { parseModelConfig, readConfigJson, type ModelConfig } from './config.js';
 import { ModelLoadError } from './errors.js';
 
 export interface Eagle3Config {
@@ -19,6 +19,31 @@ export interface Eagle3Config {
 export function isEagle3Config(json: Record<string, unknown>): boolean {
   const classes = Array.isArray(json.architectures) ? (json.architectures as unknown[]).map(String) : [];
   return classes.some((c) => /eagle3/i.test(c));
+}
+
+/** The config's architecture as a user reads it: its first `architectures` entry, else its model_type. */
+export function headArchitecture(json: Record<string, unknown>): string {
+  const classes = Array.isArray(json.architectures) ? (json.architectures as unknown[]).map(String) : [];
+  return classes[0] ?? (typeof json.model_type === 'string' ? json.model_type : 'unknown architecture');
+}
+
+/**
+ * The one-line problem of a folder given where an EAGLE-3 head is required: what it is, and what
+ * fits there instead.
+ */
+export function notAHeadProblem(json: Record<string, unknown>): string {
+  return `${headArchitecture(json)} is not an EAGLE-3 head (no architectures entry names Eagle3); a head folder (e.g. LlamaForCausalLMEagle3) fits here, and a language model goes as a draft model or the target`;
+}
+
+/** The one-line problem of an EAGLE-3 head given where a language model is required (a target, a model to run). */
+export function headAsModelProblem(json: Record<string, unknown>): string {
+  return `${headArchitecture(json)} is an EAGLE-3 head, not a language model: it drafts for a target and cannot run as one; a language model folder (a …ForCausalLM config) fits here, and the head goes as the draft`;
+}
+
+/** Refuses, in one line, an EAGLE-3 head folder given as `role` (e.g. "the target"), where a language model is required. */
+export function refuseHeadAsModel(dir: string, role: string): void {
+  const { path, json } = readConfigJson(dir);
+  if (isEagle3Config(json)) throw new ModelLoadError(path, `${headAsModelProblem(json)} (given as ${role})`);
 }
 
 export function parseEagle3Config(json: Record<string, unknown>, path: string): Eagle3Config {

@@ -33,7 +33,7 @@ import { AttributeType, DataType, type AttributeProtoJs, type NodeProtoJs, type 
 import type { HalfTensor, RowRange } from './safetensors.js';
 
 /** Bump when the graph layout changes, so cached graphs are rebuilt. */
-export const GRAPH_VERSION = 11;
+export const GRAPH_VERSION = 12;
 export const OPSET = 17;
 export const MASK_HIDDEN = -1e30;
 /**
@@ -641,14 +641,48 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
   const finalNorm = g.init('model.norm.weight', [H], weights.get('model.norm.weight', [H]));
   const normed = stream.addAndNorm(finalNorm);
   if (boundaries.includes(cfg.numLayers)) captured.set(cfg.numLayers, stream.residual);
-  if (boundaries.length > 0) {
-    // Rows first, then the concatenation: with no rows asked for, nothing is copied.
-    const parts = boundaries.map((b) => g.one('Gather', [captured.get(b)!, 'feature_rows'], { axis: 0 }));
-    g.one('Concat', parts, { axis: 1 }, 'features');
-    inputs.push(valueInfo('feature_rows', DataType.INT32, ['R4']));
-    outputs.push(valueInfo('features', DataType.FLOAT, ['R4', boundaries.length * H]));
-  }
 
   outputHeads(g, normed, lmHeadProjection(d, embedding.float32Table), (ids, name) => g.one('Cast', [ids], { to: DataType.INT32 }, name));
+  if (boundaries.length > 0) {
+    const kept = greedyPathRows(g);
+    // Rows first, then the concatenation: with no rows asked for, nothing is copied.
+    const keptRows = g.one('Gather', ['feature_rows', kept], { axis: 0 });
+    const parts = boundaries.map((b) => g.one('Gather', [captured.get(b)!, keptRows], { axis: 0 }));
+    g.one('Concat', parts, { axis: 1 }, 'features');
+    g.one('Cast', [kept], { to: DataType.INT32 }, 'feature_kept');
+    inputs.push(valueInfo('feature_rows', DataType.INT32, ['R4']), valueInfo('feature_parent', DataType.INT32, ['R4']));
+    outputs.push(valueInfo('features', DataType.FLOAT, ['R5', boundaries.length * H]), valueInfo('feature_kept', DataType.INT32, ['R5']));
+  }
   return { nodes: g.nodes, initializers: g.initializers, inputs, outputs };
+}
+
+/** Tree depth up to which greedyPathRows follows a row's path to its root (2^steps). */
+export const FEATURE_PATH_STEPS = 7;
+export const MAX_FEATURE_PATH_DEPTH = 2 ** FEATURE_PATH_STEPS;
+
+/**
+ * Which of the `feature_rows` can be accepted by greedy verification, as indices into them: a
+ * row whose token is its parent row's argmax, whose parent's is its grandparent's, and so on up
+ * to a root (`feature_parent` -1). `feature_parent[i]` is the index among the feature rows of row
+ * i's parent, and the `argmax` output covers exactly the feature rows, in their order. Greedy
+ * verification accepts a subset of these rows (a node is accepted iff its path agrees with the
+ * target's argmax), so the rows whose features a head reads next step are among them, and the
+ * rest of the tree's features are never copied out. All parents -1 keeps every row (a prefill,
+ * or sampled verification). The path is checked by pointer jumping: after step s each row has
+ * checked 2^s nodes of its path, so FEATURE_PATH_STEPS steps cover trees up to
+ * MAX_FEATURE_PATH_DEPTH deep. Index 0 of each padded vector is the sentinel above a root.
+ */
+function greedyPathRows(g: GraphBuilder): string {
+  const int64 = (x: string): string => g.one('Cast', [x], { to: DataType.INT64 });
+  let ancestor = int64('feature_parent');
+  const tokens = int64(g.one('Gather', ['input_ids', 'feature_rows'], { axis: 0 }));
+  const parentArgmax = g.one('Gather', [g.one('Concat', [g.i64([-1]), int64('argmax')], { axis: 0 }), g.one('Add', [ancestor, g.i64([1])])], { axis: 0 });
+  const isRoot = g.one('Less', [ancestor, g.i64([0])]);
+  let onPath = int64(g.one('Or', [g.one('Equal', [tokens, parentArgmax]), isRoot]));
+  for (let step = 0; step < FEATURE_PATH_STEPS; step++) {
+    const at = g.one('Add', [ancestor, g.i64([1])]);
+    onPath = g.one('Mul', [onPath, g.one('Gather', [g.one('Concat', [g.i64([1]), onPath], { axis: 0 }), at], { axis: 0 })]);
+    ancestor = g.one('Gather', [g.one('Concat', [g.i64([-1]), ancestor], { axis: 0 }), at], { axis: 0 });
+  }
+  return g.one('Reshape', [g.one('NonZero', [onPath]), g.i64([-1])]);
 }

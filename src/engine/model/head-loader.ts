@@ -7,14 +7,14 @@ import { basename, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { WEIGHT_PRECISIONS, WeightPrecisionSchema, type WeightPrecision } from '../../shared/config.js';
 import { parseModelConfig, readConfigJson, type ModelConfig } from './config.js';
-import { checkHeadAgainstTarget, featureBoundaries, isEagle3Config, parseEagle3Config, type Eagle3Config } from './eagle3-config.js';
+import { checkHeadAgainstTarget, featureBoundaries, headArchitecture, isEagle3Config, notAHeadProblem, parseEagle3Config, type Eagle3Config } from './eagle3-config.js';
 import { ModelLoadError } from './errors.js';
 import type { WeightSource } from './graph-builder.js';
 import { buildIntoCache, cachedGraphPath, cacheRoot, errorCode, graphCacheKey, markGraphUsed, pruneSupersededGraphs, writeGraphSidecar } from './graph-cache.js';
 import { buildHeadGraph } from './head-graph.js';
 import { Eagle3HeadSession } from './head-session.js';
 import { DEFAULT_THREADS, entryWeightSource, runtimeSessionOptions, type LoadOptions } from './loader.js';
-import { indexWeights, readTensorF32, readTensorHalf, readTensorInts, weightIdentity, type HalfTensor, type TensorEntry, type WeightIndex } from './safetensors.js';
+import { indexWeights, isWeightDtype, readTensorF32, readTensorHalf, readTensorInts, weightIdentity, type HalfTensor, type TensorEntry, type WeightIndex } from './safetensors.js';
 import { OrtModelSession, windowProblem } from './session.js';
 import type { ModelInfo } from './types.js';
 
@@ -64,7 +64,7 @@ function headWeightSource(dir: string, weights: WeightIndex): WeightSource {
 /** Reads and checks a head folder against its target's config (no weights read). */
 export function openHeadFolder(dir: string, target: ModelConfig): HeadFolder {
   const { path, text, json } = readConfigJson(dir);
-  if (!isEagle3Config(json)) throw new ModelLoadError(path, 'not an EAGLE-3 head (no architectures entry names Eagle3)');
+  if (!isEagle3Config(json)) throw new ModelLoadError(path, notAHeadProblem(json));
   const config = parseEagle3Config(json, path);
   checkHeadAgainstTarget(config, target, path);
   const boundaries = featureBoundaries(config, target.numLayers, path);
@@ -74,6 +74,67 @@ export function openHeadFolder(dir: string, target: ModelConfig): HeadFolder {
     throw new ModelLoadError(path, `the head has no embed_tokens.weight and its hidden size ${config.layers.hiddenSize} differs from the target's ${target.hiddenSize}, so it cannot use the target's`);
   }
   return { dir, configText: text, config, weights, featureBoundaries: boundaries, borrowsEmbedding };
+}
+
+/** What `model info` says of a head folder, read without its target. */
+export interface HeadDescription {
+  dir: string;
+  kind: 'eagle3-head';
+  architecture: string;
+  parameters: number;
+  /** The dtype most of its weights are stored in. */
+  dtype: string;
+  hiddenSize: number;
+  intermediateSize: number;
+  numLayers: number;
+  numHeads: number;
+  numKvHeads: number;
+  headDim: number;
+  vocabSize: number;
+  draftVocabSize: number;
+  targetHiddenSize: number;
+  /** The target layers (0-based) whose outputs it reads, or null for EAGLE-3's default rule. */
+  featureLayers: number[] | null;
+  /** Whether it carries its own embedding table (else it borrows the target's). */
+  ownEmbedding: boolean;
+  maxPositions: number;
+}
+
+/** Describes a head folder from its config and weight index (no weights read, no target needed). */
+export function describeHeadFolder(dir: string): HeadDescription {
+  const { path, json } = readConfigJson(dir);
+  if (!isEagle3Config(json)) throw new ModelLoadError(path, notAHeadProblem(json));
+  const config = parseEagle3Config(json, path);
+  const weights = indexWeights(dir);
+  let parameters = 0;
+  const dtypes = new Map<string, number>();
+  // Weights only: d2t and t2d are integer maps, not parameters.
+  for (const t of weights.tensors.values()) {
+    if (!isWeightDtype(t.dtype)) continue;
+    const count = t.shape.reduce((a, b) => a * b, 1);
+    parameters += count;
+    dtypes.set(t.dtype, (dtypes.get(t.dtype) ?? 0) + count);
+  }
+  const l = config.layers;
+  return {
+    dir,
+    kind: 'eagle3-head',
+    architecture: headArchitecture(json),
+    parameters,
+    dtype: [...dtypes.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'float32',
+    hiddenSize: l.hiddenSize,
+    intermediateSize: l.intermediateSize,
+    numLayers: l.numLayers,
+    numHeads: l.numHeads,
+    numKvHeads: l.numKvHeads,
+    headDim: l.headDim,
+    vocabSize: l.vocabSize,
+    draftVocabSize: config.draftVocabSize,
+    targetHiddenSize: config.targetHiddenSize,
+    featureLayers: config.auxLayerIds,
+    ownEmbedding: headTensor(weights, 'embed_tokens.weight') !== undefined,
+    maxPositions: l.maxPositions,
+  };
 }
 
 /** Target id of each draft id, from d2t (target = draft + d2t[draft]); identity when the vocabularies are equal. */

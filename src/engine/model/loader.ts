@@ -5,6 +5,7 @@ import { basename, dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { WEIGHT_PRECISIONS, WeightPrecisionSchema, type WeightPrecision } from '../../shared/config.js';
 import { parseModelConfig, readConfigJson, ropeTableRows, type ModelConfig } from './config.js';
+import { headAsModelProblem, isEagle3Config } from './eagle3-config.js';
 import { ModelLoadError } from './errors.js';
 import { buildGraph, GRAPH_VERSION, type WeightSource } from './graph-builder.js';
 import {
@@ -137,6 +138,7 @@ function mergeGenerationEos(dir: string, eos: number[]): number[] {
 /** Reads config.json and the safetensors headers (no weights): enough for `model info`. */
 export function openModelFolder(dir: string, cacheDir = cacheRoot(), precision: WeightPrecision = 'float32', featureBoundaries: number[] = [], onHash?: (file: string) => void): ModelFolder {
   const { path, text, json } = readConfigJson(dir);
+  if (isEagle3Config(json)) throw new ModelLoadError(path, headAsModelProblem(json));
   const config = parseModelConfig(json, path);
   const weights = indexWeights(dir);
   // Weights that are not the model config.json describes are refused now, in one line, rather

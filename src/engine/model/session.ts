@@ -8,6 +8,7 @@
 import * as ort from 'onnxruntime-node';
 import { planBatch, planHeadRows, type PlanEntry } from './batch-plan.js';
 import { ModelUsageError } from './errors.js';
+import { MAX_FEATURE_PATH_DEPTH } from './graph-builder.js';
 import { KvStore } from './kv-store.js';
 import { AttentionWindowSchema } from '../../shared/config.js';
 import type { AttentionWindow, ForwardEntry, ForwardOutputs, ForwardResult, ModelInfo, ModelSession } from './types.js';
@@ -187,6 +188,7 @@ export class OrtModelSession implements ModelSession {
     const featureRows = rowsOf(outputs.featureRows, 'feature');
     const hasFeatures = this.info.featureWidth !== undefined;
     if (featureRows.length > 0 && !hasFeatures) throw new ModelUsageError(`${this.info.dir} was not loaded with EAGLE-3 features; it cannot return them`);
+    const featureParents = checkFeatureParents(outputs.featureParents, featureRows, argmaxRows);
     const vocab = this.info.vocabSize;
     const topk = outputs.topk ?? 1;
     if (topkRows.length > 0 && (!Number.isInteger(topk) || topk < 1 || topk > vocab)) {
@@ -210,8 +212,11 @@ export class OrtModelSession implements ModelSession {
       topk_k: new ort.Tensor('int64', BigInt64Array.of(BigInt(heads.k)), [1]),
     };
     const fetches: string[] = [];
-    if (hasFeatures) feeds.feature_rows = new ort.Tensor('int32', Int32Array.from(featureRows), [featureRows.length]);
-    if (featureRows.length) fetches.push('features');
+    if (hasFeatures) {
+      feeds.feature_rows = new ort.Tensor('int32', Int32Array.from(featureRows), [featureRows.length]);
+      feeds.feature_parent = new ort.Tensor('int32', featureParents, [featureRows.length]);
+    }
+    if (featureRows.length) fetches.push('features', 'feature_kept');
     if (extra !== null) {
       Object.assign(feeds, extra.feeds);
       fetches.push(...extra.fetches);
@@ -251,7 +256,10 @@ export class OrtModelSession implements ModelSession {
       result.topkIds = out.topk_ids.data as Int32Array;
     }
     if (argmaxRows.length) result.argmax = out.argmax.data as Int32Array;
-    if (featureRows.length) result.features = out.features.data as Float32Array;
+    if (featureRows.length) {
+      result.features = out.features.data as Float32Array;
+      result.featureKept = out.feature_kept.data as Int32Array;
+    }
     const extraOut: Record<string, Float32Array> = {};
     for (const name of extra?.fetches ?? []) extraOut[name] = out[name].data as Float32Array;
     return { result, extra: extraOut };
@@ -340,4 +348,26 @@ export class OrtModelSession implements ModelSession {
   private assertLive(): void {
     if (this.released) throw new ModelUsageError('the model session was released');
   }
+}
+
+/**
+ * The `feature_parent` feed: the given parents after checking them (each an earlier feature row or
+ * -1, no deeper than the graph follows, argmax asked for exactly the feature rows), or all -1.
+ */
+function checkFeatureParents(parents: number[] | undefined, featureRows: readonly number[], argmaxRows: readonly number[]): Int32Array {
+  const out = new Int32Array(featureRows.length).fill(-1);
+  if (parents === undefined) return out;
+  if (parents.length !== featureRows.length) throw new ModelUsageError(`featureParents has ${parents.length} entries for ${featureRows.length} feature rows`);
+  if (argmaxRows.length !== featureRows.length || argmaxRows.some((r, i) => r !== featureRows[i])) {
+    throw new ModelUsageError('featureParents needs argmaxRows to be exactly the feature rows, in order');
+  }
+  const depth = new Int32Array(featureRows.length);
+  for (let i = 0; i < parents.length; i++) {
+    const p = parents[i];
+    if (!Number.isInteger(p) || p < -1 || p >= i) throw new ModelUsageError(`feature row ${i}'s parent ${p} is not an earlier feature row or -1`);
+    depth[i] = p === -1 ? 0 : depth[p] + 1;
+    if (depth[i] >= MAX_FEATURE_PATH_DEPTH) throw new ModelUsageError(`feature row ${i} is ${depth[i]} deep; the graph follows paths up to ${MAX_FEATURE_PATH_DEPTH - 1}`);
+    out[i] = p;
+  }
+  return out;
 }

@@ -70,6 +70,13 @@ export interface ForwardOutputs {
    * head (LoadOptions.featureBoundaries).
    */
   featureRows?: number[];
+  /**
+   * For each feature row, the index among featureRows of its parent row, or -1 for a root. With
+   * it, features come back only for the rows greedy verification can accept (each token on the
+   * path from a root is its parent row's argmax; roots always), listed in `featureKept`; argmaxRows
+   * must then be exactly featureRows. Without it, every feature row's features come back.
+   */
+  featureParents?: number[];
 }
 
 export interface ForwardResult {
@@ -83,6 +90,8 @@ export interface ForwardResult {
   argmax?: Int32Array;
   /** [featureRows.length * featureWidth] hidden-state features for an EAGLE-3 head. */
   features?: Float32Array;
+  /** [rows in features] which feature rows (indices into featureRows, ascending) `features` holds. */
+  featureKept?: Int32Array;
   /** Fraction of attention query rows in the forward that were padding (each group padded to the longest). */
   paddingWaste: number;
   /** Milliseconds spent inside onnxruntime's run(). */

@@ -10,8 +10,17 @@ import type { Verdict } from './greedy';
 import type { PackedRequest } from './pack';
 
 /**
+ * The verification forward's features: `data` holds the rows it returned them for (greedy
+ * verification returns only rows it can accept), `rowIndex[packedRow]` says where, -1 if absent.
+ */
+export interface VerifiedFeatures {
+  data: Float32Array;
+  rowIndex: Int32Array;
+}
+
+/**
  * Commits the head's kept rows and queues the verification's features; returns the head's pending
- * tokens for the next step. `features` are the verification forward's, one row per packed row.
+ * tokens for the next step.
  */
 export function commitHead(
   head: DraftHeadSession,
@@ -20,7 +29,7 @@ export function commitHead(
   pending: readonly number[],
   verdict: Verdict,
   packed: PackedRequest,
-  features: Float32Array,
+  features: VerifiedFeatures,
 ): number[] {
   const width = head.featureWidth;
   const rootRow = tree.draftRow[0];
@@ -28,7 +37,11 @@ export function commitHead(
   const next = rootRow === -1 ? pending.slice() : [];
   if (rootRow !== -1) head.commit(slot, Array.from({ length: rootRow + 1 }, (_, j) => j));
   const rows = [packed.offset, ...verdict.accepted.map((node) => packed.offset + packed.rowOfNode[node])];
-  for (const row of rows) head.pushFeatures(slot, features.subarray(row * width, (row + 1) * width));
+  for (const row of rows) {
+    const at = features.rowIndex[row];
+    if (at === -1) throw new Error(`the target returned no features for accepted row ${row}`);
+    head.pushFeatures(slot, features.data.subarray(at * width, (at + 1) * width));
+  }
   for (const node of verdict.accepted) next.push(tree.token[node]);
   next.push(verdict.bonus);
   return next;

@@ -80,6 +80,29 @@ test('model check HEAD --target TARGET: the head teacher-forced, its predictions
   await expect(run(['model', 'check', headDir, '--text', text])).rejects.toThrow(/is an EAGLE-3 head: give the target/);
 });
 
+test('model info HEAD describes an EAGLE-3 head without its target; a head is refused where a model runs', async () => {
+  const headDir = join(tmp.path, 'head-info');
+  writePassThroughHead(headDir, fx, { draftIds: Array.from({ length: 200 }, (_, i) => i + 3), ownEmbedding: true });
+  const r = JSON.parse(await run(['model', 'info', headDir, '--json']));
+  expect(r.kind).toBe('eagle3-head');
+  expect(r.architecture).toBe('LlamaForCausalLMEagle3');
+  expect(r.draftVocabSize).toBe(200);
+  expect(r.vocabSize).toBe(fx.vocabSize);
+  expect(r.targetHiddenSize).toBe(fx.hiddenSize);
+  expect(r.featureLayers).toEqual([0, fx.numLayers - 1, fx.numLayers - 1]);
+  expect(r.ownEmbedding).toBe(true);
+  const H = fx.hiddenSize;
+  // fc, q/k/v/o, three norms + final norm, MLP, lm_head and the embedding (d2t and t2d are maps, not weights)
+  const expected = H * 3 * H + 3 * H * 2 * H + H * H + 4 * H + 3 * H * H + 200 * H + fx.vocabSize * H;
+  expect(r.parameters).toBe(expected);
+  const text = await run(['model', 'info', headDir]);
+  expect(text).toMatch(/architecture\s+LlamaForCausalLMEagle3 \(an EAGLE-3 draft head/);
+  expect(text).toMatch(/features\s+3 × \d+: outputs of layers 0, \d, \d/);
+  expect(text).toMatch(/vocabulary\s+drafts over 200 of the target's \d+ ids/);
+  // Run as a model (model check without --target is covered above): one line naming what fits.
+  expect(() => openModelFolder(headDir)).toThrow(/LlamaForCausalLMEagle3 is an EAGLE-3 head, not a language model.*a language model folder .* fits here/);
+});
+
 test('a bad folder is a ModelLoadError with one line naming the file', async () => {
   await expect(run(['model', 'info', join(tmp.path, 'missing')])).rejects.toThrow(ModelLoadError);
   await expect(run(['model', 'check', join(tmp.path, 'missing'), '--text', 'x'])).rejects.toThrow(/missing: folder does not exist/);

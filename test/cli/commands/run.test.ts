@@ -63,7 +63,13 @@ describe('echo-studio run with an EAGLE-3 head', () => {
     expect(tokens(outHead)).toEqual(tokens(outAr));
     // Told it is a model, a head folder is refused in one line; a model folder told it is a head too.
     await expect(run(['--policy', 'static', ...common, '--draft-kind', 'model'])).rejects.toThrow(/is an EAGLE-3 head, not a draft model/);
-    await expect(run(['--policy', 'static', ...common.slice(0, -4), '--draft', draftDir, '--target', targetDir, '--draft-kind', 'head'])).rejects.toThrow(/is not an EAGLE-3 head/);
+    await expect(run(['--policy', 'static', ...common.slice(0, -4), '--draft', draftDir, '--target', targetDir, '--draft-kind', 'head'])).rejects.toThrow(
+      /LlamaForCausalLM is not an EAGLE-3 head .*a head folder \(e\.g\. LlamaForCausalLMEagle3\) fits here/,
+    );
+    // A head given as the target: what it is, and what fits there.
+    await expect(run(['--policy', 'static', ...common.slice(0, -4), '--draft', draftDir, '--target', headDir])).rejects.toThrow(
+      /LlamaForCausalLMEagle3 is an EAGLE-3 head, not a language model.*a language model folder .* fits here.*\(given as the target\)/,
+    );
   });
 
   it('--draft-kind head picks the bundled head, and says so when it is missing', () => {
