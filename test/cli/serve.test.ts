@@ -40,7 +40,8 @@ describe.skipIf(skipReason !== null)('echo-studio CLI', () => {
   it('serve prints a loopback URL with a token, answers it, and stops cleanly on SIGTERM', async () => {
     const scratch = await mkdtemp(path.join(tmpdir(), 'echo-cli-'));
     await writeModelsFolder(path.join(scratch, 'models'));
-    const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--models-dir', path.join(scratch, 'models')], { cwd: repoRoot });
+    const env = { ...process.env, XDG_DATA_HOME: path.join(scratch, 'data-home') };
+    const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--models-dir', path.join(scratch, 'models')], { cwd: repoRoot, env });
     try {
       let stdout = '';
       const url = await new Promise<string>((resolve, reject) => {
@@ -51,8 +52,9 @@ describe.skipIf(skipReason !== null)('echo-studio CLI', () => {
         });
         child.once('exit', (code) => reject(new Error(`serve exited early with ${code}: ${stdout}`)));
       });
-      // It says where the browser may read and write: the data folder (here, the current one) and the models folder.
-      expect(stdout).toContain(`only in: ${repoRoot}, ${path.join(scratch, 'models')}`);
+      // It says where the browser may read and write: the per-user data folder (never the checkout it
+      // was started in) and the models folder.
+      expect(stdout).toContain(`only in: ${path.join(scratch, 'data-home', 'echo-studio')}, ${path.join(scratch, 'models')}`);
       const page = await fetch(url);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain('<div id="root">');
