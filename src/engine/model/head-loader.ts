@@ -10,7 +10,7 @@ import { parseModelConfig, readConfigJson, type ModelConfig } from './config.js'
 import { checkHeadAgainstTarget, featureBoundaries, isEagle3Config, parseEagle3Config, type Eagle3Config } from './eagle3-config.js';
 import { ModelLoadError } from './errors.js';
 import type { WeightSource } from './graph-builder.js';
-import { buildIntoCache, cachedGraphPath, cacheRoot, errorCode, graphCacheKey, markGraphUsed, pruneSupersededGraphs, writeGraphSidecar } from './graph-cache.js';
+import { buildIntoCache, cachedGraphPath, cachedGraphProblem, cacheRoot, errorCode, graphCacheKey, markGraphUsed, pruneSupersededGraphs, removeCachedGraph, writeGraphSidecar } from './graph-cache.js';
 import { buildHeadGraph } from './head-graph.js';
 import { Eagle3HeadSession } from './head-session.js';
 import { DEFAULT_THREADS, entryWeightSource, runtimeSessionOptions, type LoadOptions } from './loader.js';
@@ -139,6 +139,11 @@ export async function loadHead(dir: string, targetDir: string, options: HeadLoad
   const graphPath = cachedGraphPath(key, cacheDir);
   let parameters = 0;
   for (const t of head.weights.tensors.values()) parameters += t.shape.reduce((a, b) => a * b, 1);
+  const damaged = existsSync(graphPath) ? cachedGraphProblem(graphPath) : null;
+  if (damaged !== null) {
+    removeCachedGraph(graphPath);
+    note(`${damaged}; rebuilding it`);
+  }
   if (existsSync(graphPath)) {
     try {
       markGraphUsed(graphPath);
