@@ -72,7 +72,7 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
   if (records.length < flags.requests) log?.(`note: ${source} holds ${records.length} prompt${records.length === 1 ? '' : 's'}; calibrating on ${records.length === 1 ? 'it' : 'those'} once each, not ${flags.requests}`);
   const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');
   const tokenizer = ModelTokenizer.load(targetDir);
-  const limits = promptTokenLimit(targetDir, { maxNewTokens: flags.maxNewTokens }, true);
+  const limits = promptTokenLimit(targetDir, { maxNewTokens: flags.maxNewTokens });
   const fitted = fitPrompts(records, tokenizer, limits.limit);
   for (const note of skippedNotes(fitted, limits.limit, limits.why)) log?.(note);
   const { workload, notes } = calibrationWorkload(
