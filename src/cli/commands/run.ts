@@ -365,6 +365,7 @@ function parseVerifyCost(value: string): VerifyCost {
 /** `--taus` of run, sweep and trace what-if, in the one τ grammar (parseTauList). */
 export function parseTaus(value: string): Record<string, number> {
   const parsed = parseTauList(value);
+  if ('bad' in parsed && parsed.repeats !== undefined) throw new InvalidArgumentError(`--taus gives depth ${parsed.repeats} twice ("${parsed.bad}" repeats it); give each depth one τ, got "${value}"`);
   if ('bad' in parsed) throw new InvalidArgumentError(`--taus takes DEPTH:TAU,… with each τ in [0, 1] (e.g. 0:0.2,5:0.35) or none, got "${value}"`);
   return parsed.taus;
 }

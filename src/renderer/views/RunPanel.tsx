@@ -82,6 +82,7 @@ export type FieldErrors = Partial<Record<keyof RunForm | 'form', string>>;
 export function parseTaus(text: string): Record<string, number> | undefined | string {
   if (text.trim() === '') return undefined;
   const parsed = parseTauList(text);
+  if ('bad' in parsed && parsed.repeats !== undefined) return `depth ${parsed.repeats} is given twice ("${parsed.bad}"); give each depth one τ`;
   return 'bad' in parsed ? `"${parsed.bad}" is not depth:τ (e.g. 2:0.35), "none" or empty` : parsed.taus;
 }
 
