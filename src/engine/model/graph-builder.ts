@@ -276,15 +276,14 @@ export function projectionBytes(out: number, inner: number, bits: 8 | 4 | null):
 }
 
 /**
- * MatMulNBits' accuracy_level for every quantised projection: 1, the weights dequantised and the
- * products summed in float32. At 4 (int8) the activations are rounded to 8 bits per row and block
- * of 32, and a rounding step turns a float32 difference of one ulp, anywhere upstream, into a
- * logit difference of about 1e-2: a tree's verification row (which reads its ancestors as new
- * tokens, not as past) then chose other tokens than plain decoding did, on 1–3 of 16 requests of
- * the demo target. Float activations keep such differences at float32's size (docs/model-runtime.md,
- * "Batch invariance").
+ * MatMulNBits' accuracy_level for every quantised projection: 4, activations rounded to 8 bits per
+ * row and block of 32 (each row its own scales, so a row's output does not depend on the rows
+ * packed with it). Float activations (1) would keep a verified row's float rounding from turning
+ * into other tokens (docs/model-runtime.md, "Batch invariance"), but onnxruntime 1.30's CPU kernel
+ * for them ran the demo target 2–20× slower (8 bits the worst), so quantised targets are not
+ * claimed lossless instead.
  */
-export const FLOAT_ACCUMULATION = 1;
+export const ACTIVATION_ACCURACY = 4;
 
 /**
  * The most bytes one projection initializer holds. onnxruntime prepacks a weight into a copy of its
@@ -296,7 +295,7 @@ export const MAX_PROJECTION_BYTES = 64 << 20;
 /**
  * A projection by an HF [out, inner] weight, added to the graph once and applicable to several
  * inputs. float32: Gemm with transB, which avoids a transposed copy. int8 / int4: MatMulNBits with
- * float activations (FLOAT_ACCUMULATION). A weight past MAX_PROJECTION_BYTES is split by output rows into
+ * 8-bit activations (ACTIVATION_ACCURACY). A weight past MAX_PROJECTION_BYTES is split by output rows into
  * parts whose outputs are concatenated (the same values: each output is one row's dot product).
  * `weight` is the matrix, or a reader of its rows, so a large one is read one part at a time.
  */
@@ -331,7 +330,7 @@ function projectionPart(g: GraphBuilder, bits: 8 | 4 | null, name: string, data:
   const scaleName = g.init(`${name}_q${bits}_scales`, [out * blocks], scales);
   const inputs = [qName, scaleName];
   if (zeroPoints !== null) inputs.push(g.init(`${name}_q${bits}_zero_points`, [out, zeroPointBytes(blocks)], zeroPoints));
-  const attrs = { K: inner, N: out, bits, block_size: QUANT_BLOCK, accuracy_level: FLOAT_ACCUMULATION };
+  const attrs = { K: inner, N: out, bits, block_size: QUANT_BLOCK, accuracy_level: ACTIVATION_ACCURACY };
   return (x) => g.op('MatMulNBits', [x, ...inputs], attrs, 1, undefined, MS_DOMAIN)[0];
 }
 
