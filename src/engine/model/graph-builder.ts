@@ -33,7 +33,7 @@ import { AttributeType, DataType, type AttributeProtoJs, type NodeProtoJs, type 
 import type { HalfTensor, RowRange } from './safetensors.js';
 
 /** Bump when the graph layout changes, so cached graphs are rebuilt. */
-export const GRAPH_VERSION = 12;
+export const GRAPH_VERSION = 13;
 export const OPSET = 17;
 export const MASK_HIDDEN = -1e30;
 /**
