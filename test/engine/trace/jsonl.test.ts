@@ -142,6 +142,12 @@ describe('trace JSONL', () => {
     writeFileSync(empty, '');
     await expect(collect(streamTrace(empty))).resolves.toMatchObject({ error: expect.any(TraceFormatError) });
     await expect(readTrace(path.join(tempDir(), 'missing.jsonl'))).rejects.toThrow(/cannot read trace .*missing\.jsonl: ENOENT/);
+    // A folder is one line from every reader, not the stream's raw EISDIR.
+    const folder = tempDir();
+    const isFolder = /^cannot read trace .*: it is a folder \(or another non-file\), not a trace file$/;
+    await expect(readTrace(folder)).rejects.toThrow(isFolder);
+    await expect(readTraceStreaming(folder)).rejects.toThrow(isFolder);
+    await expect(collect(streamTrace(folder))).resolves.toMatchObject({ error: expect.objectContaining({ message: expect.stringMatching(isFolder) }) });
   });
 
   it('refuses non-finite numbers and an invalid header at write time', () => {
