@@ -84,14 +84,18 @@ export async function promptSource(config: Pick<RunConfig, 'promptsFile' | 'doma
   return readPromptsFile(file, { limit: options.limit });
 }
 
-/** The most prompt tokens a request may have: the target's positions less its new tokens and, for a policy that drafts, the deepest draft tree. */
-export function promptTokenLimit(targetDir: string, config: Pick<RunConfig, 'maxNewTokens'>, drafts: boolean): { limit: number; why: string } {
+/**
+ * The most prompt tokens a request may have: the target's positions less its new tokens and the
+ * deepest draft tree. The tree is reserved whatever the policy (ar drafts none), so that every
+ * policy runs the same prompts: separate runs of two policies on one prompts file compare like
+ * with like.
+ */
+export function promptTokenLimit(targetDir: string, config: Pick<RunConfig, 'maxNewTokens'>): { limit: number; why: string } {
   const { path: file, json } = readConfigJson(targetDir);
   const positions = parseModelConfig(json, file).maxPositions;
-  const tree = drafts ? MAX_DRAFT_DEPTH : 0;
   return {
-    limit: positions - config.maxNewTokens - tree,
-    why: `the target holds ${positions} positions: the prompt, ${config.maxNewTokens} new tokens${drafts ? ` and a draft tree up to ${tree} deep` : ''}`,
+    limit: positions - config.maxNewTokens - MAX_DRAFT_DEPTH,
+    why: `the target holds ${positions} positions: the prompt, ${config.maxNewTokens} new tokens and a draft tree up to ${MAX_DRAFT_DEPTH} deep, reserved for every policy alike`,
   };
 }
 
@@ -105,12 +109,13 @@ export async function tokenizeRunPrompts(
   limits: { limit: number; why: string },
   options: { extra?: number; log?: (line: string) => void } = {},
 ): Promise<{ records: PromptRecord[]; workload: WorkItem[]; fitted: FittedPrompts }> {
+  if (limits.limit < 1) throw new Refusal(`--max-new-tokens ${config.maxNewTokens} leaves no room for a prompt: ${limits.why}`);
   const source = await promptSource(config, { limit: Math.max(config.requests, options.extra ?? 0) });
   const fitted = fitPrompts(source, tokenizer, limits.limit);
   for (const note of skippedNotes(fitted, limits.limit, limits.why)) options.log?.(note);
   const where = config.promptsFile ?? `the ${config.domain} prompts`;
   if (fitted.items.length === 0) {
-    throw new Refusal(`none of the ${source.length} prompts read from ${where} can run: ${limits.limit < 1 ? `${limits.why}, leaving no room for a prompt` : `each is empty or longer than ${limits.limit} tokens (${limits.why})`}`);
+    throw new Refusal(`none of the ${source.length} prompts read from ${where} can run: each is empty or longer than ${limits.limit} tokens (${limits.why})`);
   }
   const fitting = fitted.items.map((i) => i.record);
   const note = repeatNote(fitting, config.requests, where);
@@ -181,7 +186,7 @@ export interface RunSetup {
 export async function loadRunSetup(config: RunConfig, options: RunSetupOptions = {}): Promise<RunSetup> {
   const { draftDir, targetDir } = options.models ?? resolveModelDirs(config);
   // An unknown or misconfigured policy fails before any model loads.
-  const drafts = createPolicy(config.policy, { ...config }).candidatesPerNode > 0;
+  createPolicy(config.policy, { ...config });
   const progress = options.progress ?? (() => {});
   const signal = options.signal;
   progress('load', 0, 3, 'reading the tokenizer');
@@ -192,7 +197,7 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
   refuseHeadAsModel(targetDir, 'the target');
   const tokenizer = ModelTokenizer.load(targetDir);
   const warmup = needsWarmup(config);
-  const { records, workload, fitted } = await tokenizeRunPrompts(config, tokenizer, promptTokenLimit(targetDir, config, drafts), {
+  const { records, workload, fitted } = await tokenizeRunPrompts(config, tokenizer, promptTokenLimit(targetDir, config), {
     extra: warmup ? AUTO_WARMUP.prompts : 0,
     log: (line) => {
       options.log?.(line);

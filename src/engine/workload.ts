@@ -95,6 +95,12 @@ class PromptLineParser {
   constructor(private readonly source: string) {}
 
   add(raw: string, lineNumber: number): void {
+    // A binary file (an image, a model's weights) decodes to NUL bytes and U+FFFD for every byte
+    // that is not UTF-8; run as text it would be a prompt of noise.
+    const binary = /[\u0000\ufffd]/.exec(raw);
+    if (binary !== null) {
+      throw new Refusal(`${this.source} line ${lineNumber}: ${binary[0] === '\u0000' ? 'a NUL byte' : 'bytes that are not UTF-8'}: this is not a text file (a prompts file is plain text, one prompt a line, or JSONL)`);
+    }
     const line = raw.trim();
     if (line === '') return;
     this.format ??= lineFormat(line);

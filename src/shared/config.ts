@@ -94,9 +94,10 @@ export function formatAttentionWindow(window: AttentionWindow): string {
 /**
  * The one τ_d grammar of the command line (run, sweep, trace what-if) and the studio's run form:
  * DEPTH:TAU pairs separated by commas or spaces (DEPTH=TAU reads alike), each τ in [0, 1], e.g.
- * "0:0.2, 5:0.35"; "none" is no gates. The thresholds keyed by depth, or the part that is not a pair.
+ * "0:0.2, 5:0.35"; "none" is no gates. The thresholds keyed by depth, or the part that is not a pair
+ * (with `repeats`, the depth, when the part names a depth an earlier part already gave).
  */
-export function parseTauList(text: string): { taus: Record<string, number> } | { bad: string } {
+export function parseTauList(text: string): { taus: Record<string, number> } | { bad: string; repeats?: string } {
   const taus: Record<string, number> = {};
   const trimmed = text.trim();
   if (trimmed === 'none') return { taus };
@@ -106,7 +107,10 @@ export function parseTauList(text: string): { taus: Record<string, number> } | {
     const m = /^(\d+)[:=]([0-9.eE+-]+)$/.exec(part);
     const tau = m ? Number(m[2]) : NaN;
     if (!m || !(tau >= 0 && tau <= 1)) return { bad: part };
-    taus[String(Number(m[1]))] = tau;
+    const depth = String(Number(m[1]));
+    // One depth given twice is a typo, not a choice: neither τ would be the one meant.
+    if (depth in taus) return { bad: part, repeats: depth };
+    taus[depth] = tau;
   }
   return { taus };
 }

@@ -1,7 +1,8 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ModelTokenizer } from '../../src/engine/model/tokenizer.js';
-import { encodePrompt, parsePrompts, promptText, takeRequests } from '../../src/engine/workload.js';
+import { encodePrompt, parsePrompts, promptText, readPromptsFile, takeRequests } from '../../src/engine/workload.js';
 import { writeFixtureModel } from './model/fixtures.js';
 import { tempDir } from './model/helpers.js';
 
@@ -41,6 +42,18 @@ describe('prompts JSONL', () => {
     ]);
     // A first line that is a JSON array or a bare string is text too, not a broken JSONL file.
     expect(parsePrompts('[1, 2]\nx', 'p.txt').map((r) => r.prompt)).toEqual(['[1, 2]', 'x']);
+  });
+
+  it('refuses a binary file in one line instead of running it as text', async () => {
+    const dir = tempDir('echo-binary-prompts-');
+    try {
+      const png = join(dir.path, 'image.png');
+      writeFileSync(png, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52]));
+      await expect(readPromptsFile(png)).rejects.toThrow(/image\.png line 1: bytes that are not UTF-8: this is not a text file/);
+      expect(() => parsePrompts('hello\nwor\u0000ld', 'w.bin')).toThrow(/^w\.bin line 2: a NUL byte: this is not a text file/);
+    } finally {
+      dir.cleanup();
+    }
   });
 
   it('reuses the file with suffixed ids and shifted arrivals when more requests are asked for', () => {

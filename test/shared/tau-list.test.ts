@@ -20,3 +20,8 @@ test('names the first part that is not a pair with τ in [0, 1]', () => {
   expect(parseTauList('0.5')).toEqual({ bad: '0.5' });
   expect(parseTauList('')).toEqual({ bad: '' });
 });
+
+test('refuses a depth given twice, naming the part that repeats it (05 is depth 5)', () => {
+  expect(parseTauList('0:0.2,0:0.3')).toEqual({ bad: '0:0.3', repeats: '0' });
+  expect(parseTauList('5:0.2, 1:0.1, 05:0.2')).toEqual({ bad: '05:0.2', repeats: '5' });
+});

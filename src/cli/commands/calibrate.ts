@@ -75,7 +75,7 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
   const { refuseHeadAsModel } = await import('../../engine/model/eagle3-config.js');
   refuseHeadAsModel(targetDir, 'the target');
   const tokenizer = ModelTokenizer.load(targetDir);
-  const limits = promptTokenLimit(targetDir, { maxNewTokens: flags.maxNewTokens }, true);
+  const limits = promptTokenLimit(targetDir, { maxNewTokens: flags.maxNewTokens });
   const fitted = fitPrompts(records, tokenizer, limits.limit);
   for (const note of skippedNotes(fitted, limits.limit, limits.why)) log?.(note);
   const { workload, notes } = calibrationWorkload(

@@ -245,10 +245,14 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
   }
 }
 
-/** The summary's line on weights: what the output is lossless with respect to. */
+/**
+ * The summary's line on weights and what the output is exact to. Only a float32 target is claimed
+ * lossless: a quantised target is batch-invariant (ar at any batch decodes the same tokens) but
+ * its 8-bit activation rounding can turn a verified row's float rounding into another token.
+ */
 export function precisionLine(precision: RunReport['precision']): string {
-  const exact = precision.target === 'float32' ? 'the float32 target (as on disk)' : `the ${precision.target} target (weight-only quantised, not float32)`;
-  return `weights: target ${precision.target}, draft ${precision.draft} · lossless with respect to ${exact}`;
+  if (precision.target === 'float32') return `weights: target float32, draft ${precision.draft} · lossless with respect to the float32 target (as on disk)`;
+  return `weights: target ${precision.target}, draft ${precision.draft} · not claimed lossless: the ${precision.target} target's projections round activations to 8 bits, so speculation may part from ar on near-ties (ar itself decodes the same at every batch)`;
 }
 
 /** One --out line: the request's id, its prompt text, its tokens and their text, why it ended. */
@@ -343,7 +347,7 @@ export function threadsFlag(value: string): number {
 export const THREADS_HELP = "onnxruntime threads of the target (default 2 when its weights pass 32 MiB, as a last-level cache holds about that much, else 1; its workers spin between kernels); the draft runs on one thread, so that it never waits for a core the target's workers hold";
 export const DRAFT_PRECISION_HELP = "the draft's weights: int8 (default on CPU: 8-bit linear layers and head, a faster draft), int4 (4-bit) or float32 (as on disk; default with cuda). Never changes what a lossless run outputs";
 export const TARGET_PRECISION_HELP =
-  "the target's weights: float32 (default, as on disk), or int8 / int4 weight-only blocks for a target too large for this machine in float32 (`model info` says what each takes). The output is then lossless with respect to the quantised target, not to float32; the run records the precision";
+  "the target's weights: float32 (default, as on disk), or int8 / int4 weight-only blocks for a target too large for this machine in float32 (`model info` says what each takes). Runs on it are not claimed lossless (8-bit activation rounding may part speculation from ar on near-ties); the run records the precision";
 
 function parseShape(value: string): { depth: number; topk: number; tokens: number } {
   const parts = value.split(',').map(Number);
@@ -365,6 +369,7 @@ function parseVerifyCost(value: string): VerifyCost {
 /** `--taus` of run, sweep and trace what-if, in the one τ grammar (parseTauList). */
 export function parseTaus(value: string): Record<string, number> {
   const parsed = parseTauList(value);
+  if ('bad' in parsed && parsed.repeats !== undefined) throw new InvalidArgumentError(`--taus gives depth ${parsed.repeats} twice ("${parsed.bad}" repeats it); give each depth one τ, got "${value}"`);
   if ('bad' in parsed) throw new InvalidArgumentError(`--taus takes DEPTH:TAU,… with each τ in [0, 1] (e.g. 0:0.2,5:0.35) or none, got "${value}"`);
   return parsed.taus;
 }

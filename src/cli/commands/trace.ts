@@ -33,8 +33,10 @@ export interface TraceSummaryReport {
   histograms: DepthHistogram[];
   /** Per-request acceptance and time per output token. */
   requests: RequestMetrics[];
-  /** The first bad line, when the file has one: the metrics cover the steps before it. */
+  /** A last line cut short, when the file has one: the metrics cover the steps before it. */
   error?: TraceLineError;
+  /** Bad lines in the middle, skipped: the metrics cover every valid step around them. */
+  skipped?: TraceLineError[];
 }
 
 /** Read a trace and compute its metrics from the steps, whatever state the file is in. */
@@ -59,6 +61,7 @@ export async function summariseTrace(file: string): Promise<TraceSummaryReport> 
     histograms,
     requests,
     ...(trace.error ? { error: trace.error } : {}),
+    ...(trace.skipped ? { skipped: trace.skipped } : {}),
   };
 }
 
@@ -94,7 +97,7 @@ export function formatSummary(r: TraceSummaryReport): string {
     ['policy', `${c.policy}  batch ${c.batch}  K_max ${c.kmax}  temperature ${c.temperature}`],
     ...(draftNotes.length > 0 ? ([['draft', draftNotes.join(' · ')]] as [string, string][]) : []),
     ...(r.target.precision && r.target.precision !== 'float32'
-      ? ([['target', `${r.target.precision} weights (weight-only quantised): the output is lossless with respect to this target, not to float32`]] as [string, string][])
+      ? ([['target', `${r.target.precision} weights (weight-only quantised): not claimed lossless, 8-bit activation rounding may part speculation from ar on near-ties`]] as [string, string][])
       : []),
     ['steps / requests', `${m.steps} / ${m.requests}`],
     ['generated tokens', `${m.generatedTokens} in ${fixed(m.wallMs / 1000)} s`],
@@ -171,7 +174,7 @@ export interface WhatIfReport {
   whatIf: WhatIfResult;
 }
 
-export async function whatIfTrace(file: string, settings: WhatIfSettings): Promise<WhatIfReport & { error?: TraceLineError }> {
+export async function whatIfTrace(file: string, settings: WhatIfSettings): Promise<WhatIfReport & { error?: TraceLineError; skipped?: TraceLineError[] }> {
   const trace = await readTraceStreaming(file);
   const { metrics } = computeRunMetrics(trace.steps, { policy: trace.header.config.policy });
   const { meanAcceptedTokens, meanAcceptanceLength, draftUtilisation, acceptancePerPosition, verifiedTokensPerStep } = metrics;
@@ -180,6 +183,7 @@ export async function whatIfTrace(file: string, settings: WhatIfSettings): Promi
     recorded: { meanAcceptedTokens, meanAcceptanceLength, draftUtilisation, acceptancePerPosition, verifiedTokensPerStep },
     whatIf: rescoreTrace(trace, settings),
     ...(trace.error ? { error: trace.error } : {}),
+    ...(trace.skipped ? { skipped: trace.skipped } : {}),
   };
 }
 
@@ -209,7 +213,8 @@ export function formatWhatIf(r: WhatIfReport): string {
   ].join('\n');
 }
 
-function warnPartial(file: string, error: TraceLineError | undefined, steps: number): void {
+function warnPartial(file: string, error: TraceLineError | undefined, steps: number, skipped: readonly TraceLineError[] = []): void {
+  for (const bad of skipped) process.stderr.write(`echo-studio: warning: ${file}: skipped ${bad.message}; read on past it\n`);
   if (error) process.stderr.write(`echo-studio: warning: ${file}: ${error.message}; using the ${steps} steps before it\n`);
 }
 
@@ -223,7 +228,7 @@ export function register(program: Command): void {
     .option('--json', 'print the report as JSON')
     .action(async (file: string, options: { json?: boolean }) => {
       const report = await summariseTrace(file);
-      warnPartial(file, report.error, report.metrics.steps);
+      warnPartial(file, report.error, report.metrics.steps, report.skipped);
       process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatSummary(report)}\n`);
     });
 
@@ -236,7 +241,7 @@ export function register(program: Command): void {
     .option('--force', 'replace output files that already exist')
     .action(async (file: string, options: { format: ExportFormat; out: string; force?: boolean }) => {
       const { written, trace: contents } = await exportTraceFile(file, options.format, options.out, { force: options.force });
-      warnPartial(file, contents.error, contents.steps.length);
+      warnPartial(file, contents.error, contents.steps.length, contents.skipped);
       process.stdout.write(`${written.join('\n')}\n`);
     });
 
@@ -248,7 +253,7 @@ export function register(program: Command): void {
     .action(async (file: string, options: { port: number }) => {
       // Check the file here, so a bad one fails with its reason instead of an empty studio.
       const contents = await readTraceStreaming(file);
-      warnPartial(file, contents.error, contents.steps.length);
+      warnPartial(file, contents.error, contents.steps.length, contents.skipped);
       await serveStudio({ port: options.port, host: '127.0.0.1', replay: file });
     });
 
@@ -278,7 +283,7 @@ export function register(program: Command): void {
     .action(async (file: string, options: WhatIfSettings & { json?: boolean }) => {
       const { json, ...settings } = options;
       const report = await whatIfTrace(file, settings);
-      warnPartial(file, report.error, report.whatIf.steps.length);
+      warnPartial(file, report.error, report.whatIf.steps.length, report.skipped);
       process.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : `${formatWhatIf(report)}\n`);
     });
 }

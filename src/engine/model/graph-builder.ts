@@ -33,7 +33,7 @@ import { AttributeType, DataType, type AttributeProtoJs, type NodeProtoJs, type 
 import type { HalfTensor, RowRange } from './safetensors.js';
 
 /** Bump when the graph layout changes, so cached graphs are rebuilt. */
-export const GRAPH_VERSION = 12;
+export const GRAPH_VERSION = 14;
 export const OPSET = 17;
 export const MASK_HIDDEN = -1e30;
 /**
@@ -115,6 +115,11 @@ export class GraphBuilder {
   private constCache = new Map<string, string>();
 
   constructor(private readonly store?: WeightStore) {}
+
+  /** True when a node already outputs `name`. */
+  produces(name: string): boolean {
+    return this.nodes.some((n) => n.output.includes(name));
+  }
 
   op(opType: string, inputs: string[], attrs: Record<string, Attr> = {}, outputs = 1, outputNames?: string[], domain?: string): string[] {
     const id = this.counter++;
@@ -271,6 +276,16 @@ export function projectionBytes(out: number, inner: number, bits: 8 | 4 | null):
 }
 
 /**
+ * MatMulNBits' accuracy_level for every quantised projection: 4, activations rounded to 8 bits per
+ * row and block of 32 (each row its own scales, so a row's output does not depend on the rows
+ * packed with it). Float activations (1) would keep a verified row's float rounding from turning
+ * into other tokens (docs/model-runtime.md, "Batch invariance"), but onnxruntime 1.30's CPU kernel
+ * for them ran the demo target 2–20× slower (8 bits the worst), so quantised targets are not
+ * claimed lossless instead.
+ */
+export const ACTIVATION_ACCURACY = 4;
+
+/**
  * The most bytes one projection initializer holds. onnxruntime prepacks a weight into a copy of its
  * own before it frees the original, so a load's peak holds the largest initializer twice; larger
  * weights (a big vocabulary's head) are split by output rows into initializers of at most this size.
@@ -280,8 +295,7 @@ export const MAX_PROJECTION_BYTES = 64 << 20;
 /**
  * A projection by an HF [out, inner] weight, added to the graph once and applicable to several
  * inputs. float32: Gemm with transB, which avoids a transposed copy. int8 / int4: MatMulNBits with
- * accuracy_level 4: activations are quantized per row and block too, so a row's output does not
- * depend on the rows packed with it. A weight past MAX_PROJECTION_BYTES is split by output rows into
+ * 8-bit activations (ACTIVATION_ACCURACY). A weight past MAX_PROJECTION_BYTES is split by output rows into
  * parts whose outputs are concatenated (the same values: each output is one row's dot product).
  * `weight` is the matrix, or a reader of its rows, so a large one is read one part at a time.
  */
@@ -316,7 +330,7 @@ function projectionPart(g: GraphBuilder, bits: 8 | 4 | null, name: string, data:
   const scaleName = g.init(`${name}_q${bits}_scales`, [out * blocks], scales);
   const inputs = [qName, scaleName];
   if (zeroPoints !== null) inputs.push(g.init(`${name}_q${bits}_zero_points`, [out, zeroPointBytes(blocks)], zeroPoints));
-  const attrs = { K: inner, N: out, bits, block_size: QUANT_BLOCK, accuracy_level: 4 };
+  const attrs = { K: inner, N: out, bits, block_size: QUANT_BLOCK, accuracy_level: ACTIVATION_ACCURACY };
   return (x) => g.op('MatMulNBits', [x, ...inputs], attrs, 1, undefined, MS_DOMAIN)[0];
 }
 
@@ -344,6 +358,20 @@ export function kvBufferValues(layer: number, { kvH, hd }: AttentionDims): { inp
     inputs: [valueInfo(`past_key_${layer}`, DataType.FLOAT, [kvH, 'SB', PAST_BLOCK * hd]), valueInfo(`past_value_${layer}`, DataType.FLOAT, [kvH, 'SB', PAST_BLOCK * hd])],
     outputs: [valueInfo(`new_key_${layer}`, DataType.FLOAT, ['N', kvH, hd]), valueInfo(`new_value_${layer}`, DataType.FLOAT, ['N', kvH, hd])],
   };
+}
+
+/**
+ * Shared by every layer's attention, built once per graph: `keep`, 1 where `attn_mask` shows a
+ * column and 0 where it hides it, and `ones`, a [L+K, 1] column of ones (a row sum as a MatMul).
+ */
+function attentionPadding(g: GraphBuilder): { keep: string; ones: string } {
+  const [keep, ones] = ['attn_keep', 'attn_ones'];
+  if (!g.produces(keep)) {
+    g.one('Cast', [g.one('Equal', ['attn_mask', g.f32(0)])], { to: DataType.FLOAT }, keep);
+    const firstRow = g.one('Gather', [g.one('Gather', ['attn_mask', g.i64([0])], { axis: 0 }), g.i64([0])], { axis: 1 }); // [1, 1, L+K]
+    g.one('Reshape', [g.one('Add', [g.one('Mul', [firstRow, g.f32(0)]), g.f32(1)]), g.i64([-1, 1])], {}, ones);
+  }
+  return { keep, ones };
 }
 
 /**
@@ -380,8 +408,17 @@ export function treeAttention(g: GraphBuilder, layer: number, dims: AttentionDim
   const keysT = g.one('Transpose', [keys], { perm: [0, 1, 3, 2] });
   const scores = g.one('MatMul', [qHeads, keysT]); // [kvH, B, G*T, L+K]
   // The mask comes repeated for the G query heads of a KV head, [B, G*T, L+K]: it broadcasts over kvH.
-  const probs = g.one('Softmax', [g.one('Add', [scores, 'attn_mask'])], { axis: -1 });
-  const ctx = g.one('MatMul', [probs, values]); // [kvH, B, G*T, hd]
+  // Softmax spelled out so that a row's result does not depend on how far its row was padded
+  // (which depends on the rows packed with it). onnxruntime's Softmax gives a hidden column the exp
+  // of its clamped score, a denormal, not 0; where a row's attention is sharp its running sums are
+  // small enough for those to count, so the same row came out a few ulps apart alone and beside a
+  // request with a longer past, and int8-rounded activations turned that into whole tokens. Here a
+  // hidden column's weight is exactly 0 and the sums are MatMuls, which add along a row in order
+  // (adding 0 is exact): the padding cannot change a bit of a real row.
+  const { keep, ones } = attentionPadding(g);
+  const scored = g.one('Add', [scores, 'attn_mask']);
+  const weights = g.one('Mul', [g.one('Exp', [g.one('Sub', [scored, g.one('ReduceMax', [scored], { axes: [-1], keepdims: 1 })])]), keep]);
+  const ctx = g.one('Div', [g.one('MatMul', [weights, values]), g.one('MatMul', [weights, ones])]); // [kvH, B, G*T, hd]
   const ctx5 = g.one('Reshape', [ctx, g.i64([0, 0, G, -1, hd])]);
   const ctxRows = g.one('Reshape', [g.one('Transpose', [ctx5], { perm: [1, 3, 0, 2, 4] }), g.i64([-1, qDim])]); // [B*T, qDim]
   return g.one('Gather', [ctxRows, 'scatter_index'], { axis: 0 }); // [N, qDim]

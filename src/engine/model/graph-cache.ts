@@ -3,7 +3,7 @@
 // identity (content hashes included, see weight-hashes.ts) and GRAPH_VERSION, so a changed model or a new graph layout never reuses a stale graph;
 // the superseded graphs of the same model folder are pruned once the new one is written.
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { WeightPrecisionSchema, type WeightPrecision } from '../../shared/config.js';
@@ -195,6 +195,8 @@ export interface GraphSidecar {
   builtAt: string;
   /** .onnx + .onnx.data bytes when written. */
   bytes: number;
+  /** graphDigest of the files when written; absent in sidecars from before it was recorded. */
+  digest?: string;
 }
 
 export interface GraphCacheEntry {
@@ -243,6 +245,39 @@ export function graphFileBytes(graphPath: string): number {
   return total;
 }
 
+/**
+ * SHA-256 of `<key>.onnx` followed by `<key>.onnx.data` (when there is one), read in 4 MiB chunks:
+ * what a load checks a cached graph against, since damage that keeps a file's size (a sector gone
+ * bad, a stray write) loads without an error and computes something else.
+ */
+export function graphDigest(graphPath: string): string {
+  const hash = createHash('sha256');
+  const chunk = Buffer.allocUnsafe(4 << 20);
+  for (const file of [graphPath, `${graphPath}.data`]) {
+    if (file !== graphPath && !existsSync(file)) continue;
+    hash.update(`${basename(file)}\0`);
+    const fd = openSync(file, 'r');
+    try {
+      for (let n; (n = readSync(fd, chunk, 0, chunk.length, null)) > 0; ) hash.update(chunk.subarray(0, n));
+    } finally {
+      closeSync(fd);
+    }
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * Why a cached graph must not be used, or null when its files still have the digest its sidecar
+ * recorded when they were written. A graph without a readable sidecar or digest cannot be checked,
+ * so it counts as damaged too (this version writes both with every graph).
+ */
+export function cachedGraphProblem(graphPath: string): string | null {
+  const sidecar = readSidecar(sidecarPath(graphPath));
+  if (sidecar?.digest === undefined) return `cached graph ${basename(graphPath)} has no recorded digest to check it against`;
+  if (graphDigest(graphPath) !== sidecar.digest) return `cached graph ${basename(graphPath)} does not match the digest recorded when it was written (damaged on disk)`;
+  return null;
+}
+
 /** Writes `<key>.json` next to a freshly written graph, atomically (temp file + rename). */
 export function writeGraphSidecar(
   graphPath: string,
@@ -256,6 +291,7 @@ export function writeGraphSidecar(
     ...(what.features && what.features.length > 0 ? { features: what.features } : {}),
     builtAt: new Date().toISOString(),
     bytes: graphFileBytes(graphPath),
+    digest: graphDigest(graphPath),
   };
   const path = sidecarPath(graphPath);
   const tmp = `${path}.${process.pid}.tmp`;
@@ -280,7 +316,8 @@ function readSidecar(path: string): GraphSidecar | null {
   if (s === null || typeof s !== 'object' || typeof s.source !== 'string' || typeof s.graphVersion !== 'number' || typeof s.architecture !== 'string') return null;
   const precision: WeightPrecision = WeightPrecisionSchema.safeParse(s.precision).data ?? 'float32';
   const features = Array.isArray(s.features) && s.features.every((b) => typeof b === 'number') ? { features: s.features } : {};
-  return { source: s.source, graphVersion: s.graphVersion, architecture: s.architecture, precision, ...features, builtAt: typeof s.builtAt === 'string' ? s.builtAt : '', bytes: typeof s.bytes === 'number' ? s.bytes : 0 };
+  const digest = typeof s.digest === 'string' ? { digest: s.digest } : {};
+  return { source: s.source, graphVersion: s.graphVersion, architecture: s.architecture, precision, ...features, ...digest, builtAt: typeof s.builtAt === 'string' ? s.builtAt : '', bytes: typeof s.bytes === 'number' ? s.bytes : 0 };
 }
 
 function listNames(dir: string): string[] {

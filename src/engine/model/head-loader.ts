@@ -10,7 +10,7 @@ import { parseModelConfig, readConfigJson, type ModelConfig } from './config.js'
 import { checkHeadAgainstTarget, featureBoundaries, headArchitecture, isEagle3Config, notAHeadProblem, parseEagle3Config, type Eagle3Config } from './eagle3-config.js';
 import { ModelLoadError } from './errors.js';
 import type { WeightSource } from './graph-builder.js';
-import { buildIntoCache, cachedGraphPath, cacheRoot, errorCode, graphCacheKey, markGraphUsed, pruneSupersededGraphs, writeGraphSidecar } from './graph-cache.js';
+import { buildIntoCache, cachedGraphPath, cachedGraphProblem, cacheRoot, errorCode, graphCacheKey, markGraphUsed, pruneSupersededGraphs, removeCachedGraph, writeGraphSidecar } from './graph-cache.js';
 import { buildHeadGraph } from './head-graph.js';
 import { Eagle3HeadSession } from './head-session.js';
 import { DEFAULT_THREADS, entryWeightSource, runtimeSessionOptions, type LoadOptions } from './loader.js';
@@ -19,7 +19,7 @@ import { OrtModelSession, windowProblem } from './session.js';
 import type { ModelInfo } from './types.js';
 
 /** Bump when the head graph's layout changes, so cached head graphs are rebuilt. */
-export const HEAD_GRAPH_VERSION = 4;
+export const HEAD_GRAPH_VERSION = 6;
 
 /** True when `dir` holds an EAGLE-3 head (its config.json names an Eagle3 class). */
 export function isHeadFolder(dir: string): boolean {
@@ -200,6 +200,11 @@ export async function loadHead(dir: string, targetDir: string, options: HeadLoad
   const graphPath = cachedGraphPath(key, cacheDir);
   let parameters = 0;
   for (const t of head.weights.tensors.values()) parameters += t.shape.reduce((a, b) => a * b, 1);
+  const damaged = existsSync(graphPath) ? cachedGraphProblem(graphPath) : null;
+  if (damaged !== null) {
+    removeCachedGraph(graphPath);
+    note(`${damaged}; rebuilding it`);
+  }
   if (existsSync(graphPath)) {
     try {
       markGraphUsed(graphPath);

@@ -18,6 +18,7 @@ import {
   markGraphUsed,
   pruneSupersededGraphs,
   removeCachedGraph,
+  cachedGraphProblem,
   writeGraphSidecar,
   type GraphRemoval,
 } from './graph-cache.js';
@@ -250,6 +251,8 @@ export interface EnsuredGraph {
   pruned: GraphRemoval | null;
   /** Cache upkeep that failed without failing the load (sidecar not written, a file not deleted), one line each. */
   cacheProblems: string[];
+  /** Why the cached graph was deleted and built again (cachedGraphProblem), or null. */
+  damaged: string | null;
 }
 
 /** onnxruntime session options of every model this runtime loads (execution providers aside). */
@@ -271,13 +274,18 @@ export function runtimeSessionOptions(threads: number, spin = false): ort.Infere
  */
 export function ensureGraph(folder: ModelFolder, externalThreshold = DEFAULT_EXTERNAL_DATA_THRESHOLD): EnsuredGraph {
   const cacheProblems: string[] = [];
+  let damaged: string | null = null;
   if (isGraphCached(folder)) {
+    damaged = cachedGraphProblem(folder.graphPath);
+    if (damaged !== null) removeCachedGraph(folder.graphPath);
+  }
+  if (damaged === null && isGraphCached(folder)) {
     try {
       markGraphUsed(folder.graphPath);
     } catch (err) {
       cacheProblems.push(`cannot record the use of ${folder.graphPath} (${errorCode(err)}); pruning by last use may count it as unused`);
     }
-    return { path: folder.graphPath, built: false, pruned: null, cacheProblems };
+    return { path: folder.graphPath, built: false, pruned: null, cacheProblems, damaged };
   }
   buildIntoCache(
     folder.graphPath,
@@ -297,7 +305,7 @@ export function ensureGraph(folder: ModelFolder, externalThreshold = DEFAULT_EXT
   } catch (err) {
     // Without its sidecar the graph still works; only automatic pruning cannot tell its folder.
     cacheProblems.push(`cannot write the sidecar of ${folder.graphPath} (${errorCode(err)}); it will not be pruned automatically`);
-    return { path: folder.graphPath, built: true, pruned: null, cacheProblems };
+    return { path: folder.graphPath, built: true, pruned: null, cacheProblems, damaged };
   }
   let pruned: GraphRemoval | null = null;
   try {
@@ -306,7 +314,7 @@ export function ensureGraph(folder: ModelFolder, externalThreshold = DEFAULT_EXT
   } catch (err) {
     cacheProblems.push(`cannot prune ${dirname(folder.graphPath)} (${errorCode(err)})`);
   }
-  return { path: folder.graphPath, built: true, pruned, cacheProblems };
+  return { path: folder.graphPath, built: true, pruned, cacheProblems, damaged };
 }
 
 /**
@@ -357,7 +365,8 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   if (problem !== null) throw new ModelLoadError(dir, problem);
   const tooBig = memoryFitProblem([{ name: 'model', precision, estimates: folderMemory(folder, slots, maxLength) }], options.memoryBytes ?? machineMemoryBytes());
   if (tooBig !== null) throw new ModelLoadError(dir, `${slots} KV slots of ${maxLength} rows: ${tooBig}`);
-  let { path, built, pruned, cacheProblems } = ensureGraph(folder, options.externalDataThreshold);
+  let { path, built, pruned, cacheProblems, damaged } = ensureGraph(folder, options.externalDataThreshold);
+  if (damaged !== null) note(`${damaged}; rebuilt it`);
   const superseded = pruned?.removed.length ?? 0;
   const freed = superseded === 0 ? '' : ` (deleted ${superseded} superseded graph${superseded === 1 ? '' : 's'} of this folder, ${(pruned!.removed.reduce((sum, e) => sum + e.bytes, 0) / (1 << 20)).toFixed(1)} MiB)`;
   note(built ? `built graph ${basename(path)}${freed}` : `reused cached graph ${basename(path)}`);

@@ -72,6 +72,9 @@ function readHeader(path: string): { info: SafetensorsFileInfo; entries: TensorE
         throw new ModelLoadError(name, `tensor ${tensorName} has a malformed header entry`);
       }
       const [begin, end] = t.data_offsets;
+      if (!Number.isSafeInteger(begin) || !Number.isSafeInteger(end) || begin < 0 || end < begin) {
+        throw new ModelLoadError(name, `tensor ${tensorName} has data_offsets [${String(begin)}, ${String(end)}], not two byte offsets in order`);
+      }
       const count = t.shape.reduce((a, b) => a * b, 1);
       if (end - begin !== count * BYTES[dtype]) {
         throw new ModelLoadError(name, `tensor ${tensorName}: data_offsets span ${end - begin} bytes but shape [${t.shape}] of ${t.dtype} needs ${count * BYTES[dtype]}`);
@@ -81,10 +84,41 @@ function readHeader(path: string): { info: SafetensorsFileInfo; entries: TensorE
       }
       entries.push({ name: tensorName, dtype, shape: t.shape, file: path, offset: dataStart + begin, byteLength: end - begin });
     }
+    const layoutProblem = dataLayoutProblem(entries, dataStart, st.size);
+    if (layoutProblem !== null) throw new ModelLoadError(name, layoutProblem);
     return { info: { path, size: st.size, mtimeMs: st.mtimeMs, header }, entries };
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * What the safetensors format forbids in where its tensors lie, or null: in order of their offsets
+ * the tensors must tile the data that follows the header exactly, the first starting at its first
+ * byte and each next one where the one before ended, the last ending at the end of the file. A
+ * tensor that overlaps its neighbour reads the neighbour's bytes as its own.
+ */
+function dataLayoutProblem(entries: readonly TensorEntry[], dataStart: number, fileSize: number): string | null {
+  const sorted = [...entries].sort((a, b) => a.offset - b.offset || a.byteLength - b.byteLength);
+  const relative = (offset: number) => offset - dataStart;
+  // Overlaps first: a tensor moved into its neighbours also leaves a gap where it was, and the
+  // overlap is what reads wrong bytes.
+  for (let i = 1; i < sorted.length; i++) {
+    const [before, t] = [sorted[i - 1], sorted[i]];
+    const beforeEnds = before.offset + before.byteLength;
+    if (t.offset < beforeEnds) return `tensor ${t.name} overlaps ${before.name}: its data_offsets start at ${relative(t.offset)}, before ${before.name} ends at ${relative(beforeEnds)}`;
+  }
+  let expected = dataStart;
+  let previous: TensorEntry | null = null;
+  for (const t of sorted) {
+    if (t.offset > expected) {
+      return `tensor ${t.name} leaves a gap of ${t.offset - expected} bytes: its data_offsets start at ${relative(t.offset)}, but ${previous === null ? 'the data starts at 0' : `${previous.name} ends at ${relative(expected)}`}`;
+    }
+    expected = t.offset + t.byteLength;
+    previous = t;
+  }
+  if (expected !== fileSize) return `${fileSize - expected} bytes follow the last tensor${previous === null ? '' : ` (${previous.name})`}; safetensors data ends with its last tensor`;
+  return null;
 }
 
 /**

@@ -38,6 +38,16 @@ function tokenContent(value: unknown): string | null {
   return null;
 }
 
+/** config.json's vocab_size next to a tokenizer, or null when there is none to read (other checks report a bad config.json). */
+function configVocabSize(dir: string): number | null {
+  try {
+    const size = (JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as { vocab_size?: unknown }).vocab_size;
+    return typeof size === 'number' && Number.isInteger(size) && size > 0 ? size : null;
+  } catch {
+    return null;
+  }
+}
+
 export class ModelTokenizer {
   readonly dir: string;
   /** Tokens in the vocabulary, added tokens included. */
@@ -93,7 +103,14 @@ export class ModelTokenizer {
     } catch (err) {
       throw new ModelLoadError(path, `unsupported or malformed tokenizer (${(err as Error).message.split('\n')[0]})`);
     }
-    return new ModelTokenizer(dir, tokenizer, config, eosTokenIds);
+    const loaded = new ModelTokenizer(dir, tokenizer, config, eosTokenIds);
+    // A model may pad its vocabulary past the tokenizer's, never the other way round: an id from
+    // vocab_size on has no embedding row, and a pair of two such folders would run on wrong rows.
+    const modelVocab = configVocabSize(dir);
+    if (modelVocab !== null && loaded.vocabSize > modelVocab) {
+      throw new ModelLoadError(path, `holds ${loaded.vocabSize} token ids but config.json's vocab_size is ${modelVocab}: ids from ${modelVocab} on have no embedding row (is it another model's tokenizer?)`);
+    }
+    return loaded;
   }
 
   encode(text: string, options: { addSpecialTokens?: boolean } = {}): number[] {

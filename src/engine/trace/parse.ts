@@ -1,6 +1,6 @@
 // Validating trace reader, line by line, with no file system: the engine's readers and a browser
-// can both use it. The first bad line stops reading; everything before it stays usable, and the
-// error names the line (1-based) and what is wrong with it.
+// can both use it. A bad line in the middle is skipped and named (1-based), and reading goes on;
+// a last line cut short (the run stopped while writing it) ends the file as its error.
 
 import {
   BodyLineSchema,
@@ -49,8 +49,10 @@ export interface TraceContents {
   knobs: TraceKnobs[];
   /** Absent when the run did not end cleanly (crash, cut file) or reading stopped before it. */
   summary?: TraceSummary;
-  /** The first bad line; steps holds everything before it. */
+  /** A last line cut short (the run stopped mid-write); everything before it is kept. */
   error?: TraceLineError;
+  /** Bad complete lines, skipped: every valid line after each was still read. Absent: none. */
+  skipped?: TraceLineError[];
 }
 
 function describeIssue(error: z.ZodError): string {
@@ -146,7 +148,11 @@ export class TraceLineParser {
   }
 }
 
-/** Collects records into TraceContents, stopping at the first bad line. */
+/**
+ * Collects records into TraceContents. A bad complete line after the header is skipped (one
+ * garbage line used to lose every step after it, and the summary); a bad last line without its
+ * newline, a write the run did not finish, is the file's `error`.
+ */
 export class TraceCollector {
   private readonly parser = new TraceLineParser();
   private header: TraceHeader | null = null;
@@ -154,8 +160,9 @@ export class TraceCollector {
   readonly knobs: TraceKnobs[] = [];
   private summary: TraceSummary | undefined;
   private error: TraceLineError | undefined;
+  private readonly skipped: TraceLineError[] = [];
 
-  /** False once a bad line was seen; later lines are ignored. */
+  /** False once a cut last line was seen; later lines are ignored. */
   get ok(): boolean {
     return this.error === undefined;
   }
@@ -168,7 +175,8 @@ export class TraceCollector {
       record = this.parser.parse(text, line, terminated);
     } catch (e) {
       if (!(e instanceof TraceFormatError) || this.header === null) throw e;
-      this.error = { line: e.line, message: e.message };
+      if (terminated) this.skipped.push({ line: e.line, message: e.message });
+      else this.error = { line: e.line, message: e.message };
       return;
     }
     if (record === null) return;
@@ -186,6 +194,7 @@ export class TraceCollector {
       knobs: this.knobs,
       ...(this.summary ? { summary: this.summary } : {}),
       ...(this.error ? { error: this.error } : {}),
+      ...(this.skipped.length > 0 ? { skipped: this.skipped } : {}),
     };
   }
 }

@@ -1,7 +1,7 @@
 // Reading trace files from disk: whole (readTrace) or record by record without holding the file
 // in memory (streamTrace), both through the same validating line parser.
 
-import { createReadStream } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import {
@@ -19,6 +19,7 @@ import { Refusal } from '../refusal.js';
  * usable); a later bad line comes back as `error`, with every record before it kept.
  */
 export async function readTrace(path: string): Promise<TraceContents> {
+  assertTraceFile(path);
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -28,11 +29,26 @@ export async function readTrace(path: string): Promise<TraceContents> {
   return parseTrace(text);
 }
 
+/**
+ * Refuses, in one line, a path that is not a readable file: a folder would otherwise surface as
+ * the raw "EISDIR: illegal operation on a directory, read" of the stream.
+ */
+function assertTraceFile(path: string): void {
+  let isFile: boolean;
+  try {
+    isFile = statSync(path).isFile();
+  } catch (e) {
+    throw new Refusal(`cannot read trace ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+  }
+  if (!isFile) throw new Refusal(`cannot read trace ${path}: it is a folder (or another non-file), not a trace file`);
+}
+
 /** The file's lines with their 1-based numbers, decoding UTF-8 across chunk edges. */
 async function* fileLines(path: string): AsyncGenerator<{ text: string; line: number; terminated: boolean }> {
   const decoder = new StringDecoder('utf8');
   let pending = '';
   let line = 0;
+  assertTraceFile(path);
   for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
     const pieces = (pending + decoder.write(chunk as Buffer)).split('\n');
     pending = pieces.pop()!; // the unfinished tail waits for the next chunk

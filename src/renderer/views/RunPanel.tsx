@@ -61,8 +61,8 @@ export const DEFAULT_FORM: RunForm = {
 
 const TARGET_PRECISION_LABELS: Record<WeightPrecision, string> = {
   float32: 'float32 (as on disk)',
-  int8: 'int8 weight-only (lossless with respect to the int8 target)',
-  int4: 'int4 weight-only (lossless with respect to the int4 target)',
+  int8: 'int8 weight-only (not claimed lossless: may part from ar on near-ties)',
+  int4: 'int4 weight-only (not claimed lossless: may part from ar on near-ties)',
 };
 
 const SIGNAL_LABELS: Record<ConfidenceSignal | 'auto', string> = {
@@ -85,6 +85,7 @@ export type FieldErrors = Partial<Record<keyof RunForm | 'form', string>>;
 export function parseTaus(text: string): Record<string, number> | undefined | string {
   if (text.trim() === '') return undefined;
   const parsed = parseTauList(text);
+  if ('bad' in parsed && parsed.repeats !== undefined) return `depth ${parsed.repeats} is given twice ("${parsed.bad}"); give each depth one τ`;
   return 'bad' in parsed ? `"${parsed.bad}" is not depth:τ (e.g. 2:0.35), "none" or empty` : parsed.taus;
 }
 

@@ -1,6 +1,7 @@
 // `echo-studio run` on prompts that do not all fit the tiny pair's 512 positions: a prompt that
 // cannot fit is skipped with a note instead of failing the run, a short file repeated to make up
-// the requests is said to be, and ar is not held to a draft tree it never builds.
+// the requests is said to be, and every policy runs the same prompts (ar too is held to the draft
+// tree it never builds, so that separate runs of two policies compare like with like).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -33,13 +34,19 @@ describe('echo-studio run on prompts against the context', () => {
     expect(stderr).toMatch(/note: .*one\.jsonl holds 1 prompt; the 3 requests repeat it \(ids only#2, …\); pass --requests 1 to run each once/);
   });
 
-  it('ar is not held to a draft tree it never builds', async () => {
-    // 512 positions: 460 new tokens and a short prompt leave no room for a 64-deep tree, but ar drafts none.
+  it('every policy refuses the same prompts: ar is held to the draft tree as the drafting policies are', async () => {
+    // 512 positions: 460 new tokens and a short prompt leave no room for a 64-deep tree. ar drafts
+    // none, but a prompt it ran while echo skipped it made two runs of one file different workloads.
     const one = join(tmp.path, 'short.jsonl');
     writeFileSync(one, JSON.stringify({ id: 'p', prompt: 'x' }));
     const args = ['--prompts', one, '--requests', '1', '--max-new-tokens', '460', '--draft', draftDir, '--target', targetDir, '--json'];
-    const { stdout } = await runCli(registerRun, ['run', '--policy', 'ar', ...args]);
-    expect(JSON.parse(stdout).requests).toBe(1);
-    await expect(runCli(registerRun, ['run', '--policy', 'chain', ...args])).rejects.toThrow(/a draft tree up to 64 deep/);
+    for (const policy of ['ar', 'chain']) {
+      await expect(runCli(registerRun, ['run', '--policy', policy, ...args])).rejects.toThrow(/a draft tree up to 64 deep, reserved for every policy alike/);
+    }
   }, 60_000);
+
+  it('--max-new-tokens past the context is one line, not a note about prompts longer than a negative count', async () => {
+    const args = ['run', '--policy', 'ar', '--requests', '1', '--max-new-tokens', '65536', '--draft', draftDir, '--target', targetDir];
+    await expect(runCli(registerRun, args)).rejects.toThrow(/^--max-new-tokens 65536 leaves no room for a prompt: the target holds 512 positions/);
+  });
 });

@@ -72,6 +72,34 @@ test('the cache key is the weights’ content: changed bytes with the mtime rest
   expect(notes.some((l) => l.startsWith('reused cached graph'))).toBe(true);
 });
 
+test('a cached graph damaged in place (4 KiB overwritten, size kept) is caught by its digest and rebuilt, with a note', async () => {
+  const fx = writeFixtureModel(join(tmp.path, 'damaged'), { tieWordEmbeddings: true });
+  const cacheDir = join(tmp.path, 'cache-damaged');
+  const tokens = [3, 30, 300 % fx.vocabSize];
+  const logits = async (notes: string[]): Promise<Float32Array> => {
+    const session = await loadModel(fx.dir, { cacheDir, externalDataThreshold: 0, onMessage: (l) => notes.push(l) });
+    const slot = session.allocSlot();
+    const r = await session.forward([{ slot, tokens, parents: [-1, 0, 1] }], { logitsRows: [2] });
+    await session.release();
+    return r.logits!.slice();
+  };
+  const before = await logits([]);
+  const dataPath = `${openModelFolder(fx.dir, cacheDir).graphPath}.data`;
+  const bytes = readFileSync(dataPath);
+  const size = bytes.length;
+  bytes.fill(0x41, size >> 1, (size >> 1) + 4096);
+  writeFileSync(dataPath, bytes);
+  expect(statSync(dataPath).size).toBe(size);
+  const notes: string[] = [];
+  const after = await logits(notes);
+  expect(notes.join('\n')).toMatch(/cached graph [0-9a-f]{32}\.onnx does not match the digest recorded when it was written \(damaged on disk\); rebuilt it/);
+  expect(notes.some((l) => l.startsWith('built graph'))).toBe(true);
+  expect([...after]).toEqual([...before]);
+  const again: string[] = [];
+  await logits(again);
+  expect(again.filter((l) => !l.startsWith('hashing'))).toEqual([expect.stringMatching(/^reused cached graph/)]);
+});
+
 test('a cached graph that fails to parse is rebuilt, with a note', async () => {
   const fx = writeFixtureModel(join(tmp.path, 'corrupt'));
   const cacheDir = join(tmp.path, 'cache-corrupt');
@@ -81,7 +109,8 @@ test('a cached graph that fails to parse is rebuilt, with a note', async () => {
   const notes: string[] = [];
   const session = await loadModel(fx.dir, { cacheDir, onMessage: (l) => notes.push(l) });
   await session.release();
-  expect(notes.join('\n')).toMatch(/cached graph .*\.onnx could not be loaded \(.*\); rebuilding it/);
+  // Its digest no longer matches, so it is not even handed to onnxruntime.
+  expect(notes.join('\n')).toMatch(/cached graph .*\.onnx does not match the digest recorded when it was written \(damaged on disk\); rebuilt it/);
   expect(notes.some((l) => l.startsWith('built graph'))).toBe(true);
   await (await loadModel(fx.dir, { cacheDir })).release(); // and it stays fixed
 });

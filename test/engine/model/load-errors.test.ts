@@ -106,6 +106,62 @@ test('truncated safetensors', async () => {
   expect(() => readModelInfo(dir)).toThrow(/model\.safetensors: truncated: 5 bytes/);
 });
 
+/** Rewrites a safetensors file's header through `edit` (offsets relative to the data, as stored), keeping its data. */
+function editHeader(path: string, edit: (header: Record<string, { data_offsets: [number, number] }>) => void): void {
+  const bytes = readFileSync(path);
+  const length = Number(bytes.readBigUInt64LE(0));
+  const header = JSON.parse(bytes.subarray(8, 8 + length).toString('utf8'));
+  edit(header);
+  const text = Buffer.from(JSON.stringify(header).padEnd(length, ' '));
+  expect(text.length).toBe(length); // same header length: only the offsets change
+  writeFileSync(path, Buffer.concat([bytes.subarray(0, 8), text, bytes.subarray(8 + length)]));
+}
+
+/** The tensors of a header in the order of their data. */
+const byOffset = (header: Record<string, { data_offsets: [number, number] }>) =>
+  Object.entries(header).filter(([name]) => name !== '__metadata__').sort((a, b) => a[1].data_offsets[0] - b[1].data_offsets[0]);
+
+test.each([
+  [
+    'one tensor shifted 1,000 bytes into its neighbours',
+    (h: Record<string, { data_offsets: [number, number] }>) => {
+      const [, t] = byOffset(h)[1];
+      t.data_offsets = [t.data_offsets[0] + 1000, t.data_offsets[1] + 1000];
+    },
+    /model\.safetensors: tensor \S+ overlaps \S+: its data_offsets start at \d+, before \S+ ends at \d+/,
+  ],
+  [
+    'a gap between two tensors',
+    (h: Record<string, { data_offsets: [number, number] }>) => {
+      // Every tensor after the first 4 bytes later (the file grows by 4 below, so all still fit).
+      for (const [, t] of byOffset(h).slice(1)) t.data_offsets = [t.data_offsets[0] + 4, t.data_offsets[1] + 4];
+    },
+    /model\.safetensors: tensor \S+ leaves a gap of 4 bytes: its data_offsets start at \d+, but \S+ ends at \d+/,
+  ],
+  [
+    'offsets out of order',
+    (h: Record<string, { data_offsets: [number, number] }>) => {
+      const [, t] = byOffset(h)[0];
+      t.data_offsets = [t.data_offsets[1], t.data_offsets[0]];
+    },
+    /model\.safetensors: tensor \S+ has data_offsets \[\d+, 0\], not two byte offsets in order/,
+  ],
+])('safetensors with %s: every command refuses it, naming the tensor', async (_what, edit, message) => {
+  const dir = fresh();
+  const path = join(dir, 'model.safetensors');
+  editHeader(path, edit);
+  writeFileSync(path, Buffer.concat([readFileSync(path), Buffer.alloc(4)]), { flag: 'w' });
+  expect(() => readModelInfo(dir)).toThrow(message);
+  expect((await loadError(dir)).message).toMatch(message);
+});
+
+test('bytes after the last tensor are refused', async () => {
+  const dir = fresh();
+  const path = join(dir, 'model.safetensors');
+  writeFileSync(path, Buffer.concat([readFileSync(path), Buffer.alloc(16)]));
+  expect(() => readModelInfo(dir)).toThrow(/model\.safetensors: 16 bytes follow the last tensor \(\S+\); safetensors data ends with its last tensor/);
+});
+
 test('a tensor whose shape does not match config.json', async () => {
   const dir = fresh();
   editConfig(dir, (c) => (c.intermediate_size = 80));

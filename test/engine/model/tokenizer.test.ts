@@ -31,6 +31,19 @@ describe('ModelTokenizer', () => {
     expect(tok.isEos(eosId)).toBe(true);
   });
 
+  test('a tokenizer with more ids than config.json\'s vocab_size is refused in one line; a model padded past its tokenizer is not', () => {
+    const dir = writeFixtureModel(join(tmp.path, 'wide-tokenizer'), { vocabSize: size + 8 }).dir;
+    expect(ModelTokenizer.load(dir).vocabSize).toBe(size); // padded embeddings: fine
+    const path = join(dir, 'tokenizer.json');
+    const json = JSON.parse(readFileSync(path, 'utf8'));
+    // 200 added tokens past the model's rows, as a tokenizer of 4,296 beside a vocab_size of 4,096.
+    for (let i = 0; i < 200; i++) json.added_tokens.push({ id: size + 8 + i, content: `<extra_${i}>`, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true });
+    writeFileSync(path, JSON.stringify(json));
+    const message = new RegExp(`tokenizer\\.json: holds ${size + 208} token ids but config\\.json's vocab_size is ${size + 8}: ids from ${size + 8} on have no embedding row`);
+    expect(() => ModelTokenizer.load(dir)).toThrow(message);
+    expect(() => loadTokenizer(dir)).toThrow(message);
+  });
+
   test('renders the chat template from tokenizer_config.json', () => {
     const tok = ModelTokenizer.load(fx.dir);
     expect(tok.hasChatTemplate).toBe(true);
@@ -66,7 +79,7 @@ describe('add_bos_token', () => {
   const demo = join('assets', 'models', 'echo-demo-target');
   const copy = (addBos: boolean) => {
     const dir = join(tmp.path, `bos-${addBos}`);
-    writeFixtureModel(dir);
+    writeFixtureModel(dir, { vocabSize: 4096 }); // the demo tokenizer's ids, each with an embedding row
     writeFileSync(join(dir, 'tokenizer.json'), readFileSync(join(demo, 'tokenizer.json')));
     const config = JSON.parse(readFileSync(join(demo, 'tokenizer_config.json'), 'utf8'));
     writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ ...config, add_bos_token: addBos }));

@@ -82,12 +82,26 @@ describe('trace JSONL', () => {
     expect((streamed.error as TraceFormatError).line).toBe(7);
   });
 
-  it('stops at a step line that does not parse, keeping what came before', () => {
+  it('skips a garbage line in the middle, naming it, and reads every valid line after it, the summary too', async () => {
     const header = JSON.stringify(testHeader());
+    const [s0, s1] = testRun();
+    const summaryLine = { type: 'summary', endedAt: 'x', reason: 'finished', metrics: computeRunMetrics([s0, s1], { policy: 'echo' }).metrics, histograms: [] };
+    const text = [header, JSON.stringify(s0), '{"type":"step", oops', JSON.stringify(s1), JSON.stringify(summaryLine), ''].join('\n');
+    const file = path.join(tempDir(), 'garbage.jsonl');
+    writeFileSync(file, text);
+    for (const broken of [parseTrace(text), await readTraceStreaming(file), await readTrace(file)]) {
+      expect(broken.steps).toEqual([s0, s1]);
+      expect(broken.summary?.reason).toBe('finished');
+      expect(broken.error).toBeUndefined();
+      expect(broken.skipped).toEqual([{ line: 3, message: expect.stringMatching(/^line 3 is not valid JSON/) }]);
+    }
+  });
+
+  it('a last line cut short is the file\'s error, everything before it kept', () => {
     const [s0, s1] = testRun().map((e) => JSON.stringify(e));
-    const broken = parseTrace([header, s0, '{"type":"step", oops', s1, ''].join('\n'));
-    expect(broken.steps).toHaveLength(1);
-    expect(broken.error).toEqual({ line: 3, message: expect.stringMatching(/^line 3 is not valid JSON/) });
+    const cut = parseTrace([JSON.stringify(testHeader()), s0, s1.slice(0, 40)].join('\n'));
+    expect(cut.steps).toHaveLength(1);
+    expect(cut.error).toEqual({ line: 3, message: expect.stringMatching(/^line 3 is cut short/) });
   });
 
   it('names the field of a step that breaks the schema', () => {
@@ -96,22 +110,22 @@ describe('trace JSONL', () => {
     bad.requests[0].nodes[1].depth = -7;
     const trace = parseTrace([testHeader(), s0, bad].map((x) => JSON.stringify(x)).join('\n') + '\n');
     expect(trace.steps).toEqual([s0]);
-    expect(trace.error?.line).toBe(3);
-    expect(trace.error?.message).toMatch(/line 3 \(step\) does not match the trace schema: requests\.0\.nodes\.1\.depth/);
+    expect(trace.skipped?.[0].line).toBe(3);
+    expect(trace.skipped?.[0].message).toMatch(/line 3 \(step\) does not match the trace schema: requests\.0\.nodes\.1\.depth/);
   });
 
   it('refuses steps out of order, accepted ids outside the tree, and lines after the summary', () => {
     const [s0, s1] = testRun();
     const h = JSON.stringify(testHeader());
     const lines = (...xs: unknown[]) => [h, ...xs.map((x) => JSON.stringify(x))].join('\n') + '\n';
-    expect(parseTrace(lines(s1, s0)).error?.message).toMatch(/step 0 follows step 1/);
+    expect(parseTrace(lines(s1, s0)).skipped?.[0].message).toMatch(/step 0 follows step 1/);
     const wild = structuredClone(s0);
     wild.requests[0].accepted = [99];
-    expect(parseTrace(lines(wild)).error?.message).toMatch(/accepts node 99, which is not a drafted node/);
+    expect(parseTrace(lines(wild)).skipped?.[0].message).toMatch(/accepts node 99, which is not a drafted node/);
     const summaryLine = { type: 'summary', endedAt: 'x', reason: 'stopped', metrics: computeRunMetrics([s0], { policy: 'echo' }).metrics, histograms: [] };
     const after = parseTrace(lines(s0, summaryLine, s1));
     expect(after.summary?.reason).toBe('stopped');
-    expect(after.error?.message).toMatch(/line 4 comes after the summary line/);
+    expect(after.skipped?.[0].message).toMatch(/line 4 comes after the summary line/);
   });
 
   it('still reads a version 1 file, whose steps carry no confidence signal (path-prob)', () => {
@@ -142,6 +156,12 @@ describe('trace JSONL', () => {
     writeFileSync(empty, '');
     await expect(collect(streamTrace(empty))).resolves.toMatchObject({ error: expect.any(TraceFormatError) });
     await expect(readTrace(path.join(tempDir(), 'missing.jsonl'))).rejects.toThrow(/cannot read trace .*missing\.jsonl: ENOENT/);
+    // A folder is one line from every reader, not the stream's raw EISDIR.
+    const folder = tempDir();
+    const isFolder = /^cannot read trace .*: it is a folder \(or another non-file\), not a trace file$/;
+    await expect(readTrace(folder)).rejects.toThrow(isFolder);
+    await expect(readTraceStreaming(folder)).rejects.toThrow(isFolder);
+    await expect(collect(streamTrace(folder))).resolves.toMatchObject({ error: expect.objectContaining({ message: expect.stringMatching(isFolder) }) });
   });
 
   it('refuses non-finite numbers and an invalid header at write time', () => {
