@@ -238,7 +238,7 @@ export class ElasticScheduler implements SpeculationPolicy {
       let best = -Infinity;
       for (const id of added) best = Math.max(best, nodeScore(r.tree, id, this.confidence));
       plan.bestScore[depth] = best;
-      for (const id of added) plan.value[id] = this.valueOf(plan, r.tree.parent[id], nodeScore(r.tree, id, this.confidence), depth);
+      for (const parent of plan.expanded) this.valueChildren(plan, r.tree, parent, depth);
       const gate = this.checkGate(depth, r.tree, added);
       if (gate) {
         (r.gates as GateCheck[]).push(gate);
@@ -388,6 +388,26 @@ export class ElasticScheduler implements SpeculationPolicy {
       this.count(offer.value);
     }
     return true;
+  }
+
+  /**
+   * The values of a parent's drafted children. Only one of them can be accepted, so together they
+   * are worth at most their parent: when their shares of the layer's chance add up to more, they
+   * are scaled down to it (else a flat draft's siblings would each look as good as a chain).
+   */
+  private valueChildren(plan: PlanState, tree: DraftTree, parent: number, depth: number): void {
+    const cands = tree.candidates[parent];
+    if (!cands) return;
+    const children: number[] = [];
+    let total = 0;
+    for (const id of cands.childId) {
+      if (id === -1) continue;
+      children.push(id);
+      plan.value[id] = this.valueOf(plan, parent, nodeScore(tree, id, this.confidence), depth);
+      total += plan.value[id];
+    }
+    const cap = plan.value[parent] ?? 1;
+    if (total > cap) for (const id of children) plan.value[id] *= cap / total;
   }
 
   /**
