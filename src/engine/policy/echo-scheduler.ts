@@ -350,11 +350,10 @@ export class ElasticScheduler implements SpeculationPolicy {
       for (const parent of parents) {
         const cands = tree.candidates[parent];
         if (!cands) continue;
-        const parentScore = nodeScore(tree, parent, this.confidence);
         for (let rank = 0; rank < Math.min(this.rules.maxWidth, cands.tokens.length); rank++) {
           const id = cands.childId[rank];
           if (id !== -1 && tree.verified[id]) continue;
-          const value = id !== -1 ? plan.value[id] : this.valueOf(plan, parent, parentScore + stepScore(cands.logq, rank, this.confidence), depth);
+          const value = id !== -1 ? plan.value[id] : this.childValue(plan, tree, parent, rank, depth);
           offers.push({ index: i, parent, rank, id, value, depth });
         }
       }
@@ -390,36 +389,42 @@ export class ElasticScheduler implements SpeculationPolicy {
     return true;
   }
 
-  /**
-   * The values of a parent's drafted children. Only one of them can be accepted, so together they
-   * are worth at most their parent: when their shares of the layer's chance add up to more, they
-   * are scaled down to it (else a flat draft's siblings would each look as good as a chain).
-   */
+  /** The values of a parent's drafted children (childValue). */
   private valueChildren(plan: PlanState, tree: DraftTree, parent: number, depth: number): void {
     const cands = tree.candidates[parent];
     if (!cands) return;
-    const children: number[] = [];
-    let total = 0;
-    for (const id of cands.childId) {
-      if (id === -1) continue;
-      children.push(id);
-      plan.value[id] = this.valueOf(plan, parent, nodeScore(tree, id, this.confidence), depth);
-      total += plan.value[id];
+    for (let rank = 0; rank < cands.childId.length; rank++) {
+      const id = cands.childId[rank];
+      if (id !== -1) plan.value[id] = this.childValue(plan, tree, parent, rank, depth);
     }
-    const cap = plan.value[parent] ?? 1;
-    if (total > cap) for (const id of children) plan.value[id] *= cap / total;
   }
 
   /**
-   * A node's value: the measured chance that its layer is accepted at the layer's best confidence,
-   * shared among the layer's nodes in proportion to their path scores (the best node takes all of
-   * it), and never more than its parent's (a node is accepted only after its parent).
+   * A node's value: the chance it is accepted. Its parent's, times the chance the target then
+   * takes it. For the parent's top candidate that is the layer's measured continuation: the
+   * calibration's chance of reaching depth d at the layer's best confidence over that of reaching
+   * d − 1 (the draft's own probability without a calibration). The other candidates share what is
+   * left, in proportion to the draft's probabilities over everything but its top token: only one
+   * child can be accepted, so together they are never worth more than their parent. (A small
+   * draft is under-confident: its top token is accepted far more often than its probability says,
+   * the runner-ups far less, so the draft's probabilities alone would rank siblings with chains.)
    */
-  private valueOf(plan: PlanState, parent: number, score: number, depth: number): number {
-    const best = Math.max(plan.bestScore[depth] ?? score, score);
+  private childValue(plan: PlanState, tree: DraftTree, parent: number, rank: number, depth: number): number {
+    const cands = tree.candidates[parent]!;
+    const parentValue = plan.value[parent] ?? 1;
     const table = this.rules.acceptance;
-    const layer = table ? acceptanceAt(table, depth, Math.exp(best)) : Math.exp(best);
-    return Math.min(plan.value[parent] ?? 1, layer * Math.exp(score - best));
+    let top: number;
+    if (table) {
+      const here = acceptanceAt(table, depth, Math.exp(plan.bestScore[depth] ?? 0));
+      const above = depth === 0 ? 1 : acceptanceAt(table, depth - 1, Math.exp(plan.bestScore[depth - 1] ?? 0));
+      top = Math.min(1, here / Math.max(above, 1e-9));
+    } else {
+      top = Math.exp(stepScore(cands.logq, 0, this.confidence));
+    }
+    if (rank === 0) return parentValue * top;
+    const q0 = Math.exp(Math.min(0, cands.logq[0]));
+    const share = Math.exp(Math.min(0, cands.logq[rank])) / Math.max(1e-9, 1 - q0);
+    return parentValue * (1 - top) * Math.min(1, share);
   }
 
   /**

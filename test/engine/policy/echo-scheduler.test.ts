@@ -253,8 +253,9 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     // above it 90 %, at every depth. A draft forward costs 5 % of a target forward.
     const acceptance = Array.from({ length: 8 }, () => ({ edges: [0, 0.5, 1], rates: [0.05, 0.9] }));
     const shape = { depth: 6, topk: 3, tokens: 7 };
-    // Layer 1 of W has path confidence 0.9 · 0.5 = 0.45: its layer 2 could add 5 % of a token.
-    const weak: TableRequest = { id: 'W', probs: [[0.9, 0.05, 0.03], [0.5, 0.3, 0.1], ...Array(10).fill([0.9, 0.05, 0.03])] };
+    // Layer 1 of W has path confidence 0.9 · 0.5 = 0.45: its top node is worth 0.05 (0.9 · 0.05 /
+    // 0.9), its runner-ups less, so its layer 2 could add at most 5 % of a token.
+    const weak: TableRequest = { id: 'W', probs: [[0.9, 0.05, 0.03], [0.5, 0.02, 0.01], ...Array(10).fill([0.9, 0.05, 0.03])] };
 
     it('a chain whose next layer cannot pay for its forward stops there and spends its share on the layers it has', () => {
       // Layer 1's best path (0.45) is under 0.5, so it is worth 0.05 and so is the most its layer
@@ -297,6 +298,19 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
       // With a clear favourite at the root the same share is a chain.
       const chain = runTableStep(echo({ batch: 1, kmax: 3, shape: HIGH_LOAD, taus: {} }), 3, [confident('A')]);
       expect(chain.widths[0]).toEqual([1, 1]);
+    });
+
+    it("values nodes by the calibration, not the draft's probabilities: an under-confident draft's top tokens make a chain", () => {
+      // The draft spreads its mass (0.2, 0.19, 0.18, …) but the calibration says its top path is
+      // accepted 90 % of the time at depth 0, 81 % at 1, 73 % at 2: the top child continues 90 %
+      // of the time, and the runner-ups share the other 10 %. A share of 3 is a chain.
+      const flat: TableRequest = { id: 'F', probs: Array.from({ length: 6 }, () => [0.2, 0.19, 0.18, 0.17]) };
+      const acceptance = [0.9, 0.81, 0.73, 0.66].map((rate) => ({ edges: [0, 1], rates: [rate] }));
+      const calibrated = runTableStep(echo({ batch: 1, kmax: 4, shape: HIGH_LOAD, taus: {}, acceptance, draftCost: 0 }), 4, [flat]);
+      expect(calibrated.widths[0]).toEqual([1, 1, 1]);
+      // By the draft's own probabilities the root's runner-ups (0.19, 0.18) beat the chain (0.04).
+      const uncalibrated = runTableStep(echo({ batch: 1, kmax: 4, shape: HIGH_LOAD, taus: {} }), 4, [flat]);
+      expect(uncalibrated.widths[0]).toEqual([3]);
     });
 
     it('below the knee fills the budget static would have used, and more', () => {
