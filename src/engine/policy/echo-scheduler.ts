@@ -127,6 +127,12 @@ interface Offer {
   depth: number;
 }
 
+/**
+ * How the chance that a parent's top candidate is not taken splits among its runner-ups: the
+ * r-th runner-up takes (1 − ρ)·ρ^(r − 1) of it, ρ = 0.35 (static's per-rank prior decay).
+ */
+export const RUNNER_UP_DECAY = 0.35;
+
 export class ElasticScheduler implements SpeculationPolicy {
   readonly candidatesPerNode: number;
   readonly confidence: ConfidenceSignal;
@@ -403,11 +409,12 @@ export class ElasticScheduler implements SpeculationPolicy {
    * A node's value: the chance it is accepted. Its parent's, times the chance the target then
    * takes it. For the parent's top candidate that is the layer's measured continuation: the
    * calibration's chance of reaching depth d at the layer's best confidence over that of reaching
-   * d − 1 (the draft's own probability without a calibration). The other candidates share what is
-   * left, in proportion to the draft's probabilities over everything but its top token: only one
+   * d − 1. The other candidates share what is left by rank, each taking RUNNER_UP_DECAY of the
+   * one before (static's rank prior): only one
    * child can be accepted, so together they are never worth more than their parent. (A small
-   * draft is under-confident: its top token is accepted far more often than its probability says,
-   * the runner-ups far less, so the draft's probabilities alone would rank siblings with chains.)
+   * draft is under-confident and flat: its top token is accepted far more often than its
+   * probability says, and its probabilities alone would rank runner-ups with chains.) Without a
+   * calibration, every candidate continues with the draft's own probability: its path confidence.
    */
   private childValue(plan: PlanState, tree: DraftTree, parent: number, rank: number, depth: number): number {
     const cands = tree.candidates[parent]!;
@@ -422,9 +429,8 @@ export class ElasticScheduler implements SpeculationPolicy {
       top = Math.exp(stepScore(cands.logq, 0, this.confidence));
     }
     if (rank === 0) return parentValue * top;
-    const q0 = Math.exp(Math.min(0, cands.logq[0]));
-    const share = Math.exp(Math.min(0, cands.logq[rank])) / Math.max(1e-9, 1 - q0);
-    return parentValue * (1 - top) * Math.min(1, share);
+    if (!table) return parentValue * Math.exp(stepScore(cands.logq, rank, this.confidence));
+    return parentValue * (1 - top) * (1 - RUNNER_UP_DECAY) * RUNNER_UP_DECAY ** (rank - 1);
   }
 
   /**

@@ -258,9 +258,10 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     const weak: TableRequest = { id: 'W', probs: [[0.9, 0.05, 0.03], [0.5, 0.02, 0.01], ...Array(10).fill([0.9, 0.05, 0.03])] };
 
     it('a chain whose next layer cannot pay for its forward stops there and spends its share on the layers it has', () => {
-      // Layer 1's best path (0.45) is under 0.5, so it is worth 0.05 and so is the most its layer
-      // 2 could add (+2 % on the ~2.1 tokens expected) for 0.05 forwards (+4.5 % on 1.1).
-      const policy = echo({ batch: 1, kmax: 8, shape, taus: {}, acceptance, draftCost: 0.05 });
+      // Layer 1's best path (0.45) is under 0.5: its top node is worth 0.05, its runner-ups share
+      // the rest of their parent's 0.9 by rank (0.55 for the first). Layer 2 could add at most
+      // 0.55 tokens (+18 % on the ~3 expected) for a forward of 0.3 (+21 % on 1.6).
+      const policy = echo({ batch: 1, kmax: 8, shape, taus: {}, acceptance, draftCost: 0.3 });
       const out = runTableStep(policy, 8, [weak]);
       expect(out.draftedDepths[0]).toEqual([0, 1]);
       // Its share (7) goes to the best-valued nodes of the two layers drafted, width included.
