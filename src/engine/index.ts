@@ -6,7 +6,7 @@ export { runToEnd, startRun, type FinishedRun, type InstrumentedRun, type Modell
 export type { RequestResult } from './runner.js';
 export { availablePolicies, createPolicy, registerPolicy, unknownPolicy } from './policy/index.js';
 export type { VerifyCost } from './policy/types.js';
-export { clockFromSpec, type ModelledClock } from './cost/clock.js';
+export { clockFromSpec, type DeviceCosts, type ModelledClock } from './cost/clock.js';
 export { suggestKmax } from './cost/knee.js';
 export { loadHardwareProfile, profileMismatches, type HardwareProfile } from './cost/measure.js';
 export { formatStepTime } from './metrics/run-metrics.js';

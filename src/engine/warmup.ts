@@ -5,7 +5,7 @@
 import { ConfidenceSignalSchema, type ConfidenceSignal, type TreeShape } from '../shared/config';
 import type { DepthHistogramAccumulator } from './metrics/depth-histograms';
 import type { ModelSession } from './model/types';
-import { ElasticScheduler } from './policy/echo-scheduler';
+import { WarmupTreePolicy } from './policy/warmup-tree';
 import { startRun } from './instrumented-run';
 import type { WorkItem } from './runner';
 import { acceptanceFromSamples } from './calibrate/acceptance';
@@ -54,16 +54,8 @@ export function warmupKmax(batch: number, depth: number, topk = WARMUP_TOPK): nu
 }
 
 /** A policy that never gates and gives every request its whole warm-up tree. */
-export function warmupPolicy(depth: number, topk: number, confidence: ConfidenceSignal = 'path-prob'): ElasticScheduler {
-  return new ElasticScheduler('calibration warm-up', {
-    confidence,
-    shape: warmupShape(depth, topk),
-    maxDepth: depth,
-    maxWidth: topk,
-    gate: { signal: 'best-path', taus: new Map() },
-    reallocate: false,
-    widen: false,
-  });
+export function warmupPolicy(depth: number, topk: number, confidence: ConfidenceSignal = 'path-prob'): WarmupTreePolicy {
+  return new WarmupTreePolicy(warmupShape(depth, topk), confidence);
 }
 
 /**

@@ -111,6 +111,7 @@ export async function executeReproduce(flags: ReproduceFlags, argv: readonly str
       calibration: { depth: 8, batch: 8, maxNewTokens: Math.min(size.calibration.maxNewTokens, maxNewTokens), delta: DEFAULT_DELTA },
       kmax,
       draftCost,
+      ...(costs.verifyCost ? { verifyCost: costs.verifyCost } : {}),
       ...(profile ? { profile } : {}),
       ...(clock ? { clock } : {}),
     };

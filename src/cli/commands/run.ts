@@ -28,6 +28,7 @@ import {
   type RequestResult,
   type RunSetup,
   type VerifyCost,
+  type DeviceCosts,
 } from '../../engine/index.js';
 import { ConfidenceSignalSchema, defaultDraftPrecision, GATED_POLICIES, MAX_DRAFT_COST, parseTauList, parseValidAttentionWindow, POLICY_NAMES, RunConfigSchema, WEIGHT_PRECISIONS, WeightPrecisionSchema, type AttentionWindow, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { RunMetrics, StepTimeSplit } from '../../shared/events.js';
@@ -175,17 +176,27 @@ export const DEFAULT_RUN_KMAX = 64;
  * put in the config (undefined: the config's default) and whether to measure this machine's.
  */
 export function clockCosts(
-  flags: { draftCost?: number | 'auto' },
+  flags: { draftCost?: number | 'auto'; verifyCost?: VerifyCost },
   clock: ModelledClock | undefined,
   log?: (line: string) => void,
-): { knee?: number; draftCost?: number; measureDraftCost: boolean } {
-  if (!clock) return { draftCost: flags.draftCost === 'auto' ? undefined : flags.draftCost, measureDraftCost: flags.draftCost === 'auto' };
+): { knee?: number; draftCost?: number; verifyCost?: VerifyCost; measureDraftCost: boolean } {
+  if (!clock) return { draftCost: flags.draftCost === 'auto' ? undefined : flags.draftCost, verifyCost: flags.verifyCost, measureDraftCost: flags.draftCost === 'auto' };
   const { knee, draftForward } = clock.costs;
   const draftCost = typeof flags.draftCost === 'number' ? flags.draftCost : draftForward;
+  const verifyCost = flags.verifyCost ?? deviceVerifyCost(clock.costs);
   log?.(
-    `priced as the modelled device (${clock.label}): K_max from its knee, ${knee} tokens, unless --kmax is given; draft forward ${draftCost} of a target forward${typeof flags.draftCost === 'number' ? ' (--draft-cost)' : ' (the device\'s)'}`,
+    `priced as the modelled device (${clock.label}): K_max from its knee, ${knee} tokens, unless --kmax is given; draft forward ${draftCost} of a target forward${typeof flags.draftCost === 'number' ? ' (--draft-cost)' : ' (the device\'s)'}; verified tokens at ${verifyCost.knee}:${verifyCost.gamma}:${verifyCost.draftRow ?? 0}${flags.verifyCost ? ' (--verify-cost)' : ' (the device\'s knee, γ and draft row)'}`,
   );
-  return { knee, draftCost, measureDraftCost: false };
+  return { knee, draftCost, verifyCost, measureDraftCost: false };
+}
+
+/**
+ * The verification price of a device, as the gated policies read it (`--verify-cost`'s
+ * KNEE:GAMMA:DRAFT_ROW): past its knee a token is granted only when its expected acceptance pays
+ * for its share of the target forward and of the draft forwards.
+ */
+export function deviceVerifyCost(costs: DeviceCosts): VerifyCost {
+  return { knee: Math.max(0, Math.round(costs.knee)), gamma: Number(costs.gamma.toPrecision(3)), draftRow: costs.draftRow };
 }
 
 /** `--clock modelled --hw SPEC [--hw-profile FILE]` → a modelled clock; wall time alone otherwise. */
@@ -447,6 +458,7 @@ export function register(program: Command): void {
         ...given,
         kmax: given.kmax ?? (costs.knee !== undefined ? suggestKmax({ kmax: costs.knee }, given.batch) : undefined),
         ...(costs.draftCost !== undefined ? { draftCost: costs.draftCost } : {}),
+        ...(costs.verifyCost !== undefined ? { verifyCost: costs.verifyCost } : {}),
       };
       const config = runConfigFromFlags(flags);
       for (const note of ignoredFlagNotes(given)) log(note);

@@ -120,6 +120,7 @@ export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) 
   const config = runConfigFromFlags({
     ...flags,
     draftCost: costs.draftCost,
+    ...(costs.verifyCost ? { verifyCost: costs.verifyCost } : {}),
     policy: (gated ?? entries[0]).policy,
     batch: Math.max(...flags.batches),
     kmax: Math.max(...flags.batches.map(kmax)),

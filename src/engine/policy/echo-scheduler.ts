@@ -1,37 +1,38 @@
 // The ECHO unified elastic budget scheduler (paper §3.3, docs/echo.md), shared by `echo`,
 // `dense`, `fixed` and `ddd`. The whole batch is one Super-Tree under the cap
-// Σ_i (1 + K_i) ≤ K_max, built depth by depth:
+// Σ_i (1 + K_i) ≤ K_max. A step drafts first and grants after:
 //
-//   budget     every request starts with a base share (its base shape, cut to an even share of
-//              K_max); whatever the shares leave of K_max is free in a shared pool.
+//   draft      depth by depth, one batched draft forward per layer. Each request expands only the
+//              nodes whose children could still be granted (within its own share, or within the
+//              batch's K_max − B best nodes so far), at most top-k of them per layer.
 //   gate       at a gated depth d, after layer d is drafted: pass iff c_{i,d} > τ_d. A request
-//              that fails is *truncated at d*: layer d is not granted, it stops deepening, and
-//              the unspent rest of its share goes to the pool (released budget).
-//   priority 1 (global depth extension) the requests still deepening take layer d in order of
-//              confidence, highest first: base nodes from their own share, and past their base
-//              tree one node per layer paid from the pool (released budget first, so the grant
-//              records whose release paid it), up to the max depth, while the pool lasts.
-//   priority 2 (opportunistic width expansion) only when nothing can deepen: the pool widens
-//              truncated requests at their truncation depth with their best remaining candidates,
-//              highest path score first across the batch, at most maxWidth children per node.
+//              that fails is *truncated at d*: it stops deepening, none of its nodes at depth ≥ d
+//              can be granted as depth, and what its share cannot spend above d is released.
+//   value      every drafted node gets the chance it is accepted, as the calibration measured it
+//              (the layer's acceptance at its best path's confidence, shared by the layer's nodes
+//              in proportion to their path scores, never more than the parent's).
+//   priority 1 (global depth extension) the drafted nodes of the whole batch are granted best
+//              first by that value: a request's own share first (`base`), then the pool (budget
+//              released by truncated requests first, which records who paid, then K_max beyond
+//              the shares: `depth`). Truncated requests spend only their own share, above d.
+//   priority 2 (opportunistic width expansion) after priority 1: what is left of the pool widens
+//              truncated requests at their truncation depth, best value first across the batch,
+//              at most maxWidth children per node (`width`).
+//   price      on a clock past its knee, a node enters only when its value raises the step's
+//              expected output by more than it raises the step's time (its verification, and
+//              the draft forwards run so far); a layer is drafted only when what it could add
+//              pays for its forward; the root layer only when a token could pay at all, so a
+//              step where nothing pays decodes as `ar` does.
 //
-// "Confidence" and "path score" are read in the rules' signal (`path-prob`, the paper's, or
-// `path-margin`; see ConfidenceSignal).
-//
-// Under low load the pool is large, so a truncated request's release comes back to it as width;
-// under high load the shares fill K_max and a release is what lets confident requests deepen.
-//
-// draft price (optional) every layer costs one draft forward for the whole batch. Before drafting
-//              layer d the scheduler asks whether it can pay for that forward: each request still
-//              deepening can add at most the chance that its layer d − 1 is accepted, as the
-//              calibration measured it at that layer's confidence. If not, nobody drafts layer d
-//              and the requests widen layer d − 1 instead (priority 2), as a truncation would.
+// Best first is what a static best-first tree (`static`, EAGLE-2's rerank) does per request; doing
+// it over the whole batch, by measured acceptance, is what lets the budget flow to where it buys
+// most, and the gates are what keep low-confidence depth from taking it.
 import type { ConfidenceSignal, TreeShape } from '../../shared/config';
 import type { DeepeningStopReason, GateCheck, GrantKind } from '../../shared/events';
 import { acceptanceAt, type AcceptanceTable } from '../calibrate/acceptance';
-import { layerConfidence, nodeScore } from '../draft/confidence';
+import { nodeScore } from '../draft/confidence';
 import { ROOT, stepScore, type DraftTree } from '../tree';
-import { draftAllowance, fairShares, scaleShape, usefulLayers } from './budget';
+import { draftAllowance, fairShares, usefulLayers } from './budget';
 import type { SpeculationPolicy, StepContext, StepRequest, VerifyCost } from './types';
 import { Refusal } from '../refusal';
 
@@ -43,7 +44,7 @@ export type GateRule =
   | { signal: 'beam-mass'; logThreshold: number };
 
 export interface ElasticRules {
-  /** Base tree shape: layers, children per node, draft tokens per request. */
+  /** Base tree shape: its tokens cap a request's share, its top-k the children drafted per node. */
   shape: TreeShape;
   /** Deepest number of layers a request may reach (≥ shape.depth). */
   maxDepth: number;
@@ -55,16 +56,21 @@ export interface ElasticRules {
   /** Priority 2 widens truncated requests (ECHO); off for `ddd`. */
   widen: boolean;
   /**
-   * Optional price of verification (the T_ver fit of `profile-hw`): past `knee` packed tokens each
-   * more token costs `gamma` of a one-token forward. With it, a node is granted only if its path
-   * confidence, taken as its chance to be accepted, raises the step's expected output by more
-   * than it raises the step's time; without it, the scheduler fills K_max.
+   * Price of verification (the T_ver fit of the clock in use): past `knee` packed tokens each
+   * more token costs `gamma` of a one-token forward, and each drafted row `draftRow`. With it, a
+   * node is granted only if its value raises the step's expected output by more than it raises
+   * the step's time; without it, the scheduler fills K_max.
    */
   cost?: VerifyCost;
   /** What path scores, gates and priorities read (default `path-prob`). */
   confidence?: ConfidenceSignal;
-  /** Optional price of a draft forward: without it, every layer the budget allows is drafted. */
+  /** Price of a draft forward: without it, every layer the budget can reach is drafted. */
   draftPrice?: DraftPrice;
+  /**
+   * Measured acceptance by depth and layer confidence, in the rules' signal (a calibration's):
+   * what a node is worth. Without it, its path confidence.
+   */
+  acceptance?: AcceptanceTable;
 }
 
 export interface DraftPrice {
@@ -78,15 +84,12 @@ export type StopReason = DeepeningStopReason;
 
 /** Per request, what the scheduler decided this step (also readable by tests and the studio). */
 export interface RequestSchedule {
-  /** Draft tokens of the base share (base shape cut to the fair share of K_max). */
+  /** Draft tokens of the base share (the base shape's tokens cut to the fair share of K_max). */
   share: number;
-  /** Base nodes per depth that the share buys. */
-  quota: number[];
+  /** Draft nodes granted this step (verified), by any priority. */
+  granted: number;
   stop: StopReason | null;
-  /**
-   * The layer the request widens instead of deepening: a failed gate's depth, or the last layer
-   * drafted when the next did not pay its draft forward; -1 when neither.
-   */
+  /** The depth whose gate truncated the request (it widens there under priority 2); -1 when none. */
   truncatedAt: number;
 }
 
@@ -106,43 +109,41 @@ interface PlanState extends RequestSchedule {
   depthCap: number;
   /** Nodes expanded for the layer being drafted. */
   expanded: number[];
-  /** Nodes expanded for the layer it widens (see truncatedAt): width grows from their candidates. */
-  truncationParents: number[];
+  /** Best score among the drafted nodes of each depth (index = depth). */
+  bestScore: number[];
+  /** Each node's value, by node id (the root's is 1: it always emits a token). */
+  value: number[];
+  /** Why granting stopped short of the drafted tree, when it did (priority 1). */
+  grantStop: StopReason | null;
 }
 
-interface Candidate {
+interface Offer {
+  index: number;
   parent: number;
   rank: number;
-  score: number;
+  /** The node, when it was drafted into the tree; -1 for a candidate not yet in it. */
+  id: number;
+  value: number;
+  depth: number;
 }
 
 /**
- * Base nodes per depth for a share: one node per layer first (depth before width), then the
- * remainder on the shallowest layers, at most topk per layer (the beam width).
+ * How the chance that a parent's top candidate is not taken splits among its runner-ups: the
+ * r-th runner-up takes (1 − ρ)·ρ^(r − 1) of it, ρ = 0.35 (static's per-rank prior decay).
  */
-export function baseQuota(shape: TreeShape, share: number, maxDepth: number): number[] {
-  if (share <= 0) return [];
-  const scaled = scaleShape(shape, share);
-  const layers = Math.min(scaled.depth, share, maxDepth);
-  const quota = new Array<number>(layers).fill(1);
-  let extra = share - layers;
-  for (let d = 0; d < layers && extra > 0; d++) {
-    const add = Math.min(extra, scaled.topk - quota[d]);
-    quota[d] += add;
-    extra -= add;
-  }
-  return quota;
-}
+export const RUNNER_UP_DECAY = 0.35;
 
 export class ElasticScheduler implements SpeculationPolicy {
   readonly candidatesPerNode: number;
   readonly confidence: ConfidenceSignal;
   private plans: PlanState[] = [];
   private pool: Budget[] = [];
+  /** K_max − B: the draft tokens the whole batch may verify. */
+  private draftBudget = 0;
   /** This step so far: tokens granted for verification (roots included) and their expected output. */
   private verifiedSoFar = 0;
   private expectedOutput = 0;
-  /** Draft forwards run so far this step, in target one-token forwards (with a draft price). */
+  /** Draft forwards run so far this step, in target one-token forwards (under a price). */
   private draftSpent = 0;
 
   constructor(
@@ -167,216 +168,357 @@ export class ElasticScheduler implements SpeculationPolicy {
   }
 
   begin(ctx: StepContext): void {
-    // With reallocation, the tokens of K_max that do not split evenly stay in the pool: Priority 1
-    // then hands them to the most confident requests instead of the first ones in the batch (at
-    // high load, with fewer draft tokens than requests, that remainder is the whole draft budget).
+    // With reallocation, the tokens of K_max that do not split evenly stay in the pool: priority 1
+    // then hands them to the best nodes of the batch instead of the first requests in it (at high
+    // load, with fewer draft tokens than requests, that remainder is the whole draft budget).
     const fair = fairShares(ctx.kmax, ctx.requests.length, !this.rules.reallocate);
-    const { shape, maxDepth } = this.rules;
     this.pool = [];
+    this.draftBudget = ctx.kmax - ctx.requests.length;
     this.verifiedSoFar = ctx.requests.length;
     this.expectedOutput = ctx.requests.length; // each root emits at least its bonus token
-    this.draftSpent = this.rules.draftPrice?.forward ?? 0; // the root layer is always drafted
-    let free = ctx.kmax - ctx.requests.length;
+    this.draftSpent = 0;
+    let free = this.draftBudget;
     this.plans = ctx.requests.map((r, i) => {
-      const depthCap = Math.min(maxDepth, usefulLayers(r.remaining));
-      const quota = baseQuota(shape, draftAllowance(shape.tokens, fair[i]), depthCap);
-      const share = quota.reduce((a, b) => a + b, 0);
+      const depthCap = Math.min(this.rules.maxDepth, usefulLayers(r.remaining));
+      const share = depthCap > 0 ? draftAllowance(this.rules.shape.tokens, fair[i]) : 0;
       free -= share;
-      return { share, quota, stop: null, truncatedAt: -1, shareLeft: share, depthCap, expanded: [], truncationParents: [] };
+      return { share, granted: 0, stop: null, truncatedAt: -1, shareLeft: share, depthCap, expanded: [], bestScore: [], value: [1], grantStop: null };
     });
     if (free > 0) this.pool.push({ from: null, tokens: free });
   }
 
   frontier(depth: number, ctx: StepContext): ReadonlyArray<readonly number[]> {
-    // When not even a node sure to be accepted would pay for drafting and verifying it, this
-    // layer could only cost time: nobody drafts it.
-    const worthDrafting = this.worthDrafting();
-    const paysItsForward = this.layerPaysItsForward(depth, ctx);
-    for (const [i, plan] of this.plans.entries()) {
-      if (plan.stop === null) {
-        if (depth >= plan.depthCap) this.stop(plan, ctx.requests[i], 'max-depth', depth);
-        else if (!worthDrafting) this.stop(plan, ctx.requests[i], 'not-worth-its-cost', depth);
-        else if (!paysItsForward) this.widenInstead(plan, ctx.requests[i], 'not-worth-its-cost', depth, depth - 1);
-      }
-      plan.expanded = [];
-    }
-    // A request past its base tree lives on the pool; draft it only if the pool, or what this
-    // depth's gates may release into it, can pay for one more layer.
-    const gated = this.gateAt(depth) !== undefined;
-    let reachable = this.poolTokens();
-    if (gated && this.rules.reallocate) for (const p of this.plans) if (p.stop === null) reachable += p.shareLeft;
-    const frontiers = ctx.requests.map((r, i) => {
-      const plan = this.plans[i];
-      if (plan.stop !== null) return [];
-      const need = this.wanted(plan, depth);
-      const pastBase = depth >= plan.quota.length;
-      if (need === 0 || (pastBase && plan.shareLeft === 0 && reachable === 0)) return this.stop(plan, r, 'no-budget', depth);
-      if (depth === 0) {
+    for (const plan of this.plans) plan.expanded = [];
+    if (depth === 0) {
+      // When not even the best the root layer could buy pays for it, this step decodes plainly.
+      const worthIt = this.rootLayerPays(ctx);
+      return ctx.requests.map((r, i) => {
+        const plan = this.plans[i];
+        if (plan.depthCap <= 0) return this.stop(plan, r, 'max-depth', 0);
+        if (!worthIt) return this.stop(plan, r, 'not-worth-its-cost', 0);
         plan.expanded = [ROOT];
-      } else {
-        // The best `need` parents hold the best `need` children; at a gate, the whole beam, so a
-        // truncation has candidates to widen with. The beam is at most topk wide.
-        const parents = grantedAt(r.tree, depth - 1, this.confidence);
-        const beam = Math.min(parents.length, this.rules.shape.topk);
-        plan.expanded = parents.slice(0, gated ? beam : Math.min(beam, need));
-        if (plan.expanded.length === 0) return this.stop(plan, r, 'no-candidates', depth);
+        return plan.expanded;
+      });
+    }
+    const reach = this.reach(ctx);
+    const gated = this.gateAt(depth) !== undefined;
+    const beam = this.rules.shape.topk;
+    for (const [i, plan] of this.plans.entries()) {
+      const r = ctx.requests[i];
+      if (plan.stop !== null) continue;
+      if (depth >= plan.depthCap) {
+        this.stop(plan, r, 'max-depth', depth);
+        continue;
       }
-      return plan.expanded;
-    });
-    if (depth > 0 && this.rules.draftPrice && frontiers.some((f) => f.length > 0)) this.draftSpent += this.rules.draftPrice.forward;
-    return frontiers;
+      const parents = byValue(plan, r.tree.nodesAtDepth(depth - 1));
+      // A node whose children no budget could reach is not expanded; at a gate the whole beam is,
+      // so that a truncation has candidates to widen with.
+      const reachable = gated ? parents : parents.filter((id) => plan.value[id] > reach.ownBar[i] || plan.value[id] > reach.bar);
+      plan.expanded = reachable.slice(0, beam);
+      if (plan.expanded.length === 0) this.stop(plan, r, 'no-budget', depth);
+    }
+    const rows = this.plans.reduce((n, p) => n + p.expanded.length, 0);
+    if (rows > 0 && !this.layerPaysItsForward(ctx, reach, rows)) {
+      for (const [i, plan] of this.plans.entries()) if (plan.expanded.length > 0) this.stop(plan, ctx.requests[i], 'not-worth-its-cost', depth);
+      return this.plans.map(() => []);
+    }
+    if (rows > 0) this.draftSpent += this.forwardCost(rows);
+    return this.plans.map((p) => p.expanded);
   }
 
   grow(depth: number, ctx: StepContext): void {
-    const drafted = ctx.requests.filter((r) => this.plans[r.index].expanded.length > 0);
-    // Gates first, so what a truncated request releases at depth d can already pay for depth d.
-    const deepening: { r: StepRequest; confidence: number; candidates: Candidate[] }[] = [];
-    for (const r of drafted) {
+    const topk = this.rules.shape.topk;
+    for (const r of ctx.requests) {
       const plan = this.plans[r.index];
-      const candidates = layerCandidates(r.tree, plan.expanded, this.rules.shape.topk, this.confidence);
-      if (candidates.length === 0) {
+      if (plan.expanded.length === 0) continue;
+      const added: number[] = [];
+      for (const parent of plan.expanded) {
+        const cands = r.tree.candidates[parent];
+        if (!cands) continue;
+        for (let rank = 0; rank < Math.min(topk, cands.tokens.length); rank++) added.push(r.tree.addChild(parent, rank));
+      }
+      if (added.length === 0) {
         this.stop(plan, r, 'no-candidates', depth);
         continue;
       }
-      const confidence = Math.exp(candidates[0].score);
-      const gate = this.checkGate(depth, candidates);
+      let best = -Infinity;
+      for (const id of added) best = Math.max(best, nodeScore(r.tree, id, this.confidence));
+      plan.bestScore[depth] = best;
+      for (const parent of plan.expanded) this.valueChildren(plan, r.tree, parent, depth);
+      const gate = this.checkGate(depth, r.tree, added);
       if (gate) {
         (r.gates as GateCheck[]).push(gate);
         if (!gate.pass) {
-          this.widenInstead(plan, r, 'truncated', depth, depth);
-          continue;
+          plan.truncatedAt = depth;
+          this.stop(plan, r, 'truncated', depth);
         }
       }
-      deepening.push({ r, confidence, candidates });
-    }
-    // Priority 1: highest confidence first while the budget lasts.
-    deepening.sort((a, b) => b.confidence - a.confidence || a.r.index - b.r.index);
-    for (const { r, candidates } of deepening) {
-      const plan = this.plans[r.index];
-      const want = Math.min(this.wanted(plan, depth), candidates.length);
-      let grantedHere = 0;
-      let tooCostly = false;
-      for (const c of candidates.slice(0, want)) {
-        if (!this.paysForItself(c.score)) {
-          tooCostly = true;
-          break;
-        }
-        let kind: GrantKind = 'base';
-        let paidBy: string | undefined;
-        if (plan.shareLeft > 0) {
-          plan.shareLeft--;
-          if (depth >= plan.quota.length) kind = 'depth';
-        } else {
-          const payer = this.takeFromPool();
-          if (payer === undefined) break;
-          kind = 'depth';
-          if (payer !== null && payer !== r.id) {
-            paidBy = payer;
-            recordTransfer(ctx, payer, r.id);
-          }
-        }
-        r.tree.addChild(c.parent, c.rank, kind, paidBy);
-        this.count(c.score);
-        grantedHere++;
-      }
-      if (grantedHere === 0) this.stop(plan, r, tooCostly ? 'not-worth-its-cost' : 'no-budget', depth);
+      plan.expanded = [];
     }
   }
 
   select(ctx: StepContext): void {
+    this.grantByValue(ctx);
     if (this.rules.widen) this.widen(ctx);
-    for (const r of ctx.requests) {
-      for (let id = 1; id < r.tree.size; id++) r.tree.verify(id);
+    for (const [i, plan] of this.plans.entries()) {
+      const r = ctx.requests[i];
+      let deepest = -1;
+      for (let id = 1; id < r.tree.size; id++) {
+        if (!r.tree.verified[id]) continue;
+        plan.granted++;
+        deepest = Math.max(deepest, r.tree.depth[id]);
+      }
+      // Drafted deeper than it was granted: the reason is the grant's, at the first layer it lacks.
+      if (plan.grantStop !== null && plan.stop !== 'truncated' && r.stop && deepest + 1 < r.stop.depth) {
+        plan.stop = plan.grantStop;
+        r.stop = { reason: plan.grantStop, depth: deepest + 1 };
+      }
     }
   }
 
   /**
-   * Priority 2: the pool widens truncated requests (and those the draft price stopped) at the
-   * layer they stopped at, best path score first.
+   * Priority 1: every grantable drafted node of the batch, best value first. Values never rise
+   * along a path and ties go to the shallower node, so a parent always comes before its children;
+   * a node whose parent was not granted is skipped.
+   */
+  private grantByValue(ctx: StepContext): void {
+    const nodes: Offer[] = [];
+    const { bar } = this.reach(ctx);
+    for (const [i, plan] of this.plans.entries()) {
+      const tree = ctx.requests[i].tree;
+      let spendable = 0;
+      for (let id = 1; id < tree.size; id++) {
+        if (!this.grantable(plan, tree.depth[id])) continue;
+        // A truncated request keeps of its share only what its nodes above the cut would win
+        // against the whole batch; the rest is released, for confident requests' depth.
+        if (plan.truncatedAt < 0 || plan.value[id] > bar) spendable++;
+        nodes.push({ index: i, parent: tree.parent[id], rank: tree.rank[id], id, value: plan.value[id], depth: tree.depth[id] });
+      }
+      // What the share cannot spend is released now, before anyone needs it.
+      this.release(ctx.requests[i], plan, Math.max(0, plan.shareLeft - spendable));
+    }
+    nodes.sort(offerOrder);
+    const deepest = this.plans.map(() => -1);
+    for (const node of nodes) {
+      const r = ctx.requests[node.index];
+      const plan = this.plans[node.index];
+      if (!r.tree.verified[node.parent]) continue;
+      // Best first: once a node does not pay for itself, none after it does.
+      if (!this.pays(node.value)) {
+        for (const p of this.plans) p.grantStop ??= 'not-worth-its-cost';
+        break;
+      }
+      let kind: GrantKind = 'base';
+      let paidBy: string | undefined;
+      if (plan.shareLeft > 0) {
+        plan.shareLeft--;
+      } else if (plan.truncatedAt >= 0 || node.depth <= deepest[node.index]) {
+        // The pool pays for depth, and only a confident request's: width waits for priority 2.
+        continue;
+      } else {
+        const payer = this.takeFromPool();
+        if (payer === undefined) {
+          plan.grantStop ??= 'no-budget';
+          continue;
+        }
+        kind = 'depth';
+        if (payer !== null && payer !== r.id) {
+          paidBy = payer;
+          recordTransfer(ctx, payer, r.id);
+        }
+      }
+      r.tree.verify(node.id, kind, paidBy);
+      this.count(node.value);
+      deepest[node.index] = Math.max(deepest[node.index], node.depth);
+    }
+    // A truncated request's unspent share goes to the pool, for its own width or others'.
+    for (const [i, plan] of this.plans.entries()) this.release(ctx.requests[i], plan, plan.shareLeft);
+  }
+
+  /** Can this node be granted under priority 1: above its request's truncation depth. */
+  private grantable(plan: PlanState, depth: number): boolean {
+    return plan.truncatedAt < 0 || depth < plan.truncatedAt;
+  }
+
+  /**
+   * Priority 2: the pool widens truncated requests at the layer their gate cut, from their granted
+   * nodes above it, best value first across the batch. Then, if the pool still holds budget, the
+   * other requests' best drafted nodes that priority 1 left out (their share spent, and the pool
+   * paying only for depth there).
    */
   private widen(ctx: StepContext): void {
-    const offers: { r: StepRequest; c: Candidate }[] = [];
-    for (const r of ctx.requests) {
-      const plan = this.plans[r.index];
+    const offers: Offer[] = [];
+    for (const [i, plan] of this.plans.entries()) {
       if (plan.truncatedAt < 0) continue;
-      for (const c of layerCandidates(r.tree, plan.truncationParents, this.rules.maxWidth, this.confidence)) offers.push({ r, c });
+      const tree = ctx.requests[i].tree;
+      const depth = plan.truncatedAt;
+      const parents = depth === 0 ? [ROOT] : tree.nodesAtDepth(depth - 1).filter((id) => tree.verified[id]);
+      for (const parent of parents) {
+        const cands = tree.candidates[parent];
+        if (!cands) continue;
+        for (let rank = 0; rank < Math.min(this.rules.maxWidth, cands.tokens.length); rank++) {
+          const id = cands.childId[rank];
+          if (id !== -1 && tree.verified[id]) continue;
+          const value = id !== -1 ? plan.value[id] : this.childValue(plan, tree, parent, rank, depth);
+          offers.push({ index: i, parent, rank, id, value, depth });
+        }
+      }
     }
-    offers.sort((a, b) => b.c.score - a.c.score || a.r.index - b.r.index || a.c.parent - b.c.parent || a.c.rank - b.c.rank);
-    for (const { r, c } of offers) {
-      const plan = this.plans[r.index];
+    if (!this.grantWidth(ctx, offers)) return;
+    // Below the knee a token left in the pool is given away: what remains widens the requests
+    // that were not truncated too, best value first.
+    const rest: Offer[] = [];
+    for (const [i, plan] of this.plans.entries()) {
+      if (plan.truncatedAt >= 0) continue;
+      const tree = ctx.requests[i].tree;
+      for (let id = 1; id < tree.size; id++) {
+        if (!tree.verified[id]) rest.push({ index: i, parent: tree.parent[id], rank: tree.rank[id], id, value: plan.value[id], depth: tree.depth[id] });
+      }
+    }
+    this.grantWidth(ctx, rest);
+  }
+
+  /** Grants offers from the pool, best value first, as width; false once the pool or the price stops it. */
+  private grantWidth(ctx: StepContext, offers: Offer[]): boolean {
+    offers.sort(offerOrder);
+    for (const offer of offers) {
+      const tree = ctx.requests[offer.index].tree;
+      if (!tree.verified[offer.parent]) continue;
       // Offers come best first: once one does not pay for itself, none after it does.
-      if (!this.paysForItself(c.score)) return;
-      if (this.takeFromPool() === undefined) return;
-      r.tree.addChild(c.parent, c.rank, 'width');
-      this.count(c.score);
+      if (!this.pays(offer.value)) return false;
+      if (this.takeFromPool() === undefined) return false;
+      const id = offer.id !== -1 ? offer.id : tree.addChild(offer.parent, offer.rank);
+      this.plans[offer.index].value[id] = offer.value;
+      tree.verify(id, 'width');
+      this.count(offer.value);
     }
+    return true;
+  }
+
+  /** The values of a parent's drafted children (childValue). */
+  private valueChildren(plan: PlanState, tree: DraftTree, parent: number, depth: number): void {
+    const cands = tree.candidates[parent];
+    if (!cands) return;
+    for (let rank = 0; rank < cands.childId.length; rank++) {
+      const id = cands.childId[rank];
+      if (id !== -1) plan.value[id] = this.childValue(plan, tree, parent, rank, depth);
+    }
+  }
+
+  /**
+   * A node's value: the chance it is accepted. Its parent's, times the chance the target then
+   * takes it. For the parent's top candidate that is the layer's measured continuation: the
+   * calibration's chance of reaching depth d at the layer's best confidence over that of reaching
+   * d − 1. The other candidates share what is left by rank, each taking RUNNER_UP_DECAY of the
+   * one before (static's rank prior): only one
+   * child can be accepted, so together they are never worth more than their parent. (A small
+   * draft is under-confident and flat: its top token is accepted far more often than its
+   * probability says, and its probabilities alone would rank runner-ups with chains.) Without a
+   * calibration, every candidate continues with the draft's own probability: its path confidence.
+   */
+  private childValue(plan: PlanState, tree: DraftTree, parent: number, rank: number, depth: number): number {
+    const cands = tree.candidates[parent]!;
+    const parentValue = plan.value[parent] ?? 1;
+    const table = this.rules.acceptance;
+    let top: number;
+    if (table) {
+      const here = acceptanceAt(table, depth, Math.exp(plan.bestScore[depth] ?? 0));
+      const above = depth === 0 ? 1 : acceptanceAt(table, depth - 1, Math.exp(plan.bestScore[depth - 1] ?? 0));
+      top = Math.min(1, here / Math.max(above, 1e-9));
+    } else {
+      top = Math.exp(stepScore(cands.logq, 0, this.confidence));
+    }
+    if (rank === 0) return parentValue * top;
+    if (!table) return parentValue * Math.exp(stepScore(cands.logq, rank, this.confidence));
+    return parentValue * (1 - top) * (1 - RUNNER_UP_DECAY) * RUNNER_UP_DECAY ** (rank - 1);
+  }
+
+  /**
+   * The values a node must beat for a child of it to be reachable: the batch's (K_max − B)-th best
+   * drafted value (the pool and every share together), and per request the share-th best of its
+   * own. Also the expected output of the batch's best nodes.
+   */
+  private reach(ctx: StepContext): { bar: number; ownBar: number[]; expected: number; count: number } {
+    const all: number[] = [];
+    const ownBar = this.plans.map((plan, i) => {
+      const tree = ctx.requests[i].tree;
+      const mine: number[] = [];
+      for (let id = 1; id < tree.size; id++) if (this.grantable(plan, tree.depth[id])) mine.push(plan.value[id]);
+      mine.sort((a, b) => b - a);
+      for (const v of mine) all.push(v);
+      return kthBest(mine, plan.share);
+    });
+    all.sort((a, b) => b - a);
+    const n = this.draftBudget;
+    const bar = kthBest(all, n);
+    let expected = 0;
+    for (const v of all.slice(0, n)) expected += v;
+    return { bar, ownBar, expected, count: Math.min(n, all.length) };
+  }
+
+  /**
+   * Does drafting this layer pay for its forward? A request can add at most its best expanded
+   * node's value (a child is worth no more than its parent), less the value of the node it would
+   * displace once the batch's best nodes fill K_max.
+   */
+  private layerPaysItsForward(ctx: StepContext, reach: { bar: number; expected: number; count: number }, rows: number): boolean {
+    if (!this.rules.draftPrice && !this.rules.cost) return true;
+    const displaced = reach.count >= this.draftBudget && Number.isFinite(reach.bar) ? Math.max(0, reach.bar) : 0;
+    let gain = 0;
+    for (const plan of this.plans) if (plan.expanded.length > 0) gain += Math.max(0, plan.value[plan.expanded[0]] - displaced);
+    const output = ctx.requests.length + reach.expected;
+    const time = this.stepTime(ctx.requests.length + reach.count);
+    return (output + gain) / output > (time + this.forwardCost(rows)) / time;
+  }
+
+  /**
+   * Is the root layer worth drafting? Each token it could buy is accepted at most as often as the
+   * best root the calibration saw; if no number of them pays for the forward and their
+   * verification, the step decodes plainly.
+   */
+  private rootLayerPays(ctx: StepContext): boolean {
+    if (!this.rules.draftPrice && !this.rules.cost) return true;
+    const table = this.rules.acceptance ?? this.rules.draftPrice?.acceptance;
+    const root = table?.[0];
+    const chance = root ? Math.max(...root.rates) : 1;
+    const roots = ctx.requests.length;
+    const forward = this.forwardCost(this.plans.filter((p) => p.depthCap > 0).length);
+    const time = this.stepTime(roots);
+    for (let n = 1; n <= this.draftBudget; n++) {
+      if ((roots + chance * n) / roots > (this.stepTime(roots + n) + forward + n * (this.rules.cost?.draftRow ?? 0)) / time) return true;
+    }
+    return false;
+  }
+
+  /**
+   * One draft forward of `rows` rows, in target one-token forwards (0 when nothing prices it): the
+   * one-row forward, or its rows at the per-row cost once they cost more (a roofline's two sides).
+   */
+  private forwardCost(rows: number): number {
+    return Math.max(this.rules.draftPrice?.forward ?? 0, rows * (this.rules.cost?.draftRow ?? 0));
   }
 
   /**
    * Under a verification cost: does one more node, accepted with probability p, raise expected
-   * output per unit of step time, also paying `extraCost` (in one-token forwards)? Below the knee
-   * verifying a token costs nothing extra. Throughput O/T rises iff
-   * (O + p) / O > (T(K + 1) + extra) / T(K), with T(K) = 1 + γ·max(0, K − knee) plus, under a
-   * draft price, the draft forwards run so far (stepTime).
+   * output per unit of step time? Below the knee verifying a token costs nothing extra.
+   * Throughput O/T rises iff (O + p) / O > T(K + 1) / T(K), with T(K) = 1 + γ·max(0, K − knee)
+   * plus the draft forwards run so far (stepTime).
    */
-  private pays(p: number, extraCost = 0): boolean {
+  private pays(p: number): boolean {
     if (!this.rules.cost) return true;
     const k = this.verifiedSoFar;
-    return (this.expectedOutput + p) / this.expectedOutput > (this.stepTime(k + 1) + extraCost) / this.stepTime(k);
+    return (this.expectedOutput + p) / this.expectedOutput > this.stepTime(k + 1) / this.stepTime(k);
   }
 
-  /** Step time so far with k tokens verified, in target one-token forwards: verification and draft forwards. */
+  /** Step time with k tokens verified, in target one-token forwards: verification and the draft forwards so far. */
   private stepTime(k: number): number {
     const cost = this.rules.cost;
     return 1 + (cost ? cost.gamma * Math.max(0, k - cost.knee) : 0) + this.draftSpent;
   }
 
-  /**
-   * Under a draft price: does drafting layer `depth` pay for its forward? A request can gain from
-   * it at most the chance that its layer depth − 1 is accepted (the measured rate at that layer's
-   * confidence), and only as many requests as there are tokens left can be granted a node there.
-   * The root layer is always drafted.
-   */
-  private layerPaysItsForward(depth: number, ctx: StepContext): boolean {
-    const price = this.rules.draftPrice;
-    if (!price || depth === 0) return true;
-    const chances: number[] = [];
-    let tokens = this.poolTokens();
-    for (const [i, plan] of this.plans.entries()) {
-      if (plan.stop !== null || depth >= plan.depthCap) continue;
-      tokens += plan.shareLeft;
-      chances.push(acceptanceAt(price.acceptance, depth - 1, layerConfidence(ctx.requests[i].tree, depth - 1, this.confidence)));
-    }
-    // Nothing to decide here: the budget (or the depth cap) stops them anyway.
-    if (chances.length === 0 || tokens === 0) return true;
-    chances.sort((a, b) => b - a);
-    let gain = 0;
-    for (const chance of chances.slice(0, tokens)) gain += chance;
-    const time = this.stepTime(this.verifiedSoFar);
-    return (this.expectedOutput + gain) / this.expectedOutput > (time + price.forward) / time;
-  }
-
-  /** A node of this path score pays for its verification. */
-  private paysForItself(pathScore: number): boolean {
-    return this.pays(Math.exp(pathScore));
-  }
-
-  /** A node sure to be accepted would pay for its draft row and its verification. */
-  private worthDrafting(): boolean {
-    return this.pays(1, this.rules.cost?.draftRow ?? 0);
-  }
-
-  private count(pathScore: number): void {
+  private count(value: number): void {
     this.verifiedSoFar++;
-    this.expectedOutput += Math.exp(pathScore);
-  }
-
-  /**
-   * Nodes this request would take at `depth`: its base quota, else one node of extension. Only
-   * asked below its depth cap (frontier stops it there first).
-   */
-  private wanted(plan: PlanState, depth: number): number {
-    return depth < plan.quota.length ? plan.quota[depth] : 1;
+    this.expectedOutput += value;
   }
 
   private gateAt(depth: number): number | undefined {
@@ -384,15 +526,16 @@ export class ElasticScheduler implements SpeculationPolicy {
     return gate.signal === 'best-path' ? gate.taus.get(depth) : Math.exp(gate.logThreshold);
   }
 
-  private checkGate(depth: number, candidates: Candidate[]): GateCheck | null {
+  private checkGate(depth: number, tree: DraftTree, layer: readonly number[]): GateCheck | null {
     const tau = this.gateAt(depth);
     if (tau === undefined) return null;
+    const scores = layer.map((id) => nodeScore(tree, id, this.confidence)).sort((a, b) => b - a);
     let confidence: number;
     if (this.rules.gate.signal === 'best-path') {
-      confidence = Math.exp(candidates[0].score);
+      confidence = Math.exp(scores[0]);
     } else {
       confidence = 0;
-      for (const c of candidates.slice(0, this.rules.shape.topk)) confidence += Math.exp(c.score);
+      for (const s of scores.slice(0, this.rules.shape.topk)) confidence += Math.exp(s);
     }
     return { depth, confidence, tau, pass: confidence > tau };
   }
@@ -406,14 +549,11 @@ export class ElasticScheduler implements SpeculationPolicy {
     return budget.from;
   }
 
-  /**
-   * Stops deepening at layer `depth` and marks layer `widenAt` for width (priority 2), from the
-   * parents expanded for it.
-   */
-  private widenInstead(plan: PlanState, r: StepRequest, reason: StopReason, depth: number, widenAt: number): void {
-    plan.truncatedAt = widenAt;
-    plan.truncationParents = plan.expanded;
-    this.stop(plan, r, reason, depth);
+  /** Moves `tokens` of the request's unspent share to the pool (lost without reallocation). */
+  private release(r: StepRequest, plan: PlanState, tokens: number): void {
+    if (tokens <= 0) return;
+    plan.shareLeft -= tokens;
+    if (this.rules.reallocate) this.pool.push({ from: r.id, tokens });
   }
 
   /** Stops deepening the request: `depth` is the first layer it does not deepen into. */
@@ -421,36 +561,30 @@ export class ElasticScheduler implements SpeculationPolicy {
     if (plan.stop === null) {
       plan.stop = reason;
       r.stop = { reason, depth };
-      if (plan.shareLeft > 0 && this.rules.reallocate) this.pool.push({ from: r.id, tokens: plan.shareLeft });
-      plan.shareLeft = 0;
     }
     plan.expanded = [];
     return [];
   }
 }
 
-/** Granted nodes at a depth, best path score first. */
-function grantedAt(tree: DraftTree, depth: number, signal: ConfidenceSignal): number[] {
-  return tree
-    .nodesAtDepth(depth)
-    .slice()
-    .sort((a, b) => nodeScore(tree, b, signal) - nodeScore(tree, a, signal) || a - b);
+/**
+ * A node with `n − 2` better ones can still have a child among the best n (itself and its
+ * ancestors all rank above that child): it must beat the n-th best of `sorted` (best first).
+ * -Infinity while fewer than n are drafted; Infinity when n < 2 leaves no room for a child.
+ */
+function kthBest(sorted: readonly number[], n: number): number {
+  if (n < 2) return Infinity;
+  return sorted.length >= n ? sorted[n - 1] : -Infinity;
 }
 
-/** Candidates of the expanded nodes not yet in the tree, at most `perNode` ranks each, best first. */
-function layerCandidates(tree: DraftTree, expanded: readonly number[], perNode: number, signal: ConfidenceSignal): Candidate[] {
-  const out: Candidate[] = [];
-  for (const parent of expanded) {
-    const cands = tree.candidates[parent];
-    if (!cands) continue;
-    const n = Math.min(perNode, cands.tokens.length);
-    const parentScore = nodeScore(tree, parent, signal);
-    for (let rank = 0; rank < n; rank++) {
-      if (cands.childId[rank] !== -1) continue;
-      out.push({ parent, rank, score: parentScore + stepScore(cands.logq, rank, signal) });
-    }
-  }
-  return out.sort((a, b) => b.score - a.score || a.parent - b.parent || a.rank - b.rank);
+/** Nodes by value, best first (ties: the earlier node). */
+function byValue(plan: PlanState, nodes: readonly number[]): number[] {
+  return nodes.slice().sort((a, b) => plan.value[b] - plan.value[a] || a - b);
+}
+
+/** Best value first; ties to the shallower node (so a parent precedes its child), then batch order. */
+function offerOrder(a: Offer, b: Offer): number {
+  return b.value - a.value || a.depth - b.depth || a.index - b.index || a.parent - b.parent || a.rank - b.rank;
 }
 
 function recordTransfer(ctx: StepContext, from: string, to: string): void {

@@ -3,7 +3,7 @@
 // profile (src/engine/calibrate); `dense`, `fixed` and `ddd` are ablations on the same scheduler.
 import type { Knobs, TreeShape } from '../../shared/config';
 import { DEFAULT_DRAFT_FRACTION } from '../cost/clock';
-import { HIGH_LOAD_SHAPE, LOW_LOAD_SHAPE } from './budget';
+import { LOW_LOAD_SHAPE } from './budget';
 import { ElasticScheduler, type ElasticRules } from './echo-scheduler';
 import type { PolicyOptions } from './types';
 import { Refusal } from '../refusal';
@@ -17,9 +17,14 @@ export function fallbackTaus(shape: TreeShape): Record<string, number> {
   return shape.depth > 1 ? { '0': 0.2, [String(shape.depth - 1)]: 0.5 } : { '0': 0.2 };
 }
 
-/** The paper's base shapes: low load (batch 1) EAGLE-3's 8 / 10 / 60, high load 3 / 3 / 5. */
+/**
+ * The base shape when none is given: the same at every load, EAGLE-3's 8 / 10 / 60 (the shape
+ * `static` and `eagle2` default to). What a request may spend is its share of K_max, so the
+ * budget, not the shape, sizes the trees: at batch 8 under a K_max of 222 a share is 26 tokens,
+ * at batch 64 it is 2. (The paper's 3 / 3 / 5 for high load left most of a large K_max idle.)
+ */
 export function echoBaseShape(options: PolicyOptions): TreeShape {
-  return options.shape ?? (options.batch <= 1 ? LOW_LOAD_SHAPE : HIGH_LOAD_SHAPE);
+  return options.shape ?? LOW_LOAD_SHAPE;
 }
 
 /** Confident requests may go this many layers past the base depth unless told otherwise. */
@@ -41,14 +46,15 @@ export const DEFAULT_DRAFT_COST = DEFAULT_DRAFT_FRACTION;
 
 /**
  * The rules echo, dense and fixed take from their options alike: the verification price, the
- * signal, and the draft price (when a calibration's measured acceptance is at hand and the draft
- * cost is not 0).
+ * signal, what a node is worth (a calibration's measured acceptance, when at hand) and the draft
+ * price (with that acceptance, when the draft cost is not 0).
  */
-export function gatedRules(options: PolicyOptions): Pick<ElasticRules, 'cost' | 'confidence' | 'draftPrice'> {
+export function gatedRules(options: PolicyOptions): Pick<ElasticRules, 'cost' | 'confidence' | 'draftPrice' | 'acceptance'> {
   const forward = options.draftCost ?? DEFAULT_DRAFT_COST;
   return {
     ...(options.verifyCost ? { cost: options.verifyCost } : {}),
     ...(options.confidence ? { confidence: options.confidence } : {}),
+    ...(options.acceptance ? { acceptance: options.acceptance } : {}),
     ...(options.acceptance && forward > 0 ? { draftPrice: { forward, acceptance: options.acceptance } } : {}),
   };
 }

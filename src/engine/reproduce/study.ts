@@ -7,6 +7,7 @@
 import { calibratePair } from '../warmup.js';
 import { profileGates, type EchoProfile } from '../calibrate/profile.js';
 import type { ModelledClock } from '../cost/clock.js';
+import type { VerifyCost } from '../policy/types.js';
 import { runSweep, type SweepRow } from '../sweep.js';
 import type { RunSetup } from '../session-run.js';
 import type { WorkItem } from '../runner.js';
@@ -38,6 +39,8 @@ export interface StudyPlan {
   kmax: (batch: number) => number;
   /** Gated policies' draft price (a share of a target forward). */
   draftCost: number;
+  /** Gated policies' verification price (the modelled device's, when the study runs on one). */
+  verifyCost?: VerifyCost;
   /** One profile for every domain instead of calibrating each (`--profile`). */
   profile?: EchoProfile;
   clock?: ModelledClock;
@@ -150,7 +153,7 @@ export async function runStudy(setup: RunSetup, plan: StudyPlan, log: (line: str
   // A domain's setup: its prompts and its gates, on the one loaded pair.
   const domainSetup = (d: DomainWorkload, requests: number, profile: EchoProfile): RunSetup => {
     const gates = { ...profileGates(profile), source: 'profile' as const, profile };
-    return { ...setup, config: { ...setup.config, confidence: gates.confidence, draftCost: plan.draftCost }, workload: repeatTo(d.runs, requests), gates };
+    return { ...setup, config: { ...setup.config, confidence: gates.confidence, draftCost: plan.draftCost, ...(plan.verifyCost ? { verifyCost: plan.verifyCost } : {}) }, workload: repeatTo(d.runs, requests), gates };
   };
 
   const utilisation: RequestUtilisation[] = [];

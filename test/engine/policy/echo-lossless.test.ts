@@ -21,6 +21,8 @@ const ECHO_POLICIES: Record<string, (o: PolicyOptions) => SpeculationPolicy> = {
   // Layers past the second are rarely accepted by this table, so the draft price stops chains
   // there and widens them instead.
   'echo draft-priced': (o) => new EchoPolicy({ ...o, draftCost: 0.05, acceptance: Array.from({ length: 8 }, (_, d) => ({ edges: [0, 1e-4, 1], rates: d < 2 ? [0.2, 0.9] : [0.01, 0.3] })) }),
+  // Priced past a knee of 6: some steps grant only what pays, some decode as ar.
+  'echo verify-priced': (o) => new EchoPolicy({ ...o, verifyCost: { knee: 6, gamma: 0.2, draftRow: 0.01 } }),
   dense: (o) => new DensePolicy(o),
   fixed: (o) => new FixedPolicy(o),
   ddd: (o) => new DddPolicy(o),

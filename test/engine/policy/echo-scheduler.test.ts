@@ -3,10 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { DddPolicy } from '../../../src/engine/policy/ddd';
 import { DensePolicy } from '../../../src/engine/policy/dense';
 import { EchoPolicy } from '../../../src/engine/policy/echo';
-import { baseQuota, ElasticScheduler } from '../../../src/engine/policy/echo-scheduler';
+import { ElasticScheduler } from '../../../src/engine/policy/echo-scheduler';
+import { baseQuota } from '../../../src/engine/policy/warmup-tree';
 import { FixedPolicy } from '../../../src/engine/policy/fixed';
+import { StaticPolicy } from '../../../src/engine/policy/static';
 import { confident, grantsOf, runTableStep, unsure, type TableRequest } from './echo-harness';
 import type { PolicyOptions } from '../../../src/engine/policy/types';
+
+/** The paper's high-load shape (depth 3, top-k 3, 5 tokens), which small hand-made tables fit. */
+const HIGH_LOAD = { depth: 3, topk: 3, tokens: 5 };
 
 function echo(options: Partial<PolicyOptions> & { kmax: number; batch: number }): EchoPolicy {
   return new EchoPolicy(options);
@@ -50,18 +55,19 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
 
   it('a request near its end drafts no layer it cannot emit, and spends its share on width instead', () => {
     // A can emit 3 more tokens: layers 0 and 1 (two draft tokens and the bonus). Its share of 5
-    // (3 / 3 / 5 → [3, 1, 1]) fits in those two layers as [3, 2] instead of a deeper chain.
+    // goes to its five most likely nodes within those two layers: 0.95 and 0.025 at the root,
+    // 0.9025, 0.02375 and 0.02375 below them (the root's third candidate, 0.0125, loses).
     const policy = echo({ batch: 1, kmax: 6, shape: { depth: 3, topk: 3, tokens: 5 }, taus: {}, maxDepth: 6 });
     const out = runTableStep(policy, 6, [{ ...confident('A'), remaining: 3 }]);
     expect(out.draftedDepths[0]).toEqual([0, 1]);
-    expect(out.widths[0]).toEqual([3, 2]);
-    expect(policy.schedules()[0]).toMatchObject({ quota: [3, 2], stop: 'max-depth' });
+    expect(out.widths[0]).toEqual([2, 3]);
+    expect(policy.schedules()[0]).toMatchObject({ share: 5, granted: 5, stop: 'max-depth' });
   });
 
   it('high load: a truncated request releases its share and confident requests deepen with it', () => {
     // Four requests, K_max 12: each share buys [1, 1] and nothing is left over. C and D fail
     // the root gate; their four tokens become two extra layers for A and for B.
-    const policy = echo({ batch: 4, kmax: 12, taus: { '0': 0.5 }, maxDepth: 6 });
+    const policy = echo({ batch: 4, kmax: 12, shape: HIGH_LOAD, taus: { '0': 0.5 }, maxDepth: 6 });
     const out = runTableStep(policy, 12, [confident('A'), confident('B'), unsure('C'), unsure('D')]);
     const [a, b, c, d] = out.requests;
     expect(out.widths[0]).toEqual([1, 1, 1, 1]);
@@ -85,14 +91,18 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
 
   it('high load: the tokens of K_max that do not split evenly go to the most confident requests', () => {
     // Four requests, K_max 6: the roots take 4, and the 2 draft tokens cannot be split evenly.
-    // Static-style shares would give them to A and B (the first two); ECHO grants them by
-    // confidence after drafting every root, so the confident B and D get them.
-    const policy = echo({ batch: 4, kmax: 6, taus: {}, maxDepth: 6 });
+    // Static-style shares would give them to A and B (the first two); ECHO grants them to the
+    // batch's most valuable nodes after drafting every root: D's root (0.9) and the layer under
+    // it (0.81), both worth more than B's root (0.7).
+    const policy = echo({ batch: 4, kmax: 6, shape: HIGH_LOAD, taus: {}, maxDepth: 6 });
     const out = runTableStep(policy, 6, [unsure('A'), confident('B', 0.7), unsure('C'), confident('D', 0.9)]);
-    expect(out.widths).toEqual([[], [1], [], [1]]);
+    expect(out.widths).toEqual([[], [], [], [1, 1]]);
+    // With B surer than D's second layer (0.85 > 0.9² = 0.81), the two tokens go to B's root and D's.
+    const surer = runTableStep(echo({ batch: 4, kmax: 6, shape: HIGH_LOAD, taus: {}, maxDepth: 6 }), 6, [unsure('A'), confident('B', 0.85), unsure('C'), confident('D', 0.9)]);
+    expect(surer.widths).toEqual([[], [1], [], [1]]);
     expect(out.verifiedTokens).toBe(6);
     // With one token left, the most confident (D) wins it.
-    const one = runTableStep(echo({ batch: 4, kmax: 5, taus: {}, maxDepth: 6 }), 5, [unsure('A'), confident('B', 0.7), unsure('C'), confident('D', 0.9)]);
+    const one = runTableStep(echo({ batch: 4, kmax: 5, shape: HIGH_LOAD, taus: {}, maxDepth: 6 }), 5, [unsure('A'), confident('B', 0.7), unsure('C'), confident('D', 0.9)]);
     expect(one.widths).toEqual([[], [], [], [1]]);
   });
 
@@ -103,9 +113,9 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
       { id: 'A', probs: [[0.3, 0.29, 0.01]] },
       { id: 'B', probs: [[0.2, 0.01, 0.01]] },
     ];
-    const byProb = runTableStep(echo({ batch: 2, kmax: 3, taus: {}, maxDepth: 4 }), 3, table);
+    const byProb = runTableStep(echo({ batch: 2, kmax: 3, shape: HIGH_LOAD, taus: {}, maxDepth: 4 }), 3, table);
     expect(byProb.widths).toEqual([[1], []]);
-    const marginPolicy = echo({ batch: 2, kmax: 3, taus: {}, maxDepth: 4, confidence: 'path-margin' });
+    const marginPolicy = echo({ batch: 2, kmax: 3, shape: HIGH_LOAD, taus: {}, maxDepth: 4, confidence: 'path-margin' });
     const byMargin = runTableStep(marginPolicy, 3, table);
     expect(byMargin.widths).toEqual([[], [1]]);
     // The step reports c_{i,d} in the signal the policy ranks with (A's layer stayed empty).
@@ -113,7 +123,7 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     expect(byProb.requests[0].confidences[0]).toBeCloseTo(0.3, 5);
     // A gate at 0.6 truncates A (0.51) and passes B (0.95) under the margin; under path-prob it
     // would truncate both.
-    const gated = runTableStep(echo({ batch: 2, kmax: 6, taus: { '0': 0.6 }, maxDepth: 4, confidence: 'path-margin' }), 6, table);
+    const gated = runTableStep(echo({ batch: 2, kmax: 6, shape: HIGH_LOAD, taus: { '0': 0.6 }, maxDepth: 4, confidence: 'path-margin' }), 6, table);
     expect(gated.requests.map((r) => r.gates.map((g) => g.pass))).toEqual([[false], [true]]);
     expect(gated.requests[1].gates[0].confidence).toBeCloseTo(0.2 / 0.21, 5);
   });
@@ -243,36 +253,108 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     // above it 90 %, at every depth. A draft forward costs 5 % of a target forward.
     const acceptance = Array.from({ length: 8 }, () => ({ edges: [0, 0.5, 1], rates: [0.05, 0.9] }));
     const shape = { depth: 6, topk: 3, tokens: 7 };
-    // Layer 1 of W has path confidence 0.9 · 0.5 = 0.45: its layer 2 could add 5 % of a token.
-    const weak: TableRequest = { id: 'W', probs: [[0.9, 0.05, 0.03], [0.5, 0.3, 0.1], ...Array(10).fill([0.9, 0.05, 0.03])] };
+    // Layer 1 of W has path confidence 0.9 · 0.5 = 0.45: its top node is worth 0.05 (0.9 · 0.05 /
+    // 0.9), its runner-ups less, so its layer 2 could add at most 5 % of a token.
+    const weak: TableRequest = { id: 'W', probs: [[0.9, 0.05, 0.03], [0.5, 0.02, 0.01], ...Array(10).fill([0.9, 0.05, 0.03])] };
 
-    it('a chain whose next layer cannot pay for its forward stops there and widens its last layer instead', () => {
-      // After layer 1, W expects 1 + 0.9 + 0.05 + 0.45 = 2.4 tokens in 1.1 forwards (target, root
-      // layer, layer 1). Layer 2 would add at most 0.05 tokens (+2 %) for 0.05 forwards (+4.5 %).
-      const policy = echo({ batch: 1, kmax: 8, shape, taus: {}, acceptance, draftCost: 0.05 });
+    it('a chain whose next layer cannot pay for its forward stops there and spends its share on the layers it has', () => {
+      // Layer 1's best path (0.45) is under 0.5: its top node is worth 0.05, its runner-ups share
+      // the rest of their parent's 0.9 by rank (0.55 for the first). Layer 2 could add at most
+      // 0.55 tokens (+18 % on the ~3 expected) for a forward of 0.3 (+21 % on 1.6).
+      const policy = echo({ batch: 1, kmax: 8, shape, taus: {}, acceptance, draftCost: 0.3 });
       const out = runTableStep(policy, 8, [weak]);
       expect(out.draftedDepths[0]).toEqual([0, 1]);
-      // Its share (7) bought [2, 1, 1, 1, 1, 1]; the unspent 4 widen layer 1 with its parent's next two candidates.
-      expect(out.widths[0]).toEqual([2, 3]);
-      expect(grantsOf(out.requests[0], 'width')).toHaveLength(2);
-      expect(policy.schedules()[0]).toMatchObject({ stop: 'not-worth-its-cost', truncatedAt: 1 });
+      // Its share (7) goes to the best-valued nodes of the two layers drafted, width included.
+      expect(out.widths[0]).toEqual([3, 4]);
+      expect(out.verifiedTokens).toBe(8);
+      expect(policy.schedules()[0]).toMatchObject({ stop: 'not-worth-its-cost', truncatedAt: -1 });
       // The step event says why and where: layer 2 was the first it did not deepen into.
       expect(out.requests[0].stop).toEqual({ reason: 'not-worth-its-cost', depth: 2 });
       expect(out.ctx.requests[0].gates).toEqual([]);
     });
 
     it('a confident chain drafts on, and without measured acceptance or at draft cost 0 nothing is priced', () => {
+      // C's chain is worth 0.9 a layer, its siblings 0.02: the share of 7 is a chain 7 deep.
       const sure = runTableStep(echo({ batch: 1, kmax: 8, shape, taus: {}, acceptance, draftCost: 0.05 }), 8, [confident('C')]);
-      expect(sure.widths[0]).toEqual([2, 1, 1, 1, 1, 1]);
+      expect(sure.widths[0]).toEqual(Array(7).fill(1));
       for (const options of [{}, { acceptance, draftCost: 0 }]) {
         const free = runTableStep(echo({ batch: 1, kmax: 8, shape, taus: {}, ...options }), 8, [weak]);
-        expect(free.widths[0]).toEqual([2, 1, 1, 1, 1, 1]);
+        expect(free.draftedDepths[0].length).toBeGreaterThan(2);
       }
     });
 
     it('the forward is the whole batch\'s: a confident request pays for the layer and the weak one drafts it too', () => {
       const out = runTableStep(echo({ batch: 2, kmax: 16, shape, taus: {}, acceptance, draftCost: 0.05 }), 16, [confident('C'), weak]);
-      expect(out.draftedDepths[1]).toEqual([0, 1, 2, 3, 4, 5]);
+      expect(out.draftedDepths[1]).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    });
+  });
+
+  describe('best first, priced by the clock', () => {
+    it('grants a share to its most valuable nodes, width before depth when width is worth more', () => {
+      // The root's two candidates are near-ties (0.5 and 0.45); under them the best path falls to
+      // 0.5 · 0.3 = 0.15. A share of 2 takes both roots, not a chain of two.
+      const table: TableRequest[] = [{ id: 'A', probs: [[0.5, 0.45, 0.05], [0.3, 0.3, 0.3], [0.9, 0.05]] }];
+      const out = runTableStep(echo({ batch: 1, kmax: 3, shape: HIGH_LOAD, taus: {} }), 3, table);
+      expect(out.widths[0]).toEqual([2]);
+      // With a clear favourite at the root the same share is a chain.
+      const chain = runTableStep(echo({ batch: 1, kmax: 3, shape: HIGH_LOAD, taus: {} }), 3, [confident('A')]);
+      expect(chain.widths[0]).toEqual([1, 1]);
+    });
+
+    it("values nodes by the calibration, not the draft's probabilities: an under-confident draft's top tokens make a chain", () => {
+      // The draft spreads its mass (0.2, 0.19, 0.18, …) but the calibration says its top path is
+      // accepted 90 % of the time at depth 0, 81 % at 1, 73 % at 2: the top child continues 90 %
+      // of the time, and the runner-ups share the other 10 %. A share of 3 is a chain.
+      const flat: TableRequest = { id: 'F', probs: Array.from({ length: 6 }, () => [0.2, 0.19, 0.18, 0.17]) };
+      const acceptance = [0.9, 0.81, 0.73, 0.66].map((rate) => ({ edges: [0, 1], rates: [rate] }));
+      const calibrated = runTableStep(echo({ batch: 1, kmax: 4, shape: HIGH_LOAD, taus: {}, acceptance, draftCost: 0 }), 4, [flat]);
+      expect(calibrated.widths[0]).toEqual([1, 1, 1]);
+      // By the draft's own probabilities the root's runner-ups (0.19, 0.18) beat the chain (0.04).
+      const uncalibrated = runTableStep(echo({ batch: 1, kmax: 4, shape: HIGH_LOAD, taus: {} }), 4, [flat]);
+      expect(uncalibrated.widths[0]).toEqual([3]);
+    });
+
+    it('below the knee fills the budget static would have used, and more', () => {
+      // Batch 8 under K_max 222 (the h100:70b knee): the default shape gives each request a share
+      // of 26, as static's 8 / 10 / 60 does (static hands the 6 left over to its first requests,
+      // ECHO to the batch's best nodes). The paper's 3 / 3 / 5 left most of it idle.
+      const table = Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? confident(`r${i}`, 0.8) : unsure(`r${i}`)));
+      const staticOut = runTableStep(new StaticPolicy({ batch: 8, kmax: 222 }), 222, table);
+      const policy = echo({ batch: 8, kmax: 222, taus: {} });
+      const echoOut = runTableStep(policy, 222, table);
+      expect(staticOut.verifiedTokens).toBe(222);
+      expect(echoOut.verifiedTokens).toBe(222);
+      expect(policy.schedules().every((s) => s.share === 26)).toBe(true);
+      // Priced with the device's knee at 222, nothing changes: every token below the knee pays.
+      const priced = runTableStep(echo({ batch: 8, kmax: 222, taus: {}, verifyCost: { knee: 222, gamma: 1 / 222, draftRow: 0.0005 } }), 222, table);
+      expect(priced.verifiedTokens).toBe(222);
+    });
+
+    it('a step whose prices say nothing pays drafts nothing: it decodes as ar', () => {
+      // 32 requests past a knee of 12: the roots cost 1.5 forwards, each more token 1 / 40 of one,
+      // the root layer's 32 rows 0.64, and the calibration says no root is accepted more than 40 %
+      // of the time. n tokens would add 0.4·n / 32 to the output and (0.64 + 0.045·n) / 1.5 to the
+      // time. (A token sure to be accepted would have paid for its own verification and row.)
+      const acceptance = Array.from({ length: 4 }, () => ({ edges: [0, 0.5, 1], rates: [0.1, 0.4] }));
+      const table = Array.from({ length: 32 }, (_, i) => confident(`r${i}`, 0.99));
+      const options = { batch: 32, kmax: 44, shape: HIGH_LOAD, taus: {}, acceptance, draftCost: 0.1 };
+      const policy = echo({ ...options, verifyCost: { knee: 12, gamma: 1 / 40, draftRow: 0.02 } });
+      const out = runTableStep(policy, 44, table);
+      expect(out.draftedDepths.every((d) => d.length === 0)).toBe(true);
+      expect(out.verifiedTokens).toBe(32);
+      expect(out.requests.every((r) => r.stop?.reason === 'not-worth-its-cost' && r.stop.depth === 0)).toBe(true);
+      // Unpriced, the same step fills K_max.
+      expect(runTableStep(echo(options), 44, table).verifiedTokens).toBe(44);
+    });
+
+    it('records why a request got less than it drafted: out of budget at its first missing layer', () => {
+      // Two confident requests, shares of 2 and a pool of 1: both draft on (the pool could reach
+      // either), the pool goes to the surer one, and the other stops at layer 2 for want of budget.
+      const policy = echo({ batch: 2, kmax: 7, shape: { depth: 2, topk: 1, tokens: 2 }, taus: {}, maxDepth: 4 });
+      const out = runTableStep(policy, 7, [confident('A', 0.9), confident('B', 0.8)]);
+      expect(out.widths).toEqual([[1, 1, 1], [1, 1]]);
+      expect(out.requests[1].stop).toEqual({ reason: 'no-budget', depth: 2 });
+      expect(policy.schedules().map((s) => s.granted)).toEqual([3, 2]);
     });
   });
 
