@@ -3,12 +3,12 @@
 // wrapper delegates every decision to the run's policy and only keeps a reference to each step's
 // trees when the step's selection is done; the candidates are copied out after the run, so the
 // timed steps carry no copying (ExpansionRecorder, for traces, copies inside the step).
-import type { Knobs } from '../../shared/config.js';
 import type { StepEvent } from '../../shared/events.js';
 import type { ModelledClock } from '../cost/clock.js';
 import { clockPricer, explainBudget, verifySlope, wallPricer, type BudgetExplanation, type ExplainStep } from '../metrics/budget-explanation.js';
 import type { SweepOptions } from '../sweep.js';
-import type { SpeculationPolicy, StepContext } from '../policy/types.js';
+import { observeSelect } from '../policy/observe.js';
+import type { SpeculationPolicy } from '../policy/types.js';
 import { treeExpansions } from '../trace/expansions.js';
 import type { DraftTree } from '../tree.js';
 
@@ -18,19 +18,9 @@ export class CandidateCapture {
 
   /** The run's policy, unchanged in behaviour. */
   wrap(inner: SpeculationPolicy): SpeculationPolicy {
-    const capture = this;
-    return {
-      name: inner.name,
-      candidatesPerNode: inner.candidatesPerNode,
-      begin: (ctx: StepContext) => inner.begin(ctx),
-      frontier: (depth: number, ctx: StepContext) => inner.frontier(depth, ctx),
-      grow: (depth: number, ctx: StepContext) => inner.grow(depth, ctx),
-      select(ctx: StepContext) {
-        inner.select(ctx);
-        capture.scheduled = { step: ctx.step, trees: ctx.requests.map((r) => r.tree) };
-      },
-      ...(inner.setKnobs ? { setKnobs: (knobs: Knobs) => inner.setKnobs!(knobs) } : {}),
-    };
+    return observeSelect(inner, (ctx) => {
+      this.scheduled = { step: ctx.step, trees: ctx.requests.map((r) => r.tree) };
+    });
   }
 
   /** Each step event of the wrapped run, as it comes (a step no policy scheduled has no trees: ar's). */

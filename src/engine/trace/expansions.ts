@@ -2,10 +2,10 @@
 // each step's schedule copy every expanded node's top-k out of the trees; annotate the step event
 // with them before it goes to the trace.
 
-import type { Knobs } from '../../shared/config.js';
 import type { StepEvent } from '../../shared/events.js';
 import type { Expansion, TraceStep } from '../../shared/trace-schema.js';
-import type { SpeculationPolicy, StepContext } from '../policy/types.js';
+import { observeSelect } from '../policy/observe.js';
+import type { SpeculationPolicy } from '../policy/types.js';
 import type { DraftTree } from '../tree.js';
 
 /** Every node of the tree that the draft forwarded, with its candidates (tree ids = event ids). */
@@ -25,21 +25,11 @@ export class ExpansionRecorder {
 
   /** The run's policy, unchanged in behaviour, with a copy of the trees taken after select(). */
   wrap(inner: SpeculationPolicy): SpeculationPolicy {
-    const recorder = this;
-    return {
-      name: inner.name,
-      candidatesPerNode: inner.candidatesPerNode,
-      begin: (ctx: StepContext) => inner.begin(ctx),
-      frontier: (depth: number, ctx: StepContext) => inner.frontier(depth, ctx),
-      grow: (depth: number, ctx: StepContext) => inner.grow(depth, ctx),
-      select(ctx: StepContext) {
-        inner.select(ctx);
-        recorder.byRequest.clear();
-        recorder.recordedStep = ctx.step;
-        for (const r of ctx.requests) recorder.byRequest.set(r.id, treeExpansions(r.tree));
-      },
-      ...(inner.setKnobs ? { setKnobs: (knobs: Knobs) => inner.setKnobs!(knobs) } : {}),
-    };
+    return observeSelect(inner, (ctx) => {
+      this.byRequest.clear();
+      this.recordedStep = ctx.step;
+      for (const r of ctx.requests) this.byRequest.set(r.id, treeExpansions(r.tree));
+    });
   }
 
   /** The event with each request's expansions attached (the event itself is not changed). */
