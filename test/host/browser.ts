@@ -9,7 +9,8 @@ import type { WebHost } from '../../src/host/web-host.js';
 import { tempDir } from '../engine/model/helpers.js';
 import { missingBuild, paths } from './helpers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
+/** Debian's Chromium, unless CHROMIUM_PATH names another. */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** Why the browser tests cannot run here, or null when they can. */
 export function browserSkipReason(): string | null {

@@ -5,11 +5,11 @@
 // metrics summary's lines fit their column. Saves the first view at 1366 × 768 and 1920 × 1080
 // under test-results/studio-layout/. Skipped without Chromium.
 import { existsSync, mkdirSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, launchChromium } from '../../host/browser.js';
 import { startHarness } from './harness/server.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 const SHOTS = 'test-results/studio-layout';
 if (!hasChromium) console.warn(`studio layout check skipped: no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)`);
@@ -40,10 +40,7 @@ describe.skipIf(!hasChromium)('studio layout in Chromium', () => {
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
     harness = await startHarness();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -2,11 +2,11 @@
 // and histograms fill, a dragged τ reaches the engine side and comes back in its gate checks, and
 // every view is saved as a screenshot under test-results/studio/. Skipped without Chromium.
 import { existsSync, mkdirSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, launchChromium } from '../../host/browser.js';
 import { startHarness } from './harness/server.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 const SHOTS = 'test-results/studio';
 
@@ -20,10 +20,7 @@ describe.skipIf(!hasChromium)('studio views in Chromium (synthetic stream)', () 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
     harness = await startHarness();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1680, height: 1050 } });
     page.setDefaultTimeout(90_000); // every wait below, under a full test run on two busy cores
     const errors: string[] = [];
