@@ -10,7 +10,7 @@ import { missingBuild, repoRoot } from './helpers.js';
 import { connectClient, tinyConfig, useTinyPairHost } from './run-fixtures.js';
 
 const fixture = useTinyPairHost('echo-host-reports-');
-const COMMITTED = join(repoRoot, 'docs', 'reports', '2026-12-01-quick');
+const COMMITTED = join(repoRoot, 'docs', 'reports', '2026-12-02-h100-quick');
 const skipBuild = missingBuild();
 if (skipBuild) console.warn(`skipping the quick study tests: ${skipBuild}`);
 
@@ -59,7 +59,7 @@ describe('report.open', () => {
     expect(report.meta.command).toBe(json.meta.command);
     expect(report.meta.date).toBe(json.meta.date);
     expect(report.claims.map((c) => [c.id, c.verdict, c.measured])).toEqual(json.claims.map((c) => [c.id, c.verdict, c.measured]));
-    expect(report.tables.map((t) => t.name)).toEqual(['table1.csv', 'throughput.csv', 'calibration.csv', 'utilisation.csv']);
+    expect(report.tables.map((t) => t.name)).toEqual(['table1.csv', 'throughput.csv', 'explain.csv', 'calibration.csv', 'utilisation.csv']);
     const table1 = report.tables[0];
     expect(table1.header.slice(0, 3)).toEqual(['domain', 'policy', 'paper_method']);
     // Every row as wide as the header, though cells quote commas (the paper's method names).
