@@ -56,8 +56,13 @@ export class TraceLineScan {
   readonly stepNumbers = new NumberList();
   readonly knobs: TraceKnobs[] = [];
   summary: TraceSummary | undefined;
-  /** The first bad line after the header; the scan keeps what came before it and stops. */
+  /**
+   * A bad last line without its newline (a write the run did not finish): the scan ends there.
+   * A bad complete line elsewhere is skipped (see `skipped`), as TraceCollector does.
+   */
   error: TraceLineError | undefined;
+  /** Bad complete lines after the header, skipped: every valid line after each was still indexed. */
+  readonly skipped: TraceLineError[] = [];
   /** Bytes consumed so far. */
   offset = 0;
   private pending: Buffer[] = [];
@@ -65,7 +70,7 @@ export class TraceLineScan {
   private line = 0;
   private stopped = false;
 
-  /** False once a bad line was seen: the rest of the file does not count. */
+  /** False once a cut last line was seen: nothing follows it. */
   get ok(): boolean {
     return !this.stopped;
   }
@@ -115,6 +120,10 @@ export class TraceLineScan {
       record = this.parser.parse(bytes.toString('utf8'), line, terminated);
     } catch (e) {
       if (!(e instanceof TraceFormatError) || this.header === null) throw e;
+      if (terminated) {
+        this.skipped.push({ line: e.line, message: e.message });
+        return true;
+      }
       this.error = { line: e.line, message: e.message };
       return false;
     }
@@ -159,9 +168,13 @@ export class TraceFileIndex {
   get summary(): TraceSummary | undefined {
     return this.scan.summary;
   }
-  /** The first bad line, if any: the index holds the steps before it. */
+  /** A bad last line cut short, if any: the index holds the steps before it. */
   get error(): TraceLineError | undefined {
     return this.scan.error;
+  }
+  /** Bad complete lines that were skipped; the steps after each are indexed. */
+  get skipped(): readonly TraceLineError[] {
+    return this.scan.skipped;
   }
   /** The file's size when it was indexed. */
   get bytes(): number {
@@ -170,7 +183,8 @@ export class TraceFileIndex {
 
   /**
    * Scan and validate the whole file once, keeping only line positions. Throws TraceFormatError
-   * for a bad header; a later bad line ends the index there and is reported in `error`.
+   * for a bad header; a later bad complete line is skipped (`skipped`), a bad last line cut short
+   * ends the index there (`error`).
    */
   static open(path: string, options: { chunkBytes?: number } = {}): TraceFileIndex {
     const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;

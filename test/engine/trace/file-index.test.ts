@@ -53,6 +53,22 @@ describe('TraceFileIndex', () => {
     index.close();
   });
 
+  it('skips a garbage line in the middle, names it, and indexes every step and the summary after it', () => {
+    const { file, dir, events } = recorded();
+    const lines = readFileSync(file, 'utf8').split('\n');
+    const damaged = path.join(dir, 'garbage.jsonl');
+    // header, knobs, steps 0..2, then garbage where step 3 was, then the rest of the file
+    writeFileSync(damaged, [...lines.slice(0, 5), '{"type":"step", garbage', ...lines.slice(6)].join('\n'));
+    const index = TraceFileIndex.open(damaged, { chunkBytes: 64 });
+    expect(index.skipped).toEqual([{ line: 6, message: expect.any(String) }]);
+    expect(index.error).toBeUndefined();
+    expect(index.stepCount).toBe(events.length - 1);
+    expect(index.readStep(3)).toEqual(events[4]);
+    expect(index.readStep(index.stepCount - 1)).toEqual(events.at(-1));
+    expect(index.summary).toBeDefined();
+    index.close();
+  });
+
   it('builds the same index without blocking: a chunk per turn, progress up to the size, cancellable', async () => {
     const { file, events } = recorded();
     const size = readFileSync(file).length;
