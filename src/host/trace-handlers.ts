@@ -304,7 +304,7 @@ export const traceHandlers: HandlerModule = ({ host, recordings }) => {
     finishProgress(
       sent < index.stepCount && upTo === Number.MAX_SAFE_INTEGER
         ? `replay of ${name} stopped at step ${recordings.replayedTo} of ${index.stepCount}`
-        : `opened ${name}: ${index.stepCount} steps`,
+        : `opened ${name}: ${index.stepCount} steps${skippedNote(index.skipped)}`,
     );
     host.setRunState('finished');
   };
@@ -385,4 +385,11 @@ function currentSource(recordings: Recordings): { path: string } {
   if (recordings.opened) return { path: recordings.opened.path };
   if (recordings.run) return { path: recordings.run.path };
   throw new Refusal('there is no run or trace to use: start a run or open a trace first');
+}
+
+/** '; skipped bad lines 6, 9 (…)' for the lines a trace index skipped, or nothing. */
+function skippedNote(skipped: readonly { line: number; message: string }[]): string {
+  if (skipped.length === 0) return '';
+  const lines = skipped.slice(0, 5).map((s) => s.line).join(', ') + (skipped.length > 5 ? ` and ${skipped.length - 5} more` : '');
+  return `; skipped bad line${skipped.length === 1 ? '' : 's'} ${lines} (${skipped[0].message})`;
 }

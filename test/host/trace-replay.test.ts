@@ -131,6 +131,20 @@ describe('engine host trace replay', () => {
     await host.shutdown();
   });
 
+  it('skips a garbage line in the middle, names it, and replays every step after it', async () => {
+    const lines = readFileSync(tracePath, 'utf8').split('\n');
+    // Header, step 0, garbage where step 1 was, then the rest of the run.
+    const damaged = join(tmp.path, 'garbage.jsonl');
+    writeFileSync(damaged, [lines[0], lines[1], '{"type":"step", garbage', ...lines.slice(3)].join('\n'));
+    const { host, client } = newHost();
+    client.send({ type: 'trace.open', path: damaged });
+    const opened = await client.next('progress', (e) => e.task === 'trace' && e.done === e.total && /^opened /.test(e.message ?? ''));
+    expect(opened.message).toMatch(/skipped bad line 3 /);
+    expect(asJson(client.steps())).toEqual(asJson([liveSteps[0], ...liveSteps.slice(2)]));
+    client.close();
+    await host.shutdown();
+  });
+
   it('replays a cut trace up to the cut and names the bad line', async () => {
     const lines = readFileSync(tracePath, 'utf8').split('\n');
     // Header, steps 0 and 1, then step 2 cut mid-line (a crash while writing it).
