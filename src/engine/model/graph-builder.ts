@@ -33,7 +33,7 @@ import { AttributeType, DataType, type AttributeProtoJs, type NodeProtoJs, type 
 import type { HalfTensor, RowRange } from './safetensors.js';
 
 /** Bump when the graph layout changes, so cached graphs are rebuilt. */
-export const GRAPH_VERSION = 14;
+export const GRAPH_VERSION = 15;
 export const OPSET = 17;
 export const MASK_HIDDEN = -1e30;
 /**
@@ -278,10 +278,11 @@ export function projectionBytes(out: number, inner: number, bits: 8 | 4 | null):
 /**
  * MatMulNBits' accuracy_level for every quantised projection: 4, activations rounded to 8 bits per
  * row and block of 32 (each row its own scales, so a row's output does not depend on the rows
- * packed with it). Float activations (1) would keep a verified row's float rounding from turning
- * into other tokens (docs/model-runtime.md, "Batch invariance"), but onnxruntime 1.30's CPU kernel
- * for them ran the demo target 2–20× slower (8 bits the worst), so quantised targets are not
- * claimed lossless instead.
+ * packed with it; one row alone at 4 bits aside, see projectionPart). Rounding activations turns a
+ * last-bit difference in a row's input into ~1e-2 of a logit, so a quantised target is lossless only
+ * because every row reaches its projections with the same bits whether decoded or verified
+ * (docs/model-runtime.md, "Batch invariance"). Float activations (1) ran the demo target 2–20×
+ * slower on onnxruntime 1.30's CPU kernel.
  */
 export const ACTIVATION_ACCURACY = 4;
 
@@ -331,7 +332,13 @@ function projectionPart(g: GraphBuilder, bits: 8 | 4 | null, name: string, data:
   const inputs = [qName, scaleName];
   if (zeroPoints !== null) inputs.push(g.init(`${name}_q${bits}_zero_points`, [out, zeroPointBytes(blocks)], zeroPoints));
   const attrs = { K: inner, N: out, bits, block_size: QUANT_BLOCK, accuracy_level: ACTIVATION_ACCURACY };
-  return (x) => g.op('MatMulNBits', [x, ...inputs], attrs, 1, undefined, MS_DOMAIN)[0];
+  const matMul = (x: string): string => g.op('MatMulNBits', [x, ...inputs], attrs, 1, undefined, MS_DOMAIN)[0];
+  if (bits === 8) return matMul;
+  // onnxruntime 1.30's 4-bit kernel has a path of its own for one row, which sums in another order
+  // than its path for two or more, so a row's output depended on whether it was alone in the
+  // forward (a decode step at batch 1 against the same row in a tree). One row of zeros more keeps
+  // every forward on the many-row path, where each row's output is the same whatever the others.
+  return (x) => g.one('Slice', [matMul(g.one('Pad', [x, g.i64([0, 0, 1, 0])])), g.i64([0]), g.i64([-1]), g.i64([0])]);
 }
 
 /** A linear layer on 2-D rows with an HF [out, in] weight and an optional bias, at the given precision. */
@@ -361,15 +368,26 @@ export function kvBufferValues(layer: number, { kvH, hd }: AttentionDims): { inp
 }
 
 /**
+ * Columns of the ones matrix whose product with the attention weights is their row sums. One column
+ * would be the natural choice, but onnxruntime 1.30 multiplies by a single column on a path of its
+ * own that sums along the row in lanes, so the sum depended on where in the row its nonzero weights
+ * sat: a verified row (its ancestors among the new columns) and the same row decoded (its ancestors
+ * in the past) came out a few ulps apart. With two columns the MatMul takes its general kernel,
+ * which adds along the row in order (measured: identical sums wherever the zeros lie).
+ */
+export const ROW_SUM_COLUMNS = 2;
+
+/**
  * Shared by every layer's attention, built once per graph: `keep`, 1 where `attn_mask` shows a
- * column and 0 where it hides it, and `ones`, a [L+K, 1] column of ones (a row sum as a MatMul).
+ * column and 0 where it hides it, and `ones`, [L+K, 2] ones (a row sum as a MatMul; see ROW_SUM_COLUMNS).
  */
 function attentionPadding(g: GraphBuilder): { keep: string; ones: string } {
   const [keep, ones] = ['attn_keep', 'attn_ones'];
   if (!g.produces(keep)) {
     g.one('Cast', [g.one('Equal', ['attn_mask', g.f32(0)])], { to: DataType.FLOAT }, keep);
     const firstRow = g.one('Gather', [g.one('Gather', ['attn_mask', g.i64([0])], { axis: 0 }), g.i64([0])], { axis: 1 }); // [1, 1, L+K]
-    g.one('Reshape', [g.one('Add', [g.one('Mul', [firstRow, g.f32(0)]), g.f32(1)]), g.i64([-1, 1])], {}, ones);
+    const column = g.one('Reshape', [g.one('Add', [g.one('Mul', [firstRow, g.f32(0)]), g.f32(1)]), g.i64([-1, 1])]);
+    g.one('Concat', Array(ROW_SUM_COLUMNS).fill(column), { axis: 1 }, ones);
   }
   return { keep, ones };
 }
@@ -418,7 +436,8 @@ export function treeAttention(g: GraphBuilder, layer: number, dims: AttentionDim
   const { keep, ones } = attentionPadding(g);
   const scored = g.one('Add', [scores, 'attn_mask']);
   const weights = g.one('Mul', [g.one('Exp', [g.one('Sub', [scored, g.one('ReduceMax', [scored], { axes: [-1], keepdims: 1 })])]), keep]);
-  const ctx = g.one('Div', [g.one('MatMul', [weights, values]), g.one('MatMul', [weights, ones])]); // [kvH, B, G*T, hd]
+  const rowSums = g.one('Slice', [g.one('MatMul', [weights, ones]), g.i64([0]), g.i64([1]), g.i64([-1])]); // [kvH, B, G*T, 1]
+  const ctx = g.one('Div', [g.one('MatMul', [weights, values]), rowSums]); // [kvH, B, G*T, hd]
   const ctx5 = g.one('Reshape', [ctx, g.i64([0, 0, G, -1, hd])]);
   const ctxRows = g.one('Reshape', [g.one('Transpose', [ctx5], { perm: [1, 3, 0, 2, 4] }), g.i64([-1, qDim])]); // [B*T, qDim]
   return g.one('Gather', [ctxRows, 'scatter_index'], { axis: 0 }); // [N, qDim]

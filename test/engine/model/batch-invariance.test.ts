@@ -1,6 +1,7 @@
-// Batch invariance: a row's logits do not depend on the rows packed with it, bit for bit, at every
-// weight precision; so plain decoding (ar) of an int8 or int4 target emits the same tokens at
-// batch 1, 8 and 32, with no allowance for ties.
+// Batch invariance: a row's logits do not depend on the rows packed with it, nor on whether its
+// ancestors are past or new tokens of the same forward, bit for bit, at every weight precision; so
+// plain decoding (ar) of an int8 or int4 target emits the same tokens at batch 1, 8 and 32, with no
+// allowance for ties.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -39,6 +40,46 @@ describe.skipIf(!demoInstalled)('a row beside a request with a longer past', () 
       const alone = await decode([past]);
       const packed = await decode([past, other]);
       expect(packed.findIndex((x, i) => x !== alone[i]), 'first logit that differs').toBe(-1);
+    } finally {
+      await session.release();
+    }
+  });
+});
+
+describe.skipIf(!demoInstalled)('a verified row against the same row decoded', () => {
+  const tmp = tempDir('echo-verified-row-');
+  afterAll(() => tmp.cleanup());
+  const prompt = [261, 337, 69, 304, 58, 10, 289, 356, 72, 271, 40, 120, 41, 58, 10, 266, 379, 62, 60, 101];
+  // Decoding reads a token's ancestors as past; verifying a chain reads them as new tokens of the
+  // same forward, 12 rows at once. Before the attention's row sums took two columns of ones and the
+  // 4-bit projections never ran on one row, the rows after the first differed in the last bits at
+  // every precision (and at int4 the first as well), which 8-bit activations turned into ~1e-2 of a logit.
+  test.each(['float32', 'int8', 'int4'] as const)('%s: every row of a verified chain has the decoded row’s logits, bit for bit', async (precision) => {
+    const session = await loadModel(DEMO_TARGET, { slots: 1, maxLength: 64, threads: 1, precision, cacheDir: join(tmp.path, 'cache') });
+    try {
+      const slot = session.allocSlot();
+      const prefill = async (): Promise<number> => {
+        const out = await session.forward([{ slot, tokens: prompt, parents: prompt.map((_, j) => j - 1) }], { argmaxRows: [prompt.length - 1] });
+        session.commit(slot, prompt.map((_, j) => j));
+        return out.argmax![0];
+      };
+      let next = await prefill();
+      const chain: number[] = [];
+      const decoded: Float32Array[] = [];
+      for (let step = 0; step < 12; step++) {
+        chain.push(next);
+        const out = await session.forward([{ slot, tokens: [next], parents: [-1] }], { logitsRows: [0], argmaxRows: [0] });
+        session.commit(slot, [0]);
+        decoded.push(out.logits!.slice());
+        next = out.argmax![0];
+      }
+      session.freeSlot(slot);
+      expect(session.allocSlot()).toBe(slot);
+      await prefill();
+      const verified = await session.forward([{ slot, tokens: chain, parents: chain.map((_, j) => j - 1) }], { logitsRows: chain.map((_, j) => j) });
+      const vocab = session.info.vocabSize;
+      const differing = decoded.flatMap((row, j) => (row.some((x, i) => x !== verified.logits![j * vocab + i]) ? [j] : []));
+      expect(differing, 'rows whose logits differ').toEqual([]);
     } finally {
       await session.release();
     }
