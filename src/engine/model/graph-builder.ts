@@ -113,6 +113,7 @@ export class GraphBuilder {
   readonly initializers: GraphInitializer[] = [];
   private counter = 0;
   private constCache = new Map<string, string>();
+  private rowPads = new Map<string, string>();
 
   constructor(private readonly store?: WeightStore) {}
 
@@ -165,6 +166,23 @@ export class GraphBuilder {
       this.constCache.set(key, name);
     }
     return name;
+  }
+
+  /**
+   * For a tensor of `rows` entries along its first axis (rows = Shape(rows)[0]): `count`, [rows]
+   * int64, and `pads`, Pad's pads that add max(0, 2 − rows) rows of zeros below a 2-D tensor of as
+   * many rows. Built once per tensor.
+   */
+  atLeastTwoRows(rows: string): { pads: string; count: string } {
+    let pads = this.rowPads.get(rows);
+    const count = `${rows}_row_count`;
+    if (pads === undefined) {
+      this.one('Shape', [rows], { end: 1 }, count);
+      const extra = this.one('Max', [this.one('Sub', [this.i64([2]), count]), this.i64([0])]);
+      pads = this.one('Concat', [this.i64([0, 0]), extra, this.i64([0])], { axis: 0 }, `${rows}_pads_to_two_rows`);
+      this.rowPads.set(rows, pads);
+    }
+    return { pads, count };
   }
 
   f32(value: number): string {
@@ -299,6 +317,8 @@ export const MAX_PROJECTION_BYTES = 64 << 20;
  * 8-bit activations (ACTIVATION_ACCURACY). A weight past MAX_PROJECTION_BYTES is split by output rows into
  * parts whose outputs are concatenated (the same values: each output is one row's dot product).
  * `weight` is the matrix, or a reader of its rows, so a large one is read one part at a time.
+ * The returned function takes the input rows and, optionally, `rows`: any tensor with one entry
+ * per input row (the graph's input_ids for every layer), so graphs share one count of them.
  */
 export function projection(
   g: GraphBuilder,
@@ -308,17 +328,29 @@ export function projection(
   out: number,
   inner: number,
   maxPartBytes = MAX_PROJECTION_BYTES,
-): (x: string) => string {
+): (x: string, rows?: string) => string {
   const rowsOf = (from: number, to: number): Float32Array => (typeof weight === 'function' ? weight({ from, to }) : weight.subarray(from * inner, to * inner));
   const bits = weightBits(precision);
   const partRows = Math.max(1, Math.floor(maxPartBytes / projectionBytes(1, inner, bits)));
-  if (out <= partRows) return projectionPart(g, bits, name, rowsOf(0, out), out, inner);
   const parts: ((x: string) => string)[] = [];
-  for (let from = 0, k = 0; from < out; from += partRows, k++) {
-    const rows = Math.min(partRows, out - from);
-    parts.push(projectionPart(g, bits, `${name}_part${k}`, rowsOf(from, from + rows), rows, inner));
+  if (out <= partRows) parts.push(projectionPart(g, bits, name, rowsOf(0, out), out, inner));
+  else {
+    for (let from = 0, k = 0; from < out; from += partRows, k++) {
+      const count = Math.min(partRows, out - from);
+      parts.push(projectionPart(g, bits, `${name}_part${k}`, rowsOf(from, from + count), count, inner));
+    }
   }
-  return (x) => g.one('Concat', parts.map((part) => part(x)), { axis: 1 });
+  const project = (x: string): string => (parts.length === 1 ? parts[0](x) : g.one('Concat', parts.map((part) => part(x)), { axis: 1 }));
+  if (bits !== 4) return project;
+  // onnxruntime 1.30's 4-bit kernel has a path of its own for a single row, which sums in another
+  // order than its path for two or more, so a row's output depended on whether it was alone in the
+  // forward (a decode step at batch 1 against the same row verified in a tree). A lone row gets a
+  // row of zeros below it, so every 4-bit projection runs on the many-row path, where a row's
+  // output is the same bits whatever rows share it; forwards of two rows or more are not padded.
+  return (x, rows = x) => {
+    const { pads, count } = g.atLeastTwoRows(rows);
+    return g.one('Slice', [project(g.one('Pad', [x, pads])), g.i64([0]), count, g.i64([0])]);
+  };
 }
 
 function projectionPart(g: GraphBuilder, bits: 8 | 4 | null, name: string, data: Float32Array, out: number, inner: number): (x: string) => string {
@@ -332,19 +364,16 @@ function projectionPart(g: GraphBuilder, bits: 8 | 4 | null, name: string, data:
   const inputs = [qName, scaleName];
   if (zeroPoints !== null) inputs.push(g.init(`${name}_q${bits}_zero_points`, [out, zeroPointBytes(blocks)], zeroPoints));
   const attrs = { K: inner, N: out, bits, block_size: QUANT_BLOCK, accuracy_level: ACTIVATION_ACCURACY };
-  const matMul = (x: string): string => g.op('MatMulNBits', [x, ...inputs], attrs, 1, undefined, MS_DOMAIN)[0];
-  if (bits === 8) return matMul;
-  // onnxruntime 1.30's 4-bit kernel has a path of its own for one row, which sums in another order
-  // than its path for two or more, so a row's output depended on whether it was alone in the
-  // forward (a decode step at batch 1 against the same row in a tree). One row of zeros more keeps
-  // every forward on the many-row path, where each row's output is the same whatever the others.
-  return (x) => g.one('Slice', [matMul(g.one('Pad', [x, g.i64([0, 0, 1, 0])])), g.i64([0]), g.i64([-1]), g.i64([0])]);
+  return (x) => g.op('MatMulNBits', [x, ...inputs], attrs, 1, undefined, MS_DOMAIN)[0];
 }
 
-/** A linear layer on 2-D rows with an HF [out, in] weight and an optional bias, at the given precision. */
-export function linearLayer(g: GraphBuilder, precision: WeightPrecision, x: string, name: string, data: Float32Array, [out, inner]: [number, number], bias: string | null): string {
+/**
+ * A linear layer on 2-D rows with an HF [out, in] weight and an optional bias, at the given
+ * precision. `rows`: a tensor with one entry per row of x, when one is at hand (see projection).
+ */
+export function linearLayer(g: GraphBuilder, precision: WeightPrecision, x: string, name: string, data: Float32Array, [out, inner]: [number, number], bias: string | null, rows?: string): string {
   if (weightBits(precision) === null && projectionBytes(out, inner, null) <= MAX_PROJECTION_BYTES) return gemm(g, x, g.init(name, [out, inner], data), bias);
-  const y = projection(g, precision, name, data, out, inner)(x);
+  const y = projection(g, precision, name, data, out, inner)(x, rows);
   return bias ? g.one('Add', [y, bias]) : y;
 }
 
@@ -571,7 +600,7 @@ function qkvBlock(d: Decoder, layer: number, x: string, rope: (x: string, heads:
     qkvB.set(weights.get(p + 'self_attn.v_proj.bias', [kvDim]), qDim + kvDim);
     qkvBName = g.init(p + 'self_attn.qkv_proj.bias', [qDim + 2 * kvDim], qkvB);
   }
-  const qkv = linearLayer(g, d.precision, x, p + 'self_attn.qkv_proj.weight', qkvW, [qDim + 2 * kvDim, H], qkvBName);
+  const qkv = linearLayer(g, d.precision, x, p + 'self_attn.qkv_proj.weight', qkvW, [qDim + 2 * kvDim, H], qkvBName, 'input_ids');
   const [qkFlat, vFlat] = g.op('Split', [qkv, g.i64([qDim + kvDim, kvDim])], { axis: 1 }, 2);
   let qk = qkFlat;
   if (cfg.qkNorm) {
@@ -603,11 +632,11 @@ function mlpBlock(d: Decoder, layer: number, y: string): string {
     guB.set(weights.get(p + 'mlp.up_proj.bias', [I]), I);
     guBName = g.init(p + 'mlp.gate_up_proj.bias', [2 * I], guB);
   }
-  const [gate, up] = g.op('Split', [linearLayer(g, d.precision, y, p + 'mlp.gate_up_proj.weight', guW, [2 * I, H], guBName)], { axis: 1 }, 2);
+  const [gate, up] = g.op('Split', [linearLayer(g, d.precision, y, p + 'mlp.gate_up_proj.weight', guW, [2 * I, H], guBName, 'input_ids')], { axis: 1 }, 2);
   const act = g.one('Mul', [g.one('Mul', [gate, g.one('Sigmoid', [gate])]), up]);
   const downW = weights.get(p + 'mlp.down_proj.weight', [H, I]);
   const downB = cfg.mlpBias ? g.init(p + 'mlp.down_proj.bias', [H], weights.get(p + 'mlp.down_proj.bias', [H])) : null;
-  return linearLayer(g, d.precision, act, p + 'mlp.down_proj.weight', downW, [H, I], downB);
+  return linearLayer(g, d.precision, act, p + 'mlp.down_proj.weight', downW, [H, I], downB, 'input_ids');
 }
 
 /**
@@ -656,7 +685,8 @@ function lmHeadProjection({ g, cfg, weights, precision }: Decoder, float32Table:
   const tied = cfg.tieWordEmbeddings || !weights.has('lm_head.weight');
   if (float32Table !== null && headSharesTable(tied, precision, true, V, H)) return (x) => gemm(g, x, float32Table, null);
   const source = tied ? 'model.embed_tokens.weight' : 'lm_head.weight';
-  return projection(g, precision, 'lm_head.weight', (rows) => weights.get(source, [V, H], rows), V, H);
+  const project = projection(g, precision, 'lm_head.weight', (rows) => weights.get(source, [V, H], rows), V, H);
+  return (x) => project(x, 'head_rows');
 }
 
 export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: GraphOptions = {}): BuiltGraph {
@@ -686,7 +716,7 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     const attn = treeAttention(g, layer, dims, q, k, v, pastRows);
     const oW = weights.get(p + 'self_attn.o_proj.weight', [H, dims.nH * dims.hd]);
     const oB = cfg.oBias ? w('self_attn.o_proj.bias', [H]) : null;
-    stream.pendingBranch = linearLayer(g, d.precision, attn, p + 'self_attn.o_proj.weight', oW, [H, dims.nH * dims.hd], oB);
+    stream.pendingBranch = linearLayer(g, d.precision, attn, p + 'self_attn.o_proj.weight', oW, [H, dims.nH * dims.hd], oB, 'input_ids');
     const y = stream.addAndNorm(w('post_attention_layernorm.weight', [H]));
     stream.pendingBranch = mlpBlock(d, layer, y);
     const kv = kvBufferValues(layer, dims);
