@@ -407,6 +407,24 @@ export function kvBufferValues(layer: number, { kvH, hd }: AttentionDims): { inp
 export const ROW_SUM_COLUMNS = 2;
 
 /**
+ * Columns of hd the weighted values are multiplied in at a time: at most 16. onnxruntime 1.30 adds a
+ * MatMul's products along its inner axis in order within slices of 16384 / max(16, columns) of it and
+ * then adds the slices' sums, so with all hd (64) columns at once a row's keys were summed in slices of
+ * 256 (128 at hd 128) and where those fell depended on where its keys sat: a verified row whose
+ * ancestors straddled column 256 differed from the same row decoded. With 16 columns the slices are
+ * 1,024 keys long, so a row over up to 1,024 key columns (its past, rounded up to blocks, and the
+ * forward's new tokens) is summed in order, whatever its layout.
+ */
+export const VALUE_PIECE = 16;
+
+/** The widest piece of hd, at most VALUE_PIECE, that divides it. */
+function valuePiece(hd: number): number {
+  let w = VALUE_PIECE;
+  while (hd % w !== 0) w--;
+  return w;
+}
+
+/**
  * Shared by every layer's attention, built once per graph: `keep`, 1 where `attn_mask` shows a
  * column and 0 where it hides it, and `ones`, [L+K, 2] ones (a row sum as a MatMul; see ROW_SUM_COLUMNS).
  */
@@ -465,10 +483,14 @@ export function treeAttention(g: GraphBuilder, layer: number, dims: AttentionDim
   const { keep, ones } = attentionPadding(g);
   const scored = g.one('Add', [scores, 'attn_mask']);
   const weights = g.one('Mul', [g.one('Exp', [g.one('Sub', [scored, g.one('ReduceMax', [scored], { axes: [-1], keepdims: 1 })])]), keep]);
+  // The weighted values in pieces of VALUE_PIECE columns of hd (see there): [kvH, B, hd/w, G*T, w].
+  const w = valuePiece(hd);
+  const valuePieces = g.one('Transpose', [g.one('Reshape', [values, g.i64([0, 0, 0, hd / w, w])])], { perm: [0, 1, 3, 2, 4] }); // [kvH, B, hd/w, L+K, w]
+  const weighted = g.one('MatMul', [g.one('Unsqueeze', [weights, g.i64([2])]), valuePieces]);
   const rowSums = g.one('Slice', [g.one('MatMul', [weights, ones]), g.i64([0]), g.i64([1]), g.i64([-1])]); // [kvH, B, G*T, 1]
-  const ctx = g.one('Div', [g.one('MatMul', [weights, values]), rowSums]); // [kvH, B, G*T, hd]
-  const ctx5 = g.one('Reshape', [ctx, g.i64([0, 0, G, -1, hd])]);
-  const ctxRows = g.one('Reshape', [g.one('Transpose', [ctx5], { perm: [1, 3, 0, 2, 4] }), g.i64([-1, qDim])]); // [B*T, qDim]
+  const ctx = g.one('Div', [weighted, g.one('Unsqueeze', [rowSums, g.i64([2])])]); // [kvH, B, hd/w, G*T, w]
+  const ctx6 = g.one('Reshape', [ctx, g.i64([0, 0, 0, G, -1, w])]); // [kvH, B, hd/w, G, T, w]
+  const ctxRows = g.one('Reshape', [g.one('Transpose', [ctx6], { perm: [1, 4, 0, 3, 2, 5] }), g.i64([-1, qDim])]); // [B*T, qDim]
   return g.one('Gather', [ctxRows, 'scatter_index'], { axis: 0 }); // [N, qDim]
 }
 

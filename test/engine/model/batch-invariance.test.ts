@@ -49,13 +49,17 @@ describe.skipIf(!demoInstalled)('a row beside a request with a longer past', () 
 describe.skipIf(!demoInstalled)('a verified row against the same row decoded', () => {
   const tmp = tempDir('echo-verified-row-');
   afterAll(() => tmp.cleanup());
-  const prompt = [261, 337, 69, 304, 58, 10, 289, 356, 72, 271, 40, 120, 41, 58, 10, 266, 379, 62, 60, 101];
+  const words = [261, 337, 69, 304, 58, 10, 289, 356, 72, 271, 40, 120, 41, 58, 10, 266, 379, 62, 60, 101];
   // Decoding reads a token's ancestors as past; verifying a chain reads them as new tokens of the
   // same forward, 12 rows at once. Before the attention's row sums took two columns of ones and the
   // 4-bit projections never ran on one row, the rows after the first differed in the last bits at
-  // every precision (and at int4 the first as well), which 8-bit activations turned into ~1e-2 of a logit.
-  test.each(['float32', 'int8', 'int4'] as const)('%s: every row of a verified chain has the decoded row’s logits, bit for bit', async (precision) => {
-    const session = await loadModel(DEMO_TARGET, { slots: 1, maxLength: 64, threads: 1, precision, cacheDir: join(tmp.path, 'cache') });
+  // every precision (and at int4 the first as well), which 8-bit activations turned into ~1e-2 of a
+  // logit. A 240-token past puts the chain's keys across column 256, where the weighted values were
+  // summed in two slices until they were multiplied 16 columns of hd at a time (VALUE_PIECE).
+  const cases = (['float32', 'int8', 'int4'] as const).flatMap((precision) => [20, 240].map((past) => ({ precision, past })));
+  test.each(cases)('$precision, past $past: every row of a verified chain has the decoded row’s logits, bit for bit', async ({ precision, past }) => {
+    const prompt = Array.from({ length: past }, (_, i) => words[i % words.length]);
+    const session = await loadModel(DEMO_TARGET, { slots: 1, maxLength: past + 16, threads: 1, precision, cacheDir: join(tmp.path, 'cache') });
     try {
       const slot = session.allocSlot();
       const prefill = async (): Promise<number> => {
