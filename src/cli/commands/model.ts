@@ -32,6 +32,8 @@ export interface MemoryReport {
 
 export interface ModelInfoReport extends ModelInfo {
   tokenizerVocabSize: number | null;
+  /** Why the folder's tokenizer cannot be used with it (missing, malformed, more ids than vocab_size), or null. */
+  tokenizerProblem: string | null;
   chatTemplate: boolean;
   graphCached: boolean;
   graphPath: string;
@@ -53,15 +55,18 @@ export function modelInfoReport(dir: string, load: { slots?: number; maxLength?:
     precisions: folderMemory(folder, slots, maxLength).map((e) => ({ ...e, fits: peakBytes(e) <= usable })),
   };
   let tokenizer: ModelTokenizer | null = null;
+  let tokenizerProblem: string | null = null;
   try {
     tokenizer = ModelTokenizer.load(folder.dir, folder.info.eosTokenIds);
-  } catch {
-    tokenizer = null; // `info` still reports the rest; `check` needs the tokenizer and says why
+  } catch (err) {
+    // `info` still reports the rest, and says why the tokenizer cannot serve this model.
+    tokenizerProblem = (err as Error).message.split('\n')[0];
   }
   const cached = isGraphCached(folder);
   return {
     ...folder.info,
     tokenizerVocabSize: tokenizer?.vocabSize ?? null,
+    tokenizerProblem,
     chatTemplate: tokenizer?.hasChatTemplate ?? false,
     graphCached: cached,
     graphPath: folder.graphPath,
@@ -300,7 +305,7 @@ export function register(program: Command): void {
         `parameters    ${r.parameters.toLocaleString('en-US')} (embeddings included)`,
         `dtype         ${r.dtype} on disk (computed in float32)`,
         `layers        ${r.numLayers}, hidden ${r.hiddenSize}, heads ${r.numHeads} (kv ${r.numKvHeads}), head dim ${r.headDim}`,
-        `vocabulary    ${r.vocabSize} (model)` + (r.tokenizerVocabSize === null ? ', tokenizer missing or unreadable' : `, ${r.tokenizerVocabSize} (tokenizer)`),
+        `vocabulary    ${r.vocabSize} (model)` + (r.tokenizerProblem !== null ? `; warning: tokenizer not usable: ${r.tokenizerProblem}` : `, ${r.tokenizerVocabSize} (tokenizer)`),
         `max positions ${r.maxPositions}`,
         `bos / eos     ${r.bosTokenId ?? '-'} / ${r.eosTokenIds.join(', ') || '-'}`,
         `chat template ${r.chatTemplate ? 'yes' : 'no'}`,

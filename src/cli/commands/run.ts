@@ -257,13 +257,13 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
 }
 
 /**
- * The summary's line on weights and what the output is exact to. Only a float32 target is claimed
- * lossless: a quantised target is batch-invariant (ar at any batch decodes the same tokens) but
- * its 8-bit activation rounding can turn a verified row's float rounding into another token.
+ * The summary's line on weights and what the output is exact to: the target as it ran. A verified
+ * row has the decoded row's logits bit for bit at every precision (docs/model-runtime.md, "Batch
+ * invariance"), so a quantised target's run is lossless with respect to that quantised target.
  */
 export function precisionLine(precision: RunReport['precision']): string {
-  if (precision.target === 'float32') return `weights: target float32, draft ${precision.draft} · lossless with respect to the float32 target (as on disk)`;
-  return `weights: target ${precision.target}, draft ${precision.draft} · not claimed lossless: the ${precision.target} target's projections round activations to 8 bits, so speculation may part from ar on near-ties (ar itself decodes the same at every batch)`;
+  const what = precision.target === 'float32' ? 'as on disk' : 'its quantised weights, not the float32 model on disk';
+  return `weights: target ${precision.target}, draft ${precision.draft} · lossless with respect to the ${precision.target} target (${what})`;
 }
 
 /** One --out line: the request's id, its prompt text, its tokens and their text, why it ended. */
@@ -358,7 +358,7 @@ export function threadsFlag(value: string): number {
 export const THREADS_HELP = "onnxruntime threads of the target (default 2 when its weights pass 32 MiB, as a last-level cache holds about that much, else 1; its workers spin between kernels); the draft runs on one thread, so that it never waits for a core the target's workers hold";
 export const DRAFT_PRECISION_HELP = "the draft's weights: int8 (default on CPU: 8-bit linear layers and head, a faster draft), int4 (4-bit) or float32 (as on disk; default with cuda). Never changes what a lossless run outputs";
 export const TARGET_PRECISION_HELP =
-  "the target's weights: float32 (default, as on disk), or int8 / int4 weight-only blocks for a target too large for this machine in float32 (`model info` says what each takes). Runs on it are not claimed lossless (8-bit activation rounding may part speculation from ar on near-ties); the run records the precision";
+  "the target's weights: float32 (default, as on disk), or int8 / int4 weight-only blocks for a target too large for this machine in float32 (`model info` says what each takes); runs on it are lossless with respect to that quantised target; the run records the precision";
 
 function parseShape(value: string): { depth: number; topk: number; tokens: number } {
   const parts = value.split(',').map(Number);

@@ -97,7 +97,7 @@ export function formatSummary(r: TraceSummaryReport): string {
     ['policy', `${c.policy}  batch ${c.batch}  K_max ${c.kmax}  temperature ${c.temperature}`],
     ...(draftNotes.length > 0 ? ([['draft', draftNotes.join(' · ')]] as [string, string][]) : []),
     ...(r.target.precision && r.target.precision !== 'float32'
-      ? ([['target', `${r.target.precision} weights (weight-only quantised): not claimed lossless, 8-bit activation rounding may part speculation from ar on near-ties`]] as [string, string][])
+      ? ([['target', `${r.target.precision} weights (weight-only quantised): lossless with respect to them, not to the float32 model`]] as [string, string][])
       : []),
     ['steps / requests', `${m.steps} / ${m.requests}`],
     ['generated tokens', `${m.generatedTokens} in ${fixed(m.wallMs / 1000)} s`],

@@ -138,7 +138,11 @@ export function planBatch(entries: readonly PlanEntry[], layout: PlanLayout): Ba
   const plans = entries.map((e) => pastPlan(e.committed, e.scratchParents.length, window));
   const n = entries.reduce((sum, e) => sum + e.tokens.length, 0);
   const longest = Math.max(...entries.map((e) => e.tokens.length));
-  const chunk = queryChunk(entries.map((e) => e.tokens.length));
+  // With one query head per KV head, a one-token group would give the attention's MatMuls a single
+  // row, which onnxruntime 1.30 multiplies on a path of its own that sums in another order than the
+  // one for two rows or more: a decoded row would differ in the last bits from the same row verified
+  // in a tree (docs/model-runtime.md, "Batch invariance"). A padding query keeps them at two rows.
+  const chunk = Math.max(queryChunk(entries.map((e) => e.tokens.length)), layout.queryHeadsPerKv === 1 ? 2 : 1);
   const groups = entries.reduce((sum, e) => sum + Math.ceil(e.tokens.length / chunk), 0);
   // The past is gathered in whole blocks, at least one (masked) so every tensor is non-empty;
   // columns past a request's own rows stay hidden.

@@ -33,7 +33,7 @@ import { AttributeType, DataType, type AttributeProtoJs, type NodeProtoJs, type 
 import type { HalfTensor, RowRange } from './safetensors.js';
 
 /** Bump when the graph layout changes, so cached graphs are rebuilt. */
-export const GRAPH_VERSION = 14;
+export const GRAPH_VERSION = 15;
 export const OPSET = 17;
 export const MASK_HIDDEN = -1e30;
 /**
@@ -113,6 +113,7 @@ export class GraphBuilder {
   readonly initializers: GraphInitializer[] = [];
   private counter = 0;
   private constCache = new Map<string, string>();
+  private rowPads = new Map<string, string>();
 
   constructor(private readonly store?: WeightStore) {}
 
@@ -165,6 +166,23 @@ export class GraphBuilder {
       this.constCache.set(key, name);
     }
     return name;
+  }
+
+  /**
+   * For a tensor of `rows` entries along its first axis (rows = Shape(rows)[0]): `count`, [rows]
+   * int64, and `pads`, Pad's pads that add max(0, 2 − rows) rows of zeros below a 2-D tensor of as
+   * many rows. Built once per tensor.
+   */
+  atLeastTwoRows(rows: string): { pads: string; count: string } {
+    let pads = this.rowPads.get(rows);
+    const count = `${rows}_row_count`;
+    if (pads === undefined) {
+      this.one('Shape', [rows], { end: 1 }, count);
+      const extra = this.one('Max', [this.one('Sub', [this.i64([2]), count]), this.i64([0])]);
+      pads = this.one('Concat', [this.i64([0, 0]), extra, this.i64([0])], { axis: 0 }, `${rows}_pads_to_two_rows`);
+      this.rowPads.set(rows, pads);
+    }
+    return { pads, count };
   }
 
   f32(value: number): string {
@@ -278,10 +296,11 @@ export function projectionBytes(out: number, inner: number, bits: 8 | 4 | null):
 /**
  * MatMulNBits' accuracy_level for every quantised projection: 4, activations rounded to 8 bits per
  * row and block of 32 (each row its own scales, so a row's output does not depend on the rows
- * packed with it). Float activations (1) would keep a verified row's float rounding from turning
- * into other tokens (docs/model-runtime.md, "Batch invariance"), but onnxruntime 1.30's CPU kernel
- * for them ran the demo target 2–20× slower (8 bits the worst), so quantised targets are not
- * claimed lossless instead.
+ * packed with it; one row alone at 4 bits aside, see projectionPart). Rounding activations turns a
+ * last-bit difference in a row's input into ~1e-2 of a logit, so a quantised target is lossless only
+ * because every row reaches its projections with the same bits whether decoded or verified
+ * (docs/model-runtime.md, "Batch invariance"). Float activations (1) ran the demo target 2–20×
+ * slower on onnxruntime 1.30's CPU kernel.
  */
 export const ACTIVATION_ACCURACY = 4;
 
@@ -298,6 +317,8 @@ export const MAX_PROJECTION_BYTES = 64 << 20;
  * 8-bit activations (ACTIVATION_ACCURACY). A weight past MAX_PROJECTION_BYTES is split by output rows into
  * parts whose outputs are concatenated (the same values: each output is one row's dot product).
  * `weight` is the matrix, or a reader of its rows, so a large one is read one part at a time.
+ * The returned function takes the input rows and, optionally, `rows`: any tensor with one entry
+ * per input row (the graph's input_ids for every layer), so graphs share one count of them.
  */
 export function projection(
   g: GraphBuilder,
@@ -307,17 +328,29 @@ export function projection(
   out: number,
   inner: number,
   maxPartBytes = MAX_PROJECTION_BYTES,
-): (x: string) => string {
+): (x: string, rows?: string) => string {
   const rowsOf = (from: number, to: number): Float32Array => (typeof weight === 'function' ? weight({ from, to }) : weight.subarray(from * inner, to * inner));
   const bits = weightBits(precision);
   const partRows = Math.max(1, Math.floor(maxPartBytes / projectionBytes(1, inner, bits)));
-  if (out <= partRows) return projectionPart(g, bits, name, rowsOf(0, out), out, inner);
   const parts: ((x: string) => string)[] = [];
-  for (let from = 0, k = 0; from < out; from += partRows, k++) {
-    const rows = Math.min(partRows, out - from);
-    parts.push(projectionPart(g, bits, `${name}_part${k}`, rowsOf(from, from + rows), rows, inner));
+  if (out <= partRows) parts.push(projectionPart(g, bits, name, rowsOf(0, out), out, inner));
+  else {
+    for (let from = 0, k = 0; from < out; from += partRows, k++) {
+      const count = Math.min(partRows, out - from);
+      parts.push(projectionPart(g, bits, `${name}_part${k}`, rowsOf(from, from + count), count, inner));
+    }
   }
-  return (x) => g.one('Concat', parts.map((part) => part(x)), { axis: 1 });
+  const project = (x: string): string => (parts.length === 1 ? parts[0](x) : g.one('Concat', parts.map((part) => part(x)), { axis: 1 }));
+  if (bits !== 4) return project;
+  // onnxruntime 1.30's 4-bit kernel has a path of its own for a single row, which sums in another
+  // order than its path for two or more, so a row's output depended on whether it was alone in the
+  // forward (a decode step at batch 1 against the same row verified in a tree). A lone row gets a
+  // row of zeros below it, so every 4-bit projection runs on the many-row path, where a row's
+  // output is the same bits whatever rows share it; forwards of two rows or more are not padded.
+  return (x, rows = x) => {
+    const { pads, count } = g.atLeastTwoRows(rows);
+    return g.one('Slice', [project(g.one('Pad', [x, pads])), g.i64([0]), count, g.i64([0])]);
+  };
 }
 
 function projectionPart(g: GraphBuilder, bits: 8 | 4 | null, name: string, data: Float32Array, out: number, inner: number): (x: string) => string {
@@ -334,10 +367,13 @@ function projectionPart(g: GraphBuilder, bits: 8 | 4 | null, name: string, data:
   return (x) => g.op('MatMulNBits', [x, ...inputs], attrs, 1, undefined, MS_DOMAIN)[0];
 }
 
-/** A linear layer on 2-D rows with an HF [out, in] weight and an optional bias, at the given precision. */
-export function linearLayer(g: GraphBuilder, precision: WeightPrecision, x: string, name: string, data: Float32Array, [out, inner]: [number, number], bias: string | null): string {
+/**
+ * A linear layer on 2-D rows with an HF [out, in] weight and an optional bias, at the given
+ * precision. `rows`: a tensor with one entry per row of x, when one is at hand (see projection).
+ */
+export function linearLayer(g: GraphBuilder, precision: WeightPrecision, x: string, name: string, data: Float32Array, [out, inner]: [number, number], bias: string | null, rows?: string): string {
   if (weightBits(precision) === null && projectionBytes(out, inner, null) <= MAX_PROJECTION_BYTES) return gemm(g, x, g.init(name, [out, inner], data), bias);
-  const y = projection(g, precision, name, data, out, inner)(x);
+  const y = projection(g, precision, name, data, out, inner)(x, rows);
   return bias ? g.one('Add', [y, bias]) : y;
 }
 
@@ -361,15 +397,44 @@ export function kvBufferValues(layer: number, { kvH, hd }: AttentionDims): { inp
 }
 
 /**
+ * Columns of the ones matrix whose product with the attention weights is their row sums. One column
+ * would be the natural choice, but onnxruntime 1.30 multiplies by a single column on a path of its
+ * own that sums along the row in lanes, so the sum depended on where in the row its nonzero weights
+ * sat: a verified row (its ancestors among the new columns) and the same row decoded (its ancestors
+ * in the past) came out a few ulps apart. With two columns the MatMul takes its general kernel,
+ * which adds along the row in order (measured: identical sums wherever the zeros lie).
+ */
+export const ROW_SUM_COLUMNS = 2;
+
+/**
+ * Columns of hd the weighted values are multiplied in at a time: at most 16. onnxruntime 1.30 adds a
+ * MatMul's products along its inner axis in order within slices of 16384 / max(16, columns) of it and
+ * then adds the slices' sums, so with all hd (64) columns at once a row's keys were summed in slices of
+ * 256 (128 at hd 128) and where those fell depended on where its keys sat: a verified row whose
+ * ancestors straddled column 256 differed from the same row decoded. With 16 columns the slices are
+ * 1,024 keys long, so a row over up to 1,024 key columns (its past, rounded up to blocks, and the
+ * forward's new tokens) is summed in order, whatever its layout.
+ */
+export const VALUE_PIECE = 16;
+
+/** The widest piece of hd, at most VALUE_PIECE, that divides it. */
+function valuePiece(hd: number): number {
+  let w = VALUE_PIECE;
+  while (hd % w !== 0) w--;
+  return w;
+}
+
+/**
  * Shared by every layer's attention, built once per graph: `keep`, 1 where `attn_mask` shows a
- * column and 0 where it hides it, and `ones`, a [L+K, 1] column of ones (a row sum as a MatMul).
+ * column and 0 where it hides it, and `ones`, [L+K, 2] ones (a row sum as a MatMul; see ROW_SUM_COLUMNS).
  */
 function attentionPadding(g: GraphBuilder): { keep: string; ones: string } {
   const [keep, ones] = ['attn_keep', 'attn_ones'];
   if (!g.produces(keep)) {
     g.one('Cast', [g.one('Equal', ['attn_mask', g.f32(0)])], { to: DataType.FLOAT }, keep);
     const firstRow = g.one('Gather', [g.one('Gather', ['attn_mask', g.i64([0])], { axis: 0 }), g.i64([0])], { axis: 1 }); // [1, 1, L+K]
-    g.one('Reshape', [g.one('Add', [g.one('Mul', [firstRow, g.f32(0)]), g.f32(1)]), g.i64([-1, 1])], {}, ones);
+    const column = g.one('Reshape', [g.one('Add', [g.one('Mul', [firstRow, g.f32(0)]), g.f32(1)]), g.i64([-1, 1])]);
+    g.one('Concat', Array(ROW_SUM_COLUMNS).fill(column), { axis: 1 }, ones);
   }
   return { keep, ones };
 }
@@ -418,9 +483,14 @@ export function treeAttention(g: GraphBuilder, layer: number, dims: AttentionDim
   const { keep, ones } = attentionPadding(g);
   const scored = g.one('Add', [scores, 'attn_mask']);
   const weights = g.one('Mul', [g.one('Exp', [g.one('Sub', [scored, g.one('ReduceMax', [scored], { axes: [-1], keepdims: 1 })])]), keep]);
-  const ctx = g.one('Div', [g.one('MatMul', [weights, values]), g.one('MatMul', [weights, ones])]); // [kvH, B, G*T, hd]
-  const ctx5 = g.one('Reshape', [ctx, g.i64([0, 0, G, -1, hd])]);
-  const ctxRows = g.one('Reshape', [g.one('Transpose', [ctx5], { perm: [1, 3, 0, 2, 4] }), g.i64([-1, qDim])]); // [B*T, qDim]
+  // The weighted values in pieces of VALUE_PIECE columns of hd (see there): [kvH, B, hd/w, G*T, w].
+  const w = valuePiece(hd);
+  const valuePieces = g.one('Transpose', [g.one('Reshape', [values, g.i64([0, 0, 0, hd / w, w])])], { perm: [0, 1, 3, 2, 4] }); // [kvH, B, hd/w, L+K, w]
+  const weighted = g.one('MatMul', [g.one('Unsqueeze', [weights, g.i64([2])]), valuePieces]);
+  const rowSums = g.one('Slice', [g.one('MatMul', [weights, ones]), g.i64([0]), g.i64([1]), g.i64([-1])]); // [kvH, B, G*T, 1]
+  const ctx = g.one('Div', [weighted, g.one('Unsqueeze', [rowSums, g.i64([2])])]); // [kvH, B, hd/w, G*T, w]
+  const ctx6 = g.one('Reshape', [ctx, g.i64([0, 0, 0, G, -1, w])]); // [kvH, B, hd/w, G, T, w]
+  const ctxRows = g.one('Reshape', [g.one('Transpose', [ctx6], { perm: [1, 4, 0, 3, 2, 5] }), g.i64([-1, qDim])]); // [B*T, qDim]
   return g.one('Gather', [ctxRows, 'scatter_index'], { axis: 0 }); // [N, qDim]
 }
 
@@ -552,7 +622,7 @@ function qkvBlock(d: Decoder, layer: number, x: string, rope: (x: string, heads:
     qkvB.set(weights.get(p + 'self_attn.v_proj.bias', [kvDim]), qDim + kvDim);
     qkvBName = g.init(p + 'self_attn.qkv_proj.bias', [qDim + 2 * kvDim], qkvB);
   }
-  const qkv = linearLayer(g, d.precision, x, p + 'self_attn.qkv_proj.weight', qkvW, [qDim + 2 * kvDim, H], qkvBName);
+  const qkv = linearLayer(g, d.precision, x, p + 'self_attn.qkv_proj.weight', qkvW, [qDim + 2 * kvDim, H], qkvBName, 'input_ids');
   const [qkFlat, vFlat] = g.op('Split', [qkv, g.i64([qDim + kvDim, kvDim])], { axis: 1 }, 2);
   let qk = qkFlat;
   if (cfg.qkNorm) {
@@ -584,11 +654,11 @@ function mlpBlock(d: Decoder, layer: number, y: string): string {
     guB.set(weights.get(p + 'mlp.up_proj.bias', [I]), I);
     guBName = g.init(p + 'mlp.gate_up_proj.bias', [2 * I], guB);
   }
-  const [gate, up] = g.op('Split', [linearLayer(g, d.precision, y, p + 'mlp.gate_up_proj.weight', guW, [2 * I, H], guBName)], { axis: 1 }, 2);
+  const [gate, up] = g.op('Split', [linearLayer(g, d.precision, y, p + 'mlp.gate_up_proj.weight', guW, [2 * I, H], guBName, 'input_ids')], { axis: 1 }, 2);
   const act = g.one('Mul', [g.one('Mul', [gate, g.one('Sigmoid', [gate])]), up]);
   const downW = weights.get(p + 'mlp.down_proj.weight', [H, I]);
   const downB = cfg.mlpBias ? g.init(p + 'mlp.down_proj.bias', [H], weights.get(p + 'mlp.down_proj.bias', [H])) : null;
-  return linearLayer(g, d.precision, act, p + 'mlp.down_proj.weight', downW, [H, I], downB);
+  return linearLayer(g, d.precision, act, p + 'mlp.down_proj.weight', downW, [H, I], downB, 'input_ids');
 }
 
 /**
@@ -637,7 +707,8 @@ function lmHeadProjection({ g, cfg, weights, precision }: Decoder, float32Table:
   const tied = cfg.tieWordEmbeddings || !weights.has('lm_head.weight');
   if (float32Table !== null && headSharesTable(tied, precision, true, V, H)) return (x) => gemm(g, x, float32Table, null);
   const source = tied ? 'model.embed_tokens.weight' : 'lm_head.weight';
-  return projection(g, precision, 'lm_head.weight', (rows) => weights.get(source, [V, H], rows), V, H);
+  const project = projection(g, precision, 'lm_head.weight', (rows) => weights.get(source, [V, H], rows), V, H);
+  return (x) => project(x, 'head_rows');
 }
 
 export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: GraphOptions = {}): BuiltGraph {
@@ -667,7 +738,7 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     const attn = treeAttention(g, layer, dims, q, k, v, pastRows);
     const oW = weights.get(p + 'self_attn.o_proj.weight', [H, dims.nH * dims.hd]);
     const oB = cfg.oBias ? w('self_attn.o_proj.bias', [H]) : null;
-    stream.pendingBranch = linearLayer(g, d.precision, attn, p + 'self_attn.o_proj.weight', oW, [H, dims.nH * dims.hd], oB);
+    stream.pendingBranch = linearLayer(g, d.precision, attn, p + 'self_attn.o_proj.weight', oW, [H, dims.nH * dims.hd], oB, 'input_ids');
     const y = stream.addAndNorm(w('post_attention_layernorm.weight', [H]));
     stream.pendingBranch = mlpBlock(d, layer, y);
     const kv = kvBufferValues(layer, dims);

@@ -61,8 +61,8 @@ export const DEFAULT_FORM: RunForm = {
 
 const TARGET_PRECISION_LABELS: Record<WeightPrecision, string> = {
   float32: 'float32 (as on disk)',
-  int8: 'int8 weight-only (not claimed lossless: may part from ar on near-ties)',
-  int4: 'int4 weight-only (not claimed lossless: may part from ar on near-ties)',
+  int8: 'int8 weight-only (lossless with respect to the int8 target)',
+  int4: 'int4 weight-only (lossless with respect to the int4 target)',
 };
 
 const SIGNAL_LABELS: Record<ConfidenceSignal | 'auto', string> = {

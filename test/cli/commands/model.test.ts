@@ -1,5 +1,5 @@
 // `model info`, `model check` and `model cache` through commander, as the CLI runs them.
-import { existsSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CommanderError } from 'commander';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -38,6 +38,21 @@ test('model info reports architecture, parameters, dtype, vocabulary and cache s
   const text = await run(['model', 'info', fx.dir]);
   expect(text).toMatch(/architecture\s+qwen2/);
   expect(text).toMatch(/graph cache\s+built/);
+});
+
+test('model info warns, in one line and in the JSON, when the tokenizer holds more ids than config.json\'s vocab_size', async () => {
+  const dir = join(tmp.path, 'wide-tokenizer');
+  const wide = writeFixtureModel(dir, {});
+  const path = join(dir, 'tokenizer.json');
+  const json = JSON.parse(readFileSync(path, 'utf8')) as { model: { vocab: Record<string, number> } };
+  for (let i = 0; i < 200; i++) json.model.vocab[`zz${i}`] = wide.vocabSize + i;
+  writeFileSync(path, JSON.stringify(json));
+  const r = JSON.parse(await run(['model', 'info', dir, '--json']));
+  expect(r.tokenizerVocabSize).toBeNull();
+  expect(r.tokenizerProblem).toMatch(new RegExp(`holds ${wide.vocabSize + 200} token ids but config.json's vocab_size is ${wide.vocabSize}`));
+  const text = await run(['model', 'info', dir]);
+  expect(text).toMatch(new RegExp(`vocabulary\\s+${wide.vocabSize} \\(model\\); warning: tokenizer not usable: .*tokenizer.json: holds ${wide.vocabSize + 200} token ids`));
+  expect(JSON.parse(await run(['model', 'info', fx.dir, '--json'])).tokenizerProblem).toBeNull();
 });
 
 test('model check --json gives the token ids and the top-5 next tokens with logits at each position', async () => {

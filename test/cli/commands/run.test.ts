@@ -341,9 +341,9 @@ describe('echo-studio run', () => {
     expect(header.models.target.precision).toBe('int4');
     expect(header.models.draft.precision).toBe('int8');
     expect(header.config.targetPrecision).toBe('int4');
-    expect(formatSummary(await summariseTrace(trace))).toMatch(/target\s+int4 weights \(weight-only quantised\): not claimed lossless, 8-bit activation rounding may part speculation from ar on near-ties/);
+    expect(formatSummary(await summariseTrace(trace))).toMatch(/target\s+int4 weights \(weight-only quantised\): lossless with respect to them, not to the float32 model/);
     const text = await run([...common, '--draft-precision', 'float32']);
-    expect(text).toContain('weights: target int4, draft float32 · not claimed lossless: the int4 target\'s projections round activations to 8 bits, so speculation may part from ar on near-ties (ar itself decodes the same at every batch)');
+    expect(text).toContain('weights: target int4, draft float32 · lossless with respect to the int4 target (its quantised weights, not the float32 model on disk)');
     await expect(run(['--policy', 'chain', ...pairFlags(), '--target-precision', 'int3'])).rejects.toThrow(/--target-precision takes float32, int8, int4, got "int3"/);
   });
 

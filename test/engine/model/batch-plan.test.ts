@@ -153,7 +153,16 @@ describe('an attention window', () => {
     expect(plan.pastBlocks).toBe(3);
     expect([...plan.pastIndex]).toEqual([0, 2, 3]);
     // Block 2 (rows 16–23) lands at columns 8–15, so row 23 is column 15; rows 24–29 columns 16–21.
-    expect(maskRows(plan.mask, plan.width)).toEqual([row(25, [0, ...range(15, 22), 24])]);
+    // The second row is a padding query (one query head per KV head keeps a group at two rows): it sees every key.
+    expect(maskRows(plan.mask, plan.width)).toEqual([row(25, [0, ...range(15, 22), 24]), row(25, range(0, 25))]);
+  });
+
+  test('gives a one-token group a padding query when each KV head has one query head, and none with two', () => {
+    const single = planBatch([entry(0, 3, [5], [-1])], layout);
+    expect([single.chunk, single.groups, [...single.gatherIndex]]).toEqual([2, 1, [0, 0]]);
+    expect(single.paddingWaste).toBe(0.5);
+    const grouped = planBatch([entry(0, 3, [5], [-1])], { ...layout, queryHeadsPerKv: 2 });
+    expect([grouped.chunk, grouped.groups]).toEqual([1, 1]);
   });
 
   test('hides a tree ancestor that has slid out of the window', () => {
