@@ -6,13 +6,10 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Runner } from '../engine/runner.js';
-import { BUNDLED_DRAFT, BUNDLED_HEAD, BUNDLED_TARGET, prepareRun, type PreparedRun } from '../engine/session-run.js';
+import { BUNDLED_DRAFT, BUNDLED_HEAD, BUNDLED_TARGET, faultStack, prepare, Refusal, type ResolvedGates, type Run } from '../engine/index.js';
 import type { Knobs, RunConfig } from '../shared/config.js';
 import type { CalibrationSummary, EngineKnobsEvent } from '../shared/messages.js';
-import type { ResolvedGates } from '../engine/resolve-gates.js';
 import type { HandlerModule, HostContext, RequestContext } from './handler-context.js';
-import { faultStack, Refusal } from '../engine/refusal.js';
 
 /**
  * Histograms and metrics go to the UI at most every 100 ms, and less often when computing them
@@ -23,8 +20,8 @@ const SNAPSHOT_COST_FACTOR = 10;
 
 interface ActiveRun {
   /** Null while the models load; the run can be stopped before it steps. */
-  live: Runner | null;
-  prepared: PreparedRun | null;
+  live: Run | null;
+  prepared: Run | null;
   stopRequested: boolean;
   /** Aborts the setup (loading, warm-up) when the run is stopped before it steps. */
   setup: AbortController;
@@ -49,8 +46,8 @@ export function calibrationSummary(gates: ResolvedGates): CalibrationSummary {
 }
 
 /** The knobs a prepared run starts with: its config's batch and K_max, the τ_d it resolved. */
-export function initialKnobs(prepared: PreparedRun): EngineKnobsEvent {
-  const { config, gates } = prepared;
+export function initialKnobs(prepared: Run): EngineKnobsEvent {
+  const { config, gates } = prepared.setup;
   // dense gates every depth the calibration measured; echo and fixed only the sweet spots.
   const taus = gates ? (config.policy === 'dense' && Object.keys(gates.denseTaus).length > 0 ? gates.denseTaus : gates.taus) : {};
   return {
@@ -61,7 +58,7 @@ export function initialKnobs(prepared: PreparedRun): EngineKnobsEvent {
     taus: config.policy === 'fixed' && config.tau !== undefined ? Object.fromEntries(Object.keys(taus).map((d) => [d, config.tau!])) : { ...taus },
     ...(config.policy === 'fixed' && config.tau !== undefined ? { tau: config.tau } : {}),
     ...(gates ? { confidence: gates.confidence, calibration: calibrationSummary(gates) } : {}),
-    batchLimit: { max: prepared.slotLimit.max, beyond: prepared.slotLimit.beyond },
+    batchLimit: { max: prepared.setup.slotLimit.max, beyond: prepared.setup.slotLimit.beyond },
   };
 }
 
@@ -145,7 +142,7 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
     host.log(stack === undefined ? message : `${message}\n${stack}`);
   };
 
-  const requireLive = (verb: string): Runner => {
+  const requireLive = (verb: string): Run => {
     if (!active) throw new Refusal(`no run is in progress to ${verb}`);
     if (!active.live) throw new Refusal(`the run is still loading; ${verb} once it runs`);
     return active.live;
@@ -171,31 +168,33 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
     lastRecording = trace;
     recordings.setRun(trace, true); // from now on trace.open and trace.seek wait for the run
     let nextSnapshotAt = -Infinity;
-    let prepared: PreparedRun;
+    let prepared: Run;
     try {
       config = readablePaths(host, config);
       const models = config.draftDir === undefined ? await bundledPair(host, config.draftKind) : undefined;
-      prepared = await prepareRun(config, {
+      prepared = await prepare(config, {
         ...(models ? { models } : {}),
         // One core stays with the studio's window (it draws while the run streams).
         maxDefaultThreads: Math.max(1, availableParallelism() - 1),
         trace,
+        decodeText: true,
         signal: run.setup.signal,
         progress: (task, done, total, message) => host.progress(task, done, total, message),
-        // A batch raised past the loaded KV slots reallocates them before the next step.
-        onSlotsGrow: ({ from, to, done, total }) => host.progress('slots', done, total, `reallocating the KV caches: ${from} → ${to} slots`),
-        onStep: (event) => {
-          run.steps = event.step + 1;
-          const started = performance.now();
-          if (started < nextSnapshotAt) {
-            host.pushStep(event);
-            return;
-          }
-          const extras = { histograms: prepared.run.metrics.histograms(), metrics: prepared.run.metrics.metrics() };
-          const done = performance.now();
-          nextSnapshotAt = done + Math.max(SNAPSHOT_INTERVAL_MS, SNAPSHOT_COST_FACTOR * (done - started));
-          host.pushStep(event, extras);
-        },
+      });
+      // A batch raised past the loaded KV slots reallocates them before the next step.
+      prepared.on('slotsGrow', ({ from, to, done, total }) => host.progress('slots', done, total, `reallocating the KV caches: ${from} → ${to} slots`));
+      const live = prepared;
+      live.on('step', (event) => {
+        run.steps = event.step + 1;
+        const started = performance.now();
+        if (started < nextSnapshotAt) {
+          host.pushStep(event);
+          return;
+        }
+        const extras = { histograms: live.metrics.histograms(), metrics: live.metrics.metrics() };
+        const done = performance.now();
+        nextSnapshotAt = done + Math.max(SNAPSHOT_INTERVAL_MS, SNAPSHOT_COST_FACTOR * (done - started));
+        host.pushStep(event, extras);
       });
     } catch (err) {
       active = null;
@@ -219,29 +218,28 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
     run.prepared = prepared;
     try {
       if (run.stopRequested) {
-        prepared.run.end('stopped');
+        prepared.end('stopped');
         host.setRunState('finished');
         return;
       }
       // The runner's own loop, with a turn of the event loop between steps so that pause, single
       // steps, stop and knob changes are heard while it runs; knobs apply from the next step.
-      const live = prepared.run.runner;
-      run.live = live;
+      run.live = prepared;
       run.knobs = initialKnobs(prepared);
       host.broadcast(run.knobs);
       host.setRunState('running');
       let summary;
       try {
-        summary = await live.run({ yieldBetweenSteps: true, onPark: (paused) => host.setRunState(paused ? 'paused' : 'running') });
+        ({ summary } = (await prepared.toEnd({ yieldBetweenSteps: true, onPark: (paused) => host.setRunState(paused ? 'paused' : 'running') })).main);
       } catch (err) {
         const message = firstLine(err);
-        const metrics = prepared.run.end('error', { message });
-        host.pushStep(null, { histograms: prepared.run.metrics.histograms(), metrics });
+        const metrics = prepared.end('error', { message });
+        host.pushStep(null, { histograms: prepared.metrics.histograms(), metrics });
         fail(`the run failed: ${message}`, faultStack(err));
         return;
       }
-      const metrics = prepared.run.end(summary.stopped ? 'stopped' : 'finished', { wallMs: summary.wallMs });
-      host.pushStep(null, { histograms: prepared.run.metrics.histograms(), metrics });
+      const metrics = prepared.end(summary.stopped ? 'stopped' : 'finished', { wallMs: summary.wallMs });
+      host.pushStep(null, { histograms: prepared.metrics.histograms(), metrics });
       host.setRunState('finished');
     } finally {
       if (active === run) active = null;
@@ -268,9 +266,7 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
 
     /** One step while paused; while running, pause after the next step. */
     'run.step'() {
-      const live = requireLive('step');
-      if (!live.isPaused) live.pause();
-      live.stepOnce();
+      requireLive('step').stepOnce();
     },
 
     'run.stop'() {
@@ -294,7 +290,7 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
         run.knobs = appliedKnobs(run.knobs, knobs);
         host.broadcast(run.knobs);
       }
-      run.prepared?.run.recorder?.knobs(run.steps, knobs);
+      run.prepared?.recorder?.knobs(run.steps, knobs);
     },
   };
 };

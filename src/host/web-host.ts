@@ -32,7 +32,7 @@ import {
 import type { ChannelFromEngine, ChannelToEngine } from './port.js';
 import { CONTENT_SECURITY_POLICY, hostnameOf, isLoopbackAddress, newAccessToken, tokenMatches } from './security.js';
 import { isDownloadFormat, MAX_TRACE_UPLOAD_BYTES, receiveUpload as receiveTraceFile, TraceFileRefusal, uploadName } from './web-trace-files.js';
-import { removeQuietly } from '../engine/trace/export-files.js';
+import { removeQuietly } from '../engine/index.js';
 import { resolveDataDir } from './data-folder.js';
 
 export interface WebHostOptions {

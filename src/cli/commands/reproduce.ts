@@ -7,22 +7,10 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadProfile } from '../../engine/calibrate/profile.js';
-import { DEFAULT_DELTA } from '../../engine/calibrate/calibration.js';
-import { suggestKmax } from '../../engine/cost/knee.js';
-import { judgeClaims } from '../../engine/reproduce/claims.js';
-import { renderReport, type ReportMeta, type ServingTarget } from '../../engine/reproduce/report.js';
-import { readServingPair } from '../../engine/serving-flags.js';
-import { Refusal } from '../../engine/refusal.js';
-import { LOAD_POLICIES, plannedWork, runStudy, TABLE1_POLICIES, type DomainWorkload, type StudyPlan } from '../../engine/reproduce/study.js';
-import { createPolicy } from '../../engine/policy/index.js';
-import { startRun } from '../../engine/instrumented-run.js';
-import { loadRunSetup, measureDraftCost, promptSource, type RunSetup } from '../../engine/session-run.js';
-import { encodePrompt, type PromptRecord } from '../../engine/workload.js';
+import { createPolicy, DEFAULT_DELTA, DEFAULT_DRAFT_COST, type DomainWorkload, encodePrompt, judgeClaims, LOAD_POLICIES, loadProfile, loadRunSetup, measureDraftCost, plannedWork, type PromptRecord, promptSource, readServingPair, Refusal, renderReport, type ReportMeta, type RunSetup, runStudy, type ServingTarget, startOn, type StudyPlan, suggestKmax, TABLE1_POLICIES } from '../../engine/index.js';
 import { findPackageRoot, packageVersion } from '../../host/paths.js';
 import { clockCosts, clockFromFlags, DRAFT_PRECISION_HELP, draftCostFlag, draftPrecisionFlag, runConfigFromFlags, TARGET_PRECISION_HELP, targetPrecisionFlag, THREADS_HELP, threadsFlag } from './run.js';
 import type { WeightPrecision } from '../../shared/config.js';
-import { DEFAULT_DRAFT_COST } from '../../engine/policy/echo.js';
 import { integer, list } from '../flags.js';
 
 export interface ReproduceFlags {
@@ -176,9 +164,9 @@ async function expectedSeconds(setup: RunSetup, plan: StudyPlan, maxNewTokens: n
     const policy = createPolicy('static', { ...setup.config, batch, kmax: plan.kmax(batch) });
     const workload = Array.from({ length: batch }, (_, k) => ({ ...plan.domains[0].runs[k % plan.domains[0].runs.length], id: `probe-${k}` }));
     const probeSetup = { ...setup, workload, config: { ...setup.config, maxNewTokens: Math.min(8, maxNewTokens) } };
-    await startRun(probeSetup, { policy, batch, kmax: plan.kmax(batch) }).runner.run(); // the first run pays for warming up; the second is timed
-    const timed = startRun(probeSetup, { policy: createPolicy('static', { ...setup.config, batch, kmax: plan.kmax(batch) }), batch, kmax: plan.kmax(batch) });
-    const summary = await timed.runner.run();
+    await startOn(probeSetup, { policy, batch, kmax: plan.kmax(batch) }).toEnd(); // the first run pays for warming up; the second is timed
+    const timed = startOn(probeSetup, { policy: createPolicy('static', { ...setup.config, batch, kmax: plan.kmax(batch) }), batch, kmax: plan.kmax(batch) });
+    const { summary } = (await timed.toEnd()).main;
     const tokens = summary.results.reduce((s, r) => s + r.tokens.length, 0);
     return tokens / Math.max(1e-3, summary.wallMs / 1000);
   };

@@ -7,29 +7,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { checkOutputPaths, JsonLinesOutput, streamedOutput } from '../output-files.js';
-import {
-  availablePolicies,
-  clockFromSpec,
-  formatStepTime,
-  loadHardwareProfile,
-  loadRunSetup,
-  profileMismatches,
-  promptText,
-  runToEnd,
-  runTraceHeader,
-  startRun,
-  suggestKmax,
-  TraceRecorder,
-  unknownPolicy,
-  type FinishedRun,
-  type HardwareProfile,
-  type ModelledClock,
-  type ModelledTime,
-  type RequestResult,
-  type RunSetup,
-  type VerifyCost,
-  type DeviceCosts,
-} from '../../engine/index.js';
+import { availablePolicies, clockFromSpec, type DeviceCosts, type FinishedRun, formatStepTime, type HardwareProfile, loadHardwareProfile, type ModelledClock, type ModelledTime, profileMismatches, promptText, type RequestResult, type RunSetup, prepare, suggestKmax, unknownPolicy, type VerifyCost } from '../../engine/index.js';
 import { ConfidenceSignalSchema, defaultDraftPrecision, GATED_POLICIES, MAX_DRAFT_COST, parseTauList, parseValidAttentionWindow, POLICY_NAMES, RunConfigSchema, WEIGHT_PRECISIONS, WeightPrecisionSchema, type AttentionWindow, type ConfidenceSignal, type PolicyName, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { RunMetrics, StepTimeSplit } from '../../shared/events.js';
 import { atBaselineStepCost, meanStepMs } from '../../shared/step-costs.js';
@@ -212,33 +190,26 @@ export function clockFromFlags(flags: Pick<RunFlags, 'clock' | 'hw' | 'hwProfile
 }
 
 export async function executeRun(config: RunConfig, options: RunOptions = {}): Promise<RunReport> {
-  const setup = await loadRunSetup(config, {
+  // The trace goes in place when new, else beside it, renamed over it once the run ends.
+  const traceOutput = options.trace ? streamedOutput(options.trace) : null;
+  const run = await prepare(config, {
     threads: options.threads,
-    // With --compare-ar, ar takes turns with the run step by step, each on its own KV slots.
-    ...(options.compareAr && config.policy !== 'ar' ? { slots: 2 * config.batch } : {}),
     provider: options.provider,
     draftPrecision: options.draftPrecision,
     measureDraftCost: options.measureDraftCost,
     log: options.log,
-  });
-  const { draftDir, targetDir } = setup;
-  try {
-    if (options.recordCandidates && !options.trace) throw new Error('--record-candidates needs --trace FILE');
-    const traceOutput = options.trace ? streamedOutput(options.trace) : null;
-    const recorder = traceOutput ? new TraceRecorder(traceOutput.writePath, await runTraceHeader(setup, options.recordCandidates)) : null;
-    const run = startRun(setup, {
-      recorder,
-      recordCandidates: options.recordCandidates,
-      clock: options.clock,
-      // A recorded trace carries each node's token text, as the studio's do.
-      decodeText: recorder !== null,
-      ...(options.onOutput ? { onRequestFinished: (result: RequestResult) => options.onOutput?.(outputLine(result, setup)) } : {}),
-    });
+    trace: traceOutput?.writePath,
+    recordCandidates: options.recordCandidates,
+    clock: options.clock,
     // With --compare-ar, the same workload under ar beside it on the same loaded pair.
-    const besideAr = options.compareAr && config.policy !== 'ar' ? { source: setup, clock: options.clock, log: options.log } : undefined;
+    compareAr: options.compareAr,
+  });
+  const { setup } = run;
+  try {
+    if (options.onOutput) run.on('requestFinished', (result) => options.onOutput?.(outputLine(result, setup)));
     let finished: FinishedRun;
     try {
-      finished = await runToEnd(run, besideAr);
+      finished = await run.toEnd({ log: options.log });
     } catch (err) {
       run.end('error', { message: (err as Error).message });
       traceOutput?.commit();
@@ -250,9 +221,9 @@ export async function executeRun(config: RunConfig, options: RunOptions = {}): P
     const arSteps = ar ? { ar: { steps: ar.metrics.steps, stepTime: ar.metrics.stepTime, atArStepCost: atBaselineStepCost(main.metrics, ar.metrics) } } : {};
     const ungated = setup.gates?.source === 'ungated' ? { ungated: true } : {};
     const precision = { draft: setup.pair.draft.info.precision, target: setup.pair.target.info.precision };
-    return { config, draftDir, targetDir, metrics, engineOverhead: main.engineOverhead, results: main.summary.results, precision, modelled: main.modelled, ...ungated, ...arSteps };
+    return { config, draftDir: setup.draftDir, targetDir: setup.targetDir, metrics, engineOverhead: main.engineOverhead, results: main.summary.results, precision, modelled: main.modelled, ...ungated, ...arSteps };
   } finally {
-    await setup.release();
+    await run.release();
   }
 }
 

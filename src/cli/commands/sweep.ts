@@ -7,16 +7,8 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
-import { clockFromSpec } from '../../engine/cost/clock.js';
-import { fitKnee, suggestKmax } from '../../engine/cost/knee.js';
-import { formatPairedRatio, pairedRatio, roundRatios, type PairedRatio } from '../../engine/metrics/paired-rounds.js';
+import { type BudgetExplanation, checkSweep, clockFromSpec, draftWindows, fitKnee, formatPairedRatio, type Interleaving, INTERLEAVINGS, loadHardwareProfile, loadRunSetup, pairedRatio, type PairedRatio, parseSweepEntry, profileMismatches, roundRatios, runSweep, slotsForRounds, splitRepeat, suggestKmax, SweepExplainer, type SweepRow } from '../../engine/index.js';
 import { atBaselineStepCost } from '../../shared/step-costs.js';
-import { loadHardwareProfile, profileMismatches } from '../../engine/cost/measure.js';
-import { loadRunSetup } from '../../engine/session-run.js';
-import { INTERLEAVINGS, slotsForRounds, type Interleaving } from '../../engine/rounds.js';
-import { checkSweep, draftWindows, parseSweepEntry, runSweep, splitRepeat, type SweepRow } from '../../engine/sweep.js';
-import { SweepExplainer } from '../../engine/reproduce/explain-capture.js';
-import type { BudgetExplanation } from '../../engine/metrics/budget-explanation.js';
 import { defaultDraftPrecision, GATED_POLICIES, POLICY_NAMES } from '../../shared/config.js';
 import { clockCosts, confidenceFlag, draftCostFlag, runConfigFromFlags, withRuntimeOptions, withWorkloadOptions, type RunFlags } from './run.js';
 import { integer, list } from '../flags.js';
