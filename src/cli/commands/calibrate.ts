@@ -7,9 +7,8 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { calibratePair, calibrationWorkload, CLEARLY_BETTER_AUC, DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, type EchoProfile, fitPrompts, formatServingHandOff, loadPair, ModelTokenizer, type PromptRecord, promptSource, promptTokenLimit, readServingPair, Refusal, refuseHeadAsModel, resolveModelDirs, saveProfile, servingHandOff, signalAucs, skippedNotes, slotRows, TAU_RULES, type TauRule, warmupKmax, warmupProgressLog } from '../../engine/index.js';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
-import { confidenceFlag, DRAFT_PRECISION_HELP, THREADS_HELP, threadsFlag, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag, TARGET_PRECISION_HELP, targetPrecisionFlag } from './run.js';
 import type { AttentionWindow, ConfidenceSignal, WeightPrecision } from '../../shared/config.js';
-import { integer } from '../flags.js';
+import { integer, confidenceFlag, DRAFT_PRECISION_HELP, THREADS_HELP, threadsFlag, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag, TARGET_PRECISION_HELP, targetPrecisionFlag } from '../flags.js';
 
 export interface CalibrateFlags {
   domain?: string;

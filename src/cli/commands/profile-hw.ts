@@ -11,8 +11,7 @@ import { cpus } from 'node:os';
 import { defaultDraftPrecision, formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
 import { pairDirs } from './calibrate.js';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
-import { DRAFT_PRECISION_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag, TARGET_PRECISION_HELP, targetPrecisionFlag, THREADS_HELP, threadsFlag } from './run.js';
-import { integer } from '../flags.js';
+import { integer, DRAFT_PRECISION_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag, TARGET_PRECISION_HELP, targetPrecisionFlag, THREADS_HELP, threadsFlag } from '../flags.js';
 
 export interface ProfileHwFlags {
   draft?: string;

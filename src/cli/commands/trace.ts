@@ -8,9 +8,9 @@ import type { DepthHistogram, RunMetrics } from '../../shared/events.js';
 import type { TraceHeader } from '../../shared/trace-schema.js';
 import { compareRuns, type RunComparison } from '../../shared/step-costs.js';
 import { formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
+import { parseDraftCost, parseTaus } from '../flags.js';
 import { checkOutputPaths, EXPORT_FORMATS, traceExportPaths, writeTraceExport, type ExportFormat } from '../output-files.js';
-import { parseDraftCost, parseTaus } from './run.js';
-export { parseTaus } from './run.js';
+export { parseTaus } from '../flags.js';
 import { DEFAULT_PORT, parsePort, serveStudio } from './serve.js';
 
 export { EXPORT_FORMATS, type ExportFormat } from '../output-files.js';

@@ -3,6 +3,7 @@
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { ConfidenceSignalSchema, isGatedPolicy, KnobsSchema, parseAttentionWindow, parseTauList, POLICY_NAMES, RunConfigSchema, WEIGHT_PRECISIONS, type AttentionWindow, type ConfidenceSignal, type Knobs, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { BundledModel, EngineKnobsEvent } from '../../shared/messages.js';
+import { defaultKmax, KNOBS } from '../../shared/knobs.js';
 import { suggestKmax } from '../../engine/cost/knee.js';
 import { clockKnee, clockName } from '../studio/clock.js';
 import type { KneeSuggestion } from '../studio/store.js';
@@ -43,20 +44,20 @@ export const DEFAULT_FORM: RunForm = {
   draftDir: '',
   targetDir: '',
   promptSource: 'domain',
-  domain: 'code',
+  domain: KNOBS.domain.default,
   promptsFile: '',
-  policy: 'echo',
-  batch: '16',
-  kmax: '96',
-  requests: '64',
-  maxNewTokens: '64',
-  temperature: '0',
-  seed: '1',
+  policy: KNOBS.policy.studio,
+  batch: String(KNOBS.batch.studio),
+  kmax: String(defaultKmax(KNOBS.batch.studio)),
+  requests: String(KNOBS.requests.studio),
+  maxNewTokens: String(KNOBS.maxNewTokens.default),
+  temperature: String(KNOBS.temperature.default),
+  seed: String(KNOBS.seed.studio),
   taus: '',
-  tau: '0.3',
+  tau: String(KNOBS.tau.studio),
   confidence: 'auto',
   draftWindow: '',
-  targetPrecision: 'float32',
+  targetPrecision: KNOBS.targetPrecision.studio,
 };
 
 const TARGET_PRECISION_LABELS: Record<WeightPrecision, string> = {
@@ -271,10 +272,10 @@ export function kmaxOrigin(from: KmaxFrom, clock: string, measured: KneeSuggesti
   return { from, knee: modelled !== null ? { tokens: modelled, source: `the ${clockName(clock)} clock's knee` } : measuredKnee };
 }
 
-/** The K_max the origin gives a batch; null when it gives none (typed, or no knee known). */
+/** The K_max the origin gives a batch: its knee's, else the run's default rule (defaultKmax); null when typed. */
 export function kmaxFor(origin: KmaxOrigin, batch: number): number | null {
-  if (origin.knee === null || !Number.isInteger(batch) || batch < 1) return null;
-  return suggestKmax({ kmax: origin.knee.tokens }, batch);
+  if (origin.from === 'typed' || !Number.isInteger(batch) || batch < 1) return null;
+  return origin.knee === null ? defaultKmax(batch) : suggestKmax({ kmax: origin.knee.tokens }, batch);
 }
 
 /** Says where K_max came from, and when it leaves almost nothing to draft. */
@@ -289,7 +290,7 @@ function KmaxSource({ form, origin, live }: { form: RunForm; origin: KmaxOrigin;
       ? null
       : origin.knee !== null
         ? `K_max from ${origin.knee.source} (${origin.knee.tokens} tokens verified for about the price of one), for batch ${batch}`
-        : "K_max is a fixed default: no knee is known on the wall clock yet (K_max from this machine's knee measures it)";
+        : "K_max is the default for the batch, max(64, 6 × batch): no knee is known on the wall clock yet (K_max from this machine's knee measures it)";
   // Fewer draft tokens than requests: most requests draft nothing at all.
   const thin = form.policy !== 'ar' && drafts < batch;
   if (source === null && !thin) return null;
