@@ -31,6 +31,7 @@ export { formatServingHandOff, readServingPair, servingHandOff } from './serving
 export { availablePolicies, createPolicy, registerPolicy, unknownPolicy } from './policy/index.js';
 export type { VerifyCost } from './policy/types.js';
 export { DEFAULT_DRAFT_COST } from './policy/echo.js';
+export { startingTaus, tausAfter } from './policy/shown-knobs.js';
 
 // Calibration: the warm-up, the τ_d rules, profiles.
 export { calibratePair, calibrationWorkload, CLEARLY_BETTER_AUC, warmupKmax, warmupProgressLog } from './warmup.js';

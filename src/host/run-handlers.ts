@@ -6,7 +6,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
-import { BUNDLED_DRAFT, BUNDLED_HEAD, BUNDLED_TARGET, faultStack, prepare, Refusal, type ResolvedGates, type Run } from '../engine/index.js';
+import { BUNDLED_DRAFT, BUNDLED_HEAD, BUNDLED_TARGET, faultStack, prepare, Refusal, startingTaus, tausAfter, type ResolvedGates, type Run } from '../engine/index.js';
 import type { Knobs, RunConfig } from '../shared/config.js';
 import type { CalibrationSummary, EngineKnobsEvent } from '../shared/messages.js';
 import type { HandlerModule, HostContext, RequestContext } from './handler-context.js';
@@ -48,15 +48,13 @@ export function calibrationSummary(gates: ResolvedGates): CalibrationSummary {
 /** The knobs a prepared run starts with: its config's batch and K_max, the τ_d it resolved. */
 export function initialKnobs(prepared: Run): EngineKnobsEvent {
   const { config, gates } = prepared.setup;
-  // dense gates every depth the calibration measured; echo and fixed only the sweet spots.
-  const taus = gates ? (config.policy === 'dense' && Object.keys(gates.denseTaus).length > 0 ? gates.denseTaus : gates.taus) : {};
   return {
     type: 'knobs',
     policy: config.policy,
     batch: config.batch,
     kmax: config.kmax,
-    taus: config.policy === 'fixed' && config.tau !== undefined ? Object.fromEntries(Object.keys(taus).map((d) => [d, config.tau!])) : { ...taus },
-    ...(config.policy === 'fixed' && config.tau !== undefined ? { tau: config.tau } : {}),
+    // Which depths show a τ, and which, is the policy's rule (engine/policy/shown-knobs.ts).
+    ...startingTaus(config, gates),
     ...(gates ? { confidence: gates.confidence, calibration: calibrationSummary(gates) } : {}),
     batchLimit: { max: prepared.setup.slotLimit.max, beyond: prepared.setup.slotLimit.beyond },
   };
@@ -65,10 +63,7 @@ export function initialKnobs(prepared: Run): EngineKnobsEvent {
 /** The knobs after the engine took a change (τ_d replace the old set; fixed keeps one τ for all). */
 export function appliedKnobs(current: EngineKnobsEvent, change: Knobs): EngineKnobsEvent {
   const { refused: _refused, ...rest } = current;
-  const tau = change.tau ?? current.tau;
-  let taus = change.taus !== undefined ? { ...change.taus } : current.taus;
-  if (current.policy === 'fixed' && tau !== undefined) taus = Object.fromEntries(Object.keys(taus).map((d) => [d, tau]));
-  return { ...rest, batch: change.batch ?? current.batch, kmax: change.kmax ?? current.kmax, taus, ...(tau !== undefined ? { tau } : {}) };
+  return { ...rest, batch: change.batch ?? current.batch, kmax: change.kmax ?? current.kmax, ...tausAfter(current.policy, current, change) };
 }
 
 /** The folders of the bundled demo pair (its demo EAGLE-3 head as the draft for `head`), as the host's model scan found them. */
