@@ -137,110 +137,117 @@ export function register(program: Command): void {
   knobOptions(command, ['clock', 'hw', 'hwProfile']);
   command
     .option('--json', 'print one JSON summary object instead of text')
-    .action(async (given: RunFlags) => {
-      // Before any work: an output that cannot be written, or would destroy a file, fails now.
-      checkOutputPaths(
-        [...(given.out ? [{ flag: '--out', path: given.out }] : []), ...(given.trace ? [{ flag: '--trace', path: given.trace }] : [])],
-        {
-          force: given.force,
-          inputs: [
-            given.prompts ? { flag: '--prompts', path: given.prompts } : undefined,
-            given.profile ? { flag: '--profile', path: given.profile } : undefined,
-            given.hwProfile ? { flag: '--hw-profile', path: given.hwProfile } : undefined,
-          ],
-        },
-      );
-      const hwProfile = given.hwProfile ? loadHardwareProfile(given.hwProfile) : undefined;
-      const clock = clockFromFlags(given, hwProfile);
-      const log = (line: string) => process.stderr.write(`${line}\n`);
-      const costs = clockCosts(given, clock, log);
-      const flags: RunFlags = {
-        ...given,
-        kmax: given.kmax ?? (costs.knee !== undefined ? suggestKmax({ kmax: costs.knee }, given.batch) : undefined),
-        ...(costs.draftCost !== undefined ? { draftCost: costs.draftCost } : {}),
-        ...(costs.verifyCost !== undefined ? { verifyCost: costs.verifyCost } : {}),
-      };
-      const config = runConfigFromFlags(flags);
-      for (const note of ignoredFlagNotes(given)) log(note);
-      if (hwProfile && clock) {
-        const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
-        for (const note of profileMismatches(hwProfile, { batch: config.batch, draftPrecision, targetPrecision: config.targetPrecision, draftWindow: flags.draftWindow })) log(note);
-      }
-      // --out: one line per request as it finishes, so a killed run keeps what finished; at the
-      // end the file is rewritten in workload order (the order it always had).
-      const outputs = flags.out ? { file: new JsonLinesOutput(flags.out), lines: new Map<string, RequestOutput>() } : null;
-      const onOutput = outputs
-        ? (line: RequestOutput) => {
-            outputs.lines.set(line.id, line);
-            outputs.file.write(line);
-          }
-        : undefined;
-      let report: RunReport;
-      try {
-        report = await executeRun(config, {
-          threads: flags.threads,
-          provider: flags.provider,
-          draftPrecision: flags.draftPrecision,
-          trace: flags.trace,
-          recordCandidates: flags.recordCandidates,
-          compareAr: flags.compareAr,
-          clock,
-          measureDraftCost: costs.measureDraftCost,
-          onOutput,
-          log,
-        });
-      } catch (err) {
-        await outputs?.file.close();
-        throw err;
-      }
-      if (outputs) {
-        const inOrder = report.results.flatMap((r) => {
-          const line = outputs.lines.get(r.id);
-          return line ? [`${JSON.stringify(line)}\n`] : [];
-        });
-        await outputs.file.close((temporary) => writeFileSync(temporary, inOrder.join('')));
-      }
-      const m = report.metrics;
-      if (flags.json) {
-        process.stdout.write(
-          JSON.stringify({
-            ...m,
-            engineOverhead: report.engineOverhead,
-            ...(report.modelled ? { modelled: report.modelled } : {}),
-            ...(report.ar ? { ar: report.ar } : {}),
-            ...(report.ungated ? { ungated: true } : {}),
-            config: report.config,
-            draftDir: report.draftDir,
-            targetDir: report.targetDir,
-            precision: report.precision,
-          }) + '\n',
-        );
-        return;
-      }
-      const fmt = (x: number, d = 2) => x.toFixed(d);
-      process.stdout.write(
-        [
-          `policy ${m.policy}: ${m.requests} requests, ${m.generatedTokens} tokens in ${fmt(m.wallMs / 1000)} s over ${m.steps} steps`,
-          precisionLine(report.precision),
-          ...(report.ungated ? ['ungated: the warm-up found no sweet spot, so no depth was truncated by a τ_d'] : []),
-          `throughput ${fmt(m.throughput, 1)} tok/s${m.decodeThroughput ? ` (decoding ${fmt(m.decodeThroughput, 1)} tok/s: prefill left out)` : ''} · MAT ${fmt(m.meanAcceptedTokens)} (bonus excluded) · acceptance length ${fmt(m.meanAcceptanceLength)}`,
-          `draft utilisation ${fmt(m.draftUtilisation)} · verified tokens/step ${fmt(m.verifiedTokensPerStep, 1)} (K_max ${config.kmax}) · padding waste ${fmt(m.paddingWaste)}`,
-          `time per output token p50 ${fmt(m.tpotP50Ms)} ms, p99 ${fmt(m.tpotP99Ms)} ms · engine overhead ${fmt(100 * report.engineOverhead, 1)}% of step time`,
-          ...(m.stepTime ? [`per step: ${formatStepTime(m.stepTime)}`] : []),
-          ...(m.speedupVsAr !== undefined ? [`wall-time speedup over ar on the same workload: ${fmt(m.speedupVsAr)}×`] : []),
-          ...(report.ar?.stepTime && m.stepTime
-            ? [
-                `  ar took ${report.ar.steps} steps of ${fmt(meanStepMs(report.ar.stepTime))} ms to these ${m.steps} of ${fmt(meanStepMs(m.stepTime))} ms; at ar's step cost this run would be ${fmt(report.ar.atArStepCost)}× ar (what taking fewer steps buys, before what drafting costs)`,
-              ]
-            : []),
-          ...(report.modelled
-            ? [
-                `modelled clock (${report.modelled.clock}): ${fmt(report.modelled.ms / 1000, 3)} s (draft ${fmt(report.modelled.draftMs / 1000, 3)} s, verify ${fmt(report.modelled.verifyMs / 1000, 3)} s) → ${fmt(report.modelled.throughput, 1)} tok/s, next to ${fmt(m.wallMs / 1000)} s wall`,
-              ]
-            : []),
-          '',
-        ].join('\n'),
-      );
-    });
+    .action(runCommand);
 }
 
+/** `run`'s action: check the outputs, build the config from the flags, run, write --out, print the summary. */
+async function runCommand(given: RunFlags): Promise<void> {
+  // Before any work: an output that cannot be written, or would destroy a file, fails now.
+  checkOutputPaths(
+    [...(given.out ? [{ flag: '--out', path: given.out }] : []), ...(given.trace ? [{ flag: '--trace', path: given.trace }] : [])],
+    {
+      force: given.force,
+      inputs: [
+        given.prompts ? { flag: '--prompts', path: given.prompts } : undefined,
+        given.profile ? { flag: '--profile', path: given.profile } : undefined,
+        given.hwProfile ? { flag: '--hw-profile', path: given.hwProfile } : undefined,
+      ],
+    },
+  );
+  const hwProfile = given.hwProfile ? loadHardwareProfile(given.hwProfile) : undefined;
+  const clock = clockFromFlags(given, hwProfile);
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const costs = clockCosts(given, clock, log);
+  const flags: RunFlags = {
+    ...given,
+    kmax: given.kmax ?? (costs.knee !== undefined ? suggestKmax({ kmax: costs.knee }, given.batch) : undefined),
+    ...(costs.draftCost !== undefined ? { draftCost: costs.draftCost } : {}),
+    ...(costs.verifyCost !== undefined ? { verifyCost: costs.verifyCost } : {}),
+  };
+  const config = runConfigFromFlags(flags);
+  for (const note of ignoredFlagNotes(given)) log(note);
+  if (hwProfile && clock) {
+    const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
+    for (const note of profileMismatches(hwProfile, { batch: config.batch, draftPrecision, targetPrecision: config.targetPrecision, draftWindow: flags.draftWindow })) log(note);
+  }
+  // --out: one line per request as it finishes, so a killed run keeps what finished; at the
+  // end the file is rewritten in workload order (the order it always had).
+  const outputs = flags.out ? { file: new JsonLinesOutput(flags.out), lines: new Map<string, RequestOutput>() } : null;
+  const onOutput = outputs
+    ? (line: RequestOutput) => {
+        outputs.lines.set(line.id, line);
+        outputs.file.write(line);
+      }
+    : undefined;
+  let report: RunReport;
+  try {
+    report = await executeRun(config, {
+      threads: flags.threads,
+      provider: flags.provider,
+      draftPrecision: flags.draftPrecision,
+      trace: flags.trace,
+      recordCandidates: flags.recordCandidates,
+      compareAr: flags.compareAr,
+      clock,
+      measureDraftCost: costs.measureDraftCost,
+      onOutput,
+      log,
+    });
+  } catch (err) {
+    await outputs?.file.close();
+    throw err;
+  }
+  if (outputs) {
+    const inOrder = report.results.flatMap((r) => {
+      const line = outputs.lines.get(r.id);
+      return line ? [`${JSON.stringify(line)}\n`] : [];
+    });
+    await outputs.file.close((temporary) => writeFileSync(temporary, inOrder.join('')));
+  }
+  printRunReport(report, config, flags.json === true);
+}
+
+/** The run's summary on stdout: one JSON object with --json, else lines of text. */
+function printRunReport(report: RunReport, config: RunConfig, json: boolean): void {
+  const m = report.metrics;
+  if (json) {
+    process.stdout.write(
+      JSON.stringify({
+        ...m,
+        engineOverhead: report.engineOverhead,
+        ...(report.modelled ? { modelled: report.modelled } : {}),
+        ...(report.ar ? { ar: report.ar } : {}),
+        ...(report.ungated ? { ungated: true } : {}),
+        config: report.config,
+        draftDir: report.draftDir,
+        targetDir: report.targetDir,
+        precision: report.precision,
+      }) + '\n',
+    );
+    return;
+  }
+  const fmt = (x: number, d = 2) => x.toFixed(d);
+  process.stdout.write(
+    [
+      `policy ${m.policy}: ${m.requests} requests, ${m.generatedTokens} tokens in ${fmt(m.wallMs / 1000)} s over ${m.steps} steps`,
+      precisionLine(report.precision),
+      ...(report.ungated ? ['ungated: the warm-up found no sweet spot, so no depth was truncated by a τ_d'] : []),
+      `throughput ${fmt(m.throughput, 1)} tok/s${m.decodeThroughput ? ` (decoding ${fmt(m.decodeThroughput, 1)} tok/s: prefill left out)` : ''} · MAT ${fmt(m.meanAcceptedTokens)} (bonus excluded) · acceptance length ${fmt(m.meanAcceptanceLength)}`,
+      `draft utilisation ${fmt(m.draftUtilisation)} · verified tokens/step ${fmt(m.verifiedTokensPerStep, 1)} (K_max ${config.kmax}) · padding waste ${fmt(m.paddingWaste)}`,
+      `time per output token p50 ${fmt(m.tpotP50Ms)} ms, p99 ${fmt(m.tpotP99Ms)} ms · engine overhead ${fmt(100 * report.engineOverhead, 1)}% of step time`,
+      ...(m.stepTime ? [`per step: ${formatStepTime(m.stepTime)}`] : []),
+      ...(m.speedupVsAr !== undefined ? [`wall-time speedup over ar on the same workload: ${fmt(m.speedupVsAr)}×`] : []),
+      ...(report.ar?.stepTime && m.stepTime
+        ? [
+            `  ar took ${report.ar.steps} steps of ${fmt(meanStepMs(report.ar.stepTime))} ms to these ${m.steps} of ${fmt(meanStepMs(m.stepTime))} ms; at ar's step cost this run would be ${fmt(report.ar.atArStepCost)}× ar (what taking fewer steps buys, before what drafting costs)`,
+          ]
+        : []),
+      ...(report.modelled
+        ? [
+            `modelled clock (${report.modelled.clock}): ${fmt(report.modelled.ms / 1000, 3)} s (draft ${fmt(report.modelled.draftMs / 1000, 3)} s, verify ${fmt(report.modelled.verifyMs / 1000, 3)} s) → ${fmt(report.modelled.throughput, 1)} tok/s, next to ${fmt(m.wallMs / 1000)} s wall`,
+          ]
+        : []),
+      '',
+    ].join('\n'),
+  );
+}
