@@ -17,7 +17,6 @@ export const MAX_FUNCTION_LINES = 120;
 export const LONG_FUNCTIONS = {
   'src/engine/metrics/budget-explanation.ts:explainBudget': 138,
   'src/engine/trace/export-parquet.ts:exportParquet': 155,
-  'src/host/web-host.ts:startWebHost': 408,
   'src/host/trace-handlers.ts:traceHandlers': 245,
   'src/renderer/studio/store.ts:createStudioStore': 169,
   'src/renderer/studio/store.ts:createStudioStore→callback': 167,
