@@ -20,7 +20,7 @@ export const LONG_FUNCTIONS = {
   'src/host/trace-handlers.ts:traceHandlers': 245,
   'src/renderer/studio/store.ts:createStudioStore': 169,
   'src/renderer/studio/store.ts:createStudioStore→callback': 167,
-  'src/renderer/views/RunPanel.tsx:RunPanel': 342,
+  'src/renderer/views/RunPanel.tsx:RunPanel': 225,
   'src/renderer/views/SuperTreeCanvas.tsx:SuperTreeCanvas': 144,
 };
 
