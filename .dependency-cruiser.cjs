@@ -39,6 +39,13 @@ module.exports = {
       to: { path: '^src/engine/', pathNot: PURE_ENGINE },
     },
     {
+      name: 'faces-use-the-door',
+      severity: 'error',
+      comment: 'the hosts, the CLI and Electron main reach the engine through its one door, src/engine/index.ts (run.ts is the run facade behind it)',
+      from: { path: '^src/(host|cli|main)/' },
+      to: { path: '^src/engine/', pathNot: '^src/engine/index\\.ts$' },
+    },
+    {
       name: 'pure-engine-stays-pure',
       severity: 'error',
       comment: 'a module the renderer imports may import only shared types and other pure engine modules',

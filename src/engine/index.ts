@@ -1,14 +1,90 @@
-// The engine as its hosts call it (the CLI's commands, the engine host): a run's setup, the one
-// run path, the clocks and profiles that price it, what it reports. Inside the engine, modules
-// import each other directly; this is the door from outside.
-export { BUNDLED_DRAFT, BUNDLED_TARGET, loadRunSetup, resolveModelDirs, runTraceHeader, type RunSetup } from './session-run.js';
-export { runToEnd, startRun, type FinishedRun, type InstrumentedRun, type ModelledTime, type RunOutcome } from './instrumented-run.js';
-export type { RequestResult } from './runner.js';
+// The engine's one door: everything outside it (the CLI's commands, the engine host and its web
+// host) imports the engine from here and from nowhere else (.dependency-cruiser.cjs,
+// `faces-use-the-door`); only the shared types and the pure clock modules the renderer reads sit
+// beside it. A run starts at `prepare` (run.ts); the rest is grouped by what a command or handler
+// does with it. Inside the engine, modules import each other directly.
+
+// Running: prepare a run (or start more on a loaded setup) and step it.
+export { prepare, startOn, Run, type FinishedRun, type PrepareOptions, type RunEvents, type RunOutcome, type StartOptions } from './run.js';
+export type { ModelledTime } from './instrumented-run.js';
+export type { RequestResult, SlotGrowth } from './runner.js';
+export { slotRows } from './runner.js';
+export {
+  BUNDLED_DRAFT,
+  BUNDLED_HEAD,
+  BUNDLED_TARGET,
+  bundledDomains,
+  loadRunSetup,
+  measureDraftCost,
+  promptSource,
+  promptTokenLimit,
+  resolveModelDirs,
+  runTraceHeader,
+  type RunSetup,
+} from './session-run.js';
+export type { ResolvedGates } from './resolve-gates.js';
+export { loadPair, pairThreads } from './pair.js';
+export { encodePrompt, fitPrompts, promptText, skippedNotes, type PromptRecord } from './workload.js';
+export { formatServingHandOff, readServingPair, servingHandOff } from './serving-flags.js';
+
+// Policies.
 export { availablePolicies, createPolicy, registerPolicy, unknownPolicy } from './policy/index.js';
 export type { VerifyCost } from './policy/types.js';
+export { DEFAULT_DRAFT_COST } from './policy/echo.js';
+export { startingTaus, tausAfter } from './policy/shown-knobs.js';
+
+// Calibration: the warm-up, the τ_d rules, profiles.
+export { calibratePair, calibrationWorkload, CLEARLY_BETTER_AUC, warmupKmax, warmupProgressLog } from './warmup.js';
+export { DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from './calibrate/calibration.js';
+export { loadProfile, saveProfile, signalAucs, type EchoProfile } from './calibrate/profile.js';
+
+// Clocks and hardware: what a step costs on this machine or a modelled one.
 export { clockFromSpec, type DeviceCosts, type ModelledClock } from './cost/clock.js';
-export { suggestKmax } from './cost/knee.js';
-export { loadHardwareProfile, profileMismatches, type HardwareProfile } from './cost/measure.js';
-export { formatStepTime } from './metrics/run-metrics.js';
-export { promptText } from './workload.js';
+export { draftRowCost, fitKnee, suggestKmax, type KneeFit, type TimedPoint } from './cost/knee.js';
+export {
+  DEFAULT_TOKEN_COUNTS,
+  HardwareProfileSchema,
+  loadHardwareProfile,
+  measureForwardCurve,
+  parseHardwareProfile,
+  profileMismatches,
+  rowsNeeded,
+  type HardwareProfile,
+} from './cost/measure.js';
+
+// Sweeps and the reproduction study.
+export { checkSweep, draftWindows, parseSweepEntry, runSweep, splitRepeat, type SweepRow } from './sweep.js';
+export { INTERLEAVINGS, slotsForRounds, type Interleaving } from './rounds.js';
+export { formatPairedRatio, pairedRatio, roundRatios, type PairedRatio } from './metrics/paired-rounds.js';
+export { SweepExplainer } from './reproduce/explain-capture.js';
+export type { BudgetExplanation } from './metrics/budget-explanation.js';
+export { LOAD_POLICIES, plannedWork, runStudy, TABLE1_POLICIES, type DomainWorkload, type StudyPlan } from './reproduce/study.js';
+export { judgeClaims } from './reproduce/claims.js';
+export { renderReport, type ReportMeta, type ServingTarget } from './reproduce/report.js';
+export { readReport } from './reproduce/read-report.js';
+
+// Metrics of a run or a trace.
+export { computeRunMetrics, formatStepTime, RunMetricsAccumulator, type RequestMetrics } from './metrics/run-metrics.js';
+
+// Traces: read, index, re-score, export.
 export { TraceRecorder } from './trace/writer.js';
+export { readTraceStreaming } from './trace/read.js';
+export { parseTrace, TraceFormatError, type TraceContents, type TraceLineError } from './trace/parse.js';
+export { TraceFileIndex, TraceLineScan, TraceOpenCancelled } from './trace/file-index.js';
+export { rescoreTrace, type WhatIfResult, type WhatIfSettings } from './trace/what-if.js';
+export { checkWritableName, pathTaken, removeQuietly, temporaryPathBeside, traceExportPaths, writeTraceExport } from './trace/export-files.js';
+
+// Model folders: what they hold, what they take, the graph cache.
+export { defaultMaxLength, folderMemory, graphFileBytes, heldWeightBytes, isGraphCached, loadModel, loadTokenizer, openModelFolder, readModelInfo } from './model/loader.js';
+export { parseModelConfig, readConfigJson } from './model/config.js';
+export { isEagle3Config, parseEagle3Config, refuseHeadAsModel } from './model/eagle3-config.js';
+export { describeHeadFolder, isHeadFolder, loadHead, openHeadFolder, type HeadDescription } from './model/head-loader.js';
+export { formatGiB, machineMemoryBytes, MEMORY_SHARE, peakBytes, usableBytes, type MemoryEstimate } from './model/memory-estimate.js';
+export { cacheRoot, clearGraphCache, graphsDir, listGraphCache, pruneUnusedGraphs, type GraphCacheEntry, type GraphRemoval } from './model/graph-cache.js';
+export { ModelTokenizer } from './model/tokenizer.js';
+export type { ModelInfo } from './model/types.js';
+
+// Errors and small helpers.
+export { faultStack, Refusal } from './refusal.js';
+export { jsonErrorPosition } from './json-error.js';
+export { findPackageRoot, packageVersion } from './package-root.js';

@@ -1,12 +1,10 @@
 // From a RunConfig to a run's setup: resolve the model folders and prompts, load the pair sized for
 // them, resolve τ_d (flags, profile or warm-up) and build the policy. `echo-studio run`, `sweep`
-// and `reproduce` load a setup and start their runs on it (instrumented-run.ts); the engine host's
-// run handlers do both in one call (prepareRun).
+// and `reproduce` load a setup and start their runs on it; run.ts's prepare does both for one run.
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { findPackageRoot, packageVersion } from './package-root.js';
 import type { RunConfig, WeightPrecision } from '../shared/config.js';
-import type { StepEvent } from '../shared/events.js';
 import type { TraceHeader } from '../shared/trace-schema.js';
 import { AUTO_WARMUP, needsWarmup, resolveGates, type ResolvedGates } from './resolve-gates.js';
 import { warmupProgressLog } from './warmup.js';
@@ -17,10 +15,8 @@ import { parseModelConfig, readConfigJson } from './model/config.js';
 import { kvFitProblem } from './model/kv-budget.js';
 import { DEFAULT_DRAFT_COST } from './policy/echo.js';
 import { createPolicy, type PolicyOptions, type SpeculationPolicy } from './policy/index.js';
-import { startRun, type InstrumentedRun } from './instrumented-run.js';
-import { slotRows, type SlotGrowth, type SlotLimit, type WorkItem } from './runner.js';
+import { slotRows, type SlotLimit, type WorkItem } from './runner.js';
 import { buildTraceHeader } from './trace/header.js';
-import { TraceRecorder } from './trace/writer.js';
 import { MAX_DRAFT_DEPTH } from './policy/drive.js';
 import { encodePrompt, fitPrompts, readPromptsFile, repeatNote, skippedNotes, takeRequests, type FittedPrompts, type PromptRecord, type PromptTokenizer } from './workload.js';
 import { Refusal } from './refusal.js';
@@ -307,24 +303,4 @@ export function runTraceHeader(setup: RunSetup, recordCandidates = false): Promi
     writer: `echo-studio ${packageVersion(packageRoot())}`,
     ...(setup.gates?.profile ? { profile: setup.gates.profile as unknown as Record<string, unknown> } : {}),
   });
-}
-
-/** A setup with its run started (trace recording optional), for a host that steps it; release() frees the models. */
-export interface PreparedRun extends RunSetup {
-  run: InstrumentedRun;
-}
-
-/** Loads a setup and starts its run: the studio's run, each step's text decoded, recorded to `trace` when given. */
-export async function prepareRun(
-  config: RunConfig,
-  options: RunSetupOptions & { trace?: string; onStep?: (event: StepEvent) => void; onSlotsGrow?: (growth: SlotGrowth) => void } = {},
-): Promise<PreparedRun> {
-  const setup = await loadRunSetup(config, options);
-  try {
-    const recorder = options.trace ? new TraceRecorder(options.trace, await runTraceHeader(setup)) : null;
-    return { ...setup, run: startRun(setup, { recorder, decodeText: true, onStep: options.onStep, onSlotsGrow: options.onSlotsGrow }) };
-  } catch (err) {
-    await setup.release();
-    throw err;
-  }
 }

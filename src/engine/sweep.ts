@@ -16,7 +16,7 @@ import type { StepCosts } from '../shared/step-costs.js';
 import { medianRound, stepMedianMs } from './metrics/paired-rounds.js';
 import { runRounds, slotsForRounds, type Interleaving, type StartedRun } from './rounds.js';
 import { createPolicy, unknownPolicy, type SpeculationPolicy } from './policy/index.js';
-import { startRun } from './instrumented-run.js';
+import { startOn } from './run.js';
 import { policyOptions, type RunSetup } from './session-run.js';
 import type { RunMetrics, StepEvent } from '../shared/events.js';
 import { explainDifferences, firstDifference, type Divergence } from './verify/ties.js';
@@ -205,7 +205,8 @@ async function sweepBatch(
     started.set(name, round + 1);
     const created = createPolicy(entry.policy, { ...policyOptions(config, gates), batch, kmax });
     const policy = options.wrapPolicy ? options.wrapPolicy({ batch, entry: name, round }, created) : created;
-    const run = startRun(setup, { policy, batch, kmax, clock: options.clock, onStep: (e) => options.onStep?.({ batch, entry: name, round }, e) });
+    const run = startOn(setup, { policy, batch, kmax, clock: options.clock });
+    run.on('step', (e) => options.onStep?.({ batch, entry: name, round }, e));
     return {
       runner: run.runner,
       finish: (summary) => {

@@ -7,7 +7,7 @@
 // whether something exists outside those folders.
 import { lstatSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { Refusal } from '../engine/refusal.js';
+import { Refusal } from '../engine/index.js';
 
 export interface FileAccess {
   /** True when every path may be used (the desktop app). */

@@ -4,10 +4,8 @@
 // studio prices each step itself, as it does for the modelled presets.
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { parseHardwareProfile, type HardwareProfile } from '../engine/cost/measure.js';
-import { jsonErrorPosition } from '../engine/json-error.js';
+import { type HardwareProfile, jsonErrorPosition, parseHardwareProfile, Refusal } from '../engine/index.js';
 import type { HandlerModule } from './handler-context.js';
-import { Refusal } from '../engine/refusal.js';
 
 /** Far above any profile (a few kilobytes): a larger file is not one, and is not read. */
 const MAX_PROFILE_BYTES = 1024 * 1024;

@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { Refusal } from '../engine/refusal.js';
+import { Refusal } from '../engine/index.js';
 
 /** The folder's name under the platform's per-user data folder. */
 export const DATA_FOLDER_NAME = 'echo-studio';

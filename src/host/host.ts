@@ -4,12 +4,10 @@ import path from 'node:path';
 import { FrameCoalescer, systemClock, type FrameClock } from './frame-coalescer.js';
 import { findBundledModels } from './bundled-models.js';
 import { defaultDraftPrecision } from '../shared/config.js';
-import { availablePolicies } from '../engine/policy/index.js';
-import { bundledDomains } from '../engine/session-run.js';
+import { availablePolicies, bundledDomains, faultStack } from '../engine/index.js';
 import type { HandlerModule, HandlerTable, HostContext, RequestContext } from './handler-context.js';
 import { buildHandlerTable, HANDLER_MODULES } from './handlers.js';
 import type { HostPort } from './port.js';
-import { faultStack } from '../engine/refusal.js';
 import { ANY_PATH, type FileAccess } from './allowed-folders.js';
 import { parseRequest, type BundledModel, type EngineEvent, type EngineRequest, type RunState, type StatusEvent } from '../shared/messages.js';
 

@@ -2,13 +2,8 @@
 // machine (profile-hw's measurement, over the requests a step of the batch would pack), fits the
 // knee where its cost turns linear, and answers with the K_max it suggests for the batch. Refused
 // while a run lives: the run's forwards would share the cores with the timed ones.
-import { fitKnee, suggestKmax } from '../engine/cost/knee.js';
-import { DEFAULT_TOKEN_COUNTS, measureForwardCurve, rowsNeeded } from '../engine/cost/measure.js';
-import { loadModel, readModelInfo } from '../engine/model/loader.js';
-import { pairThreads } from '../engine/pair.js';
-import { BUNDLED_TARGET } from '../engine/session-run.js';
+import { BUNDLED_TARGET, DEFAULT_TOKEN_COUNTS, fitKnee, loadModel, measureForwardCurve, pairThreads, readModelInfo, Refusal, rowsNeeded, suggestKmax } from '../engine/index.js';
 import type { HandlerModule } from './handler-context.js';
-import { Refusal } from '../engine/refusal.js';
 
 /** As profile-hw: each slot holds 64 committed rows; the packed rows spread over up to 16 requests. */
 const CONTEXT_ROWS = 64;

@@ -3,10 +3,7 @@
 // answers with a one-line description. The contract has
 // no draft/target choice, so the folder is not used by itself: a run names its pair in
 // RunConfig.draftDir / targetDir, which the studio fills from the folders it opened.
-import { loadTokenizer, readModelInfo } from '../engine/model/loader.js';
-import { readConfigJson } from '../engine/model/config.js';
-import { isEagle3Config, parseEagle3Config } from '../engine/model/eagle3-config.js';
-import { describeHeadFolder } from '../engine/model/head-loader.js';
+import { describeHeadFolder, isEagle3Config, loadTokenizer, parseEagle3Config, readConfigJson, readModelInfo } from '../engine/index.js';
 import type { HandlerModule } from './handler-context.js';
 
 function formatCount(n: number): string {

@@ -1,7 +1,7 @@
 // Where the package's files are: the built entry points, the renderer and the bundled models.
 import path from 'node:path';
 
-export { findPackageRoot, packageVersion } from '../engine/package-root.js';
+export { findPackageRoot, packageVersion } from '../engine/index.js';
 
 export interface PackagePaths {
   root: string;

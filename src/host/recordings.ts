@@ -1,6 +1,6 @@
 // The recording the studio shows: a trace file opened for replay, or the live run's own recording.
 // The run handlers say where the run records; the trace handlers replay, seek and export from it.
-import type { TraceFileIndex } from '../engine/trace/file-index.js';
+import type { TraceFileIndex } from '../engine/index.js';
 
 export class Recordings {
   /**

@@ -9,12 +9,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { readReport } from '../engine/reproduce/read-report.js';
-import { BUNDLED_DRAFT, BUNDLED_TARGET } from '../engine/session-run.js';
+import { BUNDLED_DRAFT, BUNDLED_TARGET, readReport, Refusal } from '../engine/index.js';
 import type { RequestOf } from '../shared/messages.js';
 import type { HandlerModule, HostContext } from './handler-context.js';
 import { findPackageRoot } from './paths.js';
-import { Refusal } from '../engine/refusal.js';
 
 /** The quick study's domains when the request names none (the command's default). */
 const DEFAULT_DOMAINS = ['code', 'prose', 'math'];

@@ -6,13 +6,10 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Runner } from '../engine/runner.js';
-import { BUNDLED_DRAFT, BUNDLED_HEAD, BUNDLED_TARGET, prepareRun, type PreparedRun } from '../engine/session-run.js';
+import { BUNDLED_DRAFT, BUNDLED_HEAD, BUNDLED_TARGET, faultStack, prepare, Refusal, startingTaus, tausAfter, type ResolvedGates, type Run } from '../engine/index.js';
 import type { Knobs, RunConfig } from '../shared/config.js';
 import type { CalibrationSummary, EngineKnobsEvent } from '../shared/messages.js';
-import type { ResolvedGates } from '../engine/resolve-gates.js';
 import type { HandlerModule, HostContext, RequestContext } from './handler-context.js';
-import { faultStack, Refusal } from '../engine/refusal.js';
 
 /**
  * Histograms and metrics go to the UI at most every 100 ms, and less often when computing them
@@ -23,8 +20,8 @@ const SNAPSHOT_COST_FACTOR = 10;
 
 interface ActiveRun {
   /** Null while the models load; the run can be stopped before it steps. */
-  live: Runner | null;
-  prepared: PreparedRun | null;
+  live: Run | null;
+  prepared: Run | null;
   stopRequested: boolean;
   /** Aborts the setup (loading, warm-up) when the run is stopped before it steps. */
   setup: AbortController;
@@ -49,29 +46,24 @@ export function calibrationSummary(gates: ResolvedGates): CalibrationSummary {
 }
 
 /** The knobs a prepared run starts with: its config's batch and K_max, the τ_d it resolved. */
-export function initialKnobs(prepared: PreparedRun): EngineKnobsEvent {
-  const { config, gates } = prepared;
-  // dense gates every depth the calibration measured; echo and fixed only the sweet spots.
-  const taus = gates ? (config.policy === 'dense' && Object.keys(gates.denseTaus).length > 0 ? gates.denseTaus : gates.taus) : {};
+export function initialKnobs(prepared: Run): EngineKnobsEvent {
+  const { config, gates } = prepared.setup;
   return {
     type: 'knobs',
     policy: config.policy,
     batch: config.batch,
     kmax: config.kmax,
-    taus: config.policy === 'fixed' && config.tau !== undefined ? Object.fromEntries(Object.keys(taus).map((d) => [d, config.tau!])) : { ...taus },
-    ...(config.policy === 'fixed' && config.tau !== undefined ? { tau: config.tau } : {}),
+    // Which depths show a τ, and which, is the policy's rule (engine/policy/shown-knobs.ts).
+    ...startingTaus(config, gates),
     ...(gates ? { confidence: gates.confidence, calibration: calibrationSummary(gates) } : {}),
-    batchLimit: { max: prepared.slotLimit.max, beyond: prepared.slotLimit.beyond },
+    batchLimit: { max: prepared.setup.slotLimit.max, beyond: prepared.setup.slotLimit.beyond },
   };
 }
 
 /** The knobs after the engine took a change (τ_d replace the old set; fixed keeps one τ for all). */
 export function appliedKnobs(current: EngineKnobsEvent, change: Knobs): EngineKnobsEvent {
   const { refused: _refused, ...rest } = current;
-  const tau = change.tau ?? current.tau;
-  let taus = change.taus !== undefined ? { ...change.taus } : current.taus;
-  if (current.policy === 'fixed' && tau !== undefined) taus = Object.fromEntries(Object.keys(taus).map((d) => [d, tau]));
-  return { ...rest, batch: change.batch ?? current.batch, kmax: change.kmax ?? current.kmax, taus, ...(tau !== undefined ? { tau } : {}) };
+  return { ...rest, batch: change.batch ?? current.batch, kmax: change.kmax ?? current.kmax, ...tausAfter(current.policy, current, change) };
 }
 
 /** The folders of the bundled demo pair (its demo EAGLE-3 head as the draft for `head`), as the host's model scan found them. */
@@ -112,6 +104,107 @@ function recordingPath(): string {
   return path.join(dir, `run-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}.jsonl`);
 }
 
+/**
+ * Loads the studio's run: its paths through the host's file access, the bundled pair the host
+ * found unless folders are named, a core left to the window, a recording to `trace`; each step
+ * goes to every studio, with histograms and metrics at most every 100 ms.
+ */
+async function prepareStudioRun(host: HostContext, config: RunConfig, trace: string, run: ActiveRun): Promise<Run> {
+  config = readablePaths(host, config);
+  const models = config.draftDir === undefined ? await bundledPair(host, config.draftKind) : undefined;
+  const prepared = await prepare(config, {
+    ...(models ? { models } : {}),
+    // One core stays with the studio's window (it draws while the run streams).
+    maxDefaultThreads: Math.max(1, availableParallelism() - 1),
+    trace,
+    decodeText: true,
+    signal: run.setup.signal,
+    progress: (task, done, total, message) => host.progress(task, done, total, message),
+  });
+  // A batch raised past the loaded KV slots reallocates them before the next step.
+  prepared.on('slotsGrow', ({ from, to, done, total }) => host.progress('slots', done, total, `reallocating the KV caches: ${from} → ${to} slots`));
+  let nextSnapshotAt = -Infinity;
+  prepared.on('step', (event) => {
+    run.steps = event.step + 1;
+    const started = performance.now();
+    if (started < nextSnapshotAt) {
+      host.pushStep(event);
+      return;
+    }
+    const extras = { histograms: prepared.metrics.histograms(), metrics: prepared.metrics.metrics() };
+    const done = performance.now();
+    nextSnapshotAt = done + Math.max(SNAPSHOT_INTERVAL_MS, SNAPSHOT_COST_FACTOR * (done - started));
+    host.pushStep(event, extras);
+  });
+  return prepared;
+}
+
+/**
+ * Steps the studio's run to its end: the runner's own loop, with a turn of the event loop between
+ * steps so that pause, single steps, stop and knob changes are heard while it runs (knobs apply
+ * from the next step). Returns the run's failure, if it failed, for every studio to hear.
+ */
+async function driveStudioRun(host: HostContext, prepared: Run, run: ActiveRun): Promise<{ message: string; detail?: string } | null> {
+  run.live = prepared;
+  run.knobs = initialKnobs(prepared);
+  host.broadcast(run.knobs);
+  host.setRunState('running');
+  let summary;
+  try {
+    ({ summary } = (await prepared.toEnd({ yieldBetweenSteps: true, onPark: (paused) => host.setRunState(paused ? 'paused' : 'running') })).main);
+  } catch (err) {
+    const message = firstLine(err);
+    const metrics = prepared.end('error', { message });
+    host.pushStep(null, { histograms: prepared.metrics.histograms(), metrics });
+    return { message: `the run failed: ${message}`, detail: faultStack(err) };
+  }
+  const metrics = prepared.end(summary.stopped ? 'stopped' : 'finished', { wallMs: summary.wallMs });
+  host.pushStep(null, { histograms: prepared.metrics.histograms(), metrics });
+  host.setRunState('finished');
+  return null;
+}
+
+/** A run that could not start, as the asker's error: closes the setup's progress bars, says why. */
+function setupFailure(host: HostContext, err: unknown): { type: 'error'; message: string; detail?: string } {
+  // Close the progress bars the failed setup left open.
+  for (const task of ['load', 'calibrate']) host.progress(task, 1, 1);
+  host.setRunState('error');
+  const stack = faultStack(err);
+  const message = `cannot start the run: ${firstLine(err)}`;
+  return stack === undefined ? { type: 'error', message } : { type: 'error', message, detail: stack };
+}
+
+/**
+ * A knobs change on the live run, between steps: every studio hears the knobs the engine runs
+ * with, or, refused, the values it kept and why; the recording notes the change at the next step.
+ */
+function turnKnobs(host: HostContext, live: Run, run: ActiveRun, knobs: Knobs): void {
+  try {
+    live.setKnobs(knobs); // refuses, with the reason, a K_max below the batch or the requests in flight
+  } catch (err) {
+    // Nothing changed: every studio shows the values the engine kept, and why.
+    if (run.knobs) host.broadcast({ ...run.knobs, refused: firstLine(err) });
+    throw err;
+  }
+  if (run.knobs) {
+    run.knobs = appliedKnobs(run.knobs, knobs);
+    host.broadcast(run.knobs);
+  }
+  run.prepared?.recorder?.knobs(run.steps, knobs);
+}
+
+/** A refusal is logged in its one line; a fault with its stack, as the host logs failed requests. */
+function logFailure(host: HostContext, message: string, stack: string | undefined): void {
+  host.log(stack === undefined ? message : `${message}\n${stack}`);
+}
+
+/** Fails the run: one error event for everyone watching, and run state 'error'. */
+function failRun(host: HostContext, message: string, detail?: string): void {
+  logFailure(host, message, detail);
+  host.setRunState('error');
+  host.broadcast(detail === undefined ? { type: 'error', message } : { type: 'error', message, detail });
+}
+
 export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
   let active: ActiveRun | null = null;
   let lastRecording: string | null = null;
@@ -140,22 +233,10 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
     if (active?.knobs) ctx.reply(active.knobs);
   });
 
-  /** A refusal is logged in its one line; a fault with its stack, as the host logs failed requests. */
-  const logFailure = (message: string, stack: string | undefined) => {
-    host.log(stack === undefined ? message : `${message}\n${stack}`);
-  };
-
-  const requireLive = (verb: string): Runner => {
+  const requireLive = (verb: string): Run => {
     if (!active) throw new Refusal(`no run is in progress to ${verb}`);
     if (!active.live) throw new Refusal(`the run is still loading; ${verb} once it runs`);
     return active.live;
-  };
-
-  /** Fails the run: one error event for everyone watching, and run state 'error'. */
-  const fail = (message: string, detail?: string) => {
-    logFailure(message, detail);
-    host.setRunState('error');
-    host.broadcast(detail === undefined ? { type: 'error', message } : { type: 'error', message, detail });
   };
 
   /**
@@ -170,33 +251,9 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
     const trace = recordingPath();
     lastRecording = trace;
     recordings.setRun(trace, true); // from now on trace.open and trace.seek wait for the run
-    let nextSnapshotAt = -Infinity;
-    let prepared: PreparedRun;
+    let prepared: Run;
     try {
-      config = readablePaths(host, config);
-      const models = config.draftDir === undefined ? await bundledPair(host, config.draftKind) : undefined;
-      prepared = await prepareRun(config, {
-        ...(models ? { models } : {}),
-        // One core stays with the studio's window (it draws while the run streams).
-        maxDefaultThreads: Math.max(1, availableParallelism() - 1),
-        trace,
-        signal: run.setup.signal,
-        progress: (task, done, total, message) => host.progress(task, done, total, message),
-        // A batch raised past the loaded KV slots reallocates them before the next step.
-        onSlotsGrow: ({ from, to, done, total }) => host.progress('slots', done, total, `reallocating the KV caches: ${from} → ${to} slots`),
-        onStep: (event) => {
-          run.steps = event.step + 1;
-          const started = performance.now();
-          if (started < nextSnapshotAt) {
-            host.pushStep(event);
-            return;
-          }
-          const extras = { histograms: prepared.run.metrics.histograms(), metrics: prepared.run.metrics.metrics() };
-          const done = performance.now();
-          nextSnapshotAt = done + Math.max(SNAPSHOT_INTERVAL_MS, SNAPSHOT_COST_FACTOR * (done - started));
-          host.pushStep(event, extras);
-        },
-      });
+      prepared = await prepareStudioRun(host, config, trace, run);
     } catch (err) {
       active = null;
       forgetRecording();
@@ -207,42 +264,20 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
         host.setRunState('idle');
         return;
       }
-      // Close the progress bars the failed setup left open.
-      for (const task of ['load', 'calibrate']) host.progress(task, 1, 1);
-      host.setRunState('error');
-      const stack = faultStack(err);
-      const message = `cannot start the run: ${firstLine(err)}`;
-      logFailure(message, stack);
-      reply(stack === undefined ? { type: 'error', message } : { type: 'error', message, detail: stack });
+      const answer = setupFailure(host, err);
+      logFailure(host, answer.message, answer.detail);
+      reply(answer);
       return;
     }
     run.prepared = prepared;
     try {
       if (run.stopRequested) {
-        prepared.run.end('stopped');
+        prepared.end('stopped');
         host.setRunState('finished');
         return;
       }
-      // The runner's own loop, with a turn of the event loop between steps so that pause, single
-      // steps, stop and knob changes are heard while it runs; knobs apply from the next step.
-      const live = prepared.run.runner;
-      run.live = live;
-      run.knobs = initialKnobs(prepared);
-      host.broadcast(run.knobs);
-      host.setRunState('running');
-      let summary;
-      try {
-        summary = await live.run({ yieldBetweenSteps: true, onPark: (paused) => host.setRunState(paused ? 'paused' : 'running') });
-      } catch (err) {
-        const message = firstLine(err);
-        const metrics = prepared.run.end('error', { message });
-        host.pushStep(null, { histograms: prepared.run.metrics.histograms(), metrics });
-        fail(`the run failed: ${message}`, faultStack(err));
-        return;
-      }
-      const metrics = prepared.run.end(summary.stopped ? 'stopped' : 'finished', { wallMs: summary.wallMs });
-      host.pushStep(null, { histograms: prepared.run.metrics.histograms(), metrics });
-      host.setRunState('finished');
+      const failure = await driveStudioRun(host, prepared, run);
+      if (failure) failRun(host, failure.message, failure.detail);
     } finally {
       if (active === run) active = null;
       recordings.setRun(trace, false);
@@ -268,9 +303,7 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
 
     /** One step while paused; while running, pause after the next step. */
     'run.step'() {
-      const live = requireLive('step');
-      if (!live.isPaused) live.pause();
-      live.stepOnce();
+      requireLive('step').stepOnce();
     },
 
     'run.stop'() {
@@ -281,20 +314,7 @@ export const runHandlers: HandlerModule = ({ host, recordings, study }) => {
     },
 
     'knobs.set'({ knobs }) {
-      const live = requireLive('change knobs of');
-      const run = active!;
-      try {
-        live.setKnobs(knobs); // refuses, with the reason, a K_max below the batch or the requests in flight
-      } catch (err) {
-        // Nothing changed: every studio shows the values the engine kept, and why.
-        if (run.knobs) host.broadcast({ ...run.knobs, refused: firstLine(err) });
-        throw err;
-      }
-      if (run.knobs) {
-        run.knobs = appliedKnobs(run.knobs, knobs);
-        host.broadcast(run.knobs);
-      }
-      run.prepared?.run.recorder?.knobs(run.steps, knobs);
+      turnKnobs(host, requireLive('change knobs of'), active!, knobs);
     },
   };
 };

@@ -12,16 +12,11 @@
 // trace.cancel stops opening, replaying or seeking; the index goes when the last client does.
 import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { computeRunMetrics, RunMetricsAccumulator } from '../engine/metrics/run-metrics.js';
-import { checkWritableName, pathTaken, traceExportPaths, writeTraceExport } from '../engine/trace/export-files.js';
-import { TraceFileIndex, TraceOpenCancelled } from '../engine/trace/file-index.js';
-import { parseTrace, type TraceContents } from '../engine/trace/parse.js';
-import { readTraceStreaming } from '../engine/trace/read.js';
+import { checkWritableName, computeRunMetrics, parseTrace, pathTaken, readTraceStreaming, Refusal, RunMetricsAccumulator, type TraceContents, traceExportPaths, TraceFileIndex, TraceOpenCancelled, writeTraceExport } from '../engine/index.js';
 import type { TraceStep } from '../shared/trace-schema.js';
 import type { FrameEvent } from '../shared/messages.js';
 import type { HandlerModule, HostContext, RequestContext } from './handler-context.js';
 import type { Recordings } from './recordings.js';
-import { Refusal } from '../engine/refusal.js';
 
 /**
  * A replay frame's steps take at most this many bytes on disk (one longer step goes alone): small

@@ -8,11 +8,8 @@
 import { closeSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
-import { removeQuietly, temporaryPathBeside } from '../engine/trace/export-files.js';
-import { TraceLineScan } from '../engine/trace/file-index.js';
-import { TraceFormatError } from '../engine/trace/parse.js';
+import { Refusal, removeQuietly, temporaryPathBeside, TraceFormatError, TraceLineScan } from '../engine/index.js';
 import { DOWNLOAD_FORMATS, type DownloadFormat } from '../shared/messages.js';
-import { Refusal } from '../engine/refusal.js';
 
 /**
  * Largest trace a browser may upload: a bound on the session folder's disk use. Memory does not

@@ -5,6 +5,7 @@ import { app, BrowserWindow, dialog, ipcMain, Menu, MessageChannelMain, net, pro
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CONTENT_SECURITY_POLICY } from '../host/security.js';
+import { engineRestarts, exitReason } from '../host/engine-restarts.js';
 import { IPC_CHANNELS, parseEvent, parseRequest, TRACE_EXPORT_FORMATS, type EngineRequest, type TraceExportFormat } from '../shared/messages.js';
 import { EXPORT_FILTERS, menuTemplate } from './menu.js';
 import { APP_ENTRY_URL, APP_SCHEME, isAllowedNavigation, isTrustedSenderUrl, resolveAppFile, unpackedPath } from './security.js';
@@ -17,7 +18,8 @@ const engineHostEntry = path.join(distDir, 'host', 'engine-host.js');
 // Native code (onnxruntime) cannot read inside app.asar; packaged models are unpacked next to it.
 const modelsDir = unpackedPath(path.join(appRoot, 'assets', 'models'));
 
-const MAX_ENGINE_RESTARTS = 3;
+// An engine host that exits unasked is restarted, three times at most (src/host/engine-restarts.ts).
+const restarts = engineRestarts('ECHO Studio');
 
 // Must happen before 'ready': app:// behaves like https (secure context, fetch, relative URLs).
 protocol.registerSchemesAsPrivileged([
@@ -26,7 +28,6 @@ protocol.registerSchemesAsPrivileged([
 
 let mainWindow: BrowserWindow | null = null;
 let engine: UtilityProcess | null = null;
-let engineRestarts = 0;
 let quitting = false;
 
 function startEngine(): void {
@@ -44,14 +45,11 @@ function startEngine(): void {
   child.on('exit', (code) => {
     if (engine === child) engine = null;
     if (quitting) return;
-    const why = `the engine host stopped (exit code ${code})`;
-    if (engineRestarts < MAX_ENGINE_RESTARTS) {
-      engineRestarts += 1;
-      mainWindow?.webContents.send(IPC_CHANNELS.engineGone, `${why}; restarting it`);
+    const { restart, message } = restarts.gone(exitReason(code));
+    mainWindow?.webContents.send(IPC_CHANNELS.engineGone, message);
+    if (restart) {
       startEngine();
       connectRenderer();
-    } else {
-      mainWindow?.webContents.send(IPC_CHANNELS.engineGone, `${why} and was restarted too often; restart ECHO Studio`);
     }
   });
 }

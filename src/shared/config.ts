@@ -119,7 +119,7 @@ export function parseTauList(text: string): { taus: Record<string, number> } | {
  * Every setting of a run, each declared once here: the run config, the knobs the studio turns
  * mid-run, the policies' options and the command line's flags are all cut from these fields.
  */
-const RUN_FIELDS = {
+export const RUN_FIELDS = {
   /** Model folders; absent = the bundled demo pair. */
   draftDir: z.string().optional(),
   targetDir: z.string().optional(),

@@ -48,65 +48,63 @@ export interface TraceUploadAnswer {
 
 const nonEmptyPath = z.string().min(1, 'a path is required').max(4096);
 
-export const RequestSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('hello') }),
-  z.object({ type: z.literal('run.start'), config: RunConfigSchema }),
-  z.object({ type: z.literal('run.pause') }),
-  z.object({ type: z.literal('run.resume') }),
-  z.object({ type: z.literal('run.step') }),
-  z.object({ type: z.literal('run.stop') }),
-  z.object({ type: z.literal('knobs.set'), knobs: KnobsSchema }),
-  z.object({ type: z.literal('model.open'), dir: nonEmptyPath }),
-  z.object({ type: z.literal('trace.open'), path: nonEmptyPath }),
+/**
+ * Every request, listed once: its type, the preload bridge's method for it (`run.start` →
+ * `runStart({config})`) and its fields. The union the hosts validate (RequestSchema), the types
+ * (REQUEST_TYPES) and the bridge's methods (REQUEST_METHODS) are cut from this table.
+ */
+const REQUESTS = {
+  hello: { method: 'hello', fields: {} },
+  'run.start': { method: 'runStart', fields: { config: RunConfigSchema } },
+  'run.pause': { method: 'runPause', fields: {} },
+  'run.resume': { method: 'runResume', fields: {} },
+  'run.step': { method: 'runStep', fields: {} },
+  'run.stop': { method: 'runStop', fields: {} },
+  'knobs.set': { method: 'knobsSet', fields: { knobs: KnobsSchema } },
+  'model.open': { method: 'modelOpen', fields: { dir: nonEmptyPath } },
+  'trace.open': { method: 'traceOpen', fields: { path: nonEmptyPath } },
   /** An existing file is replaced only with `overwrite` (the desktop app's save dialog asked already). */
-  z.object({ type: z.literal('trace.export'), path: nonEmptyPath, format: z.enum(TRACE_EXPORT_FORMATS), overwrite: z.boolean().optional() }),
-  z.object({ type: z.literal('trace.seek'), step: z.number().int().min(0) }),
+  'trace.export': { method: 'traceExport', fields: { path: nonEmptyPath, format: z.enum(TRACE_EXPORT_FORMATS), overwrite: z.boolean().optional() } },
+  'trace.seek': { method: 'traceSeek', fields: { step: z.number().int().min(0) } },
   /** Stop opening, replaying or seeking a trace: a trace still being indexed is not opened; a replay stops where it is. */
-  z.object({ type: z.literal('trace.cancel') }),
+  'trace.cancel': { method: 'traceCancel', fields: {} },
   /** Time the target's forward on this machine and suggest K_max for `batch` (profile-hw's knee); the bundled target unless named. */
-  z.object({ type: z.literal('hw.knee'), batch: z.number().int().min(1).max(4096), targetDir: nonEmptyPath.optional() }),
+  'hw.knee': { method: 'hwKnee', fields: { batch: z.number().int().min(1).max(4096), targetDir: nonEmptyPath.optional() } },
   /** Read a hardware profile (`profile-hw --out` or `--json`) for the studio's clock; answered with a 'clock.profile' event. */
-  z.object({ type: z.literal('clock.profile'), path: nonEmptyPath }),
+  'clock.profile': { method: 'clockProfile', fields: { path: nonEmptyPath } },
   /** Read a report folder that `echo-studio reproduce` wrote; answered with a 'report' event. */
-  z.object({ type: z.literal('report.open'), dir: nonEmptyPath }),
+  'report.open': { method: 'reportOpen', fields: { dir: nonEmptyPath } },
   /**
    * Run the quick study (`reproduce --quick`) into a new folder under the studio's data folder, on
    * the bundled pair unless both folders are named; the optional fields make it smaller still.
    */
-  z.object({
-    type: z.literal('report.quick'),
-    draftDir: nonEmptyPath.optional(),
-    targetDir: nonEmptyPath.optional(),
-    domains: z.array(z.string().regex(/^[\w-]+$/, 'a domain is a bundled prompt set name')).min(1).max(8).optional(),
-    batches: z.array(z.number().int().min(1).max(256)).min(1).max(8).optional(),
-    requests: z.number().int().min(1).max(64).optional(),
-    maxNewTokens: z.number().int().min(1).max(256).optional(),
-  }),
-  z.object({ type: z.literal('report.cancel') }),
-]);
-export type EngineRequest = z.infer<typeof RequestSchema>;
-export type RequestType = EngineRequest['type'];
+  'report.quick': {
+    method: 'reportQuick',
+    fields: {
+      draftDir: nonEmptyPath.optional(),
+      targetDir: nonEmptyPath.optional(),
+      domains: z.array(z.string().regex(/^[\w-]+$/, 'a domain is a bundled prompt set name')).min(1).max(8).optional(),
+      batches: z.array(z.number().int().min(1).max(256)).min(1).max(8).optional(),
+      requests: z.number().int().min(1).max(64).optional(),
+      maxNewTokens: z.number().int().min(1).max(256).optional(),
+    },
+  },
+  'report.cancel': { method: 'reportCancel', fields: {} },
+} as const satisfies Record<string, { method: string; fields: z.ZodRawShape }>;
+
+type RequestTable = typeof REQUESTS;
+export type RequestType = keyof RequestTable;
+type Fields<S extends z.ZodRawShape> = keyof S extends never ? unknown : z.infer<z.ZodObject<S>>;
+export type EngineRequest = { [T in RequestType]: { type: T } & Fields<RequestTable[T]['fields']> }[RequestType];
 export type RequestOf<T extends RequestType> = Extract<EngineRequest, { type: T }>;
 
-export const REQUEST_TYPES = [
-  'hello',
-  'run.start',
-  'run.pause',
-  'run.resume',
-  'run.step',
-  'run.stop',
-  'knobs.set',
-  'model.open',
-  'trace.open',
-  'trace.export',
-  'trace.seek',
-  'trace.cancel',
-  'hw.knee',
-  'clock.profile',
-  'report.open',
-  'report.quick',
-  'report.cancel',
-] as const satisfies readonly RequestType[];
+export const REQUEST_TYPES = Object.keys(REQUESTS) as RequestType[];
+
+/** The preload bridge's method for each request, named after the message type. */
+export const REQUEST_METHODS = Object.fromEntries(REQUEST_TYPES.map((type) => [type, REQUESTS[type].method])) as { [T in RequestType]: RequestTable[T]['method'] };
+
+const requestObjects = REQUEST_TYPES.map((type) => z.object({ type: z.literal(type), ...REQUESTS[type].fields }));
+export const RequestSchema = z.discriminatedUnion('type', requestObjects as [(typeof requestObjects)[number], ...(typeof requestObjects)[number][]]) as unknown as z.ZodType<EngineRequest>;
 
 /**
  * The requests an observer link may send: those that change nothing and read no file. Everything
@@ -345,27 +343,7 @@ export function decodeText(text: string): ParseResult<unknown> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The Electron preload bridge: one method per request, named after the message type.
-
-export const REQUEST_METHODS = {
-  hello: 'hello',
-  'run.start': 'runStart',
-  'run.pause': 'runPause',
-  'run.resume': 'runResume',
-  'run.step': 'runStep',
-  'run.stop': 'runStop',
-  'knobs.set': 'knobsSet',
-  'model.open': 'modelOpen',
-  'trace.open': 'traceOpen',
-  'trace.export': 'traceExport',
-  'trace.seek': 'traceSeek',
-  'trace.cancel': 'traceCancel',
-  'hw.knee': 'hwKnee',
-  'clock.profile': 'clockProfile',
-  'report.open': 'reportOpen',
-  'report.quick': 'reportQuick',
-  'report.cancel': 'reportCancel',
-} as const satisfies Record<RequestType, string>;
+// The Electron preload bridge: one method per request, named in REQUESTS above.
 
 type MethodName<T extends RequestType> = (typeof REQUEST_METHODS)[T];
 type RequestPayload<T extends RequestType> = Omit<RequestOf<T>, 'type'>;

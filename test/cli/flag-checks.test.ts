@@ -4,7 +4,8 @@
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { register as registerProfileHw } from '../../src/cli/commands/profile-hw.js';
-import { parseTaus, runConfigFromFlags, threadsFlag, type RunFlags } from '../../src/cli/commands/run.js';
+import { parseTaus, threadsFlag } from '../../src/cli/flags.js';
+import { runConfigFromFlags, type RunFlags } from '../../src/cli/run-config.js';
 import { parseTaus as whatIfTaus } from '../../src/cli/commands/trace.js';
 import { tinyPairFolders } from '../engine/model/tiny-pair-folders.js';
 import { runCli } from './helpers.js';

@@ -1,7 +1,7 @@
 // The command line takes any registered policy by name, not only the built-in ones; an unknown
 // name is refused in one line that lists the registered names.
 import { describe, expect, it } from 'vitest';
-import { runConfigFromFlags, type RunFlags } from '../../src/cli/commands/run.js';
+import { runConfigFromFlags, type RunFlags } from '../../src/cli/run-config.js';
 import { parseSweepEntry } from '../../src/engine/sweep.js';
 import { availablePolicies, createPolicy, registerPolicy } from '../../src/engine/policy/index.js';
 

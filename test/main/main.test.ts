@@ -166,7 +166,7 @@ describe('Electron main', () => {
     const [engine] = state.forks;
     const [win] = state.windows;
     engine.emit('exit', 3);
-    expect(win.webContents.sent).toContainEqual({ channel: IPC_CHANNELS.engineGone, args: ['the engine host stopped (exit code 3); restarting it'] });
+    expect(win.webContents.sent).toContainEqual({ channel: IPC_CHANNELS.engineGone, args: ['the engine host stopped (exit code 3); restarting it (1/3)'] });
     expect(state.forks).toHaveLength(2);
     expect(state.forks[1].posted).toHaveLength(1);
   });

@@ -24,8 +24,9 @@ const DOWNWARD = {
   'engine/tree.ts': "import type { StepEvent } from '../shared/events';\nexport const ROOT = -1;",
   'engine/cost/clock.ts': "import type { StepEvent } from '../../shared/events.js';\nimport { knee } from './knee';\nexport const clock = knee;",
   'engine/cost/knee.ts': 'export const knee = 16;',
-  'host/paths.ts': "export { ROOT } from '../engine/tree.js';",
-  'cli/commands/run.ts': "import { ROOT } from '../../engine/tree.js';\nimport { ROOT as R } from '../../host/paths.js';",
+  'engine/index.ts': "export { ROOT } from './tree.js';",
+  'host/paths.ts': "export { ROOT } from '../engine/index.js';",
+  'cli/commands/run.ts': "import { ROOT } from '../../engine/index.js';\nimport { ROOT as R } from '../../host/paths.js';",
   'renderer/views/Chart.tsx': "import { clock } from '../../engine/cost/clock';\nexport const Chart = () => clock;",
   'preload/preload.ts': "import type { StepEvent } from '../shared/events';",
 };
@@ -47,6 +48,7 @@ describe('layer check (dependency-cruiser over a real tree)', () => {
         'renderer/App.tsx': "import { ROOT } from '../engine/tree';\nexport const App = () => ROOT;",
         'utils/strings.ts': 'export const s = 1;',
         'shared/config.ts': "export { ROOT } from '../engine/tree.js';",
+        'host/deep.ts': "import { ROOT } from '../engine/tree.js';\nexport const r = ROOT;",
       }),
     );
     expect(lines).toEqual(
@@ -57,6 +59,7 @@ describe('layer check (dependency-cruiser over a real tree)', () => {
         expect.stringMatching(/^src\/shared\/config\.ts imports src\/engine\/tree\.ts: .*\[shared-points-down\]$/),
         expect.stringMatching(/^src\/renderer\/App\.tsx imports src\/engine\/tree\.ts: .*\[renderer-uses-pure-engine-only\]$/),
         expect.stringMatching(/^src\/engine\/cost\/knee\.ts imports (node:)?fs: .*\[pure-engine-stays-pure\]$/),
+        expect.stringMatching(/^src\/host\/deep\.ts imports src\/engine\/tree\.ts: .*\[faces-use-the-door\]$/),
         expect.stringMatching(/^no-unknown-layer: src\/utils\/strings\.ts is in no layer/),
       ]),
     );

@@ -5,19 +5,10 @@
 //     [--tau-rule budget|separation] [--significance 0.05] [--depth 8] [--requests 24] [--batch 8] [--max-new-tokens 32]
 //     [--target-precision float32|int8|int4] --out profile.json
 import { InvalidArgumentError, type Command } from 'commander';
-import { DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from '../../engine/calibrate/calibration.js';
-import { saveProfile, signalAucs, type EchoProfile } from '../../engine/calibrate/profile.js';
-import { calibratePair, calibrationWorkload, CLEARLY_BETTER_AUC, warmupKmax, warmupProgressLog } from '../../engine/warmup.js';
-import { loadPair } from '../../engine/pair.js';
-import { formatServingHandOff, readServingPair, servingHandOff } from '../../engine/serving-flags.js';
-import { Refusal } from '../../engine/refusal.js';
-import { slotRows } from '../../engine/runner.js';
-import { fitPrompts, skippedNotes, type PromptRecord } from '../../engine/workload.js';
-import { promptSource, promptTokenLimit, resolveModelDirs } from '../../engine/session-run.js';
+import { calibratePair, calibrationWorkload, CLEARLY_BETTER_AUC, DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, type EchoProfile, fitPrompts, formatServingHandOff, loadPair, ModelTokenizer, type PromptRecord, promptSource, promptTokenLimit, readServingPair, Refusal, refuseHeadAsModel, resolveModelDirs, saveProfile, servingHandOff, signalAucs, skippedNotes, slotRows, TAU_RULES, type TauRule, warmupKmax, warmupProgressLog } from '../../engine/index.js';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
-import { confidenceFlag, DRAFT_PRECISION_HELP, THREADS_HELP, threadsFlag, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag, TARGET_PRECISION_HELP, targetPrecisionFlag } from './run.js';
 import type { AttentionWindow, ConfidenceSignal, WeightPrecision } from '../../shared/config.js';
-import { integer } from '../flags.js';
+import { integer, confidenceFlag, DRAFT_PRECISION_HELP, THREADS_HELP, threadsFlag, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag, TARGET_PRECISION_HELP, targetPrecisionFlag } from '../flags.js';
 
 export interface CalibrateFlags {
   domain?: string;
@@ -71,8 +62,6 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
   const source = flags.prompts ?? `the ${flags.domain} prompts`;
   const records = await calibrationPrompts(flags, flags.requests);
   if (records.length < flags.requests) log?.(`note: ${source} holds ${records.length} prompt${records.length === 1 ? '' : 's'}; calibrating on ${records.length === 1 ? 'it' : 'those'} once each, not ${flags.requests}`);
-  const { ModelTokenizer } = await import('../../engine/model/tokenizer.js');
-  const { refuseHeadAsModel } = await import('../../engine/model/eagle3-config.js');
   refuseHeadAsModel(targetDir, 'the target');
   const tokenizer = ModelTokenizer.load(targetDir);
   const limits = promptTokenLimit(targetDir, { maxNewTokens: flags.maxNewTokens });

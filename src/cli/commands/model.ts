@@ -3,21 +3,7 @@
 // `echo-studio model cache`: list, clear or prune the built graphs.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { resolve } from 'node:path';
-import {
-  cacheRoot,
-  clearGraphCache,
-  graphsDir,
-  listGraphCache,
-  pruneUnusedGraphs,
-  type GraphCacheEntry,
-  type GraphRemoval,
-} from '../../engine/model/graph-cache.js';
-import { defaultMaxLength, folderMemory, graphFileBytes, isGraphCached, loadModel, openModelFolder } from '../../engine/model/loader.js';
-import { formatGiB, machineMemoryBytes, MEMORY_SHARE, peakBytes, usableBytes, type MemoryEstimate } from '../../engine/model/memory-estimate.js';
-import { parseModelConfig, readConfigJson } from '../../engine/model/config.js';
-import { describeHeadFolder, isHeadFolder, loadHead, openHeadFolder, type HeadDescription } from '../../engine/model/head-loader.js';
-import { ModelTokenizer } from '../../engine/model/tokenizer.js';
-import type { ModelInfo } from '../../engine/model/types.js';
+import { cacheRoot, clearGraphCache, defaultMaxLength, describeHeadFolder, folderMemory, formatGiB, type GraphCacheEntry, graphFileBytes, type GraphRemoval, graphsDir, type HeadDescription, isGraphCached, isHeadFolder, listGraphCache, loadHead, loadModel, machineMemoryBytes, MEMORY_SHARE, type MemoryEstimate, type ModelInfo, ModelTokenizer, openHeadFolder, openModelFolder, parseModelConfig, peakBytes, pruneUnusedGraphs, readConfigJson, usableBytes } from '../../engine/index.js';
 
 /** What loading the folder would take, at every precision, before anything loads. */
 export interface MemoryReport {

@@ -4,21 +4,14 @@
 //   echo-studio profile-hw [--draft DIR --target DIR] [--max-tokens 512] [--repeats 5]
 //     [--slots 16] [--context 64] [--threads N] [--provider cpu|cuda] [--draft-precision int8|float32]
 //     [--target-precision float32|int8|int4] [--out hw.json] [--json]
-import { isHeadFolder, loadHead } from '../../engine/model/head-loader.js';
+import { DEFAULT_TOKEN_COUNTS, draftRowCost, fitKnee, type HardwareProfile, HardwareProfileSchema, heldWeightBytes, isHeadFolder, type KneeFit, loadHead, loadModel, measureForwardCurve, openModelFolder, pairThreads, parseModelConfig, readConfigJson, rowsNeeded, suggestKmax, type TimedPoint } from '../../engine/index.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { draftRowCost, suggestKmax, type KneeFit, type TimedPoint } from '../../engine/cost/knee.js';
-import { DEFAULT_TOKEN_COUNTS, HardwareProfileSchema, measureForwardCurve, rowsNeeded, type HardwareProfile } from '../../engine/cost/measure.js';
-import { fitKnee } from '../../engine/cost/knee.js';
-import { heldWeightBytes, loadModel, openModelFolder } from '../../engine/model/loader.js';
-import { parseModelConfig, readConfigJson } from '../../engine/model/config.js';
-import { pairThreads } from '../../engine/pair.js';
 import { defaultDraftPrecision, formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
 import { pairDirs } from './calibrate.js';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
-import { DRAFT_PRECISION_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag, TARGET_PRECISION_HELP, targetPrecisionFlag, THREADS_HELP, threadsFlag } from './run.js';
-import { integer } from '../flags.js';
+import { integer, DRAFT_PRECISION_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag, TARGET_PRECISION_HELP, targetPrecisionFlag, THREADS_HELP, threadsFlag } from '../flags.js';
 
 export interface ProfileHwFlags {
   draft?: string;

@@ -7,23 +7,12 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadProfile } from '../../engine/calibrate/profile.js';
-import { DEFAULT_DELTA } from '../../engine/calibrate/calibration.js';
-import { suggestKmax } from '../../engine/cost/knee.js';
-import { judgeClaims } from '../../engine/reproduce/claims.js';
-import { renderReport, type ReportMeta, type ServingTarget } from '../../engine/reproduce/report.js';
-import { readServingPair } from '../../engine/serving-flags.js';
-import { Refusal } from '../../engine/refusal.js';
-import { LOAD_POLICIES, plannedWork, runStudy, TABLE1_POLICIES, type DomainWorkload, type StudyPlan } from '../../engine/reproduce/study.js';
-import { createPolicy } from '../../engine/policy/index.js';
-import { startRun } from '../../engine/instrumented-run.js';
-import { loadRunSetup, measureDraftCost, promptSource, type RunSetup } from '../../engine/session-run.js';
-import { encodePrompt, type PromptRecord } from '../../engine/workload.js';
+import { createPolicy, DEFAULT_DELTA, DEFAULT_DRAFT_COST, type DomainWorkload, encodePrompt, judgeClaims, LOAD_POLICIES, loadProfile, loadRunSetup, measureDraftCost, plannedWork, type PromptRecord, promptSource, readServingPair, Refusal, renderReport, type ReportMeta, type RunSetup, runStudy, type ServingTarget, startOn, type StudyPlan, suggestKmax, TABLE1_POLICIES } from '../../engine/index.js';
 import { findPackageRoot, packageVersion } from '../../host/paths.js';
-import { clockCosts, clockFromFlags, DRAFT_PRECISION_HELP, draftCostFlag, draftPrecisionFlag, runConfigFromFlags, TARGET_PRECISION_HELP, targetPrecisionFlag, THREADS_HELP, threadsFlag } from './run.js';
+import { clockCosts, clockFromFlags, runConfigFromFlags } from '../run-config.js';
 import type { WeightPrecision } from '../../shared/config.js';
-import { DEFAULT_DRAFT_COST } from '../../engine/policy/echo.js';
-import { integer, list } from '../flags.js';
+import { studyKmax } from '../../shared/knobs.js';
+import { draftCostFlag, integer, knobOptions, list } from '../flags.js';
 
 export interface ReproduceFlags {
   draft?: string;
@@ -81,7 +70,7 @@ export async function executeReproduce(flags: ReproduceFlags, argv: readonly str
   const kmax = (batch: number): number => {
     // Table 1's batch 1, when --batches leaves it out, takes the first listed K_max.
     if (flags.kmax !== undefined) return flags.kmax.length === 1 ? flags.kmax[0] : flags.kmax[Math.max(0, batches.indexOf(batch))];
-    return costs.knee !== undefined ? suggestKmax({ kmax: costs.knee }, batch) : Math.max(16, 8 * batch);
+    return costs.knee !== undefined ? suggestKmax({ kmax: costs.knee }, batch) : studyKmax(batch);
   };
   for (const b of [1, ...batches]) if (kmax(b) < b) throw new Error(`K_max ${kmax(b)} is below batch ${b}: every request verifies at least its root`);
   const profile = flags.profile ? await loadProfile(flags.profile) : undefined;
@@ -176,9 +165,9 @@ async function expectedSeconds(setup: RunSetup, plan: StudyPlan, maxNewTokens: n
     const policy = createPolicy('static', { ...setup.config, batch, kmax: plan.kmax(batch) });
     const workload = Array.from({ length: batch }, (_, k) => ({ ...plan.domains[0].runs[k % plan.domains[0].runs.length], id: `probe-${k}` }));
     const probeSetup = { ...setup, workload, config: { ...setup.config, maxNewTokens: Math.min(8, maxNewTokens) } };
-    await startRun(probeSetup, { policy, batch, kmax: plan.kmax(batch) }).runner.run(); // the first run pays for warming up; the second is timed
-    const timed = startRun(probeSetup, { policy: createPolicy('static', { ...setup.config, batch, kmax: plan.kmax(batch) }), batch, kmax: plan.kmax(batch) });
-    const summary = await timed.runner.run();
+    await startOn(probeSetup, { policy, batch, kmax: plan.kmax(batch) }).toEnd(); // the first run pays for warming up; the second is timed
+    const timed = startOn(probeSetup, { policy: createPolicy('static', { ...setup.config, batch, kmax: plan.kmax(batch) }), batch, kmax: plan.kmax(batch) });
+    const { summary } = (await timed.toEnd()).main;
     const tokens = summary.results.reduce((s, r) => s + r.tokens.length, 0);
     return tokens / Math.max(1e-3, summary.wallMs / 1000);
   };
@@ -204,7 +193,7 @@ function givenOptions(command: Command): string[] {
 }
 
 export function register(program: Command): void {
-  program
+  const command = program
     .command('reproduce')
     .description("regenerate the ECHO paper's figures and tables on one pair, with every claim's verdict computed from the data, as a report folder (HTML, SVG, CSV, JSON)")
     .requiredOption('--out <dir>', 'the report folder (created; files in it are overwritten)')
@@ -222,11 +211,9 @@ export function register(program: Command): void {
     .option('--max-new-tokens <n>', 'tokens per request (default 64; quick 24)', integer('--max-new-tokens', 1))
     .option('--profile <file>', 'one calibration profile for every domain instead of calibrating each (its histograms are the densities shown)')
     .option('--draft-cost <share|auto>', "gated policies' draft price as a share of a target forward (default 0.05; on a modelled clock, the device's)", draftCostFlag)
-    .option('--seed <n>', 'seed of the runs and of the bootstrap intervals', integer('--seed', 0), 0)
-    .option('--threads <n>', THREADS_HELP, threadsFlag)
-    .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
-    .option('--target-precision <precision>', TARGET_PRECISION_HELP, targetPrecisionFlag)
-    .action(async (flags: ReproduceFlags, command: Command) => {
+    .option('--seed <n>', 'seed of the runs and of the bootstrap intervals', integer('--seed', 0), 0);
+  knobOptions(command, ['threads', 'draftPrecision', 'targetPrecision']);
+  command.action(async (flags: ReproduceFlags, command: Command) => {
       const log = (line: string) => process.stderr.write(`${line}\n`);
       const result = await executeReproduce(flags, ['reproduce', ...givenOptions(command)], log);
       process.stdout.write(

@@ -7,19 +7,12 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
-import { clockFromSpec } from '../../engine/cost/clock.js';
-import { fitKnee, suggestKmax } from '../../engine/cost/knee.js';
-import { formatPairedRatio, pairedRatio, roundRatios, type PairedRatio } from '../../engine/metrics/paired-rounds.js';
+import { type BudgetExplanation, checkSweep, clockFromSpec, draftWindows, fitKnee, formatPairedRatio, type Interleaving, INTERLEAVINGS, loadHardwareProfile, loadRunSetup, pairedRatio, type PairedRatio, parseSweepEntry, profileMismatches, roundRatios, runSweep, slotsForRounds, splitRepeat, suggestKmax, SweepExplainer, type SweepRow } from '../../engine/index.js';
 import { atBaselineStepCost } from '../../shared/step-costs.js';
-import { loadHardwareProfile, profileMismatches } from '../../engine/cost/measure.js';
-import { loadRunSetup } from '../../engine/session-run.js';
-import { INTERLEAVINGS, slotsForRounds, type Interleaving } from '../../engine/rounds.js';
-import { checkSweep, draftWindows, parseSweepEntry, runSweep, splitRepeat, type SweepRow } from '../../engine/sweep.js';
-import { SweepExplainer } from '../../engine/reproduce/explain-capture.js';
-import type { BudgetExplanation } from '../../engine/metrics/budget-explanation.js';
 import { defaultDraftPrecision, GATED_POLICIES, POLICY_NAMES } from '../../shared/config.js';
-import { clockCosts, confidenceFlag, draftCostFlag, runConfigFromFlags, withRuntimeOptions, withWorkloadOptions, type RunFlags } from './run.js';
-import { integer, list } from '../flags.js';
+import { studyKmax } from '../../shared/knobs.js';
+import { clockCosts, runConfigFromFlags, type RunFlags } from '../run-config.js';
+import { integer, knobOption, list, withRuntimeOptions, withWorkloadOptions } from '../flags.js';
 
 /** The workload, model, gate and runtime flags are run's; the rest say what to sweep. */
 export interface SweepFlags
@@ -86,7 +79,7 @@ export interface SweepReport {
  */
 export function kmaxOf(flags: Pick<SweepFlags, 'batches' | 'kmax'>, knee?: number): (batch: number) => number {
   const { batches, kmax } = flags;
-  if (kmax === undefined) return knee === undefined ? (batch) => Math.max(16, 8 * batch) : (batch) => suggestKmax({ kmax: knee }, batch);
+  if (kmax === undefined) return knee === undefined ? studyKmax : (batch) => suggestKmax({ kmax: knee }, batch);
   if (kmax.length === 1) return () => kmax[0];
   if (kmax.length !== batches.length) throw new Error(`--kmax lists ${kmax.length} values for ${batches.length} batch sizes: give one, or one per batch`);
   return (batch) => kmax[batches.indexOf(batch)];
@@ -263,10 +256,11 @@ export function register(program: Command): void {
       new Option('--interleave <how>', 'how a round\'s runs share the machine: steps (all at once, taking turns one step each, each timing only its own steps: the machine\'s drift falls on all alike; needs batch × entries KV slots; the default) or runs (one whole run after another; the default when entries give the draft different windows)')
         .choices(INTERLEAVINGS),
     );
-  withRuntimeOptions(withWorkloadOptions(command, 16))
-    .option('--profile <file>', 'echo/dense/fixed: calibration profile JSON (from `echo-studio calibrate`); default: a warm-up on the first 24 prompts')
-    .option('--confidence <signal>', 'echo/dense/fixed: path-prob or path-margin (default: the profile’s, or the warm-up’s pick)', confidenceFlag)
-    .option('--draft-cost <share|auto>', 'echo/dense/fixed: a draft forward’s price as a share of a target forward, or auto (see run --help)', draftCostFlag)
+  withRuntimeOptions(withWorkloadOptions(command, 16));
+  knobOption(command, 'profile', { help: 'echo/dense/fixed: calibration profile JSON (from `echo-studio calibrate`); default: a warm-up on the first 24 prompts' });
+  knobOption(command, 'confidence', { help: 'echo/dense/fixed: path-prob or path-margin (default: the profile’s, or the warm-up’s pick)' });
+  knobOption(command, 'draftCost', { help: 'echo/dense/fixed: a draft forward’s price as a share of a target forward, or auto (see run --help)' });
+  command
     .option('--json', 'print the rows as one JSON object')
     .option('--csv <file>', 'also write the rows as CSV')
     .option('--force', 'replace the --csv file if it exists')

@@ -3,17 +3,14 @@
 // `echo-studio trace what-if IN [--kmax N] [--taus 0:0.2,5:0.35] …`: re-score a greedy run.
 // `echo-studio trace compare RUN BASE [--json]`: one run against another, steps and step cost.
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { computeRunMetrics, formatStepTime, type RequestMetrics } from '../../engine/metrics/run-metrics.js';
-import type { TraceContents, TraceLineError } from '../../engine/trace/parse.js';
-import { readTraceStreaming } from '../../engine/trace/read.js';
-import { rescoreTrace, type WhatIfResult, type WhatIfSettings } from '../../engine/trace/what-if.js';
+import { computeRunMetrics, formatStepTime, readTraceStreaming, type RequestMetrics, rescoreTrace, type TraceContents, type TraceLineError, type WhatIfResult, type WhatIfSettings } from '../../engine/index.js';
 import type { DepthHistogram, RunMetrics } from '../../shared/events.js';
 import type { TraceHeader } from '../../shared/trace-schema.js';
 import { compareRuns, type RunComparison } from '../../shared/step-costs.js';
 import { formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
+import { parseDraftCost, parseTaus } from '../flags.js';
 import { checkOutputPaths, EXPORT_FORMATS, traceExportPaths, writeTraceExport, type ExportFormat } from '../output-files.js';
-import { parseDraftCost, parseTaus } from './run.js';
-export { parseTaus } from './run.js';
+export { parseTaus } from '../flags.js';
 import { DEFAULT_PORT, parsePort, serveStudio } from './serve.js';
 
 export { EXPORT_FORMATS, type ExportFormat } from '../output-files.js';

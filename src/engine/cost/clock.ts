@@ -12,12 +12,24 @@ export interface ModelledStep {
   totalMs: number;
 }
 
+/**
+ * What a modelled clock reads of a step: the tokens verified, the requests in it (their count; the
+ * requests themselves only for old traces without draftRows) and its draft forwards. A StepEvent
+ * is one; so is a point of the studio's series, which keeps only these.
+ */
+export interface StepWork {
+  verifiedTokens: number;
+  requests: StepEvent['requests'] | { length: number };
+  draftRows?: number[];
+  draftRequests?: number[];
+}
+
 export interface ModelledClock {
   /** What the clock models, for tables and trace headers. */
   readonly label: string;
   /** What the modelled device charges, in the terms the policies' cost rules read. */
   readonly costs: DeviceCosts;
-  stepMs(event: StepEvent): ModelledStep;
+  stepMs(step: StepWork): ModelledStep;
 }
 
 /**
@@ -51,10 +63,11 @@ export const DEFAULT_DRAFT_FRACTION = 0.05;
  * Rows in each draft forward of a step: as the engine recorded them (catch-up tokens included),
  * or, in traces from before it did, per depth d the distinct parents of depth-d nodes.
  */
-export function draftForwardSizes(event: StepEvent): number[] {
+export function draftForwardSizes(event: StepWork): number[] {
   if (event.draftRows) return event.draftRows;
+  if (!Array.isArray(event.requests)) return [];
   const perDepth: Set<string>[] = [];
-  for (const r of event.requests) {
+  for (const r of event.requests as StepEvent['requests']) {
     for (const node of r.nodes) {
       if (node.depth < 0) continue;
       (perDepth[node.depth] ??= new Set()).add(`${r.requestId}\u0000${node.parent}`);
@@ -67,7 +80,7 @@ export function draftForwardSizes(event: StepEvent): number[] {
  * Each draft forward of a step: its rows, and the requests they belong to when the engine
  * recorded them (else null).
  */
-export function draftForwards(event: StepEvent): { rows: number; requests: number | null }[] {
+export function draftForwards(event: StepWork): { rows: number; requests: number | null }[] {
   const sizes = draftForwardSizes(event);
   const requests = event.draftRequests && event.draftRequests.length === sizes.length ? event.draftRequests : null;
   return sizes.map((rows, i) => ({ rows, requests: requests ? requests[i] : null }));

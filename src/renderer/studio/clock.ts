@@ -4,9 +4,8 @@
 // reads them). A modelled clock prices each step from what it did (tokens verified, draft
 // forwards, their rows and requests), so one run on this CPU reads as it would on the device;
 // acceptance still comes from the real models.
-import type { StepEvent } from '../../shared/events.js';
 import type { EventOf } from '../../shared/messages.js';
-import { clockFromSpec, type ModelledClock } from '../../engine/cost/clock.js';
+import { clockFromSpec, type ModelledClock, type StepWork } from '../../engine/cost/clock.js';
 import { HARDWARE, MODEL_SIZES } from '../../engine/cost/roofline.js';
 import type { StepPoint } from './series.js';
 
@@ -58,8 +57,8 @@ export function defineProfileClock(profile: Omit<EventOf<'clock.profile'>, 'type
 }
 
 /** What a modelled clock reads of a step, from its series point. */
-function pointAsStep(p: StepPoint): StepEvent {
-  return { verifiedTokens: p.verifiedTokens, requests: { length: p.requests }, draftRows: p.draftRows, draftRequests: p.draftRequests } as unknown as StepEvent;
+function pointAsStep(p: StepPoint): StepWork {
+  return { verifiedTokens: p.verifiedTokens, requests: { length: p.requests }, draftRows: p.draftRows, draftRequests: p.draftRequests };
 }
 
 /** A step's time under the clock, in ms (wall: as measured, prefill included; modelled: draft + verify). */

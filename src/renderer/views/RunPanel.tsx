@@ -3,11 +3,13 @@
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { ConfidenceSignalSchema, isGatedPolicy, KnobsSchema, parseAttentionWindow, parseTauList, POLICY_NAMES, RunConfigSchema, WEIGHT_PRECISIONS, type AttentionWindow, type ConfidenceSignal, type Knobs, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { BundledModel, EngineKnobsEvent } from '../../shared/messages.js';
+import { defaultKmax, KNOBS } from '../../shared/knobs.js';
 import { suggestKmax } from '../../engine/cost/knee.js';
 import { clockKnee, clockName } from '../studio/clock.js';
 import type { KneeSuggestion } from '../studio/store.js';
 import { plural } from '../studio/tokens.js';
 import { useSend, useStudio, useStudioStore } from './StudioContext.js';
+import { Field, ModelPairFieldset, PromptsFieldset, RunButtons, SamplingFieldset } from './RunFieldsets.js';
 
 /** The run config's numbers the form holds as typed text (RunConfigSchema checks them on start). */
 type TextSettings = Extract<keyof RunConfig, 'batch' | 'kmax' | 'requests' | 'maxNewTokens' | 'temperature' | 'seed' | 'tau'>;
@@ -43,27 +45,22 @@ export const DEFAULT_FORM: RunForm = {
   draftDir: '',
   targetDir: '',
   promptSource: 'domain',
-  domain: 'code',
+  domain: KNOBS.domain.default,
   promptsFile: '',
-  policy: 'echo',
-  batch: '16',
-  kmax: '96',
-  requests: '64',
-  maxNewTokens: '64',
-  temperature: '0',
-  seed: '1',
+  policy: KNOBS.policy.studio,
+  batch: String(KNOBS.batch.studio),
+  kmax: String(defaultKmax(KNOBS.batch.studio)),
+  requests: String(KNOBS.requests.studio),
+  maxNewTokens: String(KNOBS.maxNewTokens.default),
+  temperature: String(KNOBS.temperature.default),
+  seed: String(KNOBS.seed.studio),
   taus: '',
-  tau: '0.3',
+  tau: String(KNOBS.tau.studio),
   confidence: 'auto',
   draftWindow: '',
-  targetPrecision: 'float32',
+  targetPrecision: KNOBS.targetPrecision.studio,
 };
 
-const TARGET_PRECISION_LABELS: Record<WeightPrecision, string> = {
-  float32: 'float32 (as on disk)',
-  int8: 'int8 weight-only (lossless with respect to the int8 target)',
-  int4: 'int4 weight-only (lossless with respect to the int4 target)',
-};
 
 const SIGNAL_LABELS: Record<ConfidenceSignal | 'auto', string> = {
   auto: 'the better separating one (calibration picks)',
@@ -235,19 +232,6 @@ export function describeKnobs(knobs: Knobs): string {
   return parts.join(', ');
 }
 
-function Field({ label, error, children, htmlFor }: { label: string; error?: string; children: ReactNode; htmlFor: string }) {
-  return (
-    <div className={`field${error ? ' invalid' : ''}`}>
-      <label htmlFor={htmlFor}>{label}</label>
-      {children}
-      {error && (
-        <span className="field-error" role="alert">
-          {error}
-        </span>
-      )}
-    </div>
-  );
-}
 
 /**
  * Where the form's K_max comes from. Untouched, it follows a knee for the form's batch (the knee,
@@ -271,10 +255,10 @@ export function kmaxOrigin(from: KmaxFrom, clock: string, measured: KneeSuggesti
   return { from, knee: modelled !== null ? { tokens: modelled, source: `the ${clockName(clock)} clock's knee` } : measuredKnee };
 }
 
-/** The K_max the origin gives a batch; null when it gives none (typed, or no knee known). */
+/** The K_max the origin gives a batch: its knee's, else the run's default rule (defaultKmax); null when typed. */
 export function kmaxFor(origin: KmaxOrigin, batch: number): number | null {
-  if (origin.knee === null || !Number.isInteger(batch) || batch < 1) return null;
-  return suggestKmax({ kmax: origin.knee.tokens }, batch);
+  if (origin.from === 'typed' || !Number.isInteger(batch) || batch < 1) return null;
+  return origin.knee === null ? defaultKmax(batch) : suggestKmax({ kmax: origin.knee.tokens }, batch);
 }
 
 /** Says where K_max came from, and when it leaves almost nothing to draft. */
@@ -289,7 +273,7 @@ function KmaxSource({ form, origin, live }: { form: RunForm; origin: KmaxOrigin;
       ? null
       : origin.knee !== null
         ? `K_max from ${origin.knee.source} (${origin.knee.tokens} tokens verified for about the price of one), for batch ${batch}`
-        : "K_max is a fixed default: no knee is known on the wall clock yet (K_max from this machine's knee measures it)";
+        : "K_max is the default for the batch, max(64, 6 × batch): no knee is known on the wall clock yet (K_max from this machine's knee measures it)";
   // Fewer draft tokens than requests: most requests draft nothing at all.
   const thin = form.policy !== 'ar' && drafts < batch;
   if (source === null && !thin) return null;
@@ -518,102 +502,9 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
         </p>
       ) : (
         <>
-        <fieldset disabled={live}>
-          <legend>Model pair</legend>
-          <label className="inline">
-            <input type="radio" name="modelSource" checked={form.modelSource === 'bundled'} onChange={() => set('modelSource', 'bundled')} />
-            bundled demo pair{bundled.length > 0 ? ` (${bundled.map((m) => m.name).join(', ')})` : ''}
-          </label>
-          {bundled.some((m) => m.name === 'echo-demo-head') && (
-            <label className="inline">
-              <input type="radio" name="modelSource" checked={form.modelSource === 'bundled-head'} onChange={() => set('modelSource', 'bundled-head')} />
-              bundled target with its demo EAGLE-3 head as the draft
-            </label>
-          )}
-          <label className="inline">
-            <input type="radio" name="modelSource" checked={form.modelSource === 'folders'} onChange={() => set('modelSource', 'folders')} />
-            Hugging Face folders
-          </label>
-          {form.modelSource === 'folders' && (
-            <>
-              <Field label="draft folder (a model, or an EAGLE-3 head)" htmlFor="run-draftDir" error={errors.draftDir}>
-                {input('draftDir')}
-                {chooseFolder && (
-                  <button type="button" onClick={() => void pickFolder('draftDir')}>
-                    Choose…
-                  </button>
-                )}
-              </Field>
-              <Field label="target folder" htmlFor="run-targetDir" error={errors.targetDir}>
-                {input('targetDir')}
-                {chooseFolder && (
-                  <button type="button" onClick={() => void pickFolder('targetDir')}>
-                    Choose…
-                  </button>
-                )}
-              </Field>
-            </>
-          )}
-          <Field label="target weights" htmlFor="run-targetPrecision" error={errors.targetPrecision}>
-            <select id="run-targetPrecision" value={form.targetPrecision} onChange={(e) => set('targetPrecision', e.target.value as WeightPrecision)}>
-              {WEIGHT_PRECISIONS.map((precision) => (
-                <option key={precision} value={precision}>
-                  {TARGET_PRECISION_LABELS[precision]}
-                </option>
-              ))}
-            </select>
-          </Field>
-          {form.policy !== 'ar' && (
-            <Field label="draft attention window (sink:recent rows; empty: the whole past)" htmlFor="run-draftWindow" error={errors.draftWindow}>
-              {input('draftWindow')}
-            </Field>
-          )}
-        </fieldset>
-        <fieldset disabled={live}>
-          <legend>Prompts</legend>
-          <label className="inline">
-            <input type="radio" name="promptSource" checked={form.promptSource === 'domain'} onChange={() => set('promptSource', 'domain')} />
-            bundled domain
-          </label>
-          <label className="inline">
-            <input type="radio" name="promptSource" checked={form.promptSource === 'file'} onChange={() => set('promptSource', 'file')} />
-            prompts file
-          </label>
-          {form.promptSource === 'domain' ? (
-            <Field label="domain" htmlFor="run-domain" error={errors.domain}>
-              <select id="run-domain" value={form.domain} onChange={(e) => set('domain', e.target.value)}>
-                {domains.map((d) => (
-                  <option key={d} value={d}>
-                    {d}
-                  </option>
-                ))}
-              </select>
-            </Field>
-          ) : (
-            <Field label="prompts file (one prompt per line, or JSONL)" htmlFor="run-promptsFile" error={errors.promptsFile}>
-              {input('promptsFile')}
-            </Field>
-          )}
-        </fieldset>
-        <fieldset disabled={live}>
-          <legend>Requests and sampling</legend>
-          <div className="field-row">
-            <Field label="temperature" htmlFor="run-temperature" error={errors.temperature}>
-              {input('temperature', { type: 'number', step: '0.1' })}
-            </Field>
-            <Field label="max new tokens" htmlFor="run-maxNewTokens" error={errors.maxNewTokens}>
-              {input('maxNewTokens', { type: 'number' })}
-            </Field>
-          </div>
-          <div className="field-row">
-            <Field label="requests" htmlFor="run-requests" error={errors.requests}>
-              {input('requests', { type: 'number' })}
-            </Field>
-            <Field label="seed" htmlFor="run-seed" error={errors.seed}>
-              {input('seed', { type: 'number' })}
-            </Field>
-          </div>
-        </fieldset>
+        <ModelPairFieldset form={form} set={set} errors={errors} input={input} live={live} bundled={bundled} pickFolder={chooseFolder ? pickFolder : null} />
+        <PromptsFieldset form={form} set={set} errors={errors} input={input} live={live} domains={domains} />
+        <SamplingFieldset errors={errors} input={input} live={live} />
         </>
       )}
       {errors.form && (
@@ -621,31 +512,7 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
           {errors.form}
         </p>
       )}
-      <div className="run-buttons">
-        <button type="submit" disabled={live}>
-          Start
-        </button>
-        {runState === 'paused' ? (
-          <button type="button" onClick={() => send({ type: 'run.resume' })}>
-            Resume
-          </button>
-        ) : (
-          <button type="button" disabled={runState !== 'running'} onClick={() => send({ type: 'run.pause' })}>
-            Pause
-          </button>
-        )}
-        <button type="button" disabled={runState !== 'paused'} onClick={() => send({ type: 'run.step' })}>
-          One step
-        </button>
-        <button type="button" disabled={!live} onClick={() => send({ type: 'run.stop' })}>
-          Stop
-        </button>
-        {live && (
-          <button type="button" onClick={applyKnobs}>
-            Apply knobs
-          </button>
-        )}
-      </div>
+      <RunButtons runState={runState} live={live} applyKnobs={applyKnobs} />
       {knobsNote && (live || engineKnobs?.refused !== undefined) && (
         <p className="muted" data-testid="knobs-note">
           Knobs {knobsNote}.

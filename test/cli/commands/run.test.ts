@@ -3,7 +3,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_RUN_KMAX, executeRun, ignoredFlagNotes, register, runConfigFromFlags } from '../../../src/cli/commands/run.js';
+import { executeRun, register } from '../../../src/cli/commands/run.js';
+import { ignoredFlagNotes, runConfigFromFlags } from '../../../src/cli/run-config.js';
+import { defaultKmax } from '../../../src/shared/knobs.js';
 import { clockFromSpec } from '../../../src/engine/cost/clock.js';
 import { suggestKmax } from '../../../src/engine/cost/knee.js';
 import { rescoreTrace } from '../../../src/engine/trace/what-if.js';
@@ -236,7 +238,7 @@ describe('echo-studio run', () => {
     expect([(await readTrace(trace('device.jsonl'))).header.config.kmax, (await readTrace(trace('device.jsonl'))).header.config.draftCost]).toEqual([9, 0.3]);
     // On the wall clock run's K_max stays its default.
     await run([...args.filter((a, i) => a !== '--kmax' && args[i - 1] !== '--kmax'), '--trace', trace('wall.jsonl')]);
-    expect((await readTrace(trace('wall.jsonl'))).header.config.kmax).toBe(DEFAULT_RUN_KMAX);
+    expect((await readTrace(trace('wall.jsonl'))).header.config.kmax).toBe(defaultKmax(2));
     const lines: string[] = [];
     const config = runConfigFromFlags({ policy: 'echo', profile, batch: 2, kmax: 16, prompts: promptsFile, requests: 1, maxNewTokens: 2, temperature: 0, seed: 0, draft: draftDir, target: targetDir });
     await executeRun(config, { measureDraftCost: true, log: (line) => lines.push(line) });

@@ -3,7 +3,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runConfigFromFlags } from '../../../src/cli/commands/run.js';
+import { runConfigFromFlags } from '../../../src/cli/run-config.js';
 import { formatSweep, kmaxOf, register, type SweepReport } from '../../../src/cli/commands/sweep.js';
 import { atBaselineStepCost } from '../../../src/shared/step-costs.js';
 import { loadRunSetup } from '../../../src/engine/session-run.js';

@@ -94,7 +94,8 @@ describe('RunPanel', () => {
       type: 'run.start',
       // No τ_d given: the engine calibrates them on a warm-up first, as the command line does.
       // Nor a signal: the calibration keeps the one that separates accepted from rejected better.
-      config: { domain: 'code', policy: 'echo', batch: 8, kmax: 96, requests: 64, maxNewTokens: 64, temperature: 0, seed: 1 },
+      // K_max follows the batch by the run's default rule, as on the command line: max(64, 6 × 8).
+      config: { domain: 'code', policy: 'echo', batch: 8, kmax: 64, requests: 64, maxNewTokens: 64, temperature: 0, seed: 1 },
     });
     act(() => store.getState().ingest({ type: 'run.state', state: 'running' }));
     expect((screen.getByRole('button', { name: 'Start' }) as HTMLButtonElement).disabled).toBe(true);
@@ -171,9 +172,9 @@ describe('RunPanel', () => {
   it('takes K_max from the knee of the clock in use until it is typed, and says when it leaves almost nothing to draft', () => {
     const { store } = renderWithStudio(<RunPanel />);
     const kmax = () => (screen.getByLabelText('K_max') as HTMLInputElement).value;
-    // The wall clock with no knee measured: the fixed default, said to be one.
+    // The wall clock with no knee measured: the run's default rule for the batch, said to be one.
     expect(kmax()).toBe('96');
-    expect(screen.getByTestId('kmax-source').textContent).toMatch(/fixed default/);
+    expect(screen.getByTestId('kmax-source').textContent).toMatch(/default for the batch, max\(64, 6 × batch\)/);
     // A modelled clock's knee: the device's (a laptop CPU serving 8B: 7 tokens), batch + knee past it.
     act(() => store.getState().setClock('cpu-laptop:8b'));
     expect(kmax()).toBe('23');
