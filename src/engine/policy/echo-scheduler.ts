@@ -30,6 +30,7 @@
 import type { ConfidenceSignal, TreeShape } from '../../shared/config';
 import type { DeepeningStopReason, GateCheck, GrantKind } from '../../shared/events';
 import { acceptanceAt, type AcceptanceTable } from '../calibrate/acceptance';
+import { ChildAcceptance, stepConfidence, type ChildCounts } from '../calibrate/child-acceptance';
 import { nodeScore } from '../draft/confidence';
 import { ROOT, stepScore, type DraftTree } from '../tree';
 import { draftAllowance, fairShares, usefulLayers } from './budget';
@@ -71,6 +72,12 @@ export interface ElasticRules {
    * what a node is worth. Without it, its path confidence.
    */
   acceptance?: AcceptanceTable;
+  /**
+   * What a node is worth, given: how often a node is accepted once its parent is, by its rank and
+   * its own confidence, from these samples (a calibration's warm-up) and from every step this
+   * policy verifies. Without it, the layer's measured continuation above (or the path confidence).
+   */
+  childAcceptance?: ChildCounts;
 }
 
 export interface DraftPrice {
@@ -145,6 +152,8 @@ export class ElasticScheduler implements SpeculationPolicy {
   private expectedOutput = 0;
   /** Draft forwards run so far this step, in target one-token forwards (under a price). */
   private draftSpent = 0;
+  /** The measured conditional acceptance, learning from every verified step (rules.childAcceptance). */
+  readonly children: ChildAcceptance | null;
 
   constructor(
     readonly name: string,
@@ -153,6 +162,7 @@ export class ElasticScheduler implements SpeculationPolicy {
     if (rules.maxDepth < 1) throw new Refusal(`${name}: max depth must be at least 1, got ${rules.maxDepth}`);
     if (rules.maxWidth < 1) throw new Refusal(`${name}: max width must be at least 1, got ${rules.maxWidth}`);
     this.confidence = rules.confidence ?? 'path-prob';
+    this.children = rules.childAcceptance ? new ChildAcceptance(this.confidence, rules.childAcceptance) : null;
     // The margin compares every candidate with the parent's runner-up, so it needs one.
     this.candidatesPerNode = Math.max(rules.shape.topk, rules.maxWidth, this.confidence === 'path-margin' ? 2 : 1);
   }
@@ -274,6 +284,12 @@ export class ElasticScheduler implements SpeculationPolicy {
         r.stop = { reason: plan.grantStop, depth: deepest + 1 };
       }
     }
+  }
+
+  /** Every verified node whose parent was accepted is a labelled sample of the value model. */
+  afterVerify(ctx: StepContext, accepted: ReadonlyArray<readonly number[]>): void {
+    if (!this.children) return;
+    for (const r of ctx.requests) this.children.observe(r.tree, accepted[r.index] ?? []);
   }
 
   /**
@@ -407,18 +423,22 @@ export class ElasticScheduler implements SpeculationPolicy {
 
   /**
    * A node's value: the chance it is accepted. Its parent's, times the chance the target then
-   * takes it. For the parent's top candidate that is the layer's measured continuation: the
+   * takes it. With the measured conditional acceptance (rules.childAcceptance), that chance is
+   * read off the node's rank and its own confidence; only one of a parent's children can be
+   * accepted, so where the estimates of its candidates sum past 1 they are scaled down to 1.
+   * Without it, the earlier model: the layer's measured continuation for the top candidate (the
    * calibration's chance of reaching depth d at the layer's best confidence over that of reaching
-   * d − 1. The other candidates share what is left by rank, each taking RUNNER_UP_DECAY of the
-   * one before (static's rank prior): only one
-   * child can be accepted, so together they are never worth more than their parent. (A small
-   * draft is under-confident and flat: its top token is accepted far more often than its
-   * probability says, and its probabilities alone would rank runner-ups with chains.) Without a
-   * calibration, every candidate continues with the draft's own probability: its path confidence.
+   * d − 1), the rest shared by rank, each runner-up taking RUNNER_UP_DECAY of the one before; and
+   * without a calibration at all, the draft's own probability (the path confidence).
    */
   private childValue(plan: PlanState, tree: DraftTree, parent: number, rank: number, depth: number): number {
     const cands = tree.candidates[parent]!;
     const parentValue = plan.value[parent] ?? 1;
+    if (this.children) {
+      const chances = Array.from(cands.logq, (_, r) => this.children!.estimate(r, stepConfidence(cands.logq, r, this.confidence)));
+      const total = chances.reduce((a, b) => a + b, 0);
+      return (parentValue * chances[rank]) / Math.max(1, total);
+    }
     const table = this.rules.acceptance;
     let top: number;
     if (table) {
