@@ -8,9 +8,10 @@
 //   gate       at a gated depth d, after layer d is drafted: pass iff c_{i,d} > τ_d. A request
 //              that fails is *truncated at d*: it stops deepening, none of its nodes at depth ≥ d
 //              can be granted as depth, and what its share cannot spend above d is released.
-//   value      every drafted node gets the chance it is accepted, as the calibration measured it
-//              (the layer's acceptance at its best path's confidence, shared by the layer's nodes
-//              in proportion to their path scores, never more than the parent's).
+//   value      every drafted node gets the chance it is accepted: its parent's, times the measured
+//              chance the target takes it once it took the parent, by its rank and its own draft
+//              confidence (calibrate/child-acceptance.ts: the warm-up's samples, then every
+//              verified step's).
 //   priority 1 (global depth extension) the drafted nodes of the whole batch are granted best
 //              first by that value: a request's own share first (`base`), then the pool (budget
 //              released by truncated requests first, which records who paid, then K_max beyond
