@@ -118,6 +118,12 @@ export class ChildAcceptance {
     return this.rates[Math.min(rank, RANK_GROUPS - 1)][confidenceBin(confidence)];
   }
 
+  /** The highest chance any candidate is given: the most a child can keep of its parent's value. */
+  ceiling(): number {
+    this.rates ??= this.fit();
+    return Math.max(...this.rates.map((row) => Math.max(...row)));
+  }
+
   /** A copy of the samples so far. */
   snapshot(): ChildCounts {
     return { accepted: this.counts.accepted.map((row) => [...row]), seen: this.counts.seen.map((row) => [...row]) };

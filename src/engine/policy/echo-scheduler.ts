@@ -125,6 +125,19 @@ interface PlanState extends RequestSchedule {
   grantStop: StopReason | null;
 }
 
+/** The batch's best drafted nodes (reach): what the next layer must beat. */
+interface Reach {
+  /** The (K_max − B)-th best value: a node must beat it for a child of it to be granted. */
+  bar: number;
+  /** Per request: the share-th best value of its own nodes. */
+  ownBar: number[];
+  /** Σ of the best K_max − B values: the expected accepted draft tokens of the best tree. */
+  expected: number;
+  count: number;
+  /** The best K_max − B values, best first. */
+  best: number[];
+}
+
 interface Offer {
   index: number;
   parent: number;
@@ -459,7 +472,7 @@ export class ElasticScheduler implements SpeculationPolicy {
    * drafted value (the pool and every share together), and per request the share-th best of its
    * own. Also the expected output of the batch's best nodes.
    */
-  private reach(ctx: StepContext): { bar: number; ownBar: number[]; expected: number; count: number } {
+  private reach(ctx: StepContext): Reach {
     const all: number[] = [];
     const ownBar = this.plans.map((plan, i) => {
       const tree = ctx.requests[i].tree;
@@ -472,21 +485,27 @@ export class ElasticScheduler implements SpeculationPolicy {
     all.sort((a, b) => b - a);
     const n = this.draftBudget;
     const bar = kthBest(all, n);
+    const best = all.slice(0, n);
     let expected = 0;
-    for (const v of all.slice(0, n)) expected += v;
-    return { bar, ownBar, expected, count: Math.min(n, all.length) };
+    for (const v of best) expected += v;
+    return { bar, ownBar, expected, count: best.length, best };
   }
 
   /**
-   * Does drafting this layer pay for its forward? A request can add at most its best expanded
-   * node's value (a child is worth no more than its parent), less the value of the node it would
-   * displace once the batch's best nodes fill K_max.
+   * Does drafting this layer pay for its forward? Each request drafting it can add at most one
+   * child of its best expanded node worth more than the rest: at most that node's value times the
+   * highest chance the value model gives any child (a child is worth no more than its parent).
+   * Those bounds join the batch's best nodes, and the gain is how much the best K_max − B of them
+   * rise: a new node counts only for what it is worth above the one it displaces, and many
+   * requests' nodes cannot each displace the same last one.
    */
-  private layerPaysItsForward(ctx: StepContext, reach: { bar: number; expected: number; count: number }, rows: number): boolean {
+  private layerPaysItsForward(ctx: StepContext, reach: Reach, rows: number): boolean {
     if (!this.rules.draftPrice && !this.rules.cost) return true;
-    const displaced = reach.count >= this.draftBudget && Number.isFinite(reach.bar) ? Math.max(0, reach.bar) : 0;
-    let gain = 0;
-    for (const plan of this.plans) if (plan.expanded.length > 0) gain += Math.max(0, plan.value[plan.expanded[0]] - displaced);
+    const ceiling = this.children ? this.children.ceiling() : 1;
+    const offers: number[] = [];
+    for (const plan of this.plans) if (plan.expanded.length > 0) offers.push(plan.value[plan.expanded[0]] * ceiling);
+    const merged = [...reach.best, ...offers].sort((a, b) => b - a).slice(0, this.draftBudget);
+    const gain = merged.reduce((a, b) => a + b, 0) - reach.expected;
     const output = ctx.requests.length + reach.expected;
     const time = this.stepTime(ctx.requests.length + reach.count);
     return (output + gain) / output > (time + this.forwardCost(rows)) / time;

@@ -299,6 +299,20 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
       }
     });
 
+    it('many requests\' next nodes cannot all displace the same weakest node: a layer is priced by how much the best K_max − B rise', () => {
+      // Three confident requests and a weak one, a draft budget of 4: the best four nodes are the
+      // three confident roots (0.95) and the weak root (0.05). Layer 1 could add a 0.9025 under
+      // each confident root, but only one of them fits in the best four: the layer adds 0.85
+      // (+12 % on the 6.9 expected), not 3 × 0.85, against a forward of 0.3 (+23 % on 1.3).
+      const weakRoot: TableRequest = { id: 'W', probs: [[0.3, 0.3, 0.3]] };
+      const table = [confident('C1'), confident('C2'), confident('C3'), weakRoot];
+      const out = runTableStep(echo({ batch: 4, kmax: 8, shape, taus: {}, acceptance, childAcceptance, draftCost: 0.3 }), 8, table);
+      for (const i of [0, 1, 2]) {
+        expect(out.draftedDepths[i]).toEqual([0]);
+        expect(out.requests[i].stop).toEqual({ reason: 'not-worth-its-cost', depth: 1 });
+      }
+    });
+
     it('the forward is the whole batch\'s: a confident request pays for the layer and the weak one drafts it too', () => {
       const out = runTableStep(echo({ batch: 2, kmax: 16, shape, taus: {}, acceptance, childAcceptance, draftCost: 0.05 }), 16, [confident('C'), weak]);
       expect(out.draftedDepths[1]).toEqual([0, 1, 2, 3, 4, 5, 6]);
