@@ -11,6 +11,8 @@ import { DraftTree } from '../../../src/engine/tree';
 import { EchoPolicy } from '../../../src/engine/policy/echo';
 import { emptyChildCounts } from '../../../src/engine/calibrate/child-acceptance';
 import { runTableStep } from '../policy/echo-harness';
+import { parseProfile, profileGates } from '../../../src/engine/calibrate/profile';
+import { profileOf } from './profile-fixture';
 
 function candidates(tree: DraftTree, node: number, probs: number[], row: number): void {
   tree.setCandidates(node, row, Int32Array.from(probs, (_, r) => 10 * (node + 1) + r), Float32Array.from(probs, (p) => Math.log(p)));
@@ -114,5 +116,22 @@ describe('the scheduler values nodes by the measured conditional acceptance and 
     }
     expect(policy.children!.samples).toBeGreaterThanOrEqual(40);
     expect(runTableStep(policy, 3, table).widths[0]).toEqual([2]);
+  });
+});
+
+describe('the profile keeps the warm-up\'s conditional acceptance samples', () => {
+  const depth = (d: number) => ({ depth: d, accepted: 8, rejected: 8, auc: 0.8, threshold: { tau: 0.3, alternative: 0.5, j: 0.5, truePositiveRate: 0.75, falsePositiveRate: 0.25 }, sweetSpot: true });
+
+  it('round-trips them to the policy options, and refuses counts of another shape', () => {
+    const children = emptyChildCounts();
+    children.seen[0][9] = 12;
+    children.accepted[0][9] = 11;
+    const profile = parseProfile(JSON.parse(JSON.stringify(profileOf([depth(0)], { children }))));
+    expect(profileGates(profile).childAcceptance).toEqual(children);
+    // Profiles from before it have none: the run starts from the rank prior.
+    expect(profileGates(profileOf([depth(0)])).childAcceptance).toBeUndefined();
+    const bad = JSON.parse(JSON.stringify(profileOf([depth(0)], { children })));
+    bad.children.seen = [[1]];
+    expect(() => parseProfile(bad, 'p.json')).toThrow(/p\.json: not a valid ECHO profile: children/);
   });
 });
