@@ -5,6 +5,7 @@ import { isGatedPolicy, type ConfidenceSignal, type RunConfig } from '../shared/
 import type { ModelSession } from './model/types';
 import type { WorkItem } from './runner';
 import type { AcceptanceTable } from './calibrate/acceptance';
+import type { ChildCounts } from './calibrate/child-acceptance';
 import { DEFAULT_DELTA } from './calibrate/calibration';
 import { loadProfile, profileGates, signalAucs, type EchoProfile } from './calibrate/profile';
 import { calibratePair, calibrationWorkload, NoSweetSpotError } from './warmup';
@@ -30,6 +31,8 @@ export interface ResolvedGates {
   confidence: ConfidenceSignal;
   /** Measured acceptance by depth and confidence (for the draft price); none with --taus. */
   acceptance?: AcceptanceTable;
+  /** The warm-up's samples of a node's acceptance given its parent's (the value model's start). */
+  childAcceptance?: ChildCounts;
   /** `ungated`: the warm-up found no sweet spot, so no depth is gated (the run says so). */
   source: 'flags' | 'profile' | 'warm-up' | 'ungated';
   profile?: EchoProfile;

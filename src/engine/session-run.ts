@@ -263,7 +263,7 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
 
 /** A policy's options from a resolved run config and its gates (τ_d, dense τ_d, measured acceptance). */
 export function policyOptions(config: RunConfig, gates: ResolvedGates | null): PolicyOptions {
-  return { ...config, ...(gates ? { taus: gates.taus, denseTaus: gates.denseTaus, acceptance: gates.acceptance } : {}) };
+  return { ...config, ...(gates ? { taus: gates.taus, denseTaus: gates.denseTaus, acceptance: gates.acceptance, childAcceptance: gates.childAcceptance } : {}) };
 }
 
 /**

@@ -96,6 +96,7 @@ export async function speculativeStep(
   const packed = performance.now();
   const { verdicts, paddingWaste } = await verifySuperTree(engine, superTree, batch, state);
   const verified = performance.now();
+  engine.policy.afterVerify?.(state.ctx, verdicts.map((v) => v.accepted));
   const emissions = commitStep(engine, batch, state, superTree, verdicts);
   const committed = performance.now();
   const event = stepEvent(engine, state, superTree, verdicts, emissions, {

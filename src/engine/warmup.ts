@@ -9,6 +9,7 @@ import { WarmupTreePolicy } from './policy/warmup-tree';
 import { startRun } from './instrumented-run';
 import type { WorkItem } from './runner';
 import { acceptanceFromSamples } from './calibrate/acceptance';
+import type { ChildCounts } from './calibrate/child-acceptance';
 import { calibrateDepths, DEFAULT_DELTA, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, type DepthCalibration, type TauRule } from './calibrate/calibration';
 import { buildProfile, type EchoProfile } from './calibrate/profile';
 import { Refusal } from './refusal.js';
@@ -36,6 +37,8 @@ export interface WarmupOptions {
 
 export interface WarmupSamples {
   accumulator: DepthHistogramAccumulator;
+  /** Conditional acceptance samples by rank and own confidence (every verified node whose parent was accepted). */
+  children: ChildCounts;
   steps: number;
   requestSteps: number;
   prompts: number;
@@ -82,11 +85,12 @@ export async function collectWarmupSamples(options: WarmupOptions): Promise<Warm
   let requestSteps = 0;
   let finished = 0;
   // The run's metrics label every drafted layer's confidence: those samples are the warm-up's yield.
+  const policy = warmupPolicy(depth, topk, options.confidence);
   const run = startRun(
     {
       pair: { target: options.target, draft: options.draft },
       config: { batch, kmax, maxNewTokens: options.maxNewTokens, temperature: 0, seed: 0 },
-      policy: warmupPolicy(depth, topk, options.confidence),
+      policy,
       workload: options.workload,
       maxLength: options.maxLength,
       eosTokenIds: options.eosTokenIds,
@@ -104,7 +108,7 @@ export async function collectWarmupSamples(options: WarmupOptions): Promise<Warm
   );
   await run.runner.run();
   const accumulator = run.metrics.depthHistograms;
-  return { accumulator, steps, requestSteps, prompts: options.workload.length };
+  return { accumulator, children: policy.children.snapshot(), steps, requestSteps, prompts: options.workload.length };
 }
 
 export interface SampleCalibrationOptions {
@@ -270,6 +274,7 @@ export async function calibrateSignals(options: CalibrateRunOptions): Promise<Si
           const h = histograms[d.depth];
           return h ? { edges: h.edges, accepted: h.accepted, rejected: h.rejected } : { edges: [], accepted: [], rejected: [] };
         }),
+        children: m.samples.children,
         acceptance: m.depths.map((d) => {
           const { accepted, rejected } = m.samples.accumulator.samples(d.depth);
           return acceptanceFromSamples(accepted, rejected);

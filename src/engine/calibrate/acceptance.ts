@@ -119,7 +119,7 @@ function binOf(edges: readonly number[], value: number): number {
 }
 
 /** Weighted isotonic (non-decreasing) fit by pooling adjacent violators. */
-function nonDecreasing(values: readonly number[], weights: readonly number[]): number[] {
+export function nonDecreasing(values: readonly number[], weights: readonly number[]): number[] {
   const blocks: { value: number; weight: number; size: number }[] = [];
   for (let i = 0; i < values.length; i++) {
     blocks.push({ value: values[i], weight: weights[i], size: 1 });

@@ -5,6 +5,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfidenceSignalSchema, WeightPrecisionSchema, type ConfidenceSignal, type WeightPrecision } from '../../shared/config';
 import { acceptanceTable, type AcceptanceCurve, type AcceptanceTable } from './acceptance';
+import { CONFIDENCE_EDGES, RANK_GROUPS, type ChildCounts } from './child-acceptance';
 import { TAU_RULES, tausOf, type DepthCalibration, type TauRule } from './calibration';
 import { jsonErrorPosition } from '../json-error.js';
 import { Refusal } from '../refusal.js';
@@ -69,6 +70,17 @@ export const EchoProfileSchema = z
       requestSteps: z.number().int().min(0),
     }),
     depths: z.array(DepthEntrySchema),
+    /**
+     * The warm-up's samples of how often a node is accepted once its parent is, by rank group and
+     * confidence bin (child-acceptance.ts): where the scheduler's value model starts. Absent in
+     * profiles from before it; a run then starts from the rank prior and learns online.
+     */
+    children: z
+      .object({ accepted: z.array(z.array(z.number().int().min(0))), seen: z.array(z.array(z.number().int().min(0))) })
+      .refine((c) => c.seen.length === RANK_GROUPS && c.accepted.length === RANK_GROUPS && [...c.seen, ...c.accepted].every((row) => row.length === CONFIDENCE_EDGES.length), {
+        message: `needs ${RANK_GROUPS} rank groups of ${CONFIDENCE_EDGES.length} confidence bins`,
+      })
+      .optional(),
     /** τ_d at the sweet spots D_sig: what `echo` and `fixed` gate with. */
     taus: TauMapSchema,
     /** τ_d at every depth that had enough samples: what `dense` gates with. */
@@ -98,6 +110,8 @@ export interface ProfileInputs {
   histograms: ReadonlyArray<{ edges: number[]; accepted: number[]; rejected: number[] }>;
   /** Acceptance curve per depth (same index as depths), from the raw samples; none: read from the histograms. */
   acceptance?: ReadonlyArray<AcceptanceCurve | null>;
+  /** The warm-up's conditional acceptance samples by rank and confidence. */
+  children?: ChildCounts;
   createdAt?: Date;
 }
 
@@ -128,6 +142,7 @@ export function buildProfile(inputs: ProfileInputs): EchoProfile {
       ...(inputs.acceptance ? { acceptance: inputs.acceptance[i] ?? null } : {}),
       histogram: inputs.histograms[i] ?? { edges: [], accepted: [], rejected: [] },
     })),
+    ...(inputs.children ? { children: inputs.children } : {}),
     taus: tausOf(inputs.depths, 'sweet-spots'),
     denseTaus: tausOf(inputs.depths, 'all'),
   };
@@ -177,9 +192,12 @@ export function profileGates(profile: EchoProfile): {
   confidence: ConfidenceSignal;
   /** None when the profile holds no samples to measure acceptance by (no draft price then). */
   acceptance?: AcceptanceTable;
+  /** The warm-up's conditional acceptance samples, when the profile kept them. */
+  childAcceptance?: ChildCounts;
 } {
   const acceptance = acceptanceTable(profile.depths);
   return {
+    ...(profile.children ? { childAcceptance: profile.children } : {}),
     taus: { ...profile.taus },
     denseTaus: { ...profile.denseTaus },
     confidence: profile.confidence,

@@ -8,9 +8,10 @@
 //   gate       at a gated depth d, after layer d is drafted: pass iff c_{i,d} > τ_d. A request
 //              that fails is *truncated at d*: it stops deepening, none of its nodes at depth ≥ d
 //              can be granted as depth, and what its share cannot spend above d is released.
-//   value      every drafted node gets the chance it is accepted, as the calibration measured it
-//              (the layer's acceptance at its best path's confidence, shared by the layer's nodes
-//              in proportion to their path scores, never more than the parent's).
+//   value      every drafted node gets the chance it is accepted: its parent's, times the measured
+//              chance the target takes it once it took the parent, by its rank and its own draft
+//              confidence (calibrate/child-acceptance.ts: the warm-up's samples, then every
+//              verified step's).
 //   priority 1 (global depth extension) the drafted nodes of the whole batch are granted best
 //              first by that value: a request's own share first (`base`), then the pool (budget
 //              released by truncated requests first, which records who paid, then K_max beyond
@@ -30,6 +31,7 @@
 import type { ConfidenceSignal, TreeShape } from '../../shared/config';
 import type { DeepeningStopReason, GateCheck, GrantKind } from '../../shared/events';
 import { acceptanceAt, type AcceptanceTable } from '../calibrate/acceptance';
+import { ChildAcceptance, stepConfidence, type ChildCounts } from '../calibrate/child-acceptance';
 import { nodeScore } from '../draft/confidence';
 import { ROOT, stepScore, type DraftTree } from '../tree';
 import { draftAllowance, fairShares, usefulLayers } from './budget';
@@ -71,6 +73,12 @@ export interface ElasticRules {
    * what a node is worth. Without it, its path confidence.
    */
   acceptance?: AcceptanceTable;
+  /**
+   * What a node is worth, given: how often a node is accepted once its parent is, by its rank and
+   * its own confidence, from these samples (a calibration's warm-up) and from every step this
+   * policy verifies. Without it, the layer's measured continuation above (or the path confidence).
+   */
+  childAcceptance?: ChildCounts;
 }
 
 export interface DraftPrice {
@@ -117,6 +125,19 @@ interface PlanState extends RequestSchedule {
   grantStop: StopReason | null;
 }
 
+/** The batch's best drafted nodes (reach): what the next layer must beat. */
+interface Reach {
+  /** The (K_max − B)-th best value: a node must beat it for a child of it to be granted. */
+  bar: number;
+  /** Per request: the share-th best value of its own nodes. */
+  ownBar: number[];
+  /** Σ of the best K_max − B values: the expected accepted draft tokens of the best tree. */
+  expected: number;
+  count: number;
+  /** The best K_max − B values, best first. */
+  best: number[];
+}
+
 interface Offer {
   index: number;
   parent: number;
@@ -145,6 +166,8 @@ export class ElasticScheduler implements SpeculationPolicy {
   private expectedOutput = 0;
   /** Draft forwards run so far this step, in target one-token forwards (under a price). */
   private draftSpent = 0;
+  /** The measured conditional acceptance, learning from every verified step (rules.childAcceptance). */
+  readonly children: ChildAcceptance | null;
 
   constructor(
     readonly name: string,
@@ -153,6 +176,7 @@ export class ElasticScheduler implements SpeculationPolicy {
     if (rules.maxDepth < 1) throw new Refusal(`${name}: max depth must be at least 1, got ${rules.maxDepth}`);
     if (rules.maxWidth < 1) throw new Refusal(`${name}: max width must be at least 1, got ${rules.maxWidth}`);
     this.confidence = rules.confidence ?? 'path-prob';
+    this.children = rules.childAcceptance ? new ChildAcceptance(this.confidence, rules.childAcceptance) : null;
     // The margin compares every candidate with the parent's runner-up, so it needs one.
     this.candidatesPerNode = Math.max(rules.shape.topk, rules.maxWidth, this.confidence === 'path-margin' ? 2 : 1);
   }
@@ -274,6 +298,12 @@ export class ElasticScheduler implements SpeculationPolicy {
         r.stop = { reason: plan.grantStop, depth: deepest + 1 };
       }
     }
+  }
+
+  /** Every verified node whose parent was accepted is a labelled sample of the value model. */
+  afterVerify(ctx: StepContext, accepted: ReadonlyArray<readonly number[]>): void {
+    if (!this.children) return;
+    for (const r of ctx.requests) this.children.observe(r.tree, accepted[r.index] ?? []);
   }
 
   /**
@@ -407,18 +437,22 @@ export class ElasticScheduler implements SpeculationPolicy {
 
   /**
    * A node's value: the chance it is accepted. Its parent's, times the chance the target then
-   * takes it. For the parent's top candidate that is the layer's measured continuation: the
+   * takes it. With the measured conditional acceptance (rules.childAcceptance), that chance is
+   * read off the node's rank and its own confidence; only one of a parent's children can be
+   * accepted, so where the estimates of its candidates sum past 1 they are scaled down to 1.
+   * Without it, the earlier model: the layer's measured continuation for the top candidate (the
    * calibration's chance of reaching depth d at the layer's best confidence over that of reaching
-   * d − 1. The other candidates share what is left by rank, each taking RUNNER_UP_DECAY of the
-   * one before (static's rank prior): only one
-   * child can be accepted, so together they are never worth more than their parent. (A small
-   * draft is under-confident and flat: its top token is accepted far more often than its
-   * probability says, and its probabilities alone would rank runner-ups with chains.) Without a
-   * calibration, every candidate continues with the draft's own probability: its path confidence.
+   * d − 1), the rest shared by rank, each runner-up taking RUNNER_UP_DECAY of the one before; and
+   * without a calibration at all, the draft's own probability (the path confidence).
    */
   private childValue(plan: PlanState, tree: DraftTree, parent: number, rank: number, depth: number): number {
     const cands = tree.candidates[parent]!;
     const parentValue = plan.value[parent] ?? 1;
+    if (this.children) {
+      const chances = Array.from(cands.logq, (_, r) => this.children!.estimate(r, stepConfidence(cands.logq, r, this.confidence)));
+      const total = chances.reduce((a, b) => a + b, 0);
+      return (parentValue * chances[rank]) / Math.max(1, total);
+    }
     const table = this.rules.acceptance;
     let top: number;
     if (table) {
@@ -438,7 +472,7 @@ export class ElasticScheduler implements SpeculationPolicy {
    * drafted value (the pool and every share together), and per request the share-th best of its
    * own. Also the expected output of the batch's best nodes.
    */
-  private reach(ctx: StepContext): { bar: number; ownBar: number[]; expected: number; count: number } {
+  private reach(ctx: StepContext): Reach {
     const all: number[] = [];
     const ownBar = this.plans.map((plan, i) => {
       const tree = ctx.requests[i].tree;
@@ -451,21 +485,27 @@ export class ElasticScheduler implements SpeculationPolicy {
     all.sort((a, b) => b - a);
     const n = this.draftBudget;
     const bar = kthBest(all, n);
+    const best = all.slice(0, n);
     let expected = 0;
-    for (const v of all.slice(0, n)) expected += v;
-    return { bar, ownBar, expected, count: Math.min(n, all.length) };
+    for (const v of best) expected += v;
+    return { bar, ownBar, expected, count: best.length, best };
   }
 
   /**
-   * Does drafting this layer pay for its forward? A request can add at most its best expanded
-   * node's value (a child is worth no more than its parent), less the value of the node it would
-   * displace once the batch's best nodes fill K_max.
+   * Does drafting this layer pay for its forward? Each request drafting it can add at most one
+   * child of its best expanded node worth more than the rest: at most that node's value times the
+   * highest chance the value model gives any child (a child is worth no more than its parent).
+   * Those bounds join the batch's best nodes, and the gain is how much the best K_max − B of them
+   * rise: a new node counts only for what it is worth above the one it displaces, and many
+   * requests' nodes cannot each displace the same last one.
    */
-  private layerPaysItsForward(ctx: StepContext, reach: { bar: number; expected: number; count: number }, rows: number): boolean {
+  private layerPaysItsForward(ctx: StepContext, reach: Reach, rows: number): boolean {
     if (!this.rules.draftPrice && !this.rules.cost) return true;
-    const displaced = reach.count >= this.draftBudget && Number.isFinite(reach.bar) ? Math.max(0, reach.bar) : 0;
-    let gain = 0;
-    for (const plan of this.plans) if (plan.expanded.length > 0) gain += Math.max(0, plan.value[plan.expanded[0]] - displaced);
+    const ceiling = this.children ? this.children.ceiling() : 1;
+    const offers: number[] = [];
+    for (const plan of this.plans) if (plan.expanded.length > 0) offers.push(plan.value[plan.expanded[0]] * ceiling);
+    const merged = [...reach.best, ...offers].sort((a, b) => b - a).slice(0, this.draftBudget);
+    const gain = merged.reduce((a, b) => a + b, 0) - reach.expected;
     const output = ctx.requests.length + reach.expected;
     const time = this.stepTime(ctx.requests.length + reach.count);
     return (output + gain) / output > (time + this.forwardCost(rows)) / time;

@@ -7,6 +7,7 @@ import { LOW_LOAD_SHAPE } from './budget';
 import { ElasticScheduler, type ElasticRules } from './echo-scheduler';
 import type { PolicyOptions } from './types';
 import { Refusal } from '../refusal';
+import { emptyChildCounts } from '../calibrate/child-acceptance';
 
 /**
  * Thresholds used when no profile and no τ_d are given: the root layer and the base shape's
@@ -49,9 +50,13 @@ export const DEFAULT_DRAFT_COST = DEFAULT_DRAFT_FRACTION;
  * signal, what a node is worth (a calibration's measured acceptance, when at hand) and the draft
  * price (with that acceptance, when the draft cost is not 0).
  */
-export function gatedRules(options: PolicyOptions): Pick<ElasticRules, 'cost' | 'confidence' | 'draftPrice' | 'acceptance'> {
+export function gatedRules(options: PolicyOptions): Pick<ElasticRules, 'cost' | 'confidence' | 'draftPrice' | 'acceptance' | 'childAcceptance'> {
   const forward = options.draftCost ?? DEFAULT_DRAFT_COST;
+  // With a calibration at hand, nodes are valued by the measured conditional acceptance, started
+  // from the warm-up's samples when the calibration kept them and learnt online either way.
+  const children = options.childAcceptance ?? (options.acceptance ? emptyChildCounts() : undefined);
   return {
+    ...(children ? { childAcceptance: children } : {}),
     ...(options.verifyCost ? { cost: options.verifyCost } : {}),
     ...(options.confidence ? { confidence: options.confidence } : {}),
     ...(options.acceptance ? { acceptance: options.acceptance } : {}),

@@ -15,6 +15,7 @@ export function observeSelect(inner: SpeculationPolicy, observe: (ctx: StepConte
       inner.select(ctx);
       observe(ctx);
     },
+    ...(inner.afterVerify ? { afterVerify: (ctx: StepContext, accepted: ReadonlyArray<readonly number[]>) => inner.afterVerify!(ctx, accepted) } : {}),
     ...(inner.setKnobs ? { setKnobs: (knobs: Knobs) => inner.setKnobs!(knobs) } : {}),
   };
 }

@@ -6,6 +6,7 @@ import type { ConfidenceSignal, Knobs, PolicySettings } from '../../shared/confi
 import type { BudgetTransfer, DeepeningStop, GateCheck } from '../../shared/events';
 import type { DraftTree } from '../tree';
 import type { AcceptanceTable } from '../calibrate/acceptance';
+import type { ChildCounts } from '../calibrate/child-acceptance';
 
 /** One request in flight, as a policy sees it during a step. */
 export interface StepRequest {
@@ -56,6 +57,11 @@ export interface SpeculationPolicy {
   grow(depth: number, ctx: StepContext): void;
   /** After drafting: mark the nodes to verify (`tree.verify`), parents before children. */
   select(ctx: StepContext): void;
+  /**
+   * After verification, while the step's trees still stand: the node ids the target accepted per
+   * request (by index), root excluded. A policy that learns from outcomes reads them here.
+   */
+  afterVerify?(ctx: StepContext, accepted: ReadonlyArray<readonly number[]>): void;
   /** Knobs changed between steps (the engine applies K_max and batch itself). */
   setKnobs?(knobs: Knobs): void;
 }
@@ -80,4 +86,9 @@ export interface PolicyOptions extends Omit<PolicySettings, 'taus'> {
    * profile's), in their signal. With it they draft a layer only if it can pay for its forward.
    */
   acceptance?: AcceptanceTable;
+  /**
+   * echo / dense / fixed: the warm-up's samples of how often a node is accepted once its parent
+   * is, by rank and its own confidence (a calibration profile's); the run keeps adding to them.
+   */
+  childAcceptance?: ChildCounts;
 }

@@ -7,6 +7,7 @@
 import type { ConfidenceSignal, TreeShape } from '../../shared/config';
 import { nodeScore } from '../draft/confidence';
 import { ROOT, stepScore, type DraftTree } from '../tree';
+import { ChildAcceptance } from '../calibrate/child-acceptance';
 import { scaleShape, usefulLayers } from './budget';
 import type { SpeculationPolicy, StepContext } from './types';
 
@@ -33,11 +34,14 @@ export class WarmupTreePolicy implements SpeculationPolicy {
   readonly candidatesPerNode: number;
   private quotas: number[][] = [];
   private expanded: number[][] = [];
+  /** Every verified node whose parent was accepted, by rank and own confidence: the value model's start. */
+  readonly children: ChildAcceptance;
 
   constructor(
     private readonly shape: TreeShape,
     readonly confidence: ConfidenceSignal = 'path-prob',
   ) {
+    this.children = new ChildAcceptance(confidence);
     // The margin compares every candidate with the parent's runner-up, so it needs one.
     this.candidatesPerNode = Math.max(shape.topk, confidence === 'path-margin' ? 2 : 1);
   }
@@ -76,6 +80,10 @@ export class WarmupTreePolicy implements SpeculationPolicy {
 
   select(ctx: StepContext): void {
     for (const r of ctx.requests) for (let id = 1; id < r.tree.size; id++) r.tree.verify(id);
+  }
+
+  afterVerify(ctx: StepContext, accepted: ReadonlyArray<readonly number[]>): void {
+    for (const r of ctx.requests) this.children.observe(r.tree, accepted[r.index] ?? []);
   }
 }
 

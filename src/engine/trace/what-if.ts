@@ -110,6 +110,8 @@ function rescoreStep(
     ctx.requests.map((r) => r.index),
   );
   const verified = ctx.requests.map((r, i) => verifyAgainstOutput(r, superTree.requests[i], futures.get(r.id)!, maxNewTokens));
+  // The replayed policy learns from the step's verdicts as the live run did (ECHO's value model).
+  if (verified.every((v) => v.result.decided)) policy.afterVerify?.(ctx, verified.map((v) => v.requestStep?.accepted ?? []));
   return {
     result: { step: step.step, decided: true, kmax, verifiedTokens: superTree.tokens, requests: verified.map((v) => v.result) },
     event: metricsEvent(step.step, kmax, superTree.tokens, verified.flatMap((v) => (v.requestStep ? [v.requestStep] : []))),

@@ -9,9 +9,22 @@ import { FixedPolicy } from '../../../src/engine/policy/fixed';
 import { StaticPolicy } from '../../../src/engine/policy/static';
 import { confident, grantsOf, runTableStep, unsure, type TableRequest } from './echo-harness';
 import type { PolicyOptions } from '../../../src/engine/policy/types';
+import { CONFIDENCE_EDGES, emptyChildCounts, RANK_GROUPS, type ChildCounts } from '../../../src/engine/calibrate/child-acceptance';
 
 /** The paper's high-load shape (depth 3, top-k 3, 5 tokens), which small hand-made tables fit. */
 const HIGH_LOAD = { depth: 3, topk: 3, tokens: 5 };
+
+/** Warm-up counts whose estimates are `rate(rank, confidence)` (1,000 samples per bin: the priors do not move them). */
+function measuredChildren(rate: (rank: number, confidence: number) => number): ChildCounts {
+  const counts = emptyChildCounts();
+  for (let g = 0; g < RANK_GROUPS; g++) {
+    for (let b = 0; b < CONFIDENCE_EDGES.length; b++) {
+      counts.seen[g][b] = 1000;
+      counts.accepted[g][b] = Math.round(1000 * rate(g, CONFIDENCE_EDGES[b]));
+    }
+  }
+  return counts;
+}
 
 function echo(options: Partial<PolicyOptions> & { kmax: number; batch: number }): EchoPolicy {
   return new EchoPolicy(options);
@@ -252,6 +265,9 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     // Measured acceptance: a layer whose confidence is under 0.5 is accepted 5 % of the time, one
     // above it 90 %, at every depth. A draft forward costs 5 % of a target forward.
     const acceptance = Array.from({ length: 8 }, () => ({ edges: [0, 0.5, 1], rates: [0.05, 0.9] }));
+    // What a node is worth once its parent is taken: a top candidate the draft gives 0.6 or more is
+    // taken 95 % of the time, one it gives less 5 %; a runner-up 2 %.
+    const childAcceptance = measuredChildren((rank, confidence) => (rank === 0 && confidence >= 0.6 ? 0.95 : rank === 0 ? 0.05 : 0.02));
     const shape = { depth: 6, topk: 3, tokens: 7 };
     // Layer 1 of W has path confidence 0.9 · 0.5 = 0.45: its top node is worth 0.05 (0.9 · 0.05 /
     // 0.9), its runner-ups less, so its layer 2 could add at most 5 % of a token.
@@ -261,7 +277,7 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
       // Layer 1's best path (0.45) is under 0.5: its top node is worth 0.05, its runner-ups share
       // the rest of their parent's 0.9 by rank (0.55 for the first). Layer 2 could add at most
       // 0.55 tokens (+18 % on the ~3 expected) for a forward of 0.3 (+21 % on 1.6).
-      const policy = echo({ batch: 1, kmax: 8, shape, taus: {}, acceptance, draftCost: 0.3 });
+      const policy = echo({ batch: 1, kmax: 8, shape, taus: {}, acceptance, childAcceptance, draftCost: 0.3 });
       const out = runTableStep(policy, 8, [weak]);
       expect(out.draftedDepths[0]).toEqual([0, 1]);
       // Its share (7) goes to the best-valued nodes of the two layers drafted, width included.
@@ -275,7 +291,7 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
 
     it('a confident chain drafts on, and without measured acceptance or at draft cost 0 nothing is priced', () => {
       // C's chain is worth 0.9 a layer, its siblings 0.02: the share of 7 is a chain 7 deep.
-      const sure = runTableStep(echo({ batch: 1, kmax: 8, shape, taus: {}, acceptance, draftCost: 0.05 }), 8, [confident('C')]);
+      const sure = runTableStep(echo({ batch: 1, kmax: 8, shape, taus: {}, acceptance, childAcceptance, draftCost: 0.05 }), 8, [confident('C')]);
       expect(sure.widths[0]).toEqual(Array(7).fill(1));
       for (const options of [{}, { acceptance, draftCost: 0 }]) {
         const free = runTableStep(echo({ batch: 1, kmax: 8, shape, taus: {}, ...options }), 8, [weak]);
@@ -283,8 +299,22 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
       }
     });
 
+    it('many requests\' next nodes cannot all displace the same weakest node: a layer is priced by how much the best K_max − B rise', () => {
+      // Three confident requests and a weak one, a draft budget of 4: the best four nodes are the
+      // three confident roots (0.95) and the weak root (0.05). Layer 1 could add a 0.9025 under
+      // each confident root, but only one of them fits in the best four: the layer adds 0.85
+      // (+12 % on the 6.9 expected), not 3 × 0.85, against a forward of 0.3 (+23 % on 1.3).
+      const weakRoot: TableRequest = { id: 'W', probs: [[0.3, 0.3, 0.3]] };
+      const table = [confident('C1'), confident('C2'), confident('C3'), weakRoot];
+      const out = runTableStep(echo({ batch: 4, kmax: 8, shape, taus: {}, acceptance, childAcceptance, draftCost: 0.3 }), 8, table);
+      for (const i of [0, 1, 2]) {
+        expect(out.draftedDepths[i]).toEqual([0]);
+        expect(out.requests[i].stop).toEqual({ reason: 'not-worth-its-cost', depth: 1 });
+      }
+    });
+
     it('the forward is the whole batch\'s: a confident request pays for the layer and the weak one drafts it too', () => {
-      const out = runTableStep(echo({ batch: 2, kmax: 16, shape, taus: {}, acceptance, draftCost: 0.05 }), 16, [confident('C'), weak]);
+      const out = runTableStep(echo({ batch: 2, kmax: 16, shape, taus: {}, acceptance, childAcceptance, draftCost: 0.05 }), 16, [confident('C'), weak]);
       expect(out.draftedDepths[1]).toEqual([0, 1, 2, 3, 4, 5, 6]);
     });
   });
