@@ -439,3 +439,24 @@ export class Runner {
     this.inFlight.length = 0;
   }
 }
+
+/** Steps of a run's warm-up (warmUpDecode): about what V8 needs to compile the step's code, a fraction of a second. */
+export const WARM_UP_STEPS = 32;
+
+/**
+ * Decodes up to `steps` steps of the first `options.batch` work items with the run's own settings
+ * and then drops them, freeing their slots: a fresh process's first steps cost more than its later
+ * ones (onnxruntime's first run of each input shape; the engine's own code before V8 has compiled
+ * it), and without this they would fall on the run's first requests. `options.policy` must be an
+ * instance of its own (a policy may learn from the steps it sees); no event leaves the warm-up,
+ * EOS does not end it, and the models' slots are as before when it returns.
+ */
+export async function warmUpDecode(options: RunnerOptions, workload: readonly WorkItem[], steps: number): Promise<void> {
+  const items = workload.slice(0, options.batch).map((w, i) => ({ id: `warm-up-${i}`, promptTokens: w.promptTokens }));
+  if (items.length === 0 || steps < 1) return;
+  const { onStep: _onStep, onRequestFinished: _onRequestFinished, onSlotsGrow: _onSlotsGrow, ...quiet } = options;
+  const runner = new Runner({ ...quiet, eosTokenIds: [] }, items);
+  for (let i = 0; i < steps && !runner.done; i++) await runner.next();
+  runner.stop();
+  await runner.run();
+}
