@@ -440,8 +440,14 @@ export class Runner {
   }
 }
 
-/** Steps of a run's warm-up (warmUpDecode): about what V8 needs to compile the step's code, a fraction of a second. */
-export const WARM_UP_STEPS = 32;
+/**
+ * Steps of a run's warm-up (warmUpDecode): 64 at batch 1, fewer for larger batches (each step runs
+ * the per-request code once per request, so V8 sees it as often), never under 8. At batch 1 on the
+ * demo pair a fraction of a second.
+ */
+export function warmUpSteps(batch: number): number {
+  return Math.max(8, Math.ceil(64 / batch));
+}
 
 /**
  * Decodes up to `steps` steps of the first `options.batch` work items with the run's own settings

@@ -18,7 +18,7 @@ import { kvFitProblem } from './model/kv-budget.js';
 import { DEFAULT_DRAFT_COST } from './policy/echo.js';
 import { createPolicy, type PolicyOptions, type SpeculationPolicy } from './policy/index.js';
 import { startRun, type InstrumentedRun } from './instrumented-run.js';
-import { slotRows, warmUpDecode, WARM_UP_STEPS, type SlotGrowth, type SlotLimit, type WorkItem } from './runner.js';
+import { slotRows, warmUpDecode, warmUpSteps, type SlotGrowth, type SlotLimit, type WorkItem } from './runner.js';
 import { buildTraceHeader } from './trace/header.js';
 import { TraceRecorder } from './trace/writer.js';
 import { MAX_DRAFT_DEPTH } from './policy/drive.js';
@@ -261,7 +261,7 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
     await warmUpDecode(
       { target: pair.target, draft: pair.draft, policy: createPolicy(config.policy, policyOptions(resolved, gates)), batch: config.batch, kmax: config.kmax, maxNewTokens: config.maxNewTokens, temperature: config.temperature, seed: config.seed, eosTokenIds: [], maxLength },
       workload,
-      WARM_UP_STEPS,
+      warmUpSteps(config.batch),
     );
     progress('load', 3, 3, 'ready');
     return { config: resolved, draftDir, targetDir, pair, records, workload, maxLength, slotLimit: pairSlotLimit(pair), gates, policy, release: () => pair.release() };
