@@ -458,11 +458,11 @@ export function warmUpSteps(batch: number): number {
 /**
  * Decodes up to `steps` steps (for at most about `maxMs`) of the first `options.batch` work items
  * with the run's own settings and then drops them, freeing their slots: a fresh process's first
- * steps cost more than its later
- * ones (onnxruntime's first run of each input shape; the engine's own code before V8 has compiled
- * it), and without this they would fall on the run's first requests. `options.policy` must be an
- * instance of its own (a policy may learn from the steps it sees); no event leaves the warm-up,
- * EOS does not end it, and the models' slots are as before when it returns.
+ * steps cost more than its later ones (onnxruntime's first run of each input shape; the engine's
+ * own code before V8 has compiled it), and without this they would fall on the run's first
+ * requests. `options.policy` must be an instance of its own (a policy may learn from the steps it
+ * sees); no event leaves the warm-up, EOS does not end it, and the models' slots are as before
+ * when it returns.
  */
 export async function warmUpDecode(options: RunnerOptions, workload: readonly WorkItem[], steps: number, maxMs = WARM_UP_MAX_MS): Promise<void> {
   const items = workload.slice(0, options.batch).map((w, i) => ({ id: `warm-up-${i}`, promptTokens: w.promptTokens }));
