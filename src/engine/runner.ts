@@ -465,7 +465,8 @@ export function warmUpSteps(batch: number): number {
  * when it returns.
  */
 export async function warmUpDecode(options: RunnerOptions, workload: readonly WorkItem[], steps: number, maxMs = WARM_UP_MAX_MS): Promise<void> {
-  const items = workload.slice(0, options.batch).map((w, i) => ({ id: `warm-up-${i}`, promptTokens: w.promptTokens }));
+  // The items keep their ids and arrival-free prompts: a workload the run would refuse is refused here in the same words.
+  const items = workload.slice(0, options.batch).map((w) => ({ id: w.id, promptTokens: w.promptTokens }));
   if (items.length === 0 || steps < 1) return;
   const { onStep: _onStep, onRequestFinished: _onRequestFinished, onSlotsGrow: _onSlotsGrow, ...quiet } = options;
   const runner = new Runner({ ...quiet, eosTokenIds: [] }, items);
