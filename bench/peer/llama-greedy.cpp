@@ -3,9 +3,11 @@
 // keeps the longest prefix it agrees with, plus its own next token). Token ids in, token ids out,
 // so both engines see exactly the same inputs; only decoding is timed (prefill is not).
 //
-//   llama-greedy --model T.gguf [--draft D.gguf --chain N] --threads N --new N --prompts FILE
+//   llama-greedy --model T.gguf [--draft D.gguf --chain N] --threads N --new N --prompts FILE [--eos ID,ID] [--repeat N]
 //
-// FILE: one prompt per line, token ids separated by spaces. Prints one line per prompt:
+// FILE: one prompt per line, token ids separated by spaces. A prompt ends at --new tokens or at the
+// first --eos id (emitted), as a user's run does. --repeat N decodes the whole list N times in the
+// one process (the first pass shows what a fresh process costs). Prints one line per prompt decoded:
 //   <decode ms> <generated ids…>
 #include "llama.h"
 
@@ -15,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,7 +25,8 @@ namespace {
 
 struct Args {
   std::string model, draft, prompts;
-  int chain = 0, threads = 1, newTokens = 64;
+  int chain = 0, threads = 1, newTokens = 64, repeat = 1;
+  std::set<int> eos;
 };
 
 [[noreturn]] void fail(const std::string& what) {
@@ -42,10 +46,16 @@ Args parse(int argc, char** argv) {
     else if (k == "--chain") a.chain = std::atoi(v.c_str());
     else if (k == "--threads") a.threads = std::atoi(v.c_str());
     else if (k == "--new") a.newTokens = std::atoi(v.c_str());
+    else if (k == "--repeat") a.repeat = std::atoi(v.c_str());
+    else if (k == "--eos") {
+      std::istringstream ss(v);
+      for (std::string id; std::getline(ss, id, ',');) a.eos.insert(std::atoi(id.c_str()));
+    }
     else fail("unknown option " + k);
   }
   if (a.model.empty() || a.prompts.empty()) fail("--model and --prompts are required");
   if (!a.draft.empty() && a.chain < 1) fail("--draft needs --chain N >= 1");
+  if (a.repeat < 1) fail("--repeat needs N >= 1");
   return a;
 }
 
@@ -123,12 +133,14 @@ int main(int argc, char** argv) {
   Model draft;
   if (!a.draft.empty()) draft = load(a.draft, 1, ctxRows, batchRows);
 
+  for (int pass = 0; pass < a.repeat; pass++)
   for (auto& prompt : prompts) {
     clear(target);
     if (draft.ctx) clear(draft);
     decode(target, prompt, 0, false);
     llama_token next = argmax(llama_get_logits_ith(target.ctx, -1), target.vocab);
     std::vector<llama_token> out{next};
+    auto ended = [&]() { return (int)out.size() >= a.newTokens || a.eos.count(out.back()) > 0; };
     // Draft: the prompt minus its last token is prefilled here (untimed); the rest it catches up on.
     int draftPast = 0;
     std::vector<llama_token> history(prompt);  // every token the target has committed, `next` not yet among them
@@ -138,7 +150,7 @@ int main(int argc, char** argv) {
     }
     int past = (int)prompt.size();
     auto t0 = std::chrono::steady_clock::now();
-    while ((int)out.size() < a.newTokens) {
+    while (!ended()) {
       if (!draft.ctx) {
         decode(target, {next}, past, false);
         past++;
@@ -169,8 +181,8 @@ int main(int argc, char** argv) {
         accepted++;
         own = argmax(llama_get_logits_ith(target.ctx, accepted), target.vocab);
       }
-      for (int i = 0; i < accepted && (int)out.size() < a.newTokens; i++) out.push_back(guesses[i]);
-      if ((int)out.size() < a.newTokens) out.push_back(own);
+      for (int i = 0; i < accepted && !ended(); i++) out.push_back(guesses[i]);
+      if (!ended()) out.push_back(own);
       // Keep next and the accepted guesses in both caches; drop the rest.
       past += 1 + accepted;
       dropFrom(target, past);

@@ -439,3 +439,39 @@ export class Runner {
     this.inFlight.length = 0;
   }
 }
+
+/**
+ * The warm-up stops sooner once it has taken this long: a large model's forwards outweigh the
+ * engine's own code, so a few of its steps are warm-up enough, and loading should not wait seconds.
+ */
+export const WARM_UP_MAX_MS = 500;
+
+/**
+ * Steps of a run's warm-up (warmUpDecode): 64 at batch 1, fewer for larger batches (each step runs
+ * the per-request code once per request, so V8 sees it as often), never under 8. At batch 1 on the
+ * demo pair a fraction of a second.
+ */
+export function warmUpSteps(batch: number): number {
+  return Math.max(8, Math.ceil(64 / batch));
+}
+
+/**
+ * Decodes up to `steps` steps (for at most about `maxMs`) of the first `options.batch` work items
+ * with the run's own settings and then drops them, freeing their slots: a fresh process's first
+ * steps cost more than its later ones (onnxruntime's first run of each input shape; the engine's
+ * own code before V8 has compiled it), and without this they would fall on the run's first
+ * requests. `options.policy` must be an instance of its own (a policy may learn from the steps it
+ * sees); no event leaves the warm-up, EOS does not end it, and the models' slots are as before
+ * when it returns.
+ */
+export async function warmUpDecode(options: RunnerOptions, workload: readonly WorkItem[], steps: number, maxMs = WARM_UP_MAX_MS): Promise<void> {
+  // The items keep their ids and arrival-free prompts: a workload the run would refuse is refused here in the same words.
+  const items = workload.slice(0, options.batch).map((w) => ({ id: w.id, promptTokens: w.promptTokens }));
+  if (items.length === 0 || steps < 1) return;
+  const { onStep: _onStep, onRequestFinished: _onRequestFinished, onSlotsGrow: _onSlotsGrow, ...quiet } = options;
+  const runner = new Runner({ ...quiet, eosTokenIds: [] }, items);
+  const start = performance.now();
+  for (let i = 0; i < steps && !runner.done && performance.now() - start < maxMs; i++) await runner.next();
+  runner.stop();
+  await runner.run();
+}

@@ -15,7 +15,7 @@ import { parseModelConfig, readConfigJson } from './model/config.js';
 import { kvFitProblem } from './model/kv-budget.js';
 import { DEFAULT_DRAFT_COST } from './policy/echo.js';
 import { createPolicy, type PolicyOptions, type SpeculationPolicy } from './policy/index.js';
-import { slotRows, type SlotLimit, type WorkItem } from './runner.js';
+import { slotRows, warmUpDecode, warmUpSteps, type SlotLimit, type WorkItem } from './runner.js';
 import { buildTraceHeader } from './trace/header.js';
 import { MAX_DRAFT_DEPTH } from './policy/drive.js';
 import { encodePrompt, fitPrompts, readPromptsFile, repeatNote, skippedNotes, takeRequests, type FittedPrompts, type PromptRecord, type PromptTokenizer } from './workload.js';
@@ -253,6 +253,12 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
       );
     }
     const policy = createPolicy(config.policy, policyOptions(resolved, gates));
+    // A few steps of the run's own shapes, so its first requests decode at the steady pace (runner.ts).
+    await warmUpDecode(
+      { target: pair.target, draft: pair.draft, policy: createPolicy(config.policy, policyOptions(resolved, gates)), batch: config.batch, kmax: config.kmax, maxNewTokens: config.maxNewTokens, temperature: config.temperature, seed: config.seed, eosTokenIds: [], maxLength },
+      workload,
+      warmUpSteps(config.batch),
+    );
     progress('load', 3, 3, 'ready');
     return { config: resolved, draftDir, targetDir, pair, records, workload, maxLength, slotLimit: pairSlotLimit(pair), gates, policy, release: () => pair.release() };
   } catch (err) {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { availablePolicies, createPolicy } from '../../src/engine/policy/index.js';
 import type { ModelSession } from '../../src/engine/model/types.js';
-import { Runner, type RunSummary, type WorkItem } from '../../src/engine/runner.js';
+import { Runner, warmUpDecode, type RunSummary, type WorkItem } from '../../src/engine/runner.js';
 import type { StepEvent } from '../../src/shared/events.js';
 import { expectConsistentEvent } from './fixtures/event-invariants.js';
 import { expectSameAsAr } from './fixtures/lossless.js';
@@ -58,6 +58,31 @@ describe('lossless greedy on a random pair with a perturbed draft', () => {
     // flat drafts before depth 0.
     if (kmax === batch) expect(accepted).toBe(0);
     else if (policy !== 'ddd') expect(accepted).toBeGreaterThan(0);
+  });
+
+  it('a warm-up decode leaves every slot free and the run after it token-identical to ar', async () => {
+    let warmSteps = 0;
+    const options = {
+      target: pair.target,
+      draft: pair.draft,
+      policy: createPolicy('chain', { batch: 4, kmax: 19, chainLength: 3 }),
+      batch: 4,
+      kmax: 19,
+      maxNewTokens: MAX_NEW,
+      temperature: 0,
+      seed: 1,
+      eosTokenIds: pair.target.info.eosTokenIds,
+      maxLength: pair.target.maxLength,
+      onStep: () => warmSteps++,
+    };
+    await warmUpDecode(options, workload, 5);
+    expect(warmSteps).toBe(0); // nothing leaves the warm-up
+    for (const model of [pair.target, pair.draft!]) {
+      const slots = Array.from({ length: model.capacity }, () => model.allocSlot());
+      for (const slot of slots) model.freeSlot(slot);
+    }
+    const run = await runPolicy(pair, 'chain', 4, 19, workload);
+    await expectSameAsAr('chain after a warm-up', run, reference, workload, pair.target);
   });
 });
 
