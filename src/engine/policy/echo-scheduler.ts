@@ -33,7 +33,7 @@ import type { DeepeningStopReason, GateCheck, GrantKind } from '../../shared/eve
 import { acceptanceAt, type AcceptanceTable } from '../calibrate/acceptance';
 import { ChildAcceptance, stepConfidence, type ChildCounts } from '../calibrate/child-acceptance';
 import { nodeScore } from '../draft/confidence';
-import { ROOT, stepScore, type DraftTree } from '../tree';
+import { ROOT, stepScore, type Candidates, type DraftTree } from '../tree';
 import { draftAllowance, fairShares, usefulLayers } from './budget';
 import type { SpeculationPolicy, StepContext, StepRequest, VerifyCost } from './types';
 import { Refusal } from '../refusal';
@@ -168,6 +168,8 @@ export class ElasticScheduler implements SpeculationPolicy {
   private draftSpent = 0;
   /** The measured conditional acceptance, learning from every verified step (rules.childAcceptance). */
   readonly children: ChildAcceptance | null;
+  /** This step's takeChances, by a parent's candidates (cleared each step: the model learns between steps). */
+  private chancesByParent = new WeakMap<Candidates, { chances: number[]; total: number }>();
 
   constructor(
     readonly name: string,
@@ -192,6 +194,7 @@ export class ElasticScheduler implements SpeculationPolicy {
   }
 
   begin(ctx: StepContext): void {
+    this.chancesByParent = new WeakMap();
     // With reallocation, the tokens of K_max that do not split evenly stay in the pool: priority 1
     // then hands them to the best nodes of the batch instead of the first requests in it (at high
     // load, with fewer draft tokens than requests, that remainder is the whole draft budget).
@@ -449,8 +452,7 @@ export class ElasticScheduler implements SpeculationPolicy {
     const cands = tree.candidates[parent]!;
     const parentValue = plan.value[parent] ?? 1;
     if (this.children) {
-      const chances = Array.from(cands.logq, (_, r) => this.children!.estimate(r, stepConfidence(cands.logq, r, this.confidence)));
-      const total = chances.reduce((a, b) => a + b, 0);
+      const { chances, total } = this.takeChances(this.children, cands);
       return (parentValue * chances[rank]) / Math.max(1, total);
     }
     const table = this.rules.acceptance;
@@ -465,6 +467,21 @@ export class ElasticScheduler implements SpeculationPolicy {
     if (rank === 0) return parentValue * top;
     if (!table) return parentValue * Math.exp(stepScore(cands.logq, rank, this.confidence));
     return parentValue * (1 - top) * (1 - RUNNER_UP_DECAY) * RUNNER_UP_DECAY ** (rank - 1);
+  }
+
+  /**
+   * The value model's chance for each of a parent's candidates, and their sum: the same for every
+   * child of that parent within a step (the model learns only after verification), so it is worked
+   * out once per parent instead of once per child.
+   */
+  private takeChances(model: ChildAcceptance, cands: Candidates): { chances: number[]; total: number } {
+    let known = this.chancesByParent.get(cands);
+    if (!known) {
+      const chances = Array.from(cands.logq, (_, r) => model.estimate(r, stepConfidence(cands.logq, r, this.confidence)));
+      known = { chances, total: chances.reduce((a, b) => a + b, 0) };
+      this.chancesByParent.set(cands, known);
+    }
+    return known;
   }
 
   /**
