@@ -236,7 +236,7 @@ export function describeKnobs(knobs: Knobs): string {
 /**
  * Where the form's K_max comes from. Untouched, it follows a knee for the form's batch (the knee,
  * or batch + knee past it, as the command line's suggestKmax): the modelled clock's in use, else
- * this machine's measured one (hw.knee); with no knee known, a fixed default. Typed, it is the user's.
+ * this machine's measured one (hw.knee); with no knee known, the run's default for the batch (defaultKmax). Typed, it is the user's.
  */
 export type KmaxFrom = 'clock' | 'measured' | 'typed';
 
