@@ -180,11 +180,12 @@ export function startOn(setup: RunSetup, options: StartOptions = {}): Run {
  * A run that cannot start releases what it loaded.
  */
 export async function prepare(config: RunConfig, options: PrepareOptions = {}): Promise<Run> {
+  // Checked before anything loads: the flags alone say it cannot run.
+  if (options.recordCandidates && !options.trace) throw new Error('--record-candidates needs --trace FILE');
   const besideAr = options.compareAr === true && config.policy !== 'ar';
   // ar beside the run takes turns with it step by step, each on its own KV slots.
   const setup = await loadRunSetup(config, besideAr ? { ...options, slots: 2 * config.batch } : options);
   try {
-    if (options.recordCandidates && !options.trace) throw new Error('--record-candidates needs --trace FILE');
     const recorder = options.trace ? new TraceRecorder(options.trace, await runTraceHeader(setup, options.recordCandidates)) : null;
     return new Run(
       setup,
