@@ -3,16 +3,19 @@
 training prompts, with its hidden states captured in the same pass.
 
 A head drafts continuations the target itself would write, so it is trained on the target's text,
-not the corpus's: each row is a prompt (the start of a training document, 16-64 tokens, the length
-of the studio's prompts) followed by the target's greedy continuation, to --seq tokens in all. The
+not the corpus's: each row is a prompt (the BOS token the engine puts before every prompt, then the start of a
+training document: 16-64 tokens in all, the length of the studio's prompts) followed by the target's
+greedy continuation, to --seq tokens in all. The
 generating pass keeps every decoder layer's output (float16), so a training run can pick any three
 feature layers (and the top layer, from which the target's next-token distribution is recomputed)
-without running the target again; the choice of feature layers is measured on the same data.
+without running the target again; the choice of feature layers is measured on the same data. Once
+the layers are chosen, --keep-layers stores only those and the top layer (a quarter to a half of the
+disk for the same rows).
 
 Writes to --out:
   tokens.npy    int16 [N, seq + 1]    row n = prompt + continuation (the last token generated, not read)
-  hidden.npy    float16 [N, seq, L, H] output of every decoder layer at every read position
-  meta.json     prompt lengths, domains, the target's hash, how long it took
+  hidden.npy    float16 [N, seq, L, H] output of every decoder layer (or of --keep-layers) at every read position
+  meta.json     prompt lengths, domains, the stored layers, the target's hash, how long it took
 
 Rows are made in batches that share one prompt length, so the batch decodes with one KV cache and
 no padding. Held-out rows (--split heldout) come from the held-out token streams.
@@ -112,18 +115,26 @@ def main():
     ap.add_argument("--time-budget-min", type=float, default=0, help="stop after this many minutes (rows made so far are kept)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--keep-layers", default="",
+                    help="store only these decoder layers' outputs (0-based, comma-separated; the top layer is always kept)")
     a = ap.parse_args()
 
     torch.set_num_threads(a.threads)
     rng = np.random.default_rng(a.seed)
     target = M.load_hf_folder(a.target).eval()
     c = target.config
-    L, H = c["num_hidden_layers"], c["hidden_size"]
+    H = c["hidden_size"]
+    kept = sorted({int(v) for v in a.keep_layers.split(",") if v} | {c["num_hidden_layers"] - 1}) \
+        if a.keep_layers else list(range(c["num_hidden_layers"]))
+    if any(not 0 <= i < c["num_hidden_layers"] for i in kept):
+        raise SystemExit(f"--keep-layers: layer indices must be in 0..{c['num_hidden_layers'] - 1}, got {a.keep_layers}")
+    L = len(kept)
     weights = {k: float(v) for k, v in (kv.split("=") for kv in a.weights.split(","))}
     p = np.array([weights[d] for d in DOMAINS]) / sum(weights.values())
     streams = {d: np.load(os.path.join(a.data, "tokens", f"{d}.{a.split}.npy")).astype(np.int64) for d in DOMAINS}
     starts = {d: document_starts(s) for d, s in streams.items()}
     starts = {d: st[st + a.max_prompt < streams[d].size] for d, st in starts.items()}
+    bos = 0  # the engine puts token 0 before every prompt; the head must learn from the rows it will read
 
     os.makedirs(a.out, exist_ok=True)
     n_rows = a.rows - a.rows % a.batch
@@ -142,19 +153,19 @@ def main():
         for di in doms:
             d = DOMAINS[di]
             s0 = int(rng.choice(starts[d]))
-            rows.append(streams[d][s0:s0 + plen])
+            rows.append(np.concatenate([[bos], streams[d][s0:s0 + plen - 1]]))
         ids = torch.from_numpy(np.stack(rows))
         cache = CachedTarget(target, a.batch, a.seq)
         seq = torch.zeros(a.batch, a.seq + 1, dtype=torch.int64)
         seq[:, :plen] = ids
         logits, h = cache.forward(ids, 0)
-        hidden[done:done + a.batch, :plen] = h.numpy().astype(np.float16)
+        hidden[done:done + a.batch, :plen] = h[:, :, kept].numpy().astype(np.float16)
         for pos in range(plen, a.seq + 1):
             seq[:, pos] = logits.argmax(-1)
             if pos == a.seq:
                 break
             logits, h = cache.forward(seq[:, pos:pos + 1], pos)
-            hidden[done:done + a.batch, pos] = h[:, 0].numpy().astype(np.float16)
+            hidden[done:done + a.batch, pos] = h[:, 0, kept].numpy().astype(np.float16)
         tokens[done:done + a.batch] = seq.numpy().astype(np.int16)
         prompt_len += [plen] * a.batch
         domain += [DOMAINS[di] for di in doms]
@@ -165,7 +176,7 @@ def main():
     hidden.flush()
     with open(os.path.join(a.target, "model.safetensors"), "rb") as fh:
         target_hash = hashlib.sha256(fh.read()).hexdigest()
-    meta = {"rows": done, "seq": a.seq, "layers": L, "hidden": H, "prompt_len": prompt_len, "domain": domain,
+    meta = {"rows": done, "seq": a.seq, "layers": L, "layer_ids": kept, "bos": True, "hidden": H, "prompt_len": prompt_len, "domain": domain,
             "split": a.split, "target": target_hash, "seconds": round(time.time() - t0, 1),
             "weights": weights, "seed": a.seed}
     with open(os.path.join(a.out, "meta.json"), "w") as fh:

@@ -52,33 +52,61 @@ def frequent_tokens(data, weights, n, vocab):
 
 
 class GeneratedRows:
-    """Rows of generate_head_data.py's output: the target's greedy continuations of training prompts
-    with every decoder layer's output. A batch gives the tokens, the features of the chosen layers
-    and the target's logits (recomputed from its top layer's output: norm + lm_head)."""
+    """Rows of generate_head_data.py's output (one folder, or several comma-separated, e.g. shards
+    made on separate cores): the target's greedy continuations of training prompts with its decoder
+    layers' outputs. A batch gives the tokens, the features of the chosen layers and the target's
+    logits (recomputed from its top layer's output: norm + lm_head)."""
 
-    def __init__(self, folder, layer_ids, target, seed):
-        with open(os.path.join(folder, "meta.json")) as fh:
-            self.meta = json.load(fh)
-        self.rows = self.meta["rows"]
-        self.tokens = np.load(os.path.join(folder, "tokens.npy"), mmap_mode="r")
-        self.hidden = np.load(os.path.join(folder, "hidden.npy"), mmap_mode="r")
-        self.layer_ids, self.target = list(layer_ids), target
+    def __init__(self, folders, layer_ids, target, seed):
+        self.parts = []
+        for folder in folders.split(","):
+            with open(os.path.join(folder, "meta.json")) as fh:
+                meta = json.load(fh)
+            stored = meta.get("layer_ids", list(range(meta["layers"])))
+            missing = [i for i in layer_ids if i not in stored]
+            if missing:
+                raise SystemExit(f"{folder} stores the outputs of layers {stored}, not {missing}: "
+                                 f"regenerate it with those layers in --keep-layers")
+            cols = [stored.index(i) for i in layer_ids] + [len(stored) - 1]  # the top layer is stored last
+            self.parts.append({"meta": meta, "cols": cols,
+                               "tokens": np.load(os.path.join(folder, "tokens.npy"), mmap_mode="r"),
+                               "hidden": np.load(os.path.join(folder, "hidden.npy"), mmap_mode="r")})
+        seqs = {p["meta"]["seq"] for p in self.parts}
+        if len(seqs) != 1:
+            raise SystemExit(f"generated rows of different lengths {sorted(seqs)} cannot share a batch")
+        self.meta = {"seq": seqs.pop(), "seconds": sum(p["meta"]["seconds"] for p in self.parts),
+                     "prompt_len": sum((p["meta"]["prompt_len"] for p in self.parts), []),
+                     "bos": all(p["meta"].get("bos", False) for p in self.parts), "folders": len(self.parts)}
+        self.offsets = np.cumsum([0] + [p["meta"]["rows"] for p in self.parts])
+        self.rows = int(self.offsets[-1])
+        self.target = target
         self.rng = np.random.default_rng(seed)
-        self.domain = np.array(self.meta["domain"][:self.rows])
+        self.domain = np.array(sum((p["meta"]["domain"][:p["meta"]["rows"]] for p in self.parts), []))
 
     def take(self, idx):
         idx = np.sort(np.asarray(idx))
-        h = torch.from_numpy(np.ascontiguousarray(self.hidden[idx][:, :, self.layer_ids + [self.hidden.shape[2] - 1]])).float()
+        hs, xs = [], []
+        for k, p in enumerate(self.parts):
+            local = idx[(idx >= self.offsets[k]) & (idx < self.offsets[k + 1])] - self.offsets[k]
+            if local.size:
+                hs.append(np.ascontiguousarray(p["hidden"][local][:, :, p["cols"]]))
+                xs.append(p["tokens"][local, :-1].astype(np.int64))
+        h = torch.from_numpy(np.concatenate(hs)).float()
         feats = h[:, :, :-1].flatten(2)
         with torch.no_grad():
             tlogits = self.target.lm_head(self.target.model.norm(h[:, :, -1]))
-        x = torch.from_numpy(self.tokens[idx, :-1].astype(np.int64))
-        return x, feats, tlogits
+        return torch.from_numpy(np.concatenate(xs)), feats, tlogits
+
+    def fingerprint(self, h):
+        for p in self.parts:
+            h.update(json.dumps(p["meta"], sort_keys=True).encode())
+            h.update(np.ascontiguousarray(p["tokens"]).tobytes())
 
     def meta_summary(self):
         doms = {d: int((self.domain == d).sum()) for d in DOMAINS}
         return {"rows": self.rows, "seq": self.meta["seq"], "rows_per_domain": doms,
                 "prompt_tokens": [min(self.meta["prompt_len"]), max(self.meta["prompt_len"])],
+                "bos": self.meta["bos"], "folders": self.meta["folders"],
                 "generation_seconds": self.meta["seconds"]}
 
     def next(self, batch):
@@ -125,6 +153,13 @@ def auc(scores, hits):
         ranks[order[i:j + 1]] = (i + j) / 2 + 1
         i = j + 1
     return float((ranks[h].sum() - npos * (npos + 1) / 2) / (npos * nneg))
+
+
+def held_out_score(ev):
+    """The figure the best checkpoint is chosen by: mean over domains of the held-out chain acceptance
+    (tokens a greedy chain gets accepted a step), or None for the corpus-window evaluation."""
+    chains = [v["chain_accept"] for v in ev.values() if "chain_accept" in v]
+    return sum(chains) / len(chains) if chains else None
 
 
 @torch.no_grad()
@@ -263,13 +298,12 @@ def main():
     ckdir = os.path.join(a.data, "ckpt", a.name)
     os.makedirs(ckdir, exist_ok=True)
     ck = os.path.join(ckdir, "last.pt")
-    step, elapsed, positions, history = 0, 0.0, 0, []
+    best_ck = os.path.join(ckdir, "best.pt")  # the head weights of the best held-out evaluation so far
+    step, elapsed, positions, history, best = 0, 0.0, 0, [], None
     if a.gen_data:
         import hashlib
         h = hashlib.sha256()
-        for name in ("meta.json", "tokens.npy"):
-            with open(os.path.join(a.gen_data, name), "rb") as fh:
-                h.update(fh.read())
+        gen.fingerprint(h)
         fingerprint = h.hexdigest()
     else:
         fingerprint = T.data_fingerprint(a.data)
@@ -286,6 +320,7 @@ def main():
         batches.rng.bit_generator.state = st["rng"]
         torch.set_rng_state(st["torch_rng"])
         step, elapsed, positions, history = st["step"], st["elapsed"], st["positions"], st["history"]
+        best = st.get("best")
         log(f"resumed from {ck} at step {step} ({elapsed / 60:.1f} min)")
 
     budget_s = a.time_budget_min * 60
@@ -299,7 +334,7 @@ def main():
         tmp = ck + ".tmp"
         torch.save({"model": head.state_dict(), "opt": opt.state_dict(), "rng": batches.rng.bit_generator.state,
                     "torch_rng": torch.get_rng_state(), "step": step, "elapsed": elapsed, "positions": positions,
-                    "history": history,
+                    "history": history, "best": best,
                     "data": fingerprint, "config": cfg, "target": target_hash}, tmp)
         os.replace(tmp, ck)
 
@@ -335,6 +370,12 @@ def main():
         if step % a.eval_every == 0 or done:
             ev = evaluate_now()
             history.append({"step": step, "elapsed_s": round(elapsed, 1), **ev})
+            score = held_out_score(ev)
+            if score is not None and (best is None or score > best["score"]):
+                # kept apart from last.pt: with more epochs than the data holds, the last weights can be worse
+                best = {"step": step, "score": score}
+                torch.save({"model": head.state_dict(), **best}, best_ck + ".tmp")
+                os.replace(best_ck + ".tmp", best_ck)
             log(f"{a.name} eval step {step}: " + "; ".join(
                 f"{d} top-1 {v['top1']}" + (f" chain {v['chain_accept']} auc0 {v['auc0']}" if "auc0" in v else "")
                 for d, v in ev.items()))
@@ -344,10 +385,13 @@ def main():
             last_ck = elapsed
             t_last = time.time()
 
+    if best is not None and best["step"] != step and os.path.exists(best_ck):
+        head.load_state_dict(torch.load(best_ck)["model"])
+        log(f"{a.name}: the best held-out evaluation was at step {best['step']} (mean chain {best['score']:.4f}); writing those weights")
     E.save_folder(head, a.out, a.target)
     meta = {"name": a.name, "parameters": head.num_parameters(), "steps": step, "planned_steps": a.steps,
             "time_budget_min": a.time_budget_min or None, "batch": a.batch, "seq": a.seq,
-            "positions": positions,
+            "positions": positions, "best": best,
             "train_seconds": round(elapsed, 1), "lr": a.lr, "warmup": a.warmup, "weight_decay": a.wd,
             "domain_weights": weights, "ttt_steps": a.ttt_steps, "step_decay": a.step_decay,
             "layer_ids": layer_ids, "draft_vocab": nv, "hidden": cfg["hidden_size"],
