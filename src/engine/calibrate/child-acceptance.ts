@@ -124,6 +124,22 @@ export class ChildAcceptance {
     return Math.max(...this.rates.map((row) => Math.max(...row)));
   }
 
+  /**
+   * How often the candidate at each rank 0 … n − 1 is taken once its parent is, over every
+   * confidence seen (shrunk to its prior like every rate, and scaled down to sum to 1 at most: one
+   * child is taken): what the children of a node not yet expanded are expected to keep of its value.
+   */
+  expectedChances(n: number): number[] {
+    const chances = Array.from({ length: n }, (_, rank) => {
+      const g = Math.min(rank, RANK_GROUPS - 1);
+      const accepted = this.counts.accepted[g].reduce((a, b) => a + b, 0);
+      const seen = this.counts.seen[g].reduce((a, b) => a + b, 0);
+      return (accepted + RANK_PRIOR_SAMPLES * rankPriorRate(g)) / (seen + RANK_PRIOR_SAMPLES);
+    });
+    const total = chances.reduce((a, b) => a + b, 0);
+    return total > 1 ? chances.map((c) => c / total) : chances;
+  }
+
   /** A copy of the samples so far. */
   snapshot(): ChildCounts {
     return { accepted: this.counts.accepted.map((row) => [...row]), seen: this.counts.seen.map((row) => [...row]) };

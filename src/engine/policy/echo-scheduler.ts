@@ -131,6 +131,8 @@ interface Reach {
   bar: number;
   /** Per request: the share-th best value of its own nodes. */
   ownBar: number[];
+  /** Per request: its own grantable nodes' values, best first. */
+  own: number[][];
   /** Σ of the best K_max − B values: the expected accepted draft tokens of the best tree. */
   expected: number;
   count: number;
@@ -228,22 +230,7 @@ export class ElasticScheduler implements SpeculationPolicy {
       });
     }
     const reach = this.reach(ctx);
-    const gated = this.gateAt(depth) !== undefined;
-    const beam = this.rules.shape.topk;
-    for (const [i, plan] of this.plans.entries()) {
-      const r = ctx.requests[i];
-      if (plan.stop !== null) continue;
-      if (depth >= plan.depthCap) {
-        this.stop(plan, r, 'max-depth', depth);
-        continue;
-      }
-      const parents = byValue(plan, r.tree.nodesAtDepth(depth - 1));
-      // A node whose children no budget could reach is not expanded; at a gate the whole beam is,
-      // so that a truncation has candidates to widen with.
-      const reachable = gated ? parents : parents.filter((id) => plan.value[id] > reach.ownBar[i] || plan.value[id] > reach.bar);
-      plan.expanded = reachable.slice(0, beam);
-      if (plan.expanded.length === 0) this.stop(plan, r, 'no-budget', depth);
-    }
+    this.expandReachable(depth, ctx, reach);
     const rows = this.plans.reduce((n, p) => n + p.expanded.length, 0);
     if (rows > 0 && !this.layerPaysItsForward(ctx, reach, rows)) {
       for (const [i, plan] of this.plans.entries()) if (plan.expanded.length > 0) this.stop(plan, ctx.requests[i], 'not-worth-its-cost', depth);
@@ -251,6 +238,51 @@ export class ElasticScheduler implements SpeculationPolicy {
     }
     if (rows > 0) this.draftSpent += this.forwardCost(rows);
     return this.plans.map((p) => p.expanded);
+  }
+
+  /**
+   * Which nodes of layer depth − 1 are expanded (each is a row of the layer's draft forward): a
+   * node only when a child of it could still be granted, that is beat the batch's (K_max − B)-th
+   * best value or its request's share-th best. A child keeps at most the value model's ceiling of
+   * its parent's value. The batch's parents are taken best first, and each one expanded is expected
+   * to add its top-k children, each worth its value times the measured rate of its rank: that
+   * raises the bar for the parents after it, so that a layer does not expand every node while
+   * fewer than the budget's nodes are drafted (at batch 1 on the demo pair, ECHO drafted 9.6 rows
+   * at depth 1 where static drafted 2). At a gate too: expanding the whole beam there (for width to widen with)
+   * cost more drafting than the width bought (math, h100:70b, batch 64: 9× static's rows). The best
+   * parent is always expanded at a gate, so the gate has a layer to read.
+   */
+  private expandReachable(depth: number, ctx: StepContext, reach: Reach): void {
+    const gated = this.gateAt(depth) !== undefined;
+    const beam = this.rules.shape.topk;
+    const ceiling = this.children ? this.children.ceiling() : 1;
+    const expected = this.children ? this.children.expectedChances(beam) : [];
+    const batchBest = new BestValues(this.draftBudget, reach.best);
+    const ownBest = this.plans.map((plan, i) => new BestValues(plan.share, reach.own[i]));
+    const parents: { index: number; id: number; value: number }[] = [];
+    for (const [i, plan] of this.plans.entries()) {
+      if (plan.stop !== null) continue;
+      if (depth >= plan.depthCap) {
+        this.stop(plan, ctx.requests[i], 'max-depth', depth);
+        continue;
+      }
+      for (const id of ctx.requests[i].tree.nodesAtDepth(depth - 1)) parents.push({ index: i, id, value: plan.value[id] });
+    }
+    parents.sort((a, b) => b.value - a.value || a.index - b.index || a.id - b.id);
+    for (const { index, id, value } of parents) {
+      const plan = this.plans[index];
+      if (plan.expanded.length >= beam) continue;
+      const child = value * ceiling;
+      if (!(gated && plan.expanded.length === 0) && !(child > batchBest.bar()) && !(child > ownBest[index].bar())) continue;
+      plan.expanded.push(id);
+      for (const chance of expected) {
+        batchBest.add(value * chance);
+        ownBest[index].add(value * chance);
+      }
+    }
+    for (const [i, plan] of this.plans.entries()) {
+      if (plan.stop === null && plan.expanded.length === 0) this.stop(plan, ctx.requests[i], 'no-budget', depth);
+    }
   }
 
   grow(depth: number, ctx: StepContext): void {
@@ -491,21 +523,22 @@ export class ElasticScheduler implements SpeculationPolicy {
    */
   private reach(ctx: StepContext): Reach {
     const all: number[] = [];
-    const ownBar = this.plans.map((plan, i) => {
+    const own = this.plans.map((plan, i) => {
       const tree = ctx.requests[i].tree;
       const mine: number[] = [];
       for (let id = 1; id < tree.size; id++) if (this.grantable(plan, tree.depth[id])) mine.push(plan.value[id]);
       mine.sort((a, b) => b - a);
       for (const v of mine) all.push(v);
-      return kthBest(mine, plan.share);
+      return mine;
     });
+    const ownBar = own.map((mine, i) => kthBest(mine, this.plans[i].share));
     all.sort((a, b) => b - a);
     const n = this.draftBudget;
     const bar = kthBest(all, n);
     const best = all.slice(0, n);
     let expected = 0;
     for (const v of best) expected += v;
-    return { bar, ownBar, expected, count: best.length, best };
+    return { bar, ownBar, own, expected, count: best.length, best };
   }
 
   /**
@@ -634,9 +667,29 @@ function kthBest(sorted: readonly number[], n: number): number {
   return sorted.length >= n ? sorted[n - 1] : -Infinity;
 }
 
-/** Nodes by value, best first (ties: the earlier node). */
-function byValue(plan: PlanState, nodes: readonly number[]): number[] {
-  return nodes.slice().sort((a, b) => plan.value[b] - plan.value[a] || a - b);
+/** The n best values seen (drafted, or expected of a layer being planned), and the bar kthBest reads off them. */
+class BestValues {
+  private readonly values: number[];
+
+  constructor(
+    private readonly n: number,
+    sortedBestFirst: readonly number[],
+  ) {
+    this.values = sortedBestFirst.slice(0, Math.max(0, n));
+  }
+
+  add(value: number): void {
+    if (this.n <= 0) return;
+    let at = this.values.length;
+    while (at > 0 && this.values[at - 1] < value) at--;
+    if (at >= this.n) return;
+    this.values.splice(at, 0, value);
+    if (this.values.length > this.n) this.values.pop();
+  }
+
+  bar(): number {
+    return kthBest(this.values, this.n);
+  }
 }
 
 /** Best value first; ties to the shallower node (so a parent precedes its child), then batch order. */

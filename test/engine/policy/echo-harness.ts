@@ -23,16 +23,20 @@ export interface StepOutcome {
   widths: number[][];
   /** Depths at which the policy asked for a draft, per request. */
   draftedDepths: number[][];
+  /** Per request, the rows (expanded nodes) it put in each layer's draft forward, by depth. */
+  draftRows: number[][];
 }
 
 export function runTableStep(policy: SpeculationPolicy, kmax: number, table: TableRequest[]): StepOutcome {
   const ctx = newStepContext(0, kmax, table.map((t) => ({ id: t.id, root: 1, remaining: t.remaining ?? 1000 })));
   const requests = ctx.requests;
   const draftedDepths: number[][] = table.map(() => []);
+  const draftRows: number[][] = table.map(() => []);
   let row = 0;
   driveStep(policy, ctx, ({ depth, frontiers }) => {
     frontiers.forEach((nodes, i) => {
       if (nodes.length > 0) draftedDepths[i].push(depth);
+      draftRows[i][depth] = nodes.length;
       const probs = table[i].probs[depth] ?? [0.05, 0.05, 0.05, 0.05];
       const k = policy.candidatesPerNode;
       for (const node of nodes) {
@@ -53,7 +57,7 @@ export function runTableStep(policy: SpeculationPolicy, kmax: number, table: Tab
     }
     return Array.from(perDepth, (w) => w ?? 0);
   });
-  return { ctx, requests, verifiedTokens, widths, draftedDepths };
+  return { ctx, requests, verifiedTokens, widths, draftedDepths, draftRows };
 }
 
 /** Verified nodes of a request with a given grant kind. */

@@ -210,6 +210,29 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     expect(grantsOf(out.requests[0], 'width')).toHaveLength(0);
   });
 
+  it('at a gated depth expands only the nodes whose children the budget could still reach', () => {
+    // Draft budget K_max − B = 2: the root's runner-ups (0.025, 0.0125) cannot have a child among
+    // the best two, so the gated layer 1 drafts from the top node alone (one row, not the beam's 3).
+    const policy = echo({ batch: 1, kmax: 3, shape: { depth: 3, topk: 3, tokens: 2 }, taus: { '1': 0.01 }, maxDepth: 4 });
+    const out = runTableStep(policy, 3, [confident('A')]);
+    expect(out.draftRows[0].slice(0, 2)).toEqual([1, 1]);
+    expect(out.requests[0].gates.map((g) => g.depth)).toEqual([1]);
+    expect(out.verifiedTokens).toBe(3);
+  });
+
+  it('expects each expanded node to add a child, so a layer does not expand every node while few are drafted', () => {
+    // Draft budget 5, four root candidates (values 0.73, then 0.09 each). Before anything deeper is
+    // drafted, the bar is open (4 nodes < 5); once the top node is expanded it is expected to add a
+    // child worth 0.73 × 0.8, which fills the five best, and no runner-up's child (≤ 0.09 × 0.8) can
+    // beat the fifth (0.09): layer 1 drafts one row, not four.
+    const childAcceptance = measuredChildren((rank) => (rank === 0 ? 0.8 : 0.1));
+    const table: TableRequest[] = [{ id: 'A', probs: Array.from({ length: 6 }, () => [0.6, 0.2, 0.1, 0.05]) }];
+    const policy = echo({ batch: 1, kmax: 6, shape: { depth: 3, topk: 4, tokens: 5 }, taus: {}, maxDepth: 4, childAcceptance });
+    const out = runTableStep(policy, 6, table);
+    expect(out.draftRows[0].slice(0, 2)).toEqual([1, 1]);
+    expect(out.verifiedTokens).toBe(6);
+  });
+
   it('never drafts a layer nobody can pay for', () => {
     // One share of [1], no slack, no gate that could release: the request stops after depth 0.
     const policy = echo({ batch: 2, kmax: 4, shape: { depth: 1, topk: 1, tokens: 1 }, taus: { '0': 0.01 }, maxDepth: 5 });
