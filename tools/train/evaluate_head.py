@@ -300,6 +300,9 @@ def main():
     meta["notes"] = a.note
     if a.comparison:
         meta["comparison"] = [comparison_entry(p) for p in a.comparison.split(",")]
+    elif card.get("models", {}).get("head", {}).get("comparison"):
+        # the feature-layer / width runs are not redone for every retraining: keep the card's
+        meta["comparison"] = card["models"]["head"]["comparison"]
     if a.engine:
         with open(a.engine, encoding="utf-8") as fh:
             card["head_engine"] = json.load(fh) | {"note": a.engine_note}
