@@ -1,7 +1,7 @@
 // The run panel: model pair, prompts, policy and budget; start, pause, one step, stop. While a
 // run is live, the knobs (K_max, batch, τ) apply between steps through knobs.set, no restart.
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
-import { ConfidenceSignalSchema, isGatedPolicy, KnobsSchema, parseAttentionWindow, parseTauList, POLICY_NAMES, RunConfigSchema, WEIGHT_PRECISIONS, type AttentionWindow, type ConfidenceSignal, type Knobs, type RunConfig, type WeightPrecision } from '../../shared/config.js';
+import { ConfidenceSignalSchema, isGatedPolicy, kmaxProblem, KnobsSchema, parseAttentionWindow, parseTauList, POLICY_NAMES, RunConfigSchema, WEIGHT_PRECISIONS, type AttentionWindow, type ConfidenceSignal, type Knobs, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { BundledModel, EngineKnobsEvent } from '../../shared/messages.js';
 import { defaultKmax, KNOBS } from '../../shared/knobs.js';
 import { suggestKmax } from '../../engine/cost/knee.js';
@@ -206,9 +206,8 @@ export function formToKnobs(form: RunForm, engine: EngineKnobsEvent | null = nul
   if (overLimit !== null) return { errors: { batch: overLimit } };
   const kmax = knobs.kmax ?? engine?.kmax;
   const batch = knobs.batch ?? engine?.batch;
-  if (kmax !== undefined && batch !== undefined && kmax < batch) {
-    return { errors: { kmax: `K_max (${kmax}) is below the batch size (${batch})` } };
-  }
+  const kmaxRule = kmax !== undefined && batch !== undefined ? kmaxProblem(kmax, batch) : null;
+  if (kmaxRule !== null) return { errors: { kmax: kmaxRule } };
   return { knobs };
 }
 
@@ -265,7 +264,7 @@ export function kmaxFor(origin: KmaxOrigin, batch: number): number | null {
 function KmaxSource({ form, origin, live }: { form: RunForm; origin: KmaxOrigin; live: boolean }) {
   const batch = toNumber(form.batch);
   const kmax = toNumber(form.kmax);
-  if (!Number.isInteger(batch) || !Number.isInteger(kmax) || batch < 1 || kmax < batch) return null;
+  if (!Number.isInteger(batch) || !Number.isInteger(kmax) || batch < 1 || kmaxProblem(kmax, batch) !== null) return null;
   const drafts = kmax - batch;
   // A live run's K_max is the engine's (its knobs event): no default to explain.
   const source =

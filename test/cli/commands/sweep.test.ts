@@ -238,7 +238,7 @@ describe('echo-studio sweep', () => {
     await expect(sweep(['--policies', 'ar,nope', ...pairFlags])).rejects.toThrow(/unknown policy "nope"/);
     await expect(sweep(['--policies', 'ar,chain', '--baseline', 'static', ...pairFlags])).rejects.toThrow(/--baseline static is not among --policies ar,chain/);
     await expect(sweep(['--policies', 'ar,ar', ...pairFlags])).rejects.toThrow(/listed twice/);
-    await expect(sweep(['--policies', 'ar', '--batches', '4', '--kmax', '3', ...pairFlags])).rejects.toThrow(/K_max 3 is below batch 4/);
+    await expect(sweep(['--policies', 'ar', '--batches', '4', '--kmax', '3', ...pairFlags])).rejects.toThrow(/K_max \(3\) is below the batch size \(4\): every request needs at least its root token verified/);
     await expect(sweep(['--batches', '1,,2', ...pairFlags])).rejects.toThrow(/comma-separated list/);
     await expect(sweep(['--policies', 'ar', '--hw', 'curves', ...pairFlags])).rejects.toThrow(/--hw curves needs a hardware profile/);
     await expect(sweep(['--policies', 'ar', '--hw', 'tpu', ...pairFlags])).rejects.toThrow(/unknown hardware "tpu"/);
