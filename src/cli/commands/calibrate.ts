@@ -8,7 +8,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { calibratePair, calibrationWorkload, CLEARLY_BETTER_AUC, DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, type EchoProfile, fitPrompts, formatServingHandOff, loadPair, ModelTokenizer, type PromptRecord, promptSource, promptTokenLimit, readServingPair, Refusal, refuseHeadAsModel, resolveModelDirs, saveProfile, servingHandOff, signalAucs, skippedNotes, slotRows, TAU_RULES, type TauRule, warmupKmax, warmupProgressLog } from '../../engine/index.js';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
 import type { AttentionWindow, ConfidenceSignal, WeightPrecision } from '../../shared/config.js';
-import { integer, confidenceFlag, DRAFT_PRECISION_HELP, THREADS_HELP, threadsFlag, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag, TARGET_PRECISION_HELP, targetPrecisionFlag } from '../flags.js';
+import { confidenceFlag, integer, knobOption, knobOptions, TARGET_PRECISION_HELP, withPairFolders } from '../flags.js';
 
 export interface CalibrateFlags {
   domain?: string;
@@ -194,13 +194,12 @@ function delta(value: string): number {
 }
 
 export function register(program: Command): void {
-  program
+  const command = program
     .command('calibrate')
-    .description('find the sweet-spot depths and thresholds τ_d of a draft/target pair on warm-up prompts; write a profile')
-    .option('--domain <name>', 'bundled prompt set (code, prose, math)')
-    .option('--prompts <file>', 'prompts file: one plain-text prompt per line, or JSONL with {"id","prompt"} per line or {"id","messages":[{"role","content"},…]} rendered by the target’s chat template (optional "domain", "arrivalMs")')
-    .option('--draft <dir>', 'draft model folder (Hugging Face); default: the bundled demo pair')
-    .option('--target <dir>', 'target model folder (Hugging Face)')
+    .description('find the sweet-spot depths and thresholds τ_d of a draft/target pair on warm-up prompts; write a profile');
+  knobOption(command, 'domain', { help: 'bundled prompt set (code, prose, math)' });
+  knobOption(command, 'promptsFile');
+  withPairFolders(command)
     .option('--delta <x>', 'sweet-spot bar: keep depths with AUC_d > δ', delta, DEFAULT_DELTA)
     .option(
       '--tau-rule <rule>',
@@ -212,14 +211,16 @@ export function register(program: Command): void {
       `a τ_d counts only if its truncated warm-up samples are accepted less often than what their budget buys beyond chance, at this level (one-sided binomial test; default ${DEFAULT_SIGNIFICANCE}); 1 turns the test off`,
       significanceFlag,
     )
-    .option('--depth <n>', 'layers to calibrate (depths 0 … n−1; the last is the target depth)', integer('--depth', 1), 8)
-    .option('--requests <n>', 'warm-up prompts', integer('--requests', 1), 24)
-    .option('--batch <n>', 'warm-up requests in flight at once', integer('--batch', 1), 8)
-    .option('--max-new-tokens <n>', 'tokens generated per warm-up prompt', integer('--max-new-tokens', 1), 32)
-    .option('--threads <n>', THREADS_HELP, threadsFlag)
-    .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
-    .option('--target-precision <precision>', `${TARGET_PRECISION_HELP}. Calibrate on the target the runs gating with this profile load: its acceptances, so the τ_d, are of that target; the profile records it, and a run on other weights is told`, targetPrecisionFlag)
-    .option('--draft-window <sink:recent>', DRAFT_WINDOW_HELP, draftWindowFlag)
+    .option('--depth <n>', 'layers to calibrate (depths 0 … n−1; the last is the target depth)', integer('--depth', 1), 8);
+  knobOption(command, 'requests', { help: 'warm-up prompts', default: 24 });
+  knobOption(command, 'batch', { help: 'warm-up requests in flight at once', default: 8 });
+  knobOption(command, 'maxNewTokens', { help: 'tokens generated per warm-up prompt', default: 32 });
+  knobOptions(command, ['threads', 'draftPrecision']);
+  knobOption(command, 'targetPrecision', {
+    help: `${TARGET_PRECISION_HELP}. Calibrate on the target the runs gating with this profile load: its acceptances, so the τ_d, are of that target; the profile records it, and a run on other weights is told`,
+  });
+  knobOption(command, 'draftWindow');
+  command
     .option('--confidence <signal>', "the signal the profile keeps; both are measured and their mean AUC printed: auto (default: the higher mean AUC; the paper's path-prob unless another is more than 0.01 higher), path-prob or path-margin", keepFlag)
     .requiredOption('--out <file>', 'where to write the profile JSON')
     .option('--force', 'replace the --out file if it exists')
