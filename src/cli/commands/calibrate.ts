@@ -5,7 +5,7 @@
 //     [--tau-rule budget|separation] [--significance 0.05] [--depth 8] [--requests 24] [--batch 8] [--max-new-tokens 32]
 //     [--target-precision float32|int8|int4] --out profile.json
 import { InvalidArgumentError, type Command } from 'commander';
-import { calibratePair, calibrationWorkload, CLEARLY_BETTER_AUC, DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, type EchoProfile, fitPrompts, formatServingHandOff, loadPair, ModelTokenizer, type PromptRecord, promptSource, promptTokenLimit, readServingPair, Refusal, refuseHeadAsModel, resolveModelDirs, saveProfile, servingHandOff, signalAucs, skippedNotes, slotRows, TAU_RULES, type TauRule, warmupKmax, warmupProgressLog } from '../../engine/index.js';
+import { calibrateFolders, CLEARLY_BETTER_AUC, DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, type EchoProfile, formatServingHandOff, type PromptRecord, promptSource, readServingPair, Refusal, resolveModelDirs, saveProfile, servingHandOff, signalAucs, TAU_RULES, type TauRule } from '../../engine/index.js';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
 import type { AttentionWindow, ConfidenceSignal, WeightPrecision } from '../../shared/config.js';
 import { confidenceFlag, integer, knobOption, knobOptions, TARGET_PRECISION_HELP, withPairFolders } from '../flags.js';
@@ -62,46 +62,26 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
   const source = flags.prompts ?? `the ${flags.domain} prompts`;
   const records = await calibrationPrompts(flags, flags.requests);
   if (records.length < flags.requests) log?.(`note: ${source} holds ${records.length} prompt${records.length === 1 ? '' : 's'}; calibrating on ${records.length === 1 ? 'it' : 'those'} once each, not ${flags.requests}`);
-  refuseHeadAsModel(targetDir, 'the target');
-  const tokenizer = ModelTokenizer.load(targetDir);
-  const limits = promptTokenLimit(targetDir, { maxNewTokens: flags.maxNewTokens });
-  const fitted = fitPrompts(records, tokenizer, limits.limit);
-  for (const note of skippedNotes(fitted, limits.limit, limits.why)) log?.(note);
-  const { workload, notes } = calibrationWorkload(
-    fitted.items.map((i) => ({ id: i.record.id, promptTokens: i.promptTokens })),
-    source,
-  );
-  for (const note of notes) log?.(note);
-  let longest = 0;
-  for (const w of workload) longest = Math.max(longest, w.promptTokens.length);
-  // The runner keeps scratch rows for the warm-up's K_max (its whole tree for every request).
-  const maxLength = slotRows(longest, flags.maxNewTokens, warmupKmax(flags.batch, flags.depth));
-  const pair = await loadPair(draftDir, targetDir, { slots: flags.batch, maxLength, threads: flags.threads, draftPrecision: flags.draftPrecision, targetPrecision: flags.targetPrecision, draftWindow: flags.draftWindow, onMessage: log });
-  try {
-    const tauRule = flags.tauRule ?? DEFAULT_TAU_RULE;
-    log?.(`calibrating on ${workload.length} prompts, ${flags.maxNewTokens} tokens each, depths 0–${flags.depth - 1}, δ = ${flags.delta}, τ rule ${tauRule}`);
-    const profile = await calibratePair({
-      target: pair.target,
-      draft: pair.draft,
-      workload,
-      eosTokenIds: pair.target.info.eosTokenIds,
-      maxLength,
+  const profile = await calibrateFolders(
+    {
+      draftDir,
+      targetDir,
+      records,
+      source,
+      domain: flags.prompts ?? flags.domain ?? 'unknown',
       depth: flags.depth,
       batch: flags.batch,
       maxNewTokens: flags.maxNewTokens,
       delta: flags.delta,
-      tauRule,
+      tauRule: flags.tauRule,
       significance: flags.significance ?? DEFAULT_SIGNIFICANCE,
-      models: { draft: draftDir, target: targetDir },
-      domain: flags.prompts ?? flags.domain ?? 'unknown',
       keep: flags.confidence ?? 'auto',
-      ...(log ? { onProgress: warmupProgressLog(log) } : {}),
-    });
-    await writeAtomically(flags.out, (temporary) => saveProfile(temporary, profile));
-    return { profile, seconds: (performance.now() - start) / 1000, out: flags.out };
-  } finally {
-    await pair.release();
-  }
+      load: { threads: flags.threads, draftPrecision: flags.draftPrecision, targetPrecision: flags.targetPrecision, draftWindow: flags.draftWindow },
+    },
+    log,
+  );
+  await writeAtomically(flags.out, (temporary) => saveProfile(temporary, profile));
+  return { profile, seconds: (performance.now() - start) / 1000, out: flags.out };
 }
 
 /**
