@@ -5,9 +5,9 @@
 // does with it. Inside the engine, modules import each other directly.
 
 // Running: prepare a run (or start more on a loaded setup) and step it.
-export { prepare, startOn, Run, type FinishedRun, type PrepareOptions, type RunEvents, type RunOutcome, type StartOptions } from './run.js';
-export type { ModelledTime } from './instrumented-run.js';
-export type { RequestResult, SlotGrowth } from './runner.js';
+export { prepare, startOn, Run, type FinishedRun, type PrepareOptions, type RunEvents, type RunOutcome, type StartOptions } from './run/run.js';
+export type { ModelledTime } from './run/instrumented-run.js';
+export type { RequestResult, SlotGrowth } from './run/runner.js';
 export {
   BUNDLED_DRAFT,
   BUNDLED_HEAD,
@@ -19,10 +19,10 @@ export {
   resolveModelDirs,
   runTraceHeader,
   type RunSetup,
-} from './session-run.js';
-export type { ResolvedGates } from './resolve-gates.js';
-export { pairThreads } from './pair.js';
-export { encodePrompt, promptText, type PromptRecord } from './workload.js';
+} from './run/session-run.js';
+export type { ResolvedGates } from './run/resolve-gates.js';
+export { pairThreads } from './run/pair.js';
+export { encodePrompt, promptText, type PromptRecord } from './run/workload.js';
 export { formatServingHandOff, readServingPair, servingHandOff } from './serving-flags.js';
 
 // Policies.
@@ -32,8 +32,8 @@ export { DEFAULT_DRAFT_COST } from './policy/echo.js';
 export { startingTaus, tausAfter } from './policy/shown-knobs.js';
 
 // Calibration: a pair calibrated from its folders (calibrate's door, as prepare is run's), the τ_d rules, profiles.
-export { calibrateFolders, type FolderCalibration } from './calibrate-folders.js';
-export { CLEARLY_BETTER_AUC } from './warmup.js';
+export { calibrateFolders, type FolderCalibration } from './run/calibrate-folders.js';
+export { CLEARLY_BETTER_AUC } from './run/warmup.js';
 export { DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, TAU_RULES, type TauRule } from './calibrate/calibration.js';
 export { loadProfile, saveProfile, signalAucs, type EchoProfile } from './calibrate/profile.js';
 
@@ -52,8 +52,8 @@ export {
 } from './cost/measure.js';
 
 // Sweeps and the reproduction study.
-export { checkSweep, draftWindows, parseSweepEntry, runSweep, splitRepeat, type SweepRow } from './sweep.js';
-export { INTERLEAVINGS, slotsForRounds, type Interleaving } from './rounds.js';
+export { checkSweep, draftWindows, parseSweepEntry, runSweep, splitRepeat, type SweepRow } from './run/sweep.js';
+export { INTERLEAVINGS, slotsForRounds, type Interleaving } from './run/rounds.js';
 export { formatPairedRatio, pairedRatio, roundRatios, type PairedRatio } from './metrics/paired-rounds.js';
 export { SweepExplainer } from './reproduce/explain-capture.js';
 export type { BudgetExplanation } from './metrics/budget-explanation.js';

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { HandlerModule } from '../../src/host/handler-context.js';
 import { coreHandlers } from '../../src/host/handlers.js';
 import { availablePolicies, createPolicy, registerPolicy } from '../../src/engine/policy/index.js';
-import { bundledDomains } from '../../src/engine/session-run.js';
+import { bundledDomains } from '../../src/engine/run/session-run.js';
 import { EngineHost } from '../../src/host/host.js';
 import { Refusal } from '../../src/engine/refusal.js';
 import { nodeMessagePortPort } from '../../src/host/port.js';

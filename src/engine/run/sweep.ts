@@ -10,16 +10,16 @@
 // ratio to the first (an A/A control) shows how close to 1 a ratio must be to mean nothing.
 // Interleaved by steps instead (`interleave: 'steps'`), a round's runs share the pair at once and
 // take turns one step each (runLockstep), so the machine's drift falls on them within a step or two.
-import { formatAttentionWindow, kmaxProblem, parseValidAttentionWindow, type AttentionWindow } from '../shared/config.js';
-import type { ModelledClock } from './cost/clock.js';
-import type { StepCosts } from '../shared/step-costs.js';
-import { medianRound, stepMedianMs } from './metrics/paired-rounds.js';
+import { formatAttentionWindow, kmaxProblem, parseValidAttentionWindow, type AttentionWindow } from '../../shared/config.js';
+import type { ModelledClock } from '../cost/clock.js';
+import type { StepCosts } from '../../shared/step-costs.js';
+import { medianRound, stepMedianMs } from '../metrics/paired-rounds.js';
 import { runRounds, slotsForRounds, type Interleaving, type StartedRun } from './rounds.js';
-import { createPolicy, unknownPolicy, type SpeculationPolicy } from './policy/index.js';
+import { createPolicy, unknownPolicy, type SpeculationPolicy } from '../policy/index.js';
 import { startOn } from './run.js';
 import { policyOptions, type RunSetup } from './session-run.js';
-import type { RunMetrics, StepEvent } from '../shared/events.js';
-import { explainDifferences, firstDifference, type Divergence } from './verify/ties.js';
+import type { RunMetrics, StepEvent } from '../../shared/events.js';
+import { explainDifferences, firstDifference, type Divergence } from '../verify/ties.js';
 
 /** A sweep entry: a policy, and the draft window it runs with when not the setup's. */
 export interface SweepEntry {

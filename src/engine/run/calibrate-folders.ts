@@ -2,11 +2,11 @@
 // `prepare` (run.ts) is for a run. It tokenizes and fits the warm-up prompts to the target, loads
 // the pair with the scratch rows the warm-up's whole trees need, runs calibratePair (warm-up,
 // per-depth calibration, profile) and releases the pair, whatever happens.
-import type { ConfidenceSignal } from '../shared/config.js';
-import type { EchoProfile } from './calibrate/profile.js';
-import { DEFAULT_TAU_RULE, type TauRule } from './calibrate/calibration.js';
-import { refuseHeadAsModel } from './model/eagle3-config.js';
-import { ModelTokenizer } from './model/tokenizer.js';
+import type { ConfidenceSignal } from '../../shared/config.js';
+import type { EchoProfile } from '../calibrate/profile.js';
+import { DEFAULT_TAU_RULE, type TauRule } from '../calibrate/calibration.js';
+import { refuseHeadAsModel } from '../model/eagle3-config.js';
+import { ModelTokenizer } from '../model/tokenizer.js';
 import { loadPair, type PairOptions } from './pair.js';
 import { slotRows } from './runner.js';
 import { promptTokenLimit } from './session-run.js';
