@@ -41,7 +41,7 @@ module.exports = {
     {
       name: 'faces-use-the-door',
       severity: 'error',
-      comment: 'the hosts, the CLI and Electron main reach the engine through its one door, src/engine/index.ts (run.ts is the run facade behind it)',
+      comment: 'the hosts, the CLI and Electron main reach the engine through its one door, src/engine/index.ts (run/run.ts is the run facade behind it)',
       from: { path: '^src/(host|cli|main)/' },
       to: { path: '^src/engine/', pathNot: '^src/engine/index\\.ts$' },
     },

@@ -18,9 +18,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { clockFromSpec } from '../src/engine/cost/clock.js';
-import { slotsForRounds } from '../src/engine/rounds.js';
-import { loadRunSetup } from '../src/engine/session-run.js';
-import { runSweep, type SweepRow } from '../src/engine/sweep.js';
+import { slotsForRounds } from '../src/engine/run/rounds.js';
+import { loadRunSetup } from '../src/engine/run/session-run.js';
+import { runSweep, type SweepRow } from '../src/engine/run/sweep.js';
 import { RunConfigSchema } from '../src/shared/config.js';
 import type { StepEvent } from '../src/shared/events.js';
 

@@ -18,14 +18,14 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pairedRatio } from '../src/engine/metrics/paired-rounds.js';
 import { greedyRunner, pairBenchArgs, pairBenchOptions, policyEntry, precisionArg, runGreedy } from './pair-bench.js';
-import { runRounds, slotsForRounds, type StartedRun } from '../src/engine/rounds.js';
-import { splitRepeat } from '../src/engine/sweep.js';
+import { runRounds, slotsForRounds, type StartedRun } from '../src/engine/run/rounds.js';
+import { splitRepeat } from '../src/engine/run/sweep.js';
 import type { WeightPrecision } from '../src/shared/config.js';
 import { RunMetricsAccumulator } from '../src/engine/metrics/run-metrics.js';
-import { loadPair, type ModelPair } from '../src/engine/pair.js';
+import { loadPair, type ModelPair } from '../src/engine/run/pair.js';
 import { createPolicy } from '../src/engine/policy/index.js';
-import { slotRows, type RunSummary, type WorkItem } from '../src/engine/runner.js';
-import { encodePrompt, readPromptsFile, takeRequests } from '../src/engine/workload.js';
+import { slotRows, type RunSummary, type WorkItem } from '../src/engine/run/runner.js';
+import { encodePrompt, readPromptsFile, takeRequests } from '../src/engine/run/workload.js';
 import type { RunMetrics } from '../src/shared/events.js';
 
 const { values: args } = parseArgs({

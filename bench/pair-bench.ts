@@ -3,11 +3,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseValidAttentionWindow, WeightPrecisionSchema, type AttentionWindow, type TreeShape, type WeightPrecision } from '../src/shared/config.js';
-import { INTERLEAVINGS, type Interleaving } from '../src/engine/rounds.js';
-import { splitRepeat } from '../src/engine/sweep.js';
-import type { ModelPair } from '../src/engine/pair.js';
+import { INTERLEAVINGS, type Interleaving } from '../src/engine/run/rounds.js';
+import { splitRepeat } from '../src/engine/run/sweep.js';
+import type { ModelPair } from '../src/engine/run/pair.js';
 import type { SpeculationPolicy } from '../src/engine/policy/types.js';
-import { Runner, type RunSummary, type WorkItem } from '../src/engine/runner.js';
+import { Runner, type RunSummary, type WorkItem } from '../src/engine/run/runner.js';
 import type { StepEvent } from '../src/shared/events.js';
 
 /** parseArgs options every pair bench takes; each bench adds its own and sets its defaults. */
@@ -37,7 +37,7 @@ export interface PairBenchArgs {
   maxNewTokens: number;
   threads: number;
   draftPrecision: WeightPrecision;
-  /** How a round's runs share the machine (src/engine/rounds.ts). */
+  /** How a round's runs share the machine (src/engine/run/rounds.ts). */
   interleave: Interleaving;
   /** `--draft-window SINK:RECENT`: the draft's attention sinks and recent window (default: its whole past). */
   draftWindow?: AttentionWindow;

@@ -35,7 +35,7 @@ import { parseArgs } from 'node:util';
 import { parseModelConfig, readConfigJson } from '../src/engine/model/config.js';
 import { ModelTokenizer } from '../src/engine/model/tokenizer.js';
 import { WeightPrecisionSchema } from '../src/shared/config.js';
-import { encodePrompt, readPromptsFile } from '../src/engine/workload.js';
+import { encodePrompt, readPromptsFile } from '../src/engine/run/workload.js';
 
 const { values: args } = parseArgs({
   options: {

@@ -16,10 +16,10 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadPair } from '../src/engine/pair.js';
+import { loadPair } from '../src/engine/run/pair.js';
 import { createPolicy } from '../src/engine/policy/index.js';
-import { Runner, slotRows, warmUpDecode, type RunnerOptions } from '../src/engine/runner.js';
-import { encodePrompt, readPromptsFile } from '../src/engine/workload.js';
+import { Runner, slotRows, warmUpDecode, type RunnerOptions } from '../src/engine/run/runner.js';
+import { encodePrompt, readPromptsFile } from '../src/engine/run/workload.js';
 import type { ForwardEntry, ForwardOutputs, ForwardResult, ModelSession } from '../src/engine/model/types.js';
 
 const { values: args } = parseArgs({

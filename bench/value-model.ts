@@ -20,15 +20,15 @@ import { greedyRunner } from './pair-bench.js';
 import { acceptanceAt, type AcceptanceTable } from '../src/engine/calibrate/acceptance.js';
 import { ChildAcceptance, stepConfidence } from '../src/engine/calibrate/child-acceptance.js';
 import { profileGates } from '../src/engine/calibrate/profile.js';
-import { calibrateSignals } from '../src/engine/warmup.js';
+import { calibrateSignals } from '../src/engine/run/warmup.js';
 import { clockFromSpec } from '../src/engine/cost/clock.js';
 import { suggestKmax } from '../src/engine/cost/knee.js';
-import { loadPair } from '../src/engine/pair.js';
+import { loadPair } from '../src/engine/run/pair.js';
 import { EchoPolicy } from '../src/engine/policy/echo.js';
 import { RUNNER_UP_DECAY } from '../src/engine/policy/echo-scheduler.js';
 import type { SpeculationPolicy, StepContext } from '../src/engine/policy/types.js';
-import { slotRows } from '../src/engine/runner.js';
-import { encodePrompt, readPromptsFile } from '../src/engine/workload.js';
+import { slotRows } from '../src/engine/run/runner.js';
+import { encodePrompt, readPromptsFile } from '../src/engine/run/workload.js';
 import { nodeScore } from '../src/engine/draft/confidence.js';
 
 const { values: args } = parseArgs({

@@ -1,10 +1,8 @@
 // No function in src/ runs over 120 lines: a longer one is several steps that want names. The
 // TypeScript compiler parses every .ts/.tsx file under src/ and each function-like node with a
 // body (declarations, methods, arrows, function expressions, accessors) is measured from its
-// first line to its last, nested functions counted inside their parent too. A few functions
-// written before the rule are listed in LONG_FUNCTIONS with the length they had: each may only
-// shrink, and leaves the list once it fits. Run as a script, it checks src/ and exits 1 naming
-// each function over its limit.
+// first line to its last, nested functions counted inside their parent too. Run as a script, it
+// checks src/ and exits 1 naming each function over the limit.
 import ts from 'typescript';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,17 +10,6 @@ import { fileURLToPath } from 'node:url';
 
 const PROJECT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const MAX_FUNCTION_LINES = 120;
-
-/** Functions longer than the rule when it came, by "file:name", with the lines they had then. */
-export const LONG_FUNCTIONS = {
-  'src/engine/metrics/budget-explanation.ts:explainBudget': 138,
-  'src/engine/trace/export-parquet.ts:exportParquet': 155,
-  'src/host/trace-handlers.ts:traceHandlers': 245,
-  'src/renderer/studio/store.ts:createStudioStore': 169,
-  'src/renderer/studio/store.ts:createStudioStore→callback': 167,
-  'src/renderer/views/RunPanel.tsx:RunPanel': 225,
-  'src/renderer/views/SuperTreeCanvas.tsx:SuperTreeCanvas': 144,
-};
 
 /** A function's name as a reader finds it: its own, or the variable, property or method it is assigned to. */
 function nameOf(node) {
@@ -59,14 +46,13 @@ export function longFunctions(fileName, text, max = MAX_FUNCTION_LINES) {
   return found;
 }
 
-/** One line per function over its limit in the project's src/ (empty: all fit). */
+/** One line per function over the limit in the project's src/ (empty: all fit). */
 export function checkFunctionLength(root = PROJECT) {
   const problems = [];
   for (const file of sourceFiles(path.join(root, 'src'))) {
     const relative = path.relative(root, file).split(path.sep).join('/');
-    for (const fn of longFunctions(relative, readFileSync(file, 'utf8'), 0)) {
-      const allowed = LONG_FUNCTIONS[`${relative}:${fn.name}`] ?? MAX_FUNCTION_LINES;
-      if (fn.lines > allowed) problems.push(`${relative}:${fn.line} ${fn.name} is ${fn.lines} lines; at most ${allowed}${allowed > MAX_FUNCTION_LINES ? ' (listed in LONG_FUNCTIONS: it may only shrink)' : ''}`);
+    for (const fn of longFunctions(relative, readFileSync(file, 'utf8'))) {
+      problems.push(`${relative}:${fn.line} ${fn.name} is ${fn.lines} lines; at most ${MAX_FUNCTION_LINES}`);
     }
   }
   return problems;
@@ -79,5 +65,5 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     console.error(`functions over ${MAX_FUNCTION_LINES} lines: split each into named steps (scripts/check-function-length.mjs)`);
     process.exit(1);
   }
-  console.log(`function length: every function in src/ fits in ${MAX_FUNCTION_LINES} lines (${Object.keys(LONG_FUNCTIONS).length} older ones listed, none grown)`);
+  console.log(`function length: every function in src/ fits in ${MAX_FUNCTION_LINES} lines`);
 }

@@ -88,6 +88,12 @@ export function withWorkloadOptions(command: Command, requests: number): Command
   return knobOptions(command, ['draftDir', 'targetDir', 'draftKind']);
 }
 
+/** `--draft` and `--target` of the commands that take a draft model (not a head) and its target: calibrate, profile-hw. */
+export function withPairFolders(command: Command): Command {
+  knobOption(command, 'draftDir', { help: 'draft model folder (Hugging Face); default: the bundled demo pair' });
+  return knobOption(command, 'targetDir');
+}
+
 /** The onnxruntime options of run and sweep. */
 export function withRuntimeOptions(command: Command): Command {
   return knobOptions(command, ['threads', 'provider', 'draftPrecision', 'targetPrecision', 'draftWindow']);

@@ -5,10 +5,9 @@
 // does with it. Inside the engine, modules import each other directly.
 
 // Running: prepare a run (or start more on a loaded setup) and step it.
-export { prepare, startOn, Run, type FinishedRun, type PrepareOptions, type RunEvents, type RunOutcome, type StartOptions } from './run.js';
-export type { ModelledTime } from './instrumented-run.js';
-export type { RequestResult, SlotGrowth } from './runner.js';
-export { slotRows } from './runner.js';
+export { prepare, startOn, Run, type FinishedRun, type PrepareOptions, type RunEvents, type RunOutcome, type StartOptions } from './run/run.js';
+export type { ModelledTime } from './run/instrumented-run.js';
+export type { RequestResult, SlotGrowth } from './run/runner.js';
 export {
   BUNDLED_DRAFT,
   BUNDLED_HEAD,
@@ -17,14 +16,13 @@ export {
   loadRunSetup,
   measureDraftCost,
   promptSource,
-  promptTokenLimit,
   resolveModelDirs,
   runTraceHeader,
   type RunSetup,
-} from './session-run.js';
-export type { ResolvedGates } from './resolve-gates.js';
-export { loadPair, pairThreads } from './pair.js';
-export { encodePrompt, fitPrompts, promptText, skippedNotes, type PromptRecord } from './workload.js';
+} from './run/session-run.js';
+export type { ResolvedGates } from './run/resolve-gates.js';
+export { pairThreads } from './run/pair.js';
+export { encodePrompt, promptText, type PromptRecord } from './run/workload.js';
 export { formatServingHandOff, readServingPair, servingHandOff } from './serving-flags.js';
 
 // Policies.
@@ -33,9 +31,10 @@ export type { VerifyCost } from './policy/types.js';
 export { DEFAULT_DRAFT_COST } from './policy/echo.js';
 export { startingTaus, tausAfter } from './policy/shown-knobs.js';
 
-// Calibration: the warm-up, the τ_d rules, profiles.
-export { calibratePair, calibrationWorkload, CLEARLY_BETTER_AUC, warmupKmax, warmupProgressLog } from './warmup.js';
-export { DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, TAU_RULES, type TauRule } from './calibrate/calibration.js';
+// Calibration: a pair calibrated from its folders (calibrate's door, as prepare is run's), the τ_d rules, profiles.
+export { calibrateFolders, type FolderCalibration } from './run/calibrate-folders.js';
+export { CLEARLY_BETTER_AUC } from './run/warmup.js';
+export { DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, TAU_RULES, type TauRule } from './calibrate/calibration.js';
 export { loadProfile, saveProfile, signalAucs, type EchoProfile } from './calibrate/profile.js';
 
 // Clocks and hardware: what a step costs on this machine or a modelled one.
@@ -53,8 +52,8 @@ export {
 } from './cost/measure.js';
 
 // Sweeps and the reproduction study.
-export { checkSweep, draftWindows, parseSweepEntry, runSweep, splitRepeat, type SweepRow } from './sweep.js';
-export { INTERLEAVINGS, slotsForRounds, type Interleaving } from './rounds.js';
+export { checkSweep, draftWindows, parseSweepEntry, runSweep, splitRepeat, type SweepRow } from './run/sweep.js';
+export { INTERLEAVINGS, slotsForRounds, type Interleaving } from './run/rounds.js';
 export { formatPairedRatio, pairedRatio, roundRatios, type PairedRatio } from './metrics/paired-rounds.js';
 export { SweepExplainer } from './reproduce/explain-capture.js';
 export type { BudgetExplanation } from './metrics/budget-explanation.js';
@@ -77,7 +76,7 @@ export { checkWritableName, pathTaken, removeQuietly, temporaryPathBeside, trace
 // Model folders: what they hold, what they take, the graph cache.
 export { defaultMaxLength, folderMemory, graphFileBytes, heldWeightBytes, isGraphCached, loadModel, loadTokenizer, openModelFolder, readModelInfo } from './model/loader.js';
 export { parseModelConfig, readConfigJson } from './model/config.js';
-export { isEagle3Config, parseEagle3Config, refuseHeadAsModel } from './model/eagle3-config.js';
+export { isEagle3Config, parseEagle3Config } from './model/eagle3-config.js';
 export { describeHeadFolder, isHeadFolder, loadHead, openHeadFolder, type HeadDescription } from './model/head-loader.js';
 export { formatGiB, machineMemoryBytes, MEMORY_SHARE, peakBytes, usableBytes, type MemoryEstimate } from './model/memory-estimate.js';
 export { cacheRoot, clearGraphCache, graphsDir, listGraphCache, pruneUnusedGraphs, type GraphCacheEntry, type GraphRemoval } from './model/graph-cache.js';

@@ -1,6 +1,6 @@
 // What a handler module is given: the host (events, frames, run state, lifecycle hooks) and the
 // state that several modules share. Handler modules import only this module and what they use from
-// the engine; the table of modules (handlers.ts) imports them, never the other way round.
+// the engine; the table of modules (HANDLER_MODULES in host.ts) imports them, never the other way round.
 import type { DepthHistogram, RunMetrics, StepEvent } from '../shared/events.js';
 import type { EngineEvent, RequestOf, RequestType, RunState, StatusEvent } from '../shared/messages.js';
 import type { FileAccess } from './allowed-folders.js';

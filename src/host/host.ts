@@ -1,15 +1,53 @@
 // The engine host's core, independent of how it was started: clients attach through HostPorts,
 // requests are validated and routed to the handler table, events go back to the asker or to all.
+// The host itself only routes: each request type is handled by at most one handler, contributed
+// by a handler module (HANDLER_MODULES below: run-handlers.ts handles run.*, trace-handlers.ts
+// trace.*, …). To add engine features, write a module `({ host }) => ({ 'run.start': …, … })` and
+// add it there. A request nobody handles is answered with a one-line error naming it.
 import path from 'node:path';
 import { FrameCoalescer, systemClock, type FrameClock } from './frame-coalescer.js';
 import { findBundledModels } from './bundled-models.js';
 import { defaultDraftPrecision } from '../shared/config.js';
 import { availablePolicies, bundledDomains, faultStack } from '../engine/index.js';
 import type { HandlerModule, HandlerTable, HostContext, RequestContext } from './handler-context.js';
-import { buildHandlerTable, HANDLER_MODULES } from './handlers.js';
+import { clockHandlers } from './clock-handlers.js';
+import { hwHandlers } from './hw-handlers.js';
+import { modelHandlers } from './model-handlers.js';
+import { Recordings } from './recordings.js';
+import { reportHandlers } from './report-handlers.js';
+import { runHandlers } from './run-handlers.js';
+import { traceHandlers } from './trace-handlers.js';
 import type { HostPort } from './port.js';
 import { ANY_PATH, type FileAccess } from './allowed-folders.js';
 import { parseRequest, type BundledModel, type EngineEvent, type EngineRequest, type RunState, type StatusEvent } from '../shared/messages.js';
+
+/** Built into the host: the greeting that tells a new client who it is talking to. */
+export const coreHandlers: HandlerModule = () => ({
+  async hello(_request, ctx) {
+    ctx.reply(await ctx.refreshStatus());
+    await ctx.greet(ctx);
+  },
+});
+
+/** Every handler module the engine host loads, in order. */
+export const HANDLER_MODULES: HandlerModule[] = [coreHandlers, runHandlers, traceHandlers, modelHandlers, hwHandlers, clockHandlers, reportHandlers];
+
+/**
+ * Builds the modules over one shared context and merges them into one table; two modules claiming
+ * one request type is a wiring bug.
+ */
+export function buildHandlerTable(modules: HandlerModule[], host: HostContext): HandlerTable {
+  const context = { host, recordings: new Recordings(), study: { running: false } };
+  const table: HandlerTable = {};
+  for (const module of modules) {
+    const contributed = module(context);
+    for (const type of Object.keys(contributed) as (keyof HandlerTable)[]) {
+      if (table[type]) throw new Error(`two handler modules both handle '${type}'`);
+      (table as Record<string, unknown>)[type] = contributed[type];
+    }
+  }
+  return table;
+}
 
 export interface EngineHostOptions {
   version: string;

@@ -14,7 +14,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { checkWritableName, computeRunMetrics, parseTrace, pathTaken, readTraceStreaming, Refusal, RunMetricsAccumulator, type TraceContents, traceExportPaths, TraceFileIndex, TraceOpenCancelled, writeTraceExport } from '../engine/index.js';
 import type { TraceStep } from '../shared/trace-schema.js';
-import type { FrameEvent } from '../shared/messages.js';
+import type { FrameEvent, RequestOf } from '../shared/messages.js';
 import type { HandlerModule, HostContext, RequestContext } from './handler-context.js';
 import type { Recordings } from './recordings.js';
 
@@ -129,70 +129,93 @@ async function replayFrames(
   return next;
 }
 
-export const traceHandlers: HandlerModule = ({ host, recordings }) => {
-  /** The shared open, replay or seek under way (one at a time; a new one stops the old). */
-  let task: AbortController | null = null;
+/**
+ * The opened trace's shared replay: one open, replay or seek at a time (a new one stops the old),
+ * late clients caught up while the shared replay waits for them, one progress bar for everyone.
+ */
+class TraceReplays {
+  /** The shared open, replay or seek under way. */
+  private task: AbortController | null = null;
   /** Step lines the shared replay has sent so far, while one runs. */
-  let broadcastSent: number | null = null;
+  private broadcastSent: number | null = null;
   /** Late clients catching up now: the shared replay waits for them, so they miss nothing. */
-  let catchingUp = 0;
-  let caughtUp: Promise<void> = Promise.resolve();
+  private catchingUp = 0;
+  private caughtUp: Promise<void> = Promise.resolve();
+  private progressAt = -Infinity;
+  private adopting: Promise<void> | null = null;
 
-  const startTask = (): AbortController => {
-    task?.abort();
+  constructor(
+    private readonly host: HostContext,
+    private readonly recordings: Recordings,
+  ) {}
+
+  get busy(): boolean {
+    return this.task !== null;
+  }
+
+  /** Stops what is under way (trace.cancel, or nobody looks any more). */
+  stop(): void {
+    this.task?.abort();
+    this.task = null;
+  }
+
+  private startTask(): AbortController {
+    this.task?.abort();
     const controller = new AbortController();
-    task = controller;
+    this.task = controller;
     return controller;
-  };
-  const endTask = (controller: AbortController) => {
-    if (task === controller) task = null;
-  };
-  const waitForCatchUps = async () => {
-    while (catchingUp > 0) await caughtUp;
-  };
+  }
+
+  private endTask(controller: AbortController): void {
+    if (this.task === controller) this.task = null;
+  }
+
+  private async waitForCatchUps(): Promise<void> {
+    while (this.catchingUp > 0) await this.caughtUp;
+  }
+
+  private throttledProgress(units: number, message: string): void {
+    const now = performance.now();
+    if (now - this.progressAt < PROGRESS_INTERVAL_MS) return;
+    this.progressAt = now;
+    this.host.progress(TRACE_TASK, units, PROGRESS_UNITS, message);
+  }
+
+  private finishProgress(message: string): void {
+    this.progressAt = -Infinity;
+    this.host.progress(TRACE_TASK, PROGRESS_UNITS, PROGRESS_UNITS, message);
+  }
 
   /** The shared replay of the opened trace up to step line `last`, to every client. */
-  const broadcastReplay = async (index: TraceFileIndex, last: number, controller: AbortController): Promise<number> => {
-    broadcastSent = 0;
+  private async broadcastReplay(index: TraceFileIndex, last: number, controller: AbortController): Promise<number> {
+    this.broadcastSent = 0;
     try {
-      const sent = await replayFrames(host, recordings, index, last, host.broadcast, {
+      return await replayFrames(this.host, this.recordings, index, last, this.host.broadcast, {
         signal: controller.signal,
-        beforeFrame: waitForCatchUps,
+        beforeFrame: () => this.waitForCatchUps(),
         onFrame: (done, total) => {
-          broadcastSent = done;
-          if (total > 0 && done < total) throttledProgress(progressUnits(1, done, total), `replaying ${basename(index.path)}: step ${index.stepNumber(done - 1)} of ${index.stepCount}`);
+          this.broadcastSent = done;
+          if (total > 0 && done < total) this.throttledProgress(progressUnits(1, done, total), `replaying ${basename(index.path)}: step ${index.stepNumber(done - 1)} of ${index.stepCount}`);
         },
       });
-      return sent;
     } finally {
-      broadcastSent = null;
+      this.broadcastSent = null;
     }
-  };
+  }
 
-  let progressAt = -Infinity;
-  const throttledProgress = (units: number, message: string) => {
-    const now = performance.now();
-    if (now - progressAt < PROGRESS_INTERVAL_MS) return;
-    progressAt = now;
-    host.progress(TRACE_TASK, units, PROGRESS_UNITS, message);
-  };
-  const finishProgress = (message: string) => {
-    progressAt = -Infinity;
-    host.progress(TRACE_TASK, PROGRESS_UNITS, PROGRESS_UNITS, message);
-  };
-  /** The step number of step line `sent - 1`, or -1 when none was sent. */
-  const lastStepOf = (index: TraceFileIndex, sent: number) => (sent > 0 ? index.stepNumber(sent - 1) : -1);
-
-  // A client that connects later (a reloaded page, `trace replay` opened in a browser) gets the
-  // steps so far, so it shows the same run or replay position as everyone else.
-  host.onHello(async (ctx) => {
-    if (!recordings.opened && recordings.run && !recordings.run.live && existsSync(recordings.run.path)) await adoptRunRecording();
+  /**
+   * A client that connects later (a reloaded page, `trace replay` opened in a browser) gets the
+   * steps so far, so it shows the same run or replay position as everyone else.
+   */
+  async hello(ctx: RequestContext): Promise<void> {
+    const { host, recordings } = this;
+    if (!recordings.opened && recordings.run && !recordings.run.live && existsSync(recordings.run.path)) await this.adoptRunRecording();
     if (recordings.opened) {
-      await catchUp(ctx, recordings.opened.index);
-    } else if (recordings.dormant && task === null && !recordings.run?.live) {
+      await this.catchUp(ctx, recordings.opened.index);
+    } else if (recordings.dormant && this.task === null && !recordings.run?.live) {
       const { path, replayedTo } = recordings.dormant;
       recordings.dormant = null;
-      await openAndReplay(path, path, replayedTo ?? Number.MAX_SAFE_INTEGER, ctx);
+      await this.openAndReplay(path, path, replayedTo ?? Number.MAX_SAFE_INTEGER, ctx);
     } else if (recordings.run && existsSync(recordings.run.path)) {
       // A live run: flushed, every step in the file has been sent; read synchronously so that no
       // step slips in between (it would reach this client twice).
@@ -200,15 +223,15 @@ export const traceHandlers: HandlerModule = ({ host, recordings }) => {
       const trace = parseTrace(readFileSync(recordings.run.path, 'utf8'));
       if (trace.steps.length > 0) sendWholeTrace(host, trace, recordings.replayedTo ?? Number.MAX_SAFE_INTEGER, ctx.reply);
     }
-  });
+  }
 
   /**
    * A finished run's recording is as long as the run was: index it as an opened trace (at the
    * position the studio shows), so seeking and late clients read it a frame at a time too.
    */
-  let adopting: Promise<void> | null = null;
-  const adoptRunRecording = (): Promise<void> => {
-    adopting ??= (async () => {
+  adoptRunRecording(): Promise<void> {
+    const recordings = this.recordings;
+    this.adopting ??= (async () => {
       const run = recordings.run;
       if (!run || run.live) return;
       const index = await TraceFileIndex.build(run.path, { chunkBytes: INDEX_CHUNK_BYTES });
@@ -220,74 +243,74 @@ export const traceHandlers: HandlerModule = ({ host, recordings }) => {
       recordings.opened = { path: run.path, index };
       recordings.replayedTo = replayedTo;
     })().finally(() => {
-      adopting = null;
+      this.adopting = null;
     });
-    return adopting;
-  };
+    return this.adopting;
+  }
 
   /** Sends one late client the opened trace up to where everyone else is, holding the shared replay meanwhile. */
-  const catchUp = async (ctx: RequestContext, index: TraceFileIndex) => {
-    const last = broadcastSent !== null ? broadcastSent - 1 : index.lastIndexAtOrBefore(recordings.replayedTo ?? Number.MAX_SAFE_INTEGER);
+  private async catchUp(ctx: RequestContext, index: TraceFileIndex): Promise<void> {
+    const broadcastSent = this.broadcastSent;
+    const last = broadcastSent !== null ? broadcastSent - 1 : index.lastIndexAtOrBefore(this.recordings.replayedTo ?? Number.MAX_SAFE_INTEGER);
     if (last < 0 && broadcastSent !== null) return; // the shared replay has sent nothing yet: its frames will do
-    catchingUp += 1;
+    this.catchingUp += 1;
     let release!: () => void;
     const done = new Promise<void>((resolve) => (release = resolve));
-    caughtUp = caughtUp.then(() => done);
+    this.caughtUp = this.caughtUp.then(() => done);
     const gone = new AbortController();
     try {
-      await replayFrames(host, recordings, index, last, ctx.reply, {
+      await replayFrames(this.host, this.recordings, index, last, ctx.reply, {
         signal: gone.signal,
         beforeFrame: async () => {
           if (!ctx.connected()) gone.abort();
         },
       });
     } finally {
-      catchingUp -= 1;
+      this.catchingUp -= 1;
       release();
     }
-  };
+  }
 
-  // Nobody looks any more: stop what is under way and let the trace go (a client that comes back
-  // opens it again).
-  host.onViewersGone(() => {
-    task?.abort();
-    task = null;
-    recordings.closeOpened({ keepPlace: true });
-  });
-
-  /** Indexes `file` (progress to all, cancellable), then replays it to everyone up to step `upTo`. */
-  const openAndReplay = async (file: string, asked: string, upTo: number, ctx: RequestContext): Promise<void> => {
-    const controller = startTask();
+  /** Indexes `file` (progress to all, cancellable): the index, or null when it was not opened (answered already). */
+  private async index(file: string, asked: string, controller: AbortController, ctx: RequestContext): Promise<TraceFileIndex | null> {
     const name = basename(file);
-    let index: TraceFileIndex;
     try {
-      index = await TraceFileIndex.build(file, {
+      return await TraceFileIndex.build(file, {
         chunkBytes: INDEX_CHUNK_BYTES,
         signal: controller.signal,
-        onProgress: (read, total) => throttledProgress(progressUnits(0, read, total), `reading ${name}: ${(read / 1048576).toFixed(0)} of ${(total / 1048576).toFixed(0)} MB`),
+        onProgress: (read, total) => this.throttledProgress(progressUnits(0, read, total), `reading ${name}: ${(read / 1048576).toFixed(0)} of ${(total / 1048576).toFixed(0)} MB`),
       });
     } catch (err) {
-      endTask(controller);
+      this.endTask(controller);
       if (err instanceof TraceOpenCancelled) {
-        finishProgress(`opening ${name} was cancelled; nothing was opened`);
-        return;
+        this.finishProgress(`opening ${name} was cancelled; nothing was opened`);
+        return null;
       }
       // A bad header, or a file that cannot be read: nothing in the file is usable.
-      finishProgress(`${name} was not opened`);
+      this.finishProgress(`${name} was not opened`);
       const code = (err as NodeJS.ErrnoException).code;
       const why = code !== undefined && !(err instanceof Refusal) ? code : (err as Error).message;
       ctx.reply({ type: 'error', message: `cannot open trace ${asked}: ${why}` });
-      return;
+      return null;
     }
-    if (task !== controller || controller.signal.aborted) {
+  }
+
+  /** Indexes `file`, then replays it to everyone up to step `upTo`. */
+  async openAndReplay(file: string, asked: string, upTo: number, ctx: RequestContext): Promise<void> {
+    const { host, recordings } = this;
+    const controller = this.startTask();
+    const name = basename(file);
+    const index = await this.index(file, asked, controller, ctx);
+    if (index === null) return;
+    if (this.task !== controller || controller.signal.aborted) {
       index.close(); // a newer open, or everyone left
       return;
     }
     recordings.closeOpened();
     recordings.dormant = null;
     recordings.opened = { path: file, index };
-    const sent = await broadcastReplay(index, index.lastIndexAtOrBefore(upTo), controller);
-    endTask(controller);
+    const sent = await this.broadcastReplay(index, index.lastIndexAtOrBefore(upTo), controller);
+    this.endTask(controller);
     if (recordings.opened?.index !== index) return;
     recordings.replayedTo = lastStepOf(index, sent);
     if (index.error) {
@@ -296,13 +319,35 @@ export const traceHandlers: HandlerModule = ({ host, recordings }) => {
         message: `${asked}: ${index.error.message}; replaying the ${index.stepCount} steps before it`,
       });
     }
-    finishProgress(
+    this.finishProgress(
       sent < index.stepCount && upTo === Number.MAX_SAFE_INTEGER
         ? `replay of ${name} stopped at step ${recordings.replayedTo} of ${index.stepCount}`
         : `opened ${name}: ${index.stepCount} steps${skippedNote(index.skipped)}`,
     );
     host.setRunState('finished');
-  };
+  }
+
+  /** Replays the opened trace to everyone up to `step` (trace.seek). */
+  async seek(index: TraceFileIndex, step: number): Promise<void> {
+    const controller = this.startTask();
+    const sent = await this.broadcastReplay(index, index.lastIndexAtOrBefore(step), controller);
+    this.endTask(controller);
+    if (this.recordings.opened?.index === index) this.recordings.replayedTo = lastStepOf(index, sent);
+  }
+}
+
+/** The step number of step line `sent - 1`, or -1 when none was sent. */
+const lastStepOf = (index: TraceFileIndex, sent: number) => (sent > 0 ? index.stepNumber(sent - 1) : -1);
+
+export const traceHandlers: HandlerModule = ({ host, recordings }) => {
+  const replays = new TraceReplays(host, recordings);
+  host.onHello((ctx) => replays.hello(ctx));
+  // Nobody looks any more: stop what is under way and let the trace go (a client that comes back
+  // opens it again).
+  host.onViewersGone(() => {
+    replays.stop();
+    recordings.closeOpened({ keepPlace: true });
+  });
 
   return {
     async 'trace.open'({ path }, ctx) {
@@ -315,65 +360,65 @@ export const traceHandlers: HandlerModule = ({ host, recordings }) => {
         ctx.reply({ type: 'error', message: `cannot open trace ${path}: ${(err as Error).message}` });
         return;
       }
-      await openAndReplay(file, path, Number.MAX_SAFE_INTEGER, ctx);
+      await replays.openAndReplay(file, path, Number.MAX_SAFE_INTEGER, ctx);
     },
 
     async 'trace.seek'({ step }) {
       if (recordings.run?.live) throw new Refusal('a run is in progress: seeking works on an opened trace or a finished run');
-      if (!recordings.opened && recordings.run && existsSync(recordings.run.path)) await adoptRunRecording();
-      if (recordings.opened) {
-        const { index } = recordings.opened;
-        const controller = startTask();
-        const sent = await broadcastReplay(index, index.lastIndexAtOrBefore(step), controller);
-        endTask(controller);
-        if (recordings.opened?.index === index) recordings.replayedTo = lastStepOf(index, sent);
-        return;
-      }
+      if (!recordings.opened && recordings.run && existsSync(recordings.run.path)) await replays.adoptRunRecording();
+      if (recordings.opened) return replays.seek(recordings.opened.index, step);
       throw new Refusal('there is no run or trace to use: start a run or open a trace first');
     },
 
     'trace.cancel'() {
-      if (task === null) throw new Refusal('nothing to cancel: no trace is being opened or replayed');
-      task.abort();
-      task = null;
+      if (!replays.busy) throw new Refusal('nothing to cancel: no trace is being opened or replayed');
+      replays.stop();
     },
 
-    async 'trace.export'({ path, format, overwrite }, ctx) {
-      // A name no file system takes is the asker's mistake: one line, before any folder is looked at.
-      checkWritableName(path);
-      const source = currentSource(recordings);
-      const out = host.files.writable(path);
-      const taken = traceExportPaths(format, out).filter(pathTaken);
-      if (taken.length > 0 && overwrite !== true) {
-        throw new Refusal(`${taken[0]} exists; export with overwrite to replace it`);
-      }
-      // JSON Lines copies the file (its index counts the steps); the other formats read its steps,
-      // whole, for as long as the export takes.
-      let counted: { steps: number; error?: { line: number } };
-      let written: string[];
-      if (format === 'jsonl') {
-        const shared = recordings.opened?.path === source.path ? recordings.opened.index : null;
-        const index = shared ?? (await TraceFileIndex.build(source.path));
-        counted = { steps: index.stepCount, ...(index.error ? { error: index.error } : {}) };
-        if (!shared) index.close();
-        // Written beside the path and renamed into place: an export that fails leaves what was there.
-        written = await writeTraceExport(null, format, out, source.path);
-      } else {
-        const trace = await readTraceStreaming(source.path);
-        counted = { steps: trace.steps.length, ...(trace.error ? { error: trace.error } : {}) };
-        written = await writeTraceExport(trace, format, out, source.path);
-      }
-      const cut = counted.error ? ` (the steps before bad line ${counted.error.line})` : '';
-      ctx.reply({
-        type: 'progress',
-        task: 'export',
-        done: 1,
-        total: 1,
-        message: `exported ${counted.steps} steps${cut} as ${format} to ${written.join(', ')}`,
-      });
-    },
+    'trace.export': (request, ctx) => exportRecording(host, recordings, request, ctx),
   };
 };
+
+/** trace.export: the studio's recording (the opened trace, else the run's) in one format, the asker told what was written. */
+async function exportRecording(
+  host: HostContext,
+  recordings: Recordings,
+  { path, format, overwrite }: RequestOf<'trace.export'>,
+  ctx: RequestContext,
+): Promise<void> {
+  // A name no file system takes is the asker's mistake: one line, before any folder is looked at.
+  checkWritableName(path);
+  const source = currentSource(recordings);
+  const out = host.files.writable(path);
+  const taken = traceExportPaths(format, out).filter(pathTaken);
+  if (taken.length > 0 && overwrite !== true) {
+    throw new Refusal(`${taken[0]} exists; export with overwrite to replace it`);
+  }
+  // JSON Lines copies the file (its index counts the steps); the other formats read its steps,
+  // whole, for as long as the export takes.
+  let counted: { steps: number; error?: { line: number } };
+  let written: string[];
+  if (format === 'jsonl') {
+    const shared = recordings.opened?.path === source.path ? recordings.opened.index : null;
+    const index = shared ?? (await TraceFileIndex.build(source.path));
+    counted = { steps: index.stepCount, ...(index.error ? { error: index.error } : {}) };
+    if (!shared) index.close();
+    // Written beside the path and renamed into place: an export that fails leaves what was there.
+    written = await writeTraceExport(null, format, out, source.path);
+  } else {
+    const trace = await readTraceStreaming(source.path);
+    counted = { steps: trace.steps.length, ...(trace.error ? { error: trace.error } : {}) };
+    written = await writeTraceExport(trace, format, out, source.path);
+  }
+  const cut = counted.error ? ` (the steps before bad line ${counted.error.line})` : '';
+  ctx.reply({
+    type: 'progress',
+    task: 'export',
+    done: 1,
+    total: 1,
+    message: `exported ${counted.steps} steps${cut} as ${format} to ${written.join(', ')}`,
+  });
+}
 
 /** The file the studio shows now: the opened trace, else the live run's recording. */
 function currentSource(recordings: Recordings): { path: string } {

@@ -91,6 +91,23 @@ export function formatAttentionWindow(window: AttentionWindow): string {
   return `${window.sink}:${window.recent}`;
 }
 
+/** A threshold τ: it is compared with a probability, so it lies in [0, 1]. */
+export const TauSchema = z.number().min(0).max(1);
+
+/** τ's range rule, for every place that takes a τ: null when `tau` is one, else the one line naming what was given. */
+export function tauProblem(tau: number, what = 'τ'): string | null {
+  return TauSchema.safeParse(tau).success ? null : `${what} is ${tau}; thresholds are probabilities in [0, 1]`;
+}
+
+/**
+ * K_max's rule, for every place that sets a K_max or a batch: each request a step verifies costs at
+ * least its root token, so K_max is at least the requests (the batch size; `what` names them).
+ * Null when it holds, else the one line naming both values.
+ */
+export function kmaxProblem(kmax: number, requests: number, what = 'the batch size'): string | null {
+  return kmax < requests ? `K_max (${kmax}) is below ${what} (${requests}): every request needs at least its root token verified` : null;
+}
+
 /**
  * The one τ_d grammar of the command line (run, sweep, trace what-if) and the studio's run form:
  * DEPTH:TAU pairs separated by commas or spaces (DEPTH=TAU reads alike), each τ in [0, 1], e.g.
@@ -106,7 +123,7 @@ export function parseTauList(text: string): { taus: Record<string, number> } | {
   for (const part of parts) {
     const m = /^(\d+)[:=]([0-9.eE+-]+)$/.exec(part);
     const tau = m ? Number(m[2]) : NaN;
-    if (!m || !(tau >= 0 && tau <= 1)) return { bad: part };
+    if (!m || tauProblem(tau) !== null) return { bad: part };
     const depth = String(Number(m[1]));
     // One depth given twice is a typo, not a choice: neither τ would be the one meant.
     if (depth in taus) return { bad: part, repeats: depth };
@@ -141,9 +158,9 @@ export const RUN_FIELDS = {
   /** Base tree shape for tree policies; defaults depend on load (see docs/conventions.md). */
   shape: TreeShapeSchema.optional(),
   /** ECHO: per-depth thresholds τ_d keyed by depth (sweet spots only). */
-  taus: z.record(z.string().regex(/^\d+$/), z.number().min(0).max(1)).optional(),
+  taus: z.record(z.string().regex(/^\d+$/), TauSchema).optional(),
   /** `fixed`: one τ for every gated depth. */
-  tau: z.number().min(0).max(1).optional(),
+  tau: TauSchema.optional(),
   /** ECHO: deepest depth a confident request may reach. */
   maxDepth: z.number().int().min(1).max(64).optional(),
   /** ECHO: most children per node under width expansion. */
@@ -195,13 +212,8 @@ export const RUN_FIELDS = {
 export const RunConfigSchema = z
   .object(RUN_FIELDS)
   .superRefine((c, ctx) => {
-    if (c.kmax < c.batch) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['kmax'],
-        message: `K_max (${c.kmax}) is below the batch size (${c.batch}): every request needs at least its root token verified`,
-      });
-    }
+    const kmax = kmaxProblem(c.kmax, c.batch);
+    if (kmax !== null) ctx.addIssue({ code: 'custom', path: ['kmax'], message: kmax });
     if (c.domain !== undefined && c.promptsFile !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['domain'], message: 'give either a domain or a prompts file, not both' });
     }

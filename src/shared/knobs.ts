@@ -11,6 +11,7 @@ import {
   parseTauList,
   parseValidAttentionWindow,
   RUN_FIELDS,
+  tauProblem,
   WEIGHT_PRECISIONS,
   WeightPrecisionSchema,
   type AttentionWindow,
@@ -81,6 +82,13 @@ export function parseTausFlag(text: string): Record<string, number> {
   if ('bad' in parsed && parsed.repeats !== undefined) bad(`--taus gives depth ${parsed.repeats} twice ("${parsed.bad}" repeats it); give each depth one τ, got "${text}"`);
   if ('bad' in parsed) bad(`--taus takes DEPTH:TAU,… with each τ in [0, 1] (e.g. 0:0.2,5:0.35) or none, got "${text}"`);
   return (parsed as { taus: Record<string, number> }).taus;
+}
+
+/** `--tau`: one threshold, in τ's range (tauProblem). */
+export function parseTauFlag(text: string): number {
+  const tau = numberParser('--tau')(text);
+  const problem = tauProblem(tau, '--tau');
+  return problem !== null ? bad(`${problem}, got "${text}"`) : tau;
 }
 
 function parseShape(text: string): TreeShape {
@@ -166,7 +174,7 @@ export const KNOBS = {
   chainLength: { flag: '--chain-length <n>', help: 'chain: draft tokens per step (default 5)', schema: RUN_FIELDS.chainLength, parse: integerParser('--chain-length', 1) },
   shape: { flag: '--shape <d,k,t>', help: 'tree policies: base depth, top-k, draft tokens per request (default 8,10,60)', schema: RUN_FIELDS.shape, parse: parseShape },
   taus: { flag: '--taus <list>', help: 'ECHO: τ_d at the sweet spots, e.g. 0:0.2,5:0.35', schema: RUN_FIELDS.taus, parse: parseTausFlag },
-  tau: { flag: '--tau <x>', help: 'fixed: one τ for every gated depth', schema: RUN_FIELDS.tau, parse: numberParser('--tau'), studio: 0.3 },
+  tau: { flag: '--tau <x>', help: 'fixed: one τ for every gated depth', schema: RUN_FIELDS.tau, parse: parseTauFlag, studio: 0.3 },
   maxDepth: { flag: '--max-depth <n>', help: 'ECHO: deepest layer a confident request may reach', schema: RUN_FIELDS.maxDepth, parse: integerParser('--max-depth', 1) },
   maxWidth: { flag: '--max-width <n>', help: 'ECHO: most children per node under width expansion', schema: RUN_FIELDS.maxWidth, parse: integerParser('--max-width', 1) },
   dddThreshold: { flag: '--ddd-threshold <x>', help: 'ddd: stop deepening when log Σ_beam exp(S) is below this', schema: RUN_FIELDS.dddThreshold, parse: numberParser('--ddd-threshold') },

@@ -4,10 +4,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadPair, type ModelPair } from '../../src/engine/pair.js';
+import { loadPair, type ModelPair } from '../../src/engine/run/pair.js';
 import { createPolicy } from '../../src/engine/policy/index.js';
-import { Runner, slotRows } from '../../src/engine/runner.js';
-import { readPromptsFile } from '../../src/engine/workload.js';
+import { Runner, slotRows } from '../../src/engine/run/runner.js';
+import { readPromptsFile } from '../../src/engine/run/workload.js';
 import { tempDir } from '../engine/model/helpers.js';
 
 const MODELS = join('assets', 'models');

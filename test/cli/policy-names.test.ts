@@ -2,7 +2,7 @@
 // name is refused in one line that lists the registered names.
 import { describe, expect, it } from 'vitest';
 import { runConfigFromFlags, type RunFlags } from '../../src/cli/run-config.js';
-import { parseSweepEntry } from '../../src/engine/sweep.js';
+import { parseSweepEntry } from '../../src/engine/run/sweep.js';
 import { availablePolicies, createPolicy, registerPolicy } from '../../src/engine/policy/index.js';
 
 const flags = (policy: string): RunFlags => ({ policy, batch: 2, requests: 4, maxNewTokens: 8, temperature: 0, seed: 0 });

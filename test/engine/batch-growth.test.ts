@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { computeRunMetrics } from '../../src/engine/metrics/run-metrics.js';
 import { createPolicy } from '../../src/engine/policy/index.js';
 import { Refusal } from '../../src/engine/refusal.js';
-import { Runner, type SlotGrowth } from '../../src/engine/runner.js';
+import { Runner, type SlotGrowth } from '../../src/engine/run/runner.js';
 import { buildTraceHeader } from '../../src/engine/trace/header.js';
 import { readTrace } from '../../src/engine/trace/read.js';
 import { TraceRecorder } from '../../src/engine/trace/writer.js';

@@ -4,10 +4,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadPair, type ModelPair } from '../../src/engine/pair.js';
+import { loadPair, type ModelPair } from '../../src/engine/run/pair.js';
 import { availablePolicies, createPolicy } from '../../src/engine/policy/index.js';
-import { Runner, slotRows, type RunSummary, type WorkItem } from '../../src/engine/runner.js';
-import { readPromptsFile } from '../../src/engine/workload.js';
+import { Runner, slotRows, type RunSummary, type WorkItem } from '../../src/engine/run/runner.js';
+import { readPromptsFile } from '../../src/engine/run/workload.js';
 import { expectSameAsAr } from './fixtures/lossless.js';
 import { tempDir } from './model/helpers.js';
 

@@ -4,7 +4,7 @@
 import { createWriteStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { encodePromptWithin, fitPrompts, PREFIX_CHARS_PER_TOKEN, readPromptsFile, takeRequests, type PromptRecord } from '../../src/engine/workload.js';
+import { encodePromptWithin, fitPrompts, PREFIX_CHARS_PER_TOKEN, readPromptsFile, takeRequests, type PromptRecord } from '../../src/engine/run/workload.js';
 import { ModelTokenizer } from '../../src/engine/model/tokenizer.js';
 import { tinyPairFolders } from './model/tiny-pair-folders.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runLockstep } from '../../src/engine/lockstep.js';
+import { runLockstep } from '../../src/engine/run/lockstep.js';
 import { createPolicy } from '../../src/engine/policy/index.js';
-import { Runner, type WorkItem } from '../../src/engine/runner.js';
+import { Runner, type WorkItem } from '../../src/engine/run/runner.js';
 import type { StepEvent } from '../../src/shared/events.js';
 import { loadFixturePair, randomPrompts, type FixturePair } from './fixtures/pair.js';
 

@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { checkPairMemory, loadPair, MAX_SLOTS, pairSlotLimit, pairThreads } from '../../src/engine/pair.js';
+import { checkPairMemory, loadPair, MAX_SLOTS, pairSlotLimit, pairThreads } from '../../src/engine/run/pair.js';
 import { folderMemory } from '../../src/engine/model/loader.js';
 import { peakBytes, MEMORY_SHARE } from '../../src/engine/model/memory-estimate.js';
 import type { ModelSession } from '../../src/engine/model/types.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseModelConfig, readConfigJson } from '../../src/engine/model/config.js';
 import { ModelLoadError } from '../../src/engine/model/errors.js';
-import { checkPairMemory } from '../../src/engine/pair.js';
+import { checkPairMemory } from '../../src/engine/run/pair.js';
 import { createPolicy } from '../../src/engine/policy/index.js';
 import { Refusal } from '../../src/engine/refusal.js';
 import { readReport } from '../../src/engine/reproduce/read-report.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { availablePolicies, createPolicy } from '../../src/engine/policy/index.js';
 import type { ModelSession } from '../../src/engine/model/types.js';
-import { Runner, warmUpDecode, type RunSummary, type WorkItem } from '../../src/engine/runner.js';
+import { Runner, warmUpDecode, type RunSummary, type WorkItem } from '../../src/engine/run/runner.js';
 import type { StepEvent } from '../../src/shared/events.js';
 import { expectConsistentEvent } from './fixtures/event-invariants.js';
 import { expectSameAsAr } from './fixtures/lossless.js';

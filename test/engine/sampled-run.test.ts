@@ -2,7 +2,7 @@
 // emits for a fixed prompt follows the target's softmax(logits / T), whatever tree the policy drafts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPolicy } from '../../src/engine/policy/index.js';
-import { Runner } from '../../src/engine/runner.js';
+import { Runner } from '../../src/engine/run/runner.js';
 import { targetProbabilities } from '../../src/engine/verify/sampling.js';
 import { expectConsistentEvent } from './fixtures/event-invariants.js';
 import { loadFixturePair, type FixturePair } from './fixtures/pair.js';

@@ -1,6 +1,6 @@
 // Sweep entries: a policy, its draft window, and repeats (A/A controls), parsed before any model loads.
 import { describe, expect, it } from 'vitest';
-import { checkSweep, parseSweepEntry, splitRepeat } from '../../src/engine/sweep.js';
+import { checkSweep, parseSweepEntry, splitRepeat } from '../../src/engine/run/sweep.js';
 
 describe('sweep entries', () => {
   it('reads a policy, a draft window and a repeat of either', () => {

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ModelTokenizer } from '../../src/engine/model/tokenizer.js';
-import { encodePrompt, parsePrompts, promptText, readPromptsFile, takeRequests } from '../../src/engine/workload.js';
+import { encodePrompt, parsePrompts, promptText, readPromptsFile, takeRequests } from '../../src/engine/run/workload.js';
 import { writeFixtureModel } from './model/fixtures.js';
 import { tempDir } from './model/helpers.js';
 

@@ -39,14 +39,9 @@ async function ask(path: string): Promise<EngineEvent> {
   const client = connectClient(host);
   client.send({ type: 'clock.profile', path });
   // The reply is the first event this client gets (it is not sent broadcasts before its hello).
-  for (;;) {
-    const answer = client.events.find((e) => e.type === 'clock.profile' || e.type === 'error');
-    if (answer) {
-      client.close();
-      return answer;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  const answer = await client.nextOf(['clock.profile', 'error']);
+  client.close();
+  return answer;
 }
 
 describe('clock.profile', () => {

@@ -72,10 +72,23 @@ export function connectClient(host: EngineHost) {
       await new Promise<void>((resolve) => waiters.push(resolve));
     }
   }
+  /** Waits for the next event (after the previous match) of any of these types. */
+  async function nextOf(types: readonly EventType[]): Promise<EngineEvent> {
+    for (;;) {
+      for (; cursor < events.length; cursor++) {
+        const e = events[cursor];
+        if (types.includes(e.type)) {
+          cursor++;
+          return e;
+        }
+      }
+      await new Promise<void>((resolve) => waiters.push(resolve));
+    }
+  }
   /** Every step that arrived in frames so far, in arrival order. */
   const steps = (): StepEvent[] => events.flatMap((e) => (e.type === 'frame' ? e.steps : []));
   const send = (request: EngineRequest) => channel.port2.postMessage(request);
-  return { send, next, events, steps, close: () => channel.port2.close() };
+  return { send, next, nextOf, events, steps, close: () => channel.port2.close() };
 }
 
 export interface TinyPairHost {

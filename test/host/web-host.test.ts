@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { bundledDomains } from '../../src/engine/session-run.js';
+import { bundledDomains } from '../../src/engine/run/session-run.js';
 import { packageVersion } from '../../src/host/paths.js';
 import { POLICY_NAMES } from '../../src/shared/config.js';
 import { startWebHost, type WebHost } from '../../src/host/web-host.js';

@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkFunctionLength, longFunctions } from '../../scripts/check-function-length.mjs';
 
@@ -16,7 +19,19 @@ describe('function length check (TypeScript compiler API)', () => {
     expect(found).toEqual(['long:121', 'arrow:125', 'method:130', 'outer:124', 'outer→callback:122']);
   });
 
-  it('finds no function in src/ over its limit', () => {
+  it('names each function over 120 lines under a project\'s src/, whatever folder it is in, and no other', () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'function-length-'));
+    try {
+      mkdirSync(path.join(root, 'src', 'deep'), { recursive: true });
+      writeFileSync(path.join(root, 'src', 'deep', 'a.tsx'), `export function fits() {\n${body(120)}\n}\nexport function tooLong() {\n${body(121)}\n}\n`);
+      writeFileSync(path.join(root, 'src', 'b.d.ts'), `declare function f(): void;\n`);
+      expect(checkFunctionLength(root)).toEqual(['src/deep/a.tsx:121 tooLong is 121 lines; at most 120']);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('finds no function in src/ over 120 lines', () => {
     expect(checkFunctionLength()).toEqual([]);
   });
 });

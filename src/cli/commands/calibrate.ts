@@ -5,10 +5,10 @@
 //     [--tau-rule budget|separation] [--significance 0.05] [--depth 8] [--requests 24] [--batch 8] [--max-new-tokens 32]
 //     [--target-precision float32|int8|int4] --out profile.json
 import { InvalidArgumentError, type Command } from 'commander';
-import { calibratePair, calibrationWorkload, CLEARLY_BETTER_AUC, DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, type EchoProfile, fitPrompts, formatServingHandOff, loadPair, ModelTokenizer, type PromptRecord, promptSource, promptTokenLimit, readServingPair, Refusal, refuseHeadAsModel, resolveModelDirs, saveProfile, servingHandOff, signalAucs, skippedNotes, slotRows, TAU_RULES, type TauRule, warmupKmax, warmupProgressLog } from '../../engine/index.js';
+import { calibrateFolders, CLEARLY_BETTER_AUC, DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, type EchoProfile, formatServingHandOff, type PromptRecord, promptSource, readServingPair, Refusal, resolveModelDirs, saveProfile, servingHandOff, signalAucs, TAU_RULES, type TauRule } from '../../engine/index.js';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
 import type { AttentionWindow, ConfidenceSignal, WeightPrecision } from '../../shared/config.js';
-import { integer, confidenceFlag, DRAFT_PRECISION_HELP, THREADS_HELP, threadsFlag, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag, TARGET_PRECISION_HELP, targetPrecisionFlag } from '../flags.js';
+import { confidenceFlag, integer, knobOption, knobOptions, TARGET_PRECISION_HELP, withPairFolders } from '../flags.js';
 
 export interface CalibrateFlags {
   domain?: string;
@@ -62,46 +62,26 @@ export async function executeCalibrate(flags: CalibrateFlags, log?: (line: strin
   const source = flags.prompts ?? `the ${flags.domain} prompts`;
   const records = await calibrationPrompts(flags, flags.requests);
   if (records.length < flags.requests) log?.(`note: ${source} holds ${records.length} prompt${records.length === 1 ? '' : 's'}; calibrating on ${records.length === 1 ? 'it' : 'those'} once each, not ${flags.requests}`);
-  refuseHeadAsModel(targetDir, 'the target');
-  const tokenizer = ModelTokenizer.load(targetDir);
-  const limits = promptTokenLimit(targetDir, { maxNewTokens: flags.maxNewTokens });
-  const fitted = fitPrompts(records, tokenizer, limits.limit);
-  for (const note of skippedNotes(fitted, limits.limit, limits.why)) log?.(note);
-  const { workload, notes } = calibrationWorkload(
-    fitted.items.map((i) => ({ id: i.record.id, promptTokens: i.promptTokens })),
-    source,
-  );
-  for (const note of notes) log?.(note);
-  let longest = 0;
-  for (const w of workload) longest = Math.max(longest, w.promptTokens.length);
-  // The runner keeps scratch rows for the warm-up's K_max (its whole tree for every request).
-  const maxLength = slotRows(longest, flags.maxNewTokens, warmupKmax(flags.batch, flags.depth));
-  const pair = await loadPair(draftDir, targetDir, { slots: flags.batch, maxLength, threads: flags.threads, draftPrecision: flags.draftPrecision, targetPrecision: flags.targetPrecision, draftWindow: flags.draftWindow, onMessage: log });
-  try {
-    const tauRule = flags.tauRule ?? DEFAULT_TAU_RULE;
-    log?.(`calibrating on ${workload.length} prompts, ${flags.maxNewTokens} tokens each, depths 0–${flags.depth - 1}, δ = ${flags.delta}, τ rule ${tauRule}`);
-    const profile = await calibratePair({
-      target: pair.target,
-      draft: pair.draft,
-      workload,
-      eosTokenIds: pair.target.info.eosTokenIds,
-      maxLength,
+  const profile = await calibrateFolders(
+    {
+      draftDir,
+      targetDir,
+      records,
+      source,
+      domain: flags.prompts ?? flags.domain ?? 'unknown',
       depth: flags.depth,
       batch: flags.batch,
       maxNewTokens: flags.maxNewTokens,
       delta: flags.delta,
-      tauRule,
+      tauRule: flags.tauRule,
       significance: flags.significance ?? DEFAULT_SIGNIFICANCE,
-      models: { draft: draftDir, target: targetDir },
-      domain: flags.prompts ?? flags.domain ?? 'unknown',
       keep: flags.confidence ?? 'auto',
-      ...(log ? { onProgress: warmupProgressLog(log) } : {}),
-    });
-    await writeAtomically(flags.out, (temporary) => saveProfile(temporary, profile));
-    return { profile, seconds: (performance.now() - start) / 1000, out: flags.out };
-  } finally {
-    await pair.release();
-  }
+      load: { threads: flags.threads, draftPrecision: flags.draftPrecision, targetPrecision: flags.targetPrecision, draftWindow: flags.draftWindow },
+    },
+    log,
+  );
+  await writeAtomically(flags.out, (temporary) => saveProfile(temporary, profile));
+  return { profile, seconds: (performance.now() - start) / 1000, out: flags.out };
 }
 
 /**
@@ -194,13 +174,12 @@ function delta(value: string): number {
 }
 
 export function register(program: Command): void {
-  program
+  const command = program
     .command('calibrate')
-    .description('find the sweet-spot depths and thresholds τ_d of a draft/target pair on warm-up prompts; write a profile')
-    .option('--domain <name>', 'bundled prompt set (code, prose, math)')
-    .option('--prompts <file>', 'prompts file: one plain-text prompt per line, or JSONL with {"id","prompt"} per line or {"id","messages":[{"role","content"},…]} rendered by the target’s chat template (optional "domain", "arrivalMs")')
-    .option('--draft <dir>', 'draft model folder (Hugging Face); default: the bundled demo pair')
-    .option('--target <dir>', 'target model folder (Hugging Face)')
+    .description('find the sweet-spot depths and thresholds τ_d of a draft/target pair on warm-up prompts; write a profile');
+  knobOption(command, 'domain', { help: 'bundled prompt set (code, prose, math)' });
+  knobOption(command, 'promptsFile');
+  withPairFolders(command)
     .option('--delta <x>', 'sweet-spot bar: keep depths with AUC_d > δ', delta, DEFAULT_DELTA)
     .option(
       '--tau-rule <rule>',
@@ -212,14 +191,16 @@ export function register(program: Command): void {
       `a τ_d counts only if its truncated warm-up samples are accepted less often than what their budget buys beyond chance, at this level (one-sided binomial test; default ${DEFAULT_SIGNIFICANCE}); 1 turns the test off`,
       significanceFlag,
     )
-    .option('--depth <n>', 'layers to calibrate (depths 0 … n−1; the last is the target depth)', integer('--depth', 1), 8)
-    .option('--requests <n>', 'warm-up prompts', integer('--requests', 1), 24)
-    .option('--batch <n>', 'warm-up requests in flight at once', integer('--batch', 1), 8)
-    .option('--max-new-tokens <n>', 'tokens generated per warm-up prompt', integer('--max-new-tokens', 1), 32)
-    .option('--threads <n>', THREADS_HELP, threadsFlag)
-    .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
-    .option('--target-precision <precision>', `${TARGET_PRECISION_HELP}. Calibrate on the target the runs gating with this profile load: its acceptances, so the τ_d, are of that target; the profile records it, and a run on other weights is told`, targetPrecisionFlag)
-    .option('--draft-window <sink:recent>', DRAFT_WINDOW_HELP, draftWindowFlag)
+    .option('--depth <n>', 'layers to calibrate (depths 0 … n−1; the last is the target depth)', integer('--depth', 1), 8);
+  knobOption(command, 'requests', { help: 'warm-up prompts', default: 24 });
+  knobOption(command, 'batch', { help: 'warm-up requests in flight at once', default: 8 });
+  knobOption(command, 'maxNewTokens', { help: 'tokens generated per warm-up prompt', default: 32 });
+  knobOptions(command, ['threads', 'draftPrecision']);
+  knobOption(command, 'targetPrecision', {
+    help: `${TARGET_PRECISION_HELP}. Calibrate on the target the runs gating with this profile load: its acceptances, so the τ_d, are of that target; the profile records it, and a run on other weights is told`,
+  });
+  knobOption(command, 'draftWindow');
+  command
     .option('--confidence <signal>', "the signal the profile keeps; both are measured and their mean AUC printed: auto (default: the higher mean AUC; the paper's path-prob unless another is more than 0.01 higher), path-prob or path-margin", keepFlag)
     .requiredOption('--out <file>', 'where to write the profile JSON')
     .option('--force', 'replace the --out file if it exists')

@@ -5,13 +5,13 @@
 //     [--slots 16] [--context 64] [--threads N] [--provider cpu|cuda] [--draft-precision int8|float32]
 //     [--target-precision float32|int8|int4] [--out hw.json] [--json]
 import { DEFAULT_TOKEN_COUNTS, draftRowCost, fitKnee, type HardwareProfile, HardwareProfileSchema, heldWeightBytes, isHeadFolder, type KneeFit, loadHead, loadModel, measureForwardCurve, openModelFolder, pairThreads, parseModelConfig, readConfigJson, rowsNeeded, suggestKmax, type TimedPoint } from '../../engine/index.js';
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { defaultDraftPrecision, formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
 import { pairDirs } from './calibrate.js';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
-import { integer, DRAFT_PRECISION_HELP, DRAFT_WINDOW_HELP, draftPrecisionFlag, draftWindowFlag, TARGET_PRECISION_HELP, targetPrecisionFlag, THREADS_HELP, threadsFlag } from '../flags.js';
+import { integer, knobOption, TARGET_PRECISION_HELP, withPairFolders } from '../flags.js';
 
 export interface ProfileHwFlags {
   draft?: string;
@@ -133,26 +133,22 @@ export function draftCostFlag(target: KneeFit, draft: KneeFit): string {
   return (draft.tArMs / target.tArMs).toPrecision(3);
 }
 
-function provider(value: string): 'cpu' | 'cuda' {
-  if (value !== 'cpu' && value !== 'cuda') throw new InvalidArgumentError(`--provider must be cpu or cuda, got "${value}"`);
-  return value;
-}
-
 export function register(program: Command): void {
-  program
+  const command = program
     .command('profile-hw')
-    .description('measure forward time against packed token count, find the knee where cost turns linear, suggest K_max')
-    .option('--draft <dir>', 'draft model folder (Hugging Face); default: the bundled demo pair')
-    .option('--target <dir>', 'target model folder (Hugging Face)')
+    .description('measure forward time against packed token count, find the knee where cost turns linear, suggest K_max');
+  withPairFolders(command)
     .option('--max-tokens <n>', 'largest packed forward to time', integer('--max-tokens', 4), 512)
     .option('--repeats <n>', 'timed forwards per size (median kept)', integer('--repeats', 1), 5)
     .option('--slots <n>', 'requests the packed tokens are spread over', integer('--slots', 1), 16)
-    .option('--context <n>', 'committed context rows per request', integer('--context', 0), 64)
-    .option('--threads <n>', THREADS_HELP, threadsFlag)
-    .option('--provider <name>', 'cpu or cuda', provider, 'cpu')
-    .option('--draft-precision <precision>', DRAFT_PRECISION_HELP, draftPrecisionFlag)
-    .option('--target-precision <precision>', `${TARGET_PRECISION_HELP}. Time the target in the precision the runs this profile prices load it in: the profile records it, and a run on other weights is told`, targetPrecisionFlag)
-    .option('--draft-window <sink:recent>', DRAFT_WINDOW_HELP, draftWindowFlag)
+    .option('--context <n>', 'committed context rows per request', integer('--context', 0), 64);
+  knobOption(command, 'threads');
+  knobOption(command, 'provider', { help: 'cpu or cuda', default: 'cpu' });
+  knobOption(command, 'draftPrecision');
+  knobOption(command, 'targetPrecision', {
+    help: `${TARGET_PRECISION_HELP}. Time the target in the precision the runs this profile prices load it in: the profile records it, and a run on other weights is told`,
+  });
+  knobOption(command, 'draftWindow')
     .option('--out <file>', 'write the measured curves (for run --clock modelled --hw measured --hw-profile FILE)')
     .option('--force', 'replace the --out file if it exists')
     .option('--json', 'print the report as JSON')

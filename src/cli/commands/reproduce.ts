@@ -12,7 +12,7 @@ import { findPackageRoot, packageVersion } from '../../host/paths.js';
 import { clockCosts, clockFromFlags, runConfigFromFlags } from '../run-config.js';
 import type { WeightPrecision } from '../../shared/config.js';
 import { studyKmax } from '../../shared/knobs.js';
-import { draftCostFlag, integer, knobOptions, list } from '../flags.js';
+import { integer, knobOption, knobOptions, list, withPairFolders } from '../flags.js';
 
 export interface ReproduceFlags {
   draft?: string;
@@ -196,22 +196,21 @@ export function register(program: Command): void {
   const command = program
     .command('reproduce')
     .description("regenerate the ECHO paper's figures and tables on one pair, with every claim's verdict computed from the data, as a report folder (HTML, SVG, CSV, JSON)")
-    .requiredOption('--out <dir>', 'the report folder (created; files in it are overwritten)')
-    .option('--draft <dir>', 'draft model folder (Hugging Face); default: the bundled demo pair')
-    .option('--target <dir>', 'target model folder (Hugging Face)')
+    .requiredOption('--out <dir>', 'the report folder (created; files in it are overwritten)');
+  withPairFolders(command)
     .addOption(new Option('--domains <list>', 'bundled prompt sets, each calibrated and run for Table 1; the first also runs the batch sizes').argParser(list('--domains', (d) => d)).default(['code', 'prose', 'math'], 'code,prose,math'))
     .option('--batches <list>', 'batch sizes for throughput against batch (default 1,8,32,64; quick 1,4,16)', list('--batches', integer('--batches', 1)))
-    .option('--kmax <list>', "K_max: one for every batch size, or one per --batches entry (default: the modelled device's knee, else max(16, 8 × batch))", list('--kmax', integer('--kmax', 1)))
-    .option('--clock <kind>', 'wall (default), or modelled: every run also timed, budgeted and priced on the device --hw names')
-    .option('--hw <spec>', 'the modelled device: HARDWARE[:MODEL] (e.g. h100:70b), measured or curves (with --hw-profile)')
-    .option('--hw-profile <file>', 'with --hw measured or curves: a `profile-hw --out` file')
-    .option('--quick', 'a smaller study (fewer requests, rounds and batch sizes): minutes on a laptop for the bundled pair')
-    .option('--requests <n>', 'Table 1 requests per domain (default 16; quick 4)', integer('--requests', 1))
-    .option('--rounds <n>', 'interleaved rounds of every comparison (default 3; quick 2)', integer('--rounds', 1))
-    .option('--max-new-tokens <n>', 'tokens per request (default 64; quick 24)', integer('--max-new-tokens', 1))
-    .option('--profile <file>', 'one calibration profile for every domain instead of calibrating each (its histograms are the densities shown)')
-    .option('--draft-cost <share|auto>', "gated policies' draft price as a share of a target forward (default 0.05; on a modelled clock, the device's)", draftCostFlag)
-    .option('--seed <n>', 'seed of the runs and of the bootstrap intervals', integer('--seed', 0), 0);
+    .option('--kmax <list>', "K_max: one for every batch size, or one per --batches entry (default: the modelled device's knee, else max(16, 8 × batch))", list('--kmax', integer('--kmax', 1)));
+  knobOption(command, 'clock', { help: 'wall (default), or modelled: every run also timed, budgeted and priced on the device --hw names' });
+  knobOption(command, 'hw', { help: 'the modelled device: HARDWARE[:MODEL] (e.g. h100:70b), measured or curves (with --hw-profile)' });
+  knobOption(command, 'hwProfile', { help: 'with --hw measured or curves: a `profile-hw --out` file' });
+  command.option('--quick', 'a smaller study (fewer requests, rounds and batch sizes): minutes on a laptop for the bundled pair');
+  knobOption(command, 'requests', { help: 'Table 1 requests per domain (default 16; quick 4)' });
+  command.option('--rounds <n>', 'interleaved rounds of every comparison (default 3; quick 2)', integer('--rounds', 1));
+  knobOption(command, 'maxNewTokens', { help: 'tokens per request (default 64; quick 24)' });
+  knobOption(command, 'profile', { help: 'one calibration profile for every domain instead of calibrating each (its histograms are the densities shown)' });
+  knobOption(command, 'draftCost', { help: "gated policies' draft price as a share of a target forward (default 0.05; on a modelled clock, the device's)" });
+  knobOption(command, 'seed', { help: 'seed of the runs and of the bootstrap intervals', default: 0 });
   knobOptions(command, ['threads', 'draftPrecision', 'targetPrecision']);
   command.action(async (flags: ReproduceFlags, command: Command) => {
       const log = (line: string) => process.stderr.write(`${line}\n`);

@@ -8,7 +8,7 @@ import type { DepthHistogram, RunMetrics } from '../../shared/events.js';
 import type { TraceHeader } from '../../shared/trace-schema.js';
 import { compareRuns, type RunComparison } from '../../shared/step-costs.js';
 import { formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
-import { parseDraftCost, parseTaus } from '../flags.js';
+import { knobParser, parseDraftCost, parseTaus } from '../flags.js';
 import { checkOutputPaths, EXPORT_FORMATS, traceExportPaths, writeTraceExport, type ExportFormat } from '../output-files.js';
 export { parseTaus } from '../flags.js';
 import { DEFAULT_PORT, parsePort, serveStudio } from './serve.js';
@@ -158,11 +158,6 @@ function parseCount(value: string): number {
   return n;
 }
 
-function parseProbability(value: string): number {
-  const x = Number(value);
-  if (value.trim() === '' || !(x >= 0 && x <= 1)) throw new InvalidArgumentError(`expected a number in [0, 1], got "${value}"`);
-  return x;
-}
 
 
 export interface WhatIfReport {
@@ -271,7 +266,7 @@ export function register(program: Command): void {
     .argument('<in>', 'trace file (.jsonl) recorded with candidate expansions')
     .option('--kmax <n>', 'verification budget K_max', parseCount)
     .option('--taus <pairs>', 'per-depth thresholds, e.g. 0:0.2,5:0.35 (as run --taus)', parseTaus)
-    .option('--tau <x>', 'one threshold for every gated depth (fixed)', parseProbability)
+    .option('--tau <x>', 'one threshold for every gated depth (fixed)', knobParser('tau'))
     .option('--max-depth <n>', 'deepest depth a confident request may reach', parseCount)
     .option('--max-width <n>', 'most children per node under width expansion', parseCount)
     .option('--chain-length <n>', 'chain length (chain)', parseCount)

@@ -310,27 +310,133 @@ class BoundSum {
   }
 }
 
+/** Candidates counted by depth and by confidence bin (verdicts past the known output apart). */
+class CandidateTally {
+  private readonly depths: DepthRow[] = [];
+  readonly byConfidence: ConfidenceRow[];
+  drafted = 0;
+  unknownVerdicts = 0;
+
+  constructor(edges: readonly number[]) {
+    this.byConfidence = edges.slice(1).map((hi, k) => ({ lo: edges[k], hi, drafted: 0, verified: 0, accepted: 0, targetAccepts: 0 }));
+  }
+
+  add(seen: readonly Seen[]): void {
+    for (const c of seen) {
+      if (c.verdict === null) {
+        this.unknownVerdicts++;
+        continue;
+      }
+      this.drafted++;
+      for (const row of [this.depthRow(c.depth), this.binOf(c.confidence)]) {
+        row.drafted++;
+        if (c.verdict) row.targetAccepts++;
+        if (c.verified) {
+          row.verified++;
+          if (c.verdict) row.accepted++;
+        }
+      }
+    }
+  }
+
+  /** One row per depth from 0 to the deepest seen, empty ones included. */
+  byDepth(): DepthRow[] {
+    return Array.from(this.depths, (row, depth) => row ?? { depth, drafted: 0, verified: 0, accepted: 0, targetAccepts: 0 });
+  }
+
+  private depthRow(depth: number): DepthRow {
+    return (this.depths[depth] ??= { depth, drafted: 0, verified: 0, accepted: 0, targetAccepts: 0 });
+  }
+
+  private binOf(c: number): ConfidenceRow {
+    let k = 0;
+    while (k < this.byConfidence.length - 1 && c >= this.byConfidence[k].hi) k++;
+    return this.byConfidence[k];
+  }
+}
+
+/** The run's gate checks against the target's verdict on the layers they kept or cut. */
+class GateTally {
+  checks = 0;
+  passes = 0;
+  readonly counts = { keptAccepted: 0, falseKeeps: 0, falseCuts: 0, rightCuts: 0, unknown: 0, lostTokens: 0, keptRejectedNodes: 0 };
+
+  add(r: ExplainRequestStep, v: RequestView): void {
+    const gates = this.counts;
+    const cut = r.gates.find((g) => !g.pass);
+    for (const g of r.gates) {
+      this.checks++;
+      if (g.pass) this.passes++;
+      const outcome = v.reach > g.depth ? true : v.reach < g.depth || g.depth < v.known ? false : null;
+      if (outcome === null) gates.unknown++;
+      else if (g.pass) gates[outcome ? 'keptAccepted' : 'falseKeeps']++;
+      else gates[outcome ? 'falseCuts' : 'rightCuts']++;
+      if (g.pass) for (const c of v.seen) if (c.depth === g.depth && c.verified && c.verdict === false) gates.keptRejectedNodes++;
+    }
+    if (cut) for (const c of v.seen) if (c.depth >= cut.depth && !c.verified && c.verdict === true) gates.lostTokens++;
+  }
+
+  /** passes / checks: the random gate's rate (0 without checks). */
+  keepRate(): number {
+    return this.checks > 0 ? this.passes / this.checks : 0;
+  }
+
+  account(): GateAccount | null {
+    return this.checks > 0 ? { checks: this.checks, passes: this.passes, keepRate: this.keepRate(), ...this.counts } : null;
+  }
+}
+
+/** Oracle on one step: each request keeps its target-accepted candidates that it can still emit; then K_max. */
+function addOracleStep(oracle: BoundSum, step: ExplainStep, requests: readonly RequestView[], price: StepPricer): void {
+  const keep = requests.map((v) => Math.min(v.reach, v.cap - 1));
+  let excess = keep.reduce((a, k) => a + 1 + k, 0) - step.kmax;
+  while (excess > 0) {
+    const deepest = keep.indexOf(Math.max(...keep));
+    if (keep[deepest] === 0) break;
+    keep[deepest]--;
+    excess--;
+  }
+  const oracleAccepted = keep.reduce((a, k) => a + k, 0);
+  const oracleEmitted = keep.reduce((a, k, i) => a + Math.min(k + 1, requests[i].cap), 0);
+  oracle.add(oracleAccepted, oracleAccepted, step.requests.length, oracleEmitted, price(step, step.requests.length + oracleAccepted).totalMs);
+}
+
+/** The random gate at `keepRate` over every step: expectations over its coin flips. */
+function randomBound(steps: readonly ExplainStep[], views: readonly RequestView[][], keepRate: number, price: StepPricer): Bound {
+  const sum = new BoundSum();
+  steps.forEach((step, s) => {
+    let accepted = 0;
+    let verified = 0;
+    let emitted = 0;
+    step.requests.forEach((r, i) => {
+      const v = views[s][i];
+      if (r.gates.length === 0) {
+        const own = v.seen.filter((c) => c.verified).length;
+        accepted += v.accepted;
+        verified += own;
+        emitted += r.emitted.length;
+        return;
+      }
+      for (const o of randomOutcomes(r, v, keepRate)) {
+        accepted += o.p * o.accepted;
+        verified += o.p * o.verified;
+        emitted += o.p * Math.min(o.accepted + 1, v.cap);
+      }
+    });
+    sum.add(accepted, verified, step.requests.length, emitted, price(step, step.requests.length + verified).totalMs);
+  });
+  return sum.bound();
+}
+
 /** Explains a greedy run from its steps (all of them, in order: the target's path is read off the later ones). */
 export function explainBudget(steps: readonly ExplainStep[], options: ExplainOptions = {}): BudgetExplanation {
   const price = options.price ?? wallPricer(0);
-  const edges = options.edges ?? CONFIDENCE_EDGES;
   const maxNewTokens = options.maxNewTokens ?? Number.POSITIVE_INFINITY;
   const futures = requestFutures(steps);
   const views = steps.map((step, s) => step.requests.map((r) => viewRequest(r, futures[s].get(r.requestId)!, maxNewTokens)));
 
-  const byDepth: DepthRow[] = [];
-  const depthRow = (depth: number) => (byDepth[depth] ??= { depth, drafted: 0, verified: 0, accepted: 0, targetAccepts: 0 });
-  const byConfidence: ConfidenceRow[] = edges.slice(1).map((hi, k) => ({ lo: edges[k], hi, drafted: 0, verified: 0, accepted: 0, targetAccepts: 0 }));
-  const binOf = (c: number) => {
-    let k = 0;
-    while (k < byConfidence.length - 1 && c >= byConfidence[k].hi) k++;
-    return byConfidence[k];
-  };
-  let checks = 0;
-  let passes = 0;
-  const gates = { keptAccepted: 0, falseKeeps: 0, falseCuts: 0, rightCuts: 0, unknown: 0, lostTokens: 0, keptRejectedNodes: 0 };
-  let unknownVerdicts = 0;
-  let drafted = 0;
+  const candidates = new CandidateTally(options.edges ?? CONFIDENCE_EDGES);
+  const gates = new GateTally();
   let reach = 0;
   let forwards = 0;
   const actual = new BoundSum();
@@ -346,106 +452,31 @@ export function explainBudget(steps: readonly ExplainStep[], options: ExplainOpt
     actual.add(acceptedHere, verifiedDraft, step.requests.length, emitted, priced.totalMs);
     free.add(acceptedHere, verifiedDraft, step.requests.length, emitted, Math.max(0, priced.totalMs - priced.draftMs));
     forwards += step.draftRows?.length ?? new Set(step.requests.flatMap((r) => r.nodes.filter((n) => n.depth >= 0).map((n) => n.depth))).size;
-
-    // Oracle: each request keeps its target-accepted candidates that it can still emit; then K_max.
-    const keep = requests.map((v) => Math.min(v.reach, v.cap - 1));
-    let excess = keep.reduce((a, k) => a + 1 + k, 0) - step.kmax;
-    while (excess > 0) {
-      const deepest = keep.indexOf(Math.max(...keep));
-      if (keep[deepest] === 0) break;
-      keep[deepest]--;
-      excess--;
-    }
-    const oracleAccepted = keep.reduce((a, k) => a + k, 0);
-    const oracleEmitted = keep.reduce((a, k, i) => a + Math.min(k + 1, requests[i].cap), 0);
-    oracle.add(oracleAccepted, oracleAccepted, step.requests.length, oracleEmitted, price(step, step.requests.length + oracleAccepted).totalMs);
-
+    addOracleStep(oracle, step, requests, price);
     step.requests.forEach((r, i) => {
-      const v = requests[i];
-      reach += v.reach;
-      for (const c of v.seen) {
-        if (c.verdict === null) {
-          unknownVerdicts++;
-          continue;
-        }
-        drafted++;
-        const row = depthRow(c.depth);
-        const bin = binOf(c.confidence);
-        row.drafted++;
-        bin.drafted++;
-        if (c.verdict) {
-          row.targetAccepts++;
-          bin.targetAccepts++;
-        }
-        if (c.verified) {
-          row.verified++;
-          bin.verified++;
-          if (c.verdict) {
-            row.accepted++;
-            bin.accepted++;
-          }
-        }
-      }
-      const cut = r.gates.find((g) => !g.pass);
-      for (const g of r.gates) {
-        checks++;
-        if (g.pass) passes++;
-        const outcome = v.reach > g.depth ? true : v.reach < g.depth || g.depth < v.known ? false : null;
-        if (outcome === null) gates.unknown++;
-        else if (g.pass) gates[outcome ? 'keptAccepted' : 'falseKeeps']++;
-        else gates[outcome ? 'falseCuts' : 'rightCuts']++;
-        if (g.pass) for (const c of v.seen) if (c.depth === g.depth && c.verified && c.verdict === false) gates.keptRejectedNodes++;
-      }
-      if (cut) for (const c of v.seen) if (c.depth >= cut.depth && !c.verified && c.verdict === true) gates.lostTokens++;
+      reach += requests[i].reach;
+      candidates.add(requests[i].seen);
+      gates.add(r, requests[i]);
     });
   });
 
-  const keepRate = checks > 0 ? passes / checks : 0;
-  let random: Bound | null = null;
-  if (checks > 0) {
-    const sum = new BoundSum();
-    steps.forEach((step, s) => {
-      let accepted = 0;
-      let verified = 0;
-      let emitted = 0;
-      step.requests.forEach((r, i) => {
-        const v = views[s][i];
-        if (r.gates.length === 0) {
-          const own = v.seen.filter((c) => c.verified).length;
-          accepted += v.accepted;
-          verified += own;
-          emitted += r.emitted.length;
-          return;
-        }
-        for (const o of randomOutcomes(r, v, keepRate)) {
-          accepted += o.p * o.accepted;
-          verified += o.p * o.verified;
-          emitted += o.p * Math.min(o.accepted + 1, v.cap);
-        }
-      });
-      sum.add(accepted, verified, step.requests.length, emitted, price(step, step.requests.length + verified).totalMs);
-    });
-    random = sum.bound();
-  }
-
-  const actualBound = actual.bound();
   const draftMs = actual.ms - free.ms;
   return {
     steps: steps.length,
     requestSteps: steps.reduce((a, s) => a + s.requests.length, 0),
     candidatesSeen: steps.some((s) => s.requests.some((r) => r.expansions !== undefined)),
-    unknownVerdicts,
-    drafted,
+    unknownVerdicts: candidates.unknownVerdicts,
+    drafted: candidates.drafted,
     verifiedDraft: actual.verifiedDraft,
     acceptedDraft: actual.accepted,
     reach,
-    byDepth: Array.from(byDepth, (row, depth) => row ?? { depth, drafted: 0, verified: 0, accepted: 0, targetAccepts: 0 }),
-    byConfidence,
+    byDepth: candidates.byDepth(),
+    byConfidence: candidates.byConfidence,
     draft: { forwards, forwardsPerStep: steps.length > 0 ? forwards / steps.length : 0, ms: draftMs, share: actual.ms > 0 ? draftMs / actual.ms : 0 },
-    gates: checks > 0 ? { checks, passes, keepRate, ...gates } : null,
-    actual: actualBound,
+    gates: gates.account(),
+    actual: actual.bound(),
     oracle: oracle.bound(),
-    random,
+    random: gates.checks > 0 ? randomBound(steps, views, gates.keepRate(), price) : null,
     freeDrafting: free.bound(),
   };
 }

@@ -1,5 +1,5 @@
 // Fair shares of K_max for the non-ECHO policies (docs/conventions.md, "Budget per request").
-import type { TreeShape } from '../../shared/config';
+import { kmaxProblem, type TreeShape } from '../../shared/config';
 
 /**
  * Draft tokens each of `n` requests may verify so that Σ (1 + K_i) ≤ kmax: floor(kmax / n) − 1
@@ -8,7 +8,8 @@ import type { TreeShape } from '../../shared/config';
  */
 export function fairShares(kmax: number, n: number, spreadRemainder = true): number[] {
   if (n === 0) return [];
-  if (kmax < n) throw new Error(`K_max (${kmax}) is below the ${n} requests in flight`);
+  const kmaxRule = kmaxProblem(kmax, n, 'the requests in flight');
+  if (kmaxRule !== null) throw new Error(kmaxRule);
   const each = Math.floor(kmax / n) - 1;
   const extra = spreadRemainder ? kmax % n : 0;
   const shares: number[] = new Array(n);

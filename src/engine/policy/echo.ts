@@ -1,7 +1,7 @@
 // `echo`: sparse confidence gating at the sweet-spot depths D_sig with per-depth thresholds τ_d,
 // and the unified elastic budget scheduler (echo-scheduler.ts). The τ_d come from a calibration
 // profile (src/engine/calibrate); `dense`, `fixed` and `ddd` are ablations on the same scheduler.
-import type { Knobs, TreeShape } from '../../shared/config';
+import { tauProblem, type Knobs, type TreeShape } from '../../shared/config';
 import { DEFAULT_DRAFT_FRACTION } from '../cost/clock';
 import { LOW_LOAD_SHAPE } from './budget';
 import { ElasticScheduler, type ElasticRules } from './echo-scheduler';
@@ -69,7 +69,8 @@ export function tauMap(taus: Readonly<Record<string, number>>): Map<number, numb
   for (const [key, tau] of Object.entries(taus)) {
     const depth = Number(key);
     if (!Number.isInteger(depth) || depth < 0) throw new Refusal(`τ key "${key}" is not a depth (0, 1, 2, …)`);
-    if (!(tau >= 0 && tau <= 1)) throw new Refusal(`τ at depth ${depth} is ${tau}; thresholds are probabilities in [0, 1]`);
+    const problem = tauProblem(tau, `τ at depth ${depth}`);
+    if (problem !== null) throw new Refusal(problem);
     map.set(depth, tau);
   }
   return map;

@@ -1,11 +1,17 @@
 // `fixed`: ECHO with one threshold at every sweet spot instead of the depth-aware τ_d (the
 // paper's fixed-threshold ablation, §5.3). Without an explicit τ it uses the mean of the τ_d, so
 // the two differ only in being depth-aware.
-import type { Knobs } from '../../shared/config';
+import { tauProblem, type Knobs } from '../../shared/config';
 import { echoBaseShape, echoLimits, fallbackTaus, gatedRules, tauMap } from './echo';
 import { ElasticScheduler } from './echo-scheduler';
 import type { PolicyOptions } from './types';
 import { Refusal } from '../refusal';
+
+/** τ's one range rule (config.ts), refused in its words. */
+function refuseTau(tau: number): void {
+  const problem = tauProblem(tau, 'fixed τ');
+  if (problem !== null) throw new Refusal(problem);
+}
 
 export class FixedPolicy extends ElasticScheduler {
   constructor(options: PolicyOptions) {
@@ -14,7 +20,7 @@ export class FixedPolicy extends ElasticScheduler {
     const values = [...perDepth.values()];
     // No τ_d at all (a warm-up without a sweet spot): no gated depth, so the τ is never read.
     const tau = options.tau ?? (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length);
-    if (!(tau >= 0 && tau <= 1)) throw new Refusal(`fixed τ is ${tau}; thresholds are probabilities in [0, 1]`);
+    refuseTau(tau);
     super('fixed', {
       shape,
       ...echoLimits(options, shape),
@@ -31,7 +37,7 @@ export class FixedPolicy extends ElasticScheduler {
     const depths = knobs.taus !== undefined ? [...tauMap(knobs.taus).keys()] : [...current.keys()];
     const tau = knobs.tau ?? current.values().next().value;
     if (tau === undefined || (knobs.tau === undefined && knobs.taus === undefined)) return;
-    if (!(tau >= 0 && tau <= 1)) throw new Refusal(`fixed τ is ${tau}; thresholds are probabilities in [0, 1]`);
+    refuseTau(tau);
     this.rules.gate = { signal: 'best-path', taus: new Map(depths.map((d) => [d, tau])) };
   }
 }

@@ -9,7 +9,7 @@ import { paperHighLoadRatio, paperTable1Ratio, PAPER_TABLE1 } from './paper.js';
 
 const TABLE1_MODELS = [...new Set(PAPER_TABLE1.map((r) => r.model))];
 import { LOAD_CONTROL, TABLE1_CONTROL, type RequestUtilisation, type StudyData } from './study.js';
-import type { SweepRow } from '../sweep.js';
+import type { SweepRow } from '../run/sweep.js';
 
 export const VERDICTS = ['holds', 'does not hold', 'not measurable here'] as const;
 export type Verdict = (typeof VERDICTS)[number];

@@ -6,7 +6,7 @@
 import type { StepEvent } from '../../shared/events.js';
 import type { ModelledClock } from '../cost/clock.js';
 import { clockPricer, explainBudget, verifySlope, wallPricer, type BudgetExplanation, type ExplainStep } from '../metrics/budget-explanation.js';
-import type { SweepOptions } from '../sweep.js';
+import type { SweepOptions } from '../run/sweep.js';
 import { observeSelect } from '../policy/observe.js';
 import type { SpeculationPolicy } from '../policy/types.js';
 import { treeExpansions } from '../trace/expansions.js';

@@ -8,7 +8,7 @@ import { DOMAIN_BENCHMARK, PAPER_FIGURES, PAPER_HIGH_LOAD, PAPER_METHOD, PAPER_T
 import { LOAD_CONTROL, LOAD_POLICIES, TABLE1_CONTROL, TABLE1_POLICIES, type StudyData } from './study.js';
 import { boxPlots, densityPanels, escapeXml, groupedBars, lineChart, PALETTE } from './svg.js';
 import { explainSection, type ExplainSection } from './explain-section.js';
-import type { SweepRow } from '../sweep.js';
+import type { SweepRow } from '../run/sweep.js';
 
 /** How the report was made: enough to rerun it and to know what it ran on. */
 export interface ReportMeta {

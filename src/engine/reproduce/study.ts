@@ -4,13 +4,13 @@
 // first domain, throughput against batch size (Figs. 1 and 5). Every comparison is a sweep
 // (runSweep: paired, interleaved rounds, greedy outputs checked identical) with an A/A control,
 // the baseline run again, whose drift from 1 is the noise the study's ratios are read against.
-import { calibratePair } from '../warmup.js';
+import { calibratePair } from '../run/warmup.js';
 import { profileGates, type EchoProfile } from '../calibrate/profile.js';
 import type { ModelledClock } from '../cost/clock.js';
 import type { VerifyCost } from '../policy/types.js';
-import { runSweep, type SweepRow } from '../sweep.js';
-import type { RunSetup } from '../session-run.js';
-import type { WorkItem } from '../runner.js';
+import { runSweep, type SweepRow } from '../run/sweep.js';
+import type { RunSetup } from '../run/session-run.js';
+import type { WorkItem } from '../run/runner.js';
 import type { StepEvent } from '../../shared/events.js';
 import { SweepExplainer, type ExplanationRow } from './explain-capture.js';
 

@@ -41,121 +41,92 @@ export function parquetTablePath(out: string, table: ParquetTable): string {
   return `${out.replace(/\.parquet$/i, '')}.${table}.parquet`;
 }
 
-/** Write the four tables; returns the paths written, in PARQUET_TABLES order. */
-export function exportParquet(trace: TraceContents, out: string): string[] {
-  const steps = new TableBuilder({
-    step: 'INT32',
-    t_ms: 'DOUBLE',
-    kmax: 'INT32',
-    verified_tokens: 'INT32',
-    requests: 'INT32',
-    accepted_tokens: 'INT32',
-    emitted_tokens: 'INT32',
-    draft_ms: 'DOUBLE',
-    pack_ms: 'DOUBLE',
-    verify_ms: 'DOUBLE',
-    commit_ms: 'DOUBLE',
-    total_ms: 'DOUBLE',
-    prefill_ms: 'DOUBLE',
-    model_ms: 'DOUBLE',
-    budget_roots: 'INT32',
-    budget_base: 'INT32',
-    budget_depth: 'INT32',
-    budget_width: 'INT32',
-    budget_unused: 'INT32',
-    transferred_tokens: 'INT32',
-    padding_waste: 'DOUBLE',
-    draft_rows: 'JSON',
-    draft_requests: 'JSON',
-    confidence_signal: 'STRING',
-  });
-  const requests = new TableBuilder({
-    step: 'INT32',
-    request_id: 'STRING',
-    drafted_nodes: 'INT32',
-    verified_nodes: 'INT32',
-    accepted_length: 'INT32',
-    emitted_length: 'INT32',
-    bonus_token: 'INT32',
-    emitted_text: 'STRING',
-    finished: 'STRING',
-    stop_reason: 'STRING',
-    stop_depth: 'INT32',
-    confidences: 'JSON',
-  });
-  const nodes = new TableBuilder({
-    step: 'INT32',
-    request_id: 'STRING',
-    node_id: 'INT32',
-    parent: 'INT32',
-    depth: 'INT32',
-    token: 'INT32',
-    text: 'STRING',
-    logq: 'DOUBLE',
-    path_score: 'DOUBLE',
-    grant: 'STRING',
-    paid_by: 'STRING',
-    verified: 'BOOLEAN',
-    accepted: 'BOOLEAN',
-  });
-  const gates = new TableBuilder({
-    step: 'INT32',
-    request_id: 'STRING',
-    depth: 'INT32',
-    confidence: 'DOUBLE',
-    tau: 'DOUBLE',
-    pass: 'BOOLEAN',
-  });
+const STEP_COLUMNS = {
+  step: 'INT32',
+  t_ms: 'DOUBLE',
+  kmax: 'INT32',
+  verified_tokens: 'INT32',
+  requests: 'INT32',
+  accepted_tokens: 'INT32',
+  emitted_tokens: 'INT32',
+  draft_ms: 'DOUBLE',
+  pack_ms: 'DOUBLE',
+  verify_ms: 'DOUBLE',
+  commit_ms: 'DOUBLE',
+  total_ms: 'DOUBLE',
+  prefill_ms: 'DOUBLE',
+  model_ms: 'DOUBLE',
+  budget_roots: 'INT32',
+  budget_base: 'INT32',
+  budget_depth: 'INT32',
+  budget_width: 'INT32',
+  budget_unused: 'INT32',
+  transferred_tokens: 'INT32',
+  padding_waste: 'DOUBLE',
+  draft_rows: 'JSON',
+  draft_requests: 'JSON',
+  confidence_signal: 'STRING',
+} as const satisfies Record<string, BasicType>;
 
-  for (const s of trace.steps) {
+const REQUEST_COLUMNS = {
+  step: 'INT32',
+  request_id: 'STRING',
+  drafted_nodes: 'INT32',
+  verified_nodes: 'INT32',
+  accepted_length: 'INT32',
+  emitted_length: 'INT32',
+  bonus_token: 'INT32',
+  emitted_text: 'STRING',
+  finished: 'STRING',
+  stop_reason: 'STRING',
+  stop_depth: 'INT32',
+  confidences: 'JSON',
+} as const satisfies Record<string, BasicType>;
+
+const NODE_COLUMNS = {
+  step: 'INT32',
+  request_id: 'STRING',
+  node_id: 'INT32',
+  parent: 'INT32',
+  depth: 'INT32',
+  token: 'INT32',
+  text: 'STRING',
+  logq: 'DOUBLE',
+  path_score: 'DOUBLE',
+  grant: 'STRING',
+  paid_by: 'STRING',
+  verified: 'BOOLEAN',
+  accepted: 'BOOLEAN',
+} as const satisfies Record<string, BasicType>;
+
+const GATE_COLUMNS = {
+  step: 'INT32',
+  request_id: 'STRING',
+  depth: 'INT32',
+  confidence: 'DOUBLE',
+  tau: 'DOUBLE',
+  pass: 'BOOLEAN',
+} as const satisfies Record<string, BasicType>;
+
+type Step = TraceContents['steps'][number];
+type RequestOfStep = Step['requests'][number];
+
+/** The four tables, filled a step at a time. */
+class ParquetTables {
+  readonly steps = new TableBuilder(STEP_COLUMNS);
+  readonly requests = new TableBuilder(REQUEST_COLUMNS);
+  readonly nodes = new TableBuilder(NODE_COLUMNS);
+  readonly gates = new TableBuilder(GATE_COLUMNS);
+
+  addStep(s: Step): void {
     let accepted = 0;
     let emitted = 0;
     for (const r of s.requests) {
       accepted += r.accepted.length;
       emitted += r.emitted.length;
-      const acceptedIds = new Set(r.accepted);
-      let drafted = 0;
-      let verified = 0;
-      for (const n of r.nodes) {
-        if (n.depth >= 0) {
-          drafted++;
-          if (n.verified) verified++;
-        }
-        nodes.add({
-          step: s.step,
-          request_id: r.requestId,
-          node_id: n.id,
-          parent: n.parent,
-          depth: n.depth,
-          token: n.token,
-          text: n.text ?? null,
-          logq: n.logq,
-          path_score: n.pathScore,
-          grant: n.grant,
-          paid_by: n.paidBy ?? null,
-          verified: n.verified,
-          accepted: acceptedIds.has(n.id),
-        });
-      }
-      for (const g of r.gates) {
-        gates.add({ step: s.step, request_id: r.requestId, depth: g.depth, confidence: g.confidence, tau: g.tau, pass: g.pass });
-      }
-      requests.add({
-        step: s.step,
-        request_id: r.requestId,
-        drafted_nodes: drafted,
-        verified_nodes: verified,
-        accepted_length: r.accepted.length,
-        emitted_length: r.emitted.length,
-        bonus_token: r.bonusToken,
-        emitted_text: r.emittedText ?? null,
-        finished: r.finished ?? null,
-        stop_reason: r.stop?.reason ?? null,
-        stop_depth: r.stop?.depth ?? null,
-        confidences: r.confidences,
-      });
+      this.addRequest(s.step, r);
     }
-    steps.add({
+    this.steps.add({
       step: s.step,
       t_ms: s.t,
       kmax: s.kmax,
@@ -183,17 +154,74 @@ export function exportParquet(trace: TraceContents, out: string): string[] {
     });
   }
 
-  const tables: Record<ParquetTable, TableBuilder<Record<string, BasicType>>> = { steps, requests, nodes, gates };
+  /** A request's nodes and gates, then its own row. */
+  private addRequest(step: number, r: RequestOfStep): void {
+    const acceptedIds = new Set(r.accepted);
+    let drafted = 0;
+    let verified = 0;
+    for (const n of r.nodes) {
+      if (n.depth >= 0) {
+        drafted++;
+        if (n.verified) verified++;
+      }
+      this.nodes.add({
+        step,
+        request_id: r.requestId,
+        node_id: n.id,
+        parent: n.parent,
+        depth: n.depth,
+        token: n.token,
+        text: n.text ?? null,
+        logq: n.logq,
+        path_score: n.pathScore,
+        grant: n.grant,
+        paid_by: n.paidBy ?? null,
+        verified: n.verified,
+        accepted: acceptedIds.has(n.id),
+      });
+    }
+    for (const g of r.gates) {
+      this.gates.add({ step, request_id: r.requestId, depth: g.depth, confidence: g.confidence, tau: g.tau, pass: g.pass });
+    }
+    this.requests.add({
+      step,
+      request_id: r.requestId,
+      drafted_nodes: drafted,
+      verified_nodes: verified,
+      accepted_length: r.accepted.length,
+      emitted_length: r.emitted.length,
+      bonus_token: r.bonusToken,
+      emitted_text: r.emittedText ?? null,
+      finished: r.finished ?? null,
+      stop_reason: r.stop?.reason ?? null,
+      stop_depth: r.stop?.depth ?? null,
+      confidences: r.confidences,
+    });
+  }
+
+  table(name: ParquetTable): TableBuilder<Record<string, BasicType>> {
+    return this[name];
+  }
+}
+
+/** The run config, the header and the summary, as every table's key/value metadata. */
+function tableMetadata(trace: TraceContents, table: ParquetTable): { key: string; value: string }[] {
+  return [
+    { key: PARQUET_METADATA_KEYS.table, value: table },
+    { key: PARQUET_METADATA_KEYS.schemaVersion, value: String(trace.header.schemaVersion) },
+    { key: PARQUET_METADATA_KEYS.config, value: JSON.stringify(trace.header.config) },
+    { key: PARQUET_METADATA_KEYS.header, value: JSON.stringify(trace.header) },
+    ...(trace.summary ? [{ key: PARQUET_METADATA_KEYS.summary, value: JSON.stringify(trace.summary) }] : []),
+  ];
+}
+
+/** Write the four tables; returns the paths written, in PARQUET_TABLES order. */
+export function exportParquet(trace: TraceContents, out: string): string[] {
+  const tables = new ParquetTables();
+  for (const s of trace.steps) tables.addStep(s);
   return PARQUET_TABLES.map((table) => {
     const filename = parquetTablePath(out, table);
-    const kvMetadata = [
-      { key: PARQUET_METADATA_KEYS.table, value: table },
-      { key: PARQUET_METADATA_KEYS.schemaVersion, value: String(trace.header.schemaVersion) },
-      { key: PARQUET_METADATA_KEYS.config, value: JSON.stringify(trace.header.config) },
-      { key: PARQUET_METADATA_KEYS.header, value: JSON.stringify(trace.header) },
-      ...(trace.summary ? [{ key: PARQUET_METADATA_KEYS.summary, value: JSON.stringify(trace.summary) }] : []),
-    ];
-    parquetWriteFile({ filename, columnData: tables[table].columns(), kvMetadata, createdBy: trace.header.writer });
+    parquetWriteFile({ filename, columnData: tables.table(table).columns(), kvMetadata: tableMetadata(trace, table), createdBy: trace.header.writer });
     return filename;
   });
 }

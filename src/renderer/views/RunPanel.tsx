@@ -1,7 +1,7 @@
 // The run panel: model pair, prompts, policy and budget; start, pause, one step, stop. While a
 // run is live, the knobs (K_max, batch, τ) apply between steps through knobs.set, no restart.
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
-import { ConfidenceSignalSchema, isGatedPolicy, KnobsSchema, parseAttentionWindow, parseTauList, POLICY_NAMES, RunConfigSchema, WEIGHT_PRECISIONS, type AttentionWindow, type ConfidenceSignal, type Knobs, type RunConfig, type WeightPrecision } from '../../shared/config.js';
+import { ConfidenceSignalSchema, isGatedPolicy, kmaxProblem, KnobsSchema, parseAttentionWindow, parseTauList, POLICY_NAMES, RunConfigSchema, WEIGHT_PRECISIONS, type AttentionWindow, type ConfidenceSignal, type Knobs, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { BundledModel, EngineKnobsEvent } from '../../shared/messages.js';
 import { defaultKmax, KNOBS } from '../../shared/knobs.js';
 import { suggestKmax } from '../../engine/cost/knee.js';
@@ -9,7 +9,7 @@ import { clockKnee, clockName } from '../studio/clock.js';
 import type { KneeSuggestion } from '../studio/store.js';
 import { plural } from '../studio/tokens.js';
 import { useSend, useStudio, useStudioStore } from './StudioContext.js';
-import { Field, ModelPairFieldset, PromptsFieldset, RunButtons, SamplingFieldset } from './RunFieldsets.js';
+import { Field, ModelPairFieldset, PromptsFieldset, RunButtons, SamplingFieldset, type FormInput } from './RunFieldsets.js';
 
 /** The run config's numbers the form holds as typed text (RunConfigSchema checks them on start). */
 type TextSettings = Extract<keyof RunConfig, 'batch' | 'kmax' | 'requests' | 'maxNewTokens' | 'temperature' | 'seed' | 'tau'>;
@@ -206,9 +206,8 @@ export function formToKnobs(form: RunForm, engine: EngineKnobsEvent | null = nul
   if (overLimit !== null) return { errors: { batch: overLimit } };
   const kmax = knobs.kmax ?? engine?.kmax;
   const batch = knobs.batch ?? engine?.batch;
-  if (kmax !== undefined && batch !== undefined && kmax < batch) {
-    return { errors: { kmax: `K_max (${kmax}) is below the batch size (${batch})` } };
-  }
+  const kmaxRule = kmax !== undefined && batch !== undefined ? kmaxProblem(kmax, batch) : null;
+  if (kmaxRule !== null) return { errors: { kmax: kmaxRule } };
   return { knobs };
 }
 
@@ -265,7 +264,7 @@ export function kmaxFor(origin: KmaxOrigin, batch: number): number | null {
 function KmaxSource({ form, origin, live }: { form: RunForm; origin: KmaxOrigin; live: boolean }) {
   const batch = toNumber(form.batch);
   const kmax = toNumber(form.kmax);
-  if (!Number.isInteger(batch) || !Number.isInteger(kmax) || batch < 1 || kmax < batch) return null;
+  if (!Number.isInteger(batch) || !Number.isInteger(kmax) || batch < 1 || kmaxProblem(kmax, batch) !== null) return null;
   const drafts = kmax - batch;
   // A live run's K_max is the engine's (its knobs event): no default to explain.
   const source =
@@ -296,6 +295,174 @@ export interface RunPanelProps {
   chooseFolder?: () => Promise<string | null>;
 }
 
+type SetForm = React.Dispatch<React.SetStateAction<RunForm>>;
+
+/** The engine's knobs are the truth: its start values, a dragged τ, a refused change all land in the form. */
+function useEngineKnobsInForm(engineKnobs: EngineKnobsEvent | null, setForm: SetForm, setKnobsNote: (note: string) => void): void {
+  const shownKnobs = useRef<EngineKnobsEvent | null>(null);
+  useEffect(() => {
+    if (engineKnobs === null || engineKnobs === shownKnobs.current) return;
+    const previous = shownKnobs.current;
+    shownKnobs.current = engineKnobs;
+    setForm((f) => syncForm(f, engineKnobs, previous));
+    if (engineKnobs.refused !== undefined) setKnobsNote(`refused (${engineKnobs.refused}); the form shows what the engine runs`);
+    else if (previous !== null) setKnobsNote('applied; the form shows what the engine runs');
+  }, [engineKnobs]);
+}
+
+/**
+ * Where the form's K_max comes from (KmaxOrigin), and K_max kept on it: untouched, it follows the
+ * knee for the form's batch; a live run's K_max is the engine's.
+ */
+function useKmaxOrigin(form: RunForm, live: boolean, setForm: SetForm): { origin: KmaxOrigin; setKmaxFrom: (from: KmaxFrom) => void } {
+  const kneeSuggestion = useStudio((s) => s.kneeSuggestion);
+  const kneeApplied = useRef<KneeSuggestion | null>(kneeSuggestion);
+  const clock = useStudio((s) => s.clock);
+  const [kmaxFrom, setKmaxFrom] = useState<KmaxFrom>('clock');
+  const origin = kmaxOrigin(kmaxFrom, clock, kneeSuggestion);
+  // The host's answer to "K_max from this machine's knee": K_max follows that knee from now on.
+  useEffect(() => {
+    if (kneeSuggestion === null || kneeSuggestion === kneeApplied.current) return;
+    kneeApplied.current = kneeSuggestion;
+    setKmaxFrom('measured');
+  }, [kneeSuggestion]);
+  // Choosing a clock makes its knee the default again, unless K_max was typed.
+  useEffect(() => setKmaxFrom((from) => (from === 'typed' ? from : 'clock')), [clock]);
+  const followed = live ? null : kmaxFor(origin, toNumber(form.batch));
+  useEffect(() => {
+    if (followed !== null) setForm((f) => (f.kmax === String(followed) ? f : { ...f, kmax: String(followed) }));
+  }, [followed]);
+  return { origin, setKmaxFrom };
+}
+
+/**
+ * An opened trace (a replay): the form takes its policy and K_max, so it no longer shows the
+ * previous run's, and Start runs what the trace ran (its other settings are not in its steps).
+ */
+function useReplayInForm(live: boolean, policies: readonly string[], setForm: SetForm, setKmaxFrom: (from: KmaxFrom) => void): void {
+  const replays = useStudio((s) => s.replays);
+  const replayPolicy = useStudio((s) => (s.replays > 0 ? (s.metrics?.policy ?? null) : null));
+  const replayKmax = useStudio((s) => (s.replays > 0 ? (s.latestStep?.kmax ?? null) : null));
+  const replayShown = useRef(0);
+  useEffect(() => {
+    if (live || replays === replayShown.current || replayPolicy === null) return;
+    replayShown.current = replays;
+    setForm((f) => ({ ...f, ...(policies.includes(replayPolicy) ? { policy: replayPolicy } : {}), ...(replayKmax !== null ? { kmax: String(replayKmax) } : {}) }));
+    if (replayKmax !== null) setKmaxFrom('typed');
+  }, [live, replays, replayPolicy, replayKmax, policies]);
+}
+
+/** "K_max from this machine's knee", and what the host answered. */
+function KneeRow({ live, askKnee }: { live: boolean; askKnee: () => void }) {
+  const kneeSuggestion = useStudio((s) => s.kneeSuggestion);
+  // The host reports the timing as the 'knee' task until it answers or fails.
+  const timingKnee = useStudio((s) => s.progress.knee !== undefined);
+  return (
+    <>
+      <div className="field-row knee-row">
+        <button
+          type="button"
+          disabled={live || timingKnee}
+          title="times the target's forward against packed tokens on this machine (a second or two), finds the knee where its cost turns linear, and sets K_max for the batch size: the knee, or batch + knee once the batch passes it"
+          onClick={askKnee}
+        >
+          K_max from this machine's knee
+        </button>
+        {kneeSuggestion && (
+          <span className="muted" data-testid="knee-suggestion">
+            knee {kneeSuggestion.knee} tokens: K_max {kneeSuggestion.kmax} for batch {kneeSuggestion.batch}
+          </span>
+        )}
+      </div>
+      {kneeSuggestion && kneeSuggestion.batch >= kneeSuggestion.knee && (
+        // Past the knee the roots alone fill the flat part of the target's cost curve: a drafted
+        // token pays for itself only if accepted often enough (docs/echo.md, priced ECHO).
+        <p className="muted" data-testid="knee-past">
+          Batch {kneeSuggestion.batch} is at or past the knee: every drafted token lengthens verification, so on this
+          machine plain decoding (ar) may be faster. Run both and compare with Keep for comparison.
+        </p>
+      )}
+    </>
+  );
+}
+
+/** The policy, batch, K_max, τ and confidence signal: the knobs a live run takes between steps. */
+function PolicyBudgetFieldset({
+  form,
+  set,
+  errors,
+  input,
+  live,
+  policies,
+  engineKnobs,
+  origin,
+  askKnee,
+}: {
+  form: RunForm;
+  set: <K extends keyof RunForm>(key: K, value: RunForm[K]) => void;
+  errors: FieldErrors;
+  input: FormInput;
+  live: boolean;
+  policies: readonly string[];
+  engineKnobs: EngineKnobsEvent | null;
+  origin: KmaxOrigin;
+  askKnee: () => void;
+}) {
+  return (
+    <fieldset>
+      <legend>Policy and budget</legend>
+      <Field label="policy" htmlFor="run-policy" error={errors.policy}>
+        <select id="run-policy" value={form.policy} disabled={live} onChange={(e) => set('policy', e.target.value)}>
+          {policies.map((p) => (
+            <option key={p} value={p}>
+              {p}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <div className="field-row">
+        <Field label="batch size" htmlFor="run-batch" error={errors.batch ?? (live ? (batchOverLimit(toNumber(form.batch), engineKnobs) ?? undefined) : undefined)}>
+          {/* A live run's batch goes as far as the pair's memory allows (its KV slots are reallocated past those loaded). */}
+          {input('batch', { type: 'number', knob: true, max: live ? engineKnobs?.batchLimit?.max : undefined })}
+        </Field>
+        <Field label="K_max" htmlFor="run-kmax" error={errors.kmax}>
+          {input('kmax', { type: 'number', knob: true })}
+        </Field>
+      </div>
+      {form.policy === 'fixed' ? (
+        <Field label="τ (every gated depth)" htmlFor="run-tau" error={errors.tau}>
+          {input('tau', { type: 'number', step: '0.01', knob: true })}
+        </Field>
+      ) : (
+        <Field label="τ_d (depth:τ, …; empty: calibrate first)" htmlFor="run-taus" error={errors.taus}>
+          {input('taus', { knob: true })}
+        </Field>
+      )}
+      <KmaxSource form={form} origin={origin} live={live} />
+      <KneeRow live={live} askKnee={askKnee} />
+      {isGatedPolicy(form.policy) && (
+        <Field label="confidence signal (what τ is compared with)" htmlFor="run-confidence" error={errors.confidence}>
+          <select id="run-confidence" value={form.confidence} disabled={live} onChange={(e) => set('confidence', e.target.value as RunForm['confidence'])}>
+            {(['auto', ...ConfidenceSignalSchema.options] as const).map((signal) => (
+              <option key={signal} value={signal}>
+                {SIGNAL_LABELS[signal]}
+              </option>
+            ))}
+          </select>
+        </Field>
+      )}
+    </fieldset>
+  );
+}
+
+/** Why the form cannot ask for the knee yet (no batch, no target folder), or null. */
+function kneeRequestError(form: RunForm): FieldErrors | null {
+  const batch = toNumber(form.batch);
+  if (!Number.isInteger(batch) || batch < 1) return { batch: 'give a batch size first: K_max is suggested for it' };
+  if (form.modelSource === 'folders' && form.targetDir.trim() === '') return { targetDir: 'choose the target folder first: its forward is what gets timed' };
+  return null;
+}
+
 export function RunPanel({ chooseFolder }: RunPanelProps) {
   const [form, setForm] = useState<RunForm>(DEFAULT_FORM);
   const [errors, setErrors] = useState<FieldErrors>({});
@@ -308,53 +475,14 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
   const store = useStudioStore();
   const send = useSend();
   const live = runState === 'running' || runState === 'paused' || runState === 'loading';
-  const kneeSuggestion = useStudio((s) => s.kneeSuggestion);
   const engineKnobs = useStudio((s) => s.engineKnobs);
   // A live run this page did not start: only its knobs are known (the engine's knobs event).
   const startedElsewhere = useStudio((s) => s.config === null) && live;
-  const shownKnobs = useRef<EngineKnobsEvent | null>(null);
-  // The engine's knobs are the truth: its start values, a dragged τ, a refused change all land in the form.
-  useEffect(() => {
-    if (engineKnobs === null || engineKnobs === shownKnobs.current) return;
-    const previous = shownKnobs.current;
-    shownKnobs.current = engineKnobs;
-    setForm((f) => syncForm(f, engineKnobs, previous));
-    if (engineKnobs.refused !== undefined) setKnobsNote(`refused (${engineKnobs.refused}); the form shows what the engine runs`);
-    else if (previous !== null) setKnobsNote('applied; the form shows what the engine runs');
-  }, [engineKnobs]);
-  const kneeApplied = useRef<KneeSuggestion | null>(kneeSuggestion);
-  // The host reports the timing as the 'knee' task until it answers or fails.
-  const timingKnee = useStudio((s) => s.progress.knee !== undefined);
-  const clock = useStudio((s) => s.clock);
-  const [kmaxFrom, setKmaxFrom] = useState<KmaxFrom>('clock');
-  const origin = kmaxOrigin(kmaxFrom, clock, kneeSuggestion);
-  // The host's answer to "K_max from this machine's knee": K_max follows that knee from now on.
-  useEffect(() => {
-    if (kneeSuggestion === null || kneeSuggestion === kneeApplied.current) return;
-    kneeApplied.current = kneeSuggestion;
-    setKmaxFrom('measured');
-  }, [kneeSuggestion]);
-  // Choosing a clock makes its knee the default again, unless K_max was typed.
-  useEffect(() => setKmaxFrom((from) => (from === 'typed' ? from : 'clock')), [clock]);
-  // Untouched, K_max follows the knee for the form's batch; a live run's K_max is the engine's.
-  const followed = live ? null : kmaxFor(origin, toNumber(form.batch));
-  useEffect(() => {
-    if (followed !== null) setForm((f) => (f.kmax === String(followed) ? f : { ...f, kmax: String(followed) }));
-  }, [followed]);
-  // An opened trace (a replay): the form takes its policy and K_max, so it no longer shows the
-  // previous run's, and Start runs what the trace ran (its other settings are not in its steps).
-  const replays = useStudio((s) => s.replays);
-  const replayPolicy = useStudio((s) => (s.replays > 0 ? (s.metrics?.policy ?? null) : null));
-  const replayKmax = useStudio((s) => (s.replays > 0 ? (s.latestStep?.kmax ?? null) : null));
-  const replayShown = useRef(0);
-  useEffect(() => {
-    if (live || replays === replayShown.current || replayPolicy === null) return;
-    replayShown.current = replays;
-    setForm((f) => ({ ...f, ...(policies.includes(replayPolicy) ? { policy: replayPolicy } : {}), ...(replayKmax !== null ? { kmax: String(replayKmax) } : {}) }));
-    if (replayKmax !== null) setKmaxFrom('typed');
-  }, [live, replays, replayPolicy, replayKmax, policies]);
+  useEngineKnobsInForm(engineKnobs, setForm, setKnobsNote);
+  const { origin, setKmaxFrom } = useKmaxOrigin(form, live, setForm);
+  useReplayInForm(live, policies, setForm, setKmaxFrom);
   const set = <K extends keyof RunForm>(key: K, value: RunForm[K]): void => setForm((f) => ({ ...f, [key]: value }));
-  const input = (key: keyof RunForm, props: { type?: string; step?: string; knob?: boolean; max?: number } = {}) => (
+  const input: FormInput = (key, props = {}) => (
     <input
       id={`run-${key}`}
       name={key}
@@ -399,17 +527,9 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
   };
 
   const askKnee = (): void => {
-    const batch = toNumber(form.batch);
-    if (!Number.isInteger(batch) || batch < 1) {
-      setErrors({ batch: 'give a batch size first: K_max is suggested for it' });
-      return;
-    }
-    if (form.modelSource === 'folders' && form.targetDir.trim() === '') {
-      setErrors({ targetDir: 'choose the target folder first: its forward is what gets timed' });
-      return;
-    }
-    setErrors({});
-    send({ type: 'hw.knee', batch, ...(form.modelSource === 'folders' ? { targetDir: form.targetDir.trim() } : {}) });
+    const problem = kneeRequestError(form);
+    setErrors(problem ?? {});
+    if (problem === null) send({ type: 'hw.knee', batch: toNumber(form.batch), ...(form.modelSource === 'folders' ? { targetDir: form.targetDir.trim() } : {}) });
   };
 
   const pickFolder = async (key: 'draftDir' | 'targetDir'): Promise<void> => {
@@ -430,71 +550,7 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
           {runState}
         </span>
       </header>
-      <fieldset>
-        <legend>Policy and budget</legend>
-        <Field label="policy" htmlFor="run-policy" error={errors.policy}>
-          <select id="run-policy" value={form.policy} disabled={live} onChange={(e) => set('policy', e.target.value)}>
-            {policies.map((p) => (
-              <option key={p} value={p}>
-                {p}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <div className="field-row">
-          <Field label="batch size" htmlFor="run-batch" error={errors.batch ?? (live ? (batchOverLimit(toNumber(form.batch), engineKnobs) ?? undefined) : undefined)}>
-            {/* A live run's batch goes as far as the pair's memory allows (its KV slots are reallocated past those loaded). */}
-            {input('batch', { type: 'number', knob: true, max: live ? engineKnobs?.batchLimit?.max : undefined })}
-          </Field>
-          <Field label="K_max" htmlFor="run-kmax" error={errors.kmax}>
-            {input('kmax', { type: 'number', knob: true })}
-          </Field>
-        </div>
-        {form.policy === 'fixed' ? (
-          <Field label="τ (every gated depth)" htmlFor="run-tau" error={errors.tau}>
-            {input('tau', { type: 'number', step: '0.01', knob: true })}
-          </Field>
-        ) : (
-          <Field label="τ_d (depth:τ, …; empty: calibrate first)" htmlFor="run-taus" error={errors.taus}>
-            {input('taus', { knob: true })}
-          </Field>
-        )}
-        <KmaxSource form={form} origin={origin} live={live} />
-        <div className="field-row knee-row">
-          <button
-            type="button"
-            disabled={live || timingKnee}
-            title="times the target's forward against packed tokens on this machine (a second or two), finds the knee where its cost turns linear, and sets K_max for the batch size: the knee, or batch + knee once the batch passes it"
-            onClick={askKnee}
-          >
-            K_max from this machine's knee
-          </button>
-          {kneeSuggestion && (
-            <span className="muted" data-testid="knee-suggestion">
-              knee {kneeSuggestion.knee} tokens: K_max {kneeSuggestion.kmax} for batch {kneeSuggestion.batch}
-            </span>
-          )}
-        </div>
-        {kneeSuggestion && kneeSuggestion.batch >= kneeSuggestion.knee && (
-          // Past the knee the roots alone fill the flat part of the target's cost curve: a drafted
-          // token pays for itself only if accepted often enough (docs/echo.md, priced ECHO).
-          <p className="muted" data-testid="knee-past">
-            Batch {kneeSuggestion.batch} is at or past the knee: every drafted token lengthens verification, so on this
-            machine plain decoding (ar) may be faster. Run both and compare with Keep for comparison.
-          </p>
-        )}
-        {isGatedPolicy(form.policy) && (
-          <Field label="confidence signal (what τ is compared with)" htmlFor="run-confidence" error={errors.confidence}>
-            <select id="run-confidence" value={form.confidence} disabled={live} onChange={(e) => set('confidence', e.target.value as RunForm['confidence'])}>
-              {(['auto', ...ConfidenceSignalSchema.options] as const).map((signal) => (
-                <option key={signal} value={signal}>
-                  {SIGNAL_LABELS[signal]}
-                </option>
-              ))}
-            </select>
-          </Field>
-        )}
-      </fieldset>
+      <PolicyBudgetFieldset form={form} set={set} errors={errors} input={input} live={live} policies={policies} engineKnobs={engineKnobs} origin={origin} askKnee={askKnee} />
       {startedElsewhere ? (
         <p className="muted" data-testid="run-elsewhere">
           This run was started from another window. The engine reports its policy, batch, K_max and τ (above); its model

@@ -4,14 +4,14 @@
 import { useEffect, useRef, useState } from 'react';
 import type { StepEvent } from '../../shared/events.js';
 import { countStates, nodeStates } from '../studio/nodeStates.js';
-import { viewedStep } from '../studio/store.js';
+import { viewedStep, type StudioState } from '../studio/store.js';
 import { hitTestForest, packForest, type PackedForest } from '../studio/treeLayout.js';
 import { drawSuperTree } from './drawSuperTree.js';
 import { IDENTITY, panBy, toForest, zoomAt, type ViewTransform } from '../studio/viewTransform.js';
 import { plural } from '../studio/tokens.js';
 import { NodeLegend } from './Legend.js';
 import { useStudioStore } from './StudioContext.js';
-import { prepareCanvas, useCanvasSize, useFrameScheduler } from './useCanvas.js';
+import { prepareCanvas, useCanvasSize, useFrameScheduler, type CanvasSize } from './useCanvas.js';
 
 export function summariseStep(step: StepEvent): string {
   let nodes = 0;
@@ -25,13 +25,74 @@ export function summariseStep(step: StepEvent): string {
   return `step ${step.step} · ${plural(step.requests.length, 'request')} · ${nodes} drafted · ${verified} verified · ${accepted} accepted`;
 }
 
+type ForestLayout = { step: StepEvent; width: number; height: number; forest: PackedForest };
+
+/**
+ * Draws the step the views show (or clears the canvas before the first) and writes its summary;
+ * returns the forest's layout, reused while the step and the canvas size stay.
+ */
+function drawViewedStep(
+  state: StudioState,
+  canvas: HTMLCanvasElement | null,
+  summary: HTMLSpanElement | null,
+  size: CanvasSize,
+  cached: ForestLayout | null,
+  view: ViewTransform,
+): ForestLayout | null {
+  const step = viewedStep(state);
+  if (canvas) canvas.dataset.step = step ? String(step.step) : '';
+  if (summary) summary.textContent = step ? summariseStep(step) : 'waiting for the first step';
+  if (step === null) {
+    prepareCanvas(canvas, size);
+    return cached;
+  }
+  if (cached === null || cached.step !== step || cached.width !== size.width || cached.height !== size.height) {
+    cached = { step, width: size.width, height: size.height, forest: packForest(step.requests, { width: size.width, height: size.height }) };
+  }
+  const ctx = prepareCanvas(canvas, size);
+  if (ctx !== null) drawSuperTree(ctx, step, cached.forest, { width: size.width, height: size.height, selectedRequestId: state.selectedRequestId, view });
+  return cached;
+}
+
+/** Zoom in, zoom out and back to every tree. */
+function ZoomControls({ zoomed, zoomBy, fit }: { zoomed: boolean; zoomBy: (factor: number) => void; fit: () => void }) {
+  return (
+    <span className="zoom-controls">
+      <button type="button" aria-label="zoom in" onClick={() => zoomBy(1.5)}>
+        +
+      </button>
+      <button type="button" aria-label="zoom out" onClick={() => zoomBy(1 / 1.5)}>
+        −
+      </button>
+      <button type="button" disabled={!zoomed} onClick={fit} title="every tree again (or double-click the canvas)">
+        fit
+      </button>
+    </span>
+  );
+}
+
+/** The wheel zooms about the pointer; a native listener, since React's wheel listener is passive. */
+function useWheelZoom(canvasRef: React.RefObject<HTMLCanvasElement | null>, viewRef: React.RefObject<ViewTransform>, setView: (view: ViewTransform) => void): void {
+  useEffect(() => {
+    const canvas = canvasRef.current;
+    if (!canvas) return;
+    const onWheel = (e: WheelEvent): void => {
+      e.preventDefault();
+      const rect = canvas.getBoundingClientRect();
+      setView(zoomAt(viewRef.current, e.clientX - rect.left, e.clientY - rect.top, Math.exp(-e.deltaY * 0.0015)));
+    };
+    canvas.addEventListener('wheel', onWheel, { passive: false });
+    return () => canvas.removeEventListener('wheel', onWheel);
+  });
+}
+
 export function SuperTreeCanvas() {
   const store = useStudioStore();
   const containerRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const summaryRef = useRef<HTMLSpanElement>(null);
   const size = useCanvasSize(containerRef);
-  const layoutRef = useRef<{ step: StepEvent; width: number; height: number; forest: PackedForest } | null>(null);
+  const layoutRef = useRef<ForestLayout | null>(null);
   // Zoom and pan: the forest is laid out to fit the canvas, then drawn under this transform, so at
   // batch 64 a reader zooms into a few trees and their labels appear once they can be read.
   const viewRef = useRef<ViewTransform>(IDENTITY);
@@ -50,23 +111,7 @@ export function SuperTreeCanvas() {
     () => Math.min(250, 2 * drawMs.current),
   );
   const drawFrame = (): void => {
-    const state = store.getState();
-    const step = viewedStep(state);
-    const canvas = canvasRef.current;
-    if (canvas) canvas.dataset.step = step ? String(step.step) : '';
-    if (summaryRef.current) summaryRef.current.textContent = step ? summariseStep(step) : 'waiting for the first step';
-    if (step === null) {
-      prepareCanvas(canvas, size);
-      return;
-    }
-    let cached = layoutRef.current;
-    if (cached === null || cached.step !== step || cached.width !== size.width || cached.height !== size.height) {
-      cached = { step, width: size.width, height: size.height, forest: packForest(step.requests, { width: size.width, height: size.height }) };
-      layoutRef.current = cached;
-    }
-    const ctx = prepareCanvas(canvas, size);
-    if (ctx === null) return;
-    drawSuperTree(ctx, step, cached.forest, { width: size.width, height: size.height, selectedRequestId: state.selectedRequestId, view: viewRef.current });
+    layoutRef.current = drawViewedStep(store.getState(), canvasRef.current, summaryRef.current, size, layoutRef.current, viewRef.current);
   };
 
   const setView = (view: ViewTransform): void => {
@@ -97,35 +142,18 @@ export function SuperTreeCanvas() {
     return hitTestForest(forest, x, y)?.requestId ?? null;
   };
 
-  // The wheel zooms about the pointer; a native listener, since React's wheel listener is passive.
-  useEffect(() => {
-    const canvas = canvasRef.current;
-    if (!canvas) return;
-    const onWheel = (e: WheelEvent): void => {
-      e.preventDefault();
-      const rect = canvas.getBoundingClientRect();
-      setView(zoomAt(viewRef.current, e.clientX - rect.left, e.clientY - rect.top, Math.exp(-e.deltaY * 0.0015)));
-    };
-    canvas.addEventListener('wheel', onWheel, { passive: false });
-    return () => canvas.removeEventListener('wheel', onWheel);
-  });
+  useWheelZoom(canvasRef, viewRef, setView);
 
   return (
     <section className="view super-tree" aria-label="Super-Tree">
       <header className="view-header">
         <h2>Super-Tree</h2>
         <span className="summary" ref={summaryRef} data-testid="super-tree-summary" />
-        <span className="zoom-controls">
-          <button type="button" aria-label="zoom in" onClick={() => setView(zoomAt(viewRef.current, size.width / 2, size.height / 2, 1.5))}>
-            +
-          </button>
-          <button type="button" aria-label="zoom out" onClick={() => setView(zoomAt(viewRef.current, size.width / 2, size.height / 2, 1 / 1.5))}>
-            −
-          </button>
-          <button type="button" disabled={!zoomed} onClick={() => setView(IDENTITY)} title="every tree again (or double-click the canvas)">
-            fit
-          </button>
-        </span>
+        <ZoomControls
+          zoomed={zoomed}
+          zoomBy={(factor) => setView(zoomAt(viewRef.current, size.width / 2, size.height / 2, factor))}
+          fit={() => setView(IDENTITY)}
+        />
       </header>
       <NodeLegend />
       <div className="canvas-box" ref={containerRef}>

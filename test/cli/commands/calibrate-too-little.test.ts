@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { executeCalibrate } from '../../../src/cli/commands/calibrate.js';
 import { register as registerRun } from '../../../src/cli/commands/run.js';
 import { register as registerSweep } from '../../../src/cli/commands/sweep.js';
-import { calibrationWorkload } from '../../../src/engine/warmup.js';
+import { calibrationWorkload } from '../../../src/engine/run/warmup.js';
 import { runCli } from '../helpers.js';
 import { tinyPairFolders } from '../../engine/model/tiny-pair-folders.js';
 

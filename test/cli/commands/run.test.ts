@@ -14,7 +14,7 @@ import { readTrace } from '../../../src/engine/trace/read.js';
 import { formatSummary, summariseTrace } from '../../../src/cli/commands/trace.js';
 import { writeFixtureModel, writeSwappedVocabModel } from '../../engine/model/fixtures.js';
 import { writePassThroughHead } from '../../engine/fixtures/head.js';
-import { resolveModelDirs } from '../../../src/engine/session-run.js';
+import { resolveModelDirs } from '../../../src/engine/run/session-run.js';
 import { tinyPairFolders } from '../../engine/model/tiny-pair-folders.js';
 import { runCli, saveRootGateProfile, type Histogram } from '../helpers.js';
 

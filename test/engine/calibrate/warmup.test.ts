@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { autoSignal, calibratePair, calibrateSamples, collectWarmupSamples, warmupProgressLog } from '../../../src/engine/warmup';
+import { autoSignal, calibratePair, calibrateSamples, collectWarmupSamples, warmupProgressLog } from '../../../src/engine/run/warmup';
 import { loadFixturePair, randomPrompts, type FixturePair } from '../fixtures/pair';
 import { MAX_BINS, SAMPLES_PER_BIN } from '../../../src/engine/calibrate/acceptance';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadModel, type OrtModelSession } from '../../../src/engine/model/index.js';
 import { createPolicy } from '../../../src/engine/policy/index.js';
-import type { RunSummary } from '../../../src/engine/runner.js';
+import type { RunSummary } from '../../../src/engine/run/runner.js';
 import { randomPrompts, runGreedy, type FixturePair } from '../fixtures/pair.js';
 import { writeFixtureModel, writePerturbedPair } from './fixtures.js';
 import { tempDir } from './helpers.js';

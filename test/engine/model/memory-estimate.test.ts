@@ -9,7 +9,7 @@ import { machineMemoryBytes, memoryFitProblem, PROCESS_BYTES, peakBytes } from '
 import { ModelLoadError } from '../../../src/engine/model/errors.js';
 import { Refusal } from '../../../src/engine/refusal.js';
 import { listGraphCache } from '../../../src/engine/model/graph-cache.js';
-import { loadPair } from '../../../src/engine/pair.js';
+import { loadPair } from '../../../src/engine/run/pair.js';
 import { writeFixtureModel } from './fixtures.js';
 import { tempDir } from './helpers.js';
 import { llamaConfig, writeSparseModel, type SparseModel } from './sparse-folder.js';

@@ -9,7 +9,7 @@ import { writeGraph } from '../../../src/engine/model/graph-cache.js';
 import { DataType } from '../../../src/engine/model/onnx-proto.js';
 import { loadModel, type OrtModelSession } from '../../../src/engine/model/index.js';
 import { createPolicy } from '../../../src/engine/policy/index.js';
-import type { RunSummary } from '../../../src/engine/runner.js';
+import type { RunSummary } from '../../../src/engine/run/runner.js';
 import type { WeightPrecision } from '../../../src/shared/config.js';
 import { expectSameAsAr } from '../fixtures/lossless.js';
 import { randomPrompts, runGreedy, type FixturePair } from '../fixtures/pair.js';

@@ -7,7 +7,7 @@ import { EchoPolicy } from '../../../src/engine/policy/echo';
 import { FixedPolicy } from '../../../src/engine/policy/fixed';
 import { createPolicy } from '../../../src/engine/policy/index';
 import type { SpeculationPolicy, PolicyOptions } from '../../../src/engine/policy/types';
-import type { RunSummary, WorkItem } from '../../../src/engine/runner';
+import type { RunSummary, WorkItem } from '../../../src/engine/run/runner';
 import type { StepEvent } from '../../../src/shared/events';
 import { loadFixturePair, randomPrompts, runGreedy, type FixturePair } from '../fixtures/pair';
 import { expectSameAsAr } from '../fixtures/lossless';

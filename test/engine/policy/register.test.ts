@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { draftAllowance, fairShares } from '../../../src/engine/policy/budget.js';
 import { availablePolicies, createPolicy, registerPolicy } from '../../../src/engine/policy/index.js';
 import type { SpeculationPolicy, StepContext } from '../../../src/engine/policy/types.js';
-import type { RunSummary } from '../../../src/engine/runner.js';
+import type { RunSummary } from '../../../src/engine/run/runner.js';
 import { ROOT } from '../../../src/engine/tree.js';
 import { expectConsistentEvent } from '../fixtures/event-invariants.js';
 import { expectSameAsAr } from '../fixtures/lossless.js';

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { createPolicy } from '../../../src/engine/policy/index.js';
 import type { SpeculationPolicy } from '../../../src/engine/policy/types.js';
-import { Runner } from '../../../src/engine/runner.js';
+import { Runner } from '../../../src/engine/run/runner.js';
 import { ExpansionRecorder } from '../../../src/engine/trace/expansions.js';
 import { buildTraceHeader } from '../../../src/engine/trace/header.js';
 import type { TraceContents } from '../../../src/engine/trace/parse.js';

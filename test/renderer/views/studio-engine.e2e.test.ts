@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { copyFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { BUNDLED_DRAFT, BUNDLED_TARGET } from '../../../src/engine/session-run.js';
+import { BUNDLED_DRAFT, BUNDLED_TARGET } from '../../../src/engine/run/session-run.js';
 import { writePerturbedPair } from '../../engine/model/fixtures.js';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

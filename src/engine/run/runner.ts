@@ -2,15 +2,15 @@
 // speculative step over all of them; a finished request (EOS or its token limit) retires,
 // frees its KV slots on both models, and waiting requests that have arrived take its place.
 // Between steps the studio may pause, single-step, stop, or change K_max and the batch size.
-import type { Knobs } from '../shared/config';
-import type { FinishReason, StepEvent } from '../shared/events';
-import { isDraftHead, type ModelSession } from './model/types';
-import type { SpeculationPolicy } from './policy/types';
-import { prefill } from './prefill';
-import { Rng } from './rng';
-import { MAX_DRAFT_DEPTH } from './policy/drive';
-import { speculativeStep, type InFlight, type StepEngine } from './step';
-import { Refusal } from './refusal.js';
+import { kmaxProblem, type Knobs } from '../../shared/config';
+import type { FinishReason, StepEvent } from '../../shared/events';
+import { isDraftHead, type ModelSession } from '../model/types';
+import type { SpeculationPolicy } from '../policy/types';
+import { prefill } from '../prefill';
+import { Rng } from '../rng';
+import { MAX_DRAFT_DEPTH } from '../policy/drive';
+import { speculativeStep, type InFlight, type StepEngine } from '../step';
+import { Refusal } from '../refusal.js';
 
 /** One request of a workload, already tokenised. */
 export interface WorkItem {
@@ -134,7 +134,8 @@ export class Runner {
     workload: readonly WorkItem[],
   ) {
     const { target, draft, policy, batch, kmax } = options;
-    if (kmax < batch) throw new Refusal(`K_max (${kmax}) is below the batch size (${batch})`);
+    const kmaxRule = kmaxProblem(kmax, batch);
+    if (kmaxRule !== null) throw new Refusal(kmaxRule);
     if (policy.candidatesPerNode > 0 && draft === null) throw new Error(`policy "${policy.name}" drafts, but no draft model was given`);
     if (target.capacity < batch) throw new Error(`the target model has ${target.capacity} KV slots, batch ${batch} needs ${batch}`);
     if (draft && draft.capacity < batch) throw new Error(`the draft model has ${draft.capacity} KV slots, batch ${batch} needs ${batch}`);
@@ -211,10 +212,8 @@ export class Runner {
   setKnobs(knobs: Knobs): void {
     const batch = knobs.batch ?? this.batch;
     const kmax = knobs.kmax ?? this.kmax;
-    if (kmax < batch) throw new Refusal(`K_max (${kmax}) is below the batch size (${batch})`);
-    if (kmax < this.inFlight.length) {
-      throw new Refusal(`K_max (${kmax}) is below the ${this.inFlight.length} requests still in flight`);
-    }
+    const kmaxRule = kmaxProblem(kmax, batch) ?? kmaxProblem(kmax, this.inFlight.length, 'the requests still in flight');
+    if (kmaxRule !== null) throw new Refusal(kmaxRule);
     const limit = this.slotLimit;
     if (batch > limit.max) throw new Refusal(`batch ${batch} is more than the ${limit.max} KV slots this pair can have: ${limit.beyond}`);
     this.batch = batch;

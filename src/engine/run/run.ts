@@ -5,16 +5,16 @@
 // KV reallocation (`on`). A loaded setup starts further runs on the same pair (`startOn`: a sweep's
 // entries, reproduce's probes). The CLI's commands and the engine host reach the engine through
 // the door beside this file (index.ts).
-import type { Knobs, RunConfig } from '../shared/config.js';
-import type { RunMetrics, StepEvent } from '../shared/events.js';
-import type { TraceSummary } from '../shared/trace-schema.js';
-import type { ModelledClock } from './cost/clock.js';
+import type { Knobs, RunConfig } from '../../shared/config.js';
+import type { RunMetrics, StepEvent } from '../../shared/events.js';
+import type { TraceSummary } from '../../shared/trace-schema.js';
+import type { ModelledClock } from '../cost/clock.js';
 import { runToEnd, startRun, type FinishedRun, type InstrumentedRun, type RunOutcome, type RunSource } from './instrumented-run.js';
-import type { RunMetricsAccumulator } from './metrics/run-metrics.js';
-import type { SpeculationPolicy } from './policy/types.js';
+import type { RunMetricsAccumulator } from '../metrics/run-metrics.js';
+import type { SpeculationPolicy } from '../policy/types.js';
 import type { RequestResult, Runner, RunSummary, SlotGrowth } from './runner.js';
 import { loadRunSetup, runTraceHeader, type RunSetup, type RunSetupOptions } from './session-run.js';
-import { TraceRecorder } from './trace/writer.js';
+import { TraceRecorder } from '../trace/writer.js';
 
 /** What a run tells its listeners, by event name. */
 export interface RunEvents {

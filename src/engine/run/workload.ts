@@ -8,12 +8,12 @@
 // A file whose first non-blank line is not a JSON object is plain text instead: each non-blank
 // line is one prompt, with ids "line-N" (its line number).
 // Files are read line by line, never whole, and only as far as the records a run needs.
-import { jsonErrorPosition } from './json-error.js';
+import { jsonErrorPosition } from '../json-error.js';
 import { open } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
-import type { ChatMessage } from './model/tokenizer.js';
-import { Refusal } from './refusal.js';
+import type { ChatMessage } from '../model/tokenizer.js';
+import { Refusal } from '../refusal.js';
 
 export interface PromptRecord {
   id: string;

@@ -4,16 +4,16 @@
 // and what the draft proposes never changes a lossless run's output, only how much of it the
 // target accepts. The target runs in float32 unless told otherwise (targetPrecision), and then every
 // lossless run outputs what plain decoding of that quantised target would.
-import { defaultDraftPrecision, type WeightPrecision } from '../shared/config.js';
-import { parseModelConfig, readConfigJson } from './model/config.js';
-import { notAHeadProblem, refuseHeadAsModel } from './model/eagle3-config.js';
-import { isHeadFolder, loadHead, openHeadFolder } from './model/head-loader.js';
-import { defaultThreads, folderMemory, heldWeightBytes, loadModel, openModelFolder, type LoadOptions } from './model/loader.js';
-import { kvFitProblem } from './model/kv-budget.js';
-import { machineMemoryBytes, memoryFitProblem, type PlannedModel } from './model/memory-estimate.js';
-import { assertSameVocabulary, ModelTokenizer } from './model/tokenizer.js';
-import type { AttentionWindow, ModelSession } from './model/types.js';
-import { Refusal } from './refusal.js';
+import { defaultDraftPrecision, type WeightPrecision } from '../../shared/config.js';
+import { parseModelConfig, readConfigJson } from '../model/config.js';
+import { notAHeadProblem, refuseHeadAsModel } from '../model/eagle3-config.js';
+import { isHeadFolder, loadHead, openHeadFolder } from '../model/head-loader.js';
+import { defaultThreads, folderMemory, heldWeightBytes, loadModel, openModelFolder, type LoadOptions } from '../model/loader.js';
+import { kvFitProblem } from '../model/kv-budget.js';
+import { machineMemoryBytes, memoryFitProblem, type PlannedModel } from '../model/memory-estimate.js';
+import { assertSameVocabulary, ModelTokenizer } from '../model/tokenizer.js';
+import type { AttentionWindow, ModelSession } from '../model/types.js';
+import { Refusal } from '../refusal.js';
 import type { SlotLimit } from './runner.js';
 
 /** What drafts: a small language model, or an EAGLE-3 head that reads the target's features. */

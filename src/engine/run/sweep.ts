@@ -10,16 +10,16 @@
 // ratio to the first (an A/A control) shows how close to 1 a ratio must be to mean nothing.
 // Interleaved by steps instead (`interleave: 'steps'`), a round's runs share the pair at once and
 // take turns one step each (runLockstep), so the machine's drift falls on them within a step or two.
-import { formatAttentionWindow, parseValidAttentionWindow, type AttentionWindow } from '../shared/config.js';
-import type { ModelledClock } from './cost/clock.js';
-import type { StepCosts } from '../shared/step-costs.js';
-import { medianRound, stepMedianMs } from './metrics/paired-rounds.js';
+import { formatAttentionWindow, kmaxProblem, parseValidAttentionWindow, type AttentionWindow } from '../../shared/config.js';
+import type { ModelledClock } from '../cost/clock.js';
+import type { StepCosts } from '../../shared/step-costs.js';
+import { medianRound, stepMedianMs } from '../metrics/paired-rounds.js';
 import { runRounds, slotsForRounds, type Interleaving, type StartedRun } from './rounds.js';
-import { createPolicy, unknownPolicy, type SpeculationPolicy } from './policy/index.js';
+import { createPolicy, unknownPolicy, type SpeculationPolicy } from '../policy/index.js';
 import { startOn } from './run.js';
 import { policyOptions, type RunSetup } from './session-run.js';
-import type { RunMetrics, StepEvent } from '../shared/events.js';
-import { explainDifferences, firstDifference, type Divergence } from './verify/ties.js';
+import type { RunMetrics, StepEvent } from '../../shared/events.js';
+import { explainDifferences, firstDifference, type Divergence } from '../verify/ties.js';
 
 /** A sweep entry: a policy, and the draft window it runs with when not the setup's. */
 export interface SweepEntry {
@@ -130,7 +130,9 @@ export function checkSweep(options: Pick<SweepOptions, 'policies' | 'batches' | 
   for (const batch of options.batches) {
     if (!Number.isInteger(batch) || batch < 1) throw new Error(`batch sizes are whole numbers ≥ 1, got ${batch}`);
     const kmax = options.kmax(batch);
-    if (!Number.isInteger(kmax) || kmax < batch) throw new Error(`K_max ${kmax} is below batch ${batch}: every request verifies at least its root`);
+    if (!Number.isInteger(kmax)) throw new Error(`K_max is a whole number, got ${kmax} for batch ${batch}`);
+    const kmaxRule = kmaxProblem(kmax, batch);
+    if (kmaxRule !== null) throw new Error(kmaxRule);
   }
   if (!Number.isInteger(options.rounds) || options.rounds < 1) throw new Error(`rounds must be a whole number ≥ 1, got ${options.rounds}`);
   const windows = draftWindows(options.policies);

@@ -6,7 +6,7 @@
 // Two runs of one computation one after the other differ by however the machine's speed drifted
 // between them; in lockstep they share every stretch of it within a step or two.
 import { runLockstep } from './lockstep.js';
-import { roundOrder, turnOrder } from './metrics/paired-rounds.js';
+import { roundOrder, turnOrder } from '../metrics/paired-rounds.js';
 import type { RunSummary, Runner } from './runner.js';
 
 export const INTERLEAVINGS = ['runs', 'steps'] as const;

@@ -2,18 +2,18 @@
 // recording and the modelled clock a caller asks for, and one way to measure what it did. Every
 // run goes through here: `echo-studio run` (and its --compare-ar partner), each entry of a sweep
 // round, the calibration warm-up, and the studio's live run in the engine host.
-import type { RunConfig } from '../shared/config.js';
-import type { RunMetrics, StepEvent } from '../shared/events.js';
-import type { TraceSummary } from '../shared/trace-schema.js';
-import type { ModelledClock } from './cost/clock.js';
-import { RunMetricsAccumulator, withSpeedupVsAr } from './metrics/run-metrics.js';
+import type { RunConfig } from '../../shared/config.js';
+import type { RunMetrics, StepEvent } from '../../shared/events.js';
+import type { TraceSummary } from '../../shared/trace-schema.js';
+import type { ModelledClock } from '../cost/clock.js';
+import { RunMetricsAccumulator, withSpeedupVsAr } from '../metrics/run-metrics.js';
 import { runLockstep } from './lockstep.js';
-import { createPolicy } from './policy/index.js';
-import type { ModelSession } from './model/types.js';
-import type { SpeculationPolicy } from './policy/types.js';
+import { createPolicy } from '../policy/index.js';
+import type { ModelSession } from '../model/types.js';
+import type { SpeculationPolicy } from '../policy/types.js';
 import { Runner, type RequestResult, type RunSummary, type SlotGrowth, type SlotLimit, type WorkItem } from './runner.js';
-import { ExpansionRecorder } from './trace/expansions.js';
-import type { TraceRecorder } from './trace/writer.js';
+import { ExpansionRecorder } from '../trace/expansions.js';
+import type { TraceRecorder } from '../trace/writer.js';
 
 /**
  * What a run steps over and with. A loaded run setup (session-run.ts) is one; the warm-up builds

@@ -3,23 +3,23 @@
 // and `reproduce` load a setup and start their runs on it; run.ts's prepare does both for one run.
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { findPackageRoot, packageVersion } from './package-root.js';
-import type { RunConfig, WeightPrecision } from '../shared/config.js';
-import type { TraceHeader } from '../shared/trace-schema.js';
+import { findPackageRoot, packageVersion } from '../package-root.js';
+import type { RunConfig, WeightPrecision } from '../../shared/config.js';
+import type { TraceHeader } from '../../shared/trace-schema.js';
 import { AUTO_WARMUP, needsWarmup, resolveGates, type ResolvedGates } from './resolve-gates.js';
 import { warmupProgressLog } from './warmup.js';
-import { isEagle3Config, parseEagle3Config, refuseHeadAsModel } from './model/eagle3-config.js';
+import { isEagle3Config, parseEagle3Config, refuseHeadAsModel } from '../model/eagle3-config.js';
 import { loadPair, pairSlotLimit, type DraftKind, type ModelPair } from './pair.js';
-import { measureForwardCurve } from './cost/measure.js';
-import { parseModelConfig, readConfigJson } from './model/config.js';
-import { kvFitProblem } from './model/kv-budget.js';
-import { DEFAULT_DRAFT_COST } from './policy/echo.js';
-import { createPolicy, type PolicyOptions, type SpeculationPolicy } from './policy/index.js';
+import { measureForwardCurve } from '../cost/measure.js';
+import { parseModelConfig, readConfigJson } from '../model/config.js';
+import { kvFitProblem } from '../model/kv-budget.js';
+import { DEFAULT_DRAFT_COST } from '../policy/echo.js';
+import { createPolicy, type PolicyOptions, type SpeculationPolicy } from '../policy/index.js';
 import { slotRows, warmUpDecode, warmUpSteps, type SlotLimit, type WorkItem } from './runner.js';
-import { buildTraceHeader } from './trace/header.js';
-import { MAX_DRAFT_DEPTH } from './policy/drive.js';
+import { buildTraceHeader } from '../trace/header.js';
+import { MAX_DRAFT_DEPTH } from '../policy/drive.js';
 import { encodePrompt, fitPrompts, readPromptsFile, repeatNote, skippedNotes, takeRequests, type FittedPrompts, type PromptRecord, type PromptTokenizer } from './workload.js';
-import { Refusal } from './refusal.js';
+import { Refusal } from '../refusal.js';
 
 export const BUNDLED_DRAFT = 'echo-demo-draft';
 export const BUNDLED_TARGET = 'echo-demo-target';
@@ -189,7 +189,7 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
   // Tokenise with the target's tokenizer before loading, to size the KV slots. A gated policy
   // without τ_d calibrates on a warm-up over the first prompts of the same source (as many as
   // `calibrate` takes, not just the run's few), so the KV slots must fit those too.
-  const { ModelTokenizer } = await import('./model/tokenizer.js');
+  const { ModelTokenizer } = await import('../model/tokenizer.js');
   refuseHeadAsModel(targetDir, 'the target');
   const tokenizer = ModelTokenizer.load(targetDir);
   const warmup = needsWarmup(config);
