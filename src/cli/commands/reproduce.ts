@@ -131,7 +131,9 @@ export async function executeReproduce(flags: ReproduceFlags, argv: readonly str
         'draft price': plan.draftCost,
       },
     };
-    const files = renderReport(data, claims, meta, servingTarget(setup.draftDir, setup.targetDir));
+    // A committed report must not carry this machine's paths: folders under the working directory are written relative to it.
+    for (const c of data.calibrations) c.profile.models = { draft: shownPath(c.profile.models.draft), target: shownPath(c.profile.models.target) };
+    const files = renderReport(data, claims, meta, servingTarget(shownPath(setup.draftDir), shownPath(setup.targetDir)));
     mkdirSync(flags.out, { recursive: true });
     for (const [name, contents] of Object.entries(files)) writeFileSync(path.join(flags.out, name), contents);
     return { out: flags.out, files: Object.keys(files), seconds: meta.seconds, verdicts: claims.map((c) => ({ id: c.id, verdict: c.verdict })) };
@@ -220,6 +222,12 @@ export function register(program: Command): void {
           `${result.verdicts.map((v) => `  ${v.id}: ${v.verdict}`).join('\n')}\n`,
       );
     });
+}
+
+/** A folder as a report shows it: relative to the working directory when it lies under it, else as given. */
+export function shownPath(dir: string, cwd = process.cwd()): string {
+  const relative = path.relative(cwd, dir);
+  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : dir;
 }
 
 /** The study's pair as serving engines would take it, or the one line saying why none can. */

@@ -4,7 +4,7 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { register } from '../../../src/cli/commands/reproduce.js';
+import { register, shownPath } from '../../../src/cli/commands/reproduce.js';
 import { VERDICTS, type Claim } from '../../../src/engine/reproduce/claims.js';
 import { parseCsv } from '../../../src/engine/reproduce/read-report.js';
 import { clockFromSpec } from '../../../src/engine/cost/clock.js';
@@ -91,4 +91,12 @@ describe('echo-studio reproduce', () => {
     writeFileSync(join(tmp.path, 'file'), '');
     await expect(runCli(register, ['reproduce', '--out', join(tmp.path, 'file')])).rejects.toThrow(/is a file; give a folder/);
   }, 240_000);
+});
+
+describe('shownPath', () => {
+  it('writes a folder under the working directory relative to it, and any other as given', () => {
+    expect(shownPath('/home/me/echo/assets/models/echo-demo-draft', '/home/me/echo')).toBe('assets/models/echo-demo-draft');
+    expect(shownPath('/data/models/target', '/home/me/echo')).toBe('/data/models/target');
+    expect(shownPath('/home/me/echo', '/home/me/echo')).toBe('/home/me/echo');
+  });
 });
