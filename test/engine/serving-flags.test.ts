@@ -128,7 +128,7 @@ describe('hand-off to serving engines', () => {
   it('an EAGLE-3 head: SGLang EAGLE3 and vLLM eagle3, with its draft vocabulary mapping, every flag known to its version', () => {
     const head = path.join(models, 'echo-demo-head');
     const pair = readServingPair(head, target);
-    expect(pair).toEqual({ targetDir: target, draftDir: head, drafter: 'eagle3-head', draftVocabulary: { size: 2048, targetSize: 4096, map: 'd2t' } });
+    expect(pair).toEqual({ targetDir: target, draftDir: head, drafter: 'eagle3-head', draftVocabulary: { size: 3072, targetSize: 4096, map: 'd2t' } });
     for (const load of ['low', 'high'] as const) {
       const h = servingHandOff(profile, { load, pair });
       expect(h.sglang.upstream.algorithm).toBe('EAGLE3');
@@ -139,7 +139,7 @@ describe('hand-off to serving engines', () => {
       expectVllmKnown(h);
     }
     const text = formatServingHandOff(servingHandOff(profile, { load: 'low', pair }));
-    expect(text).toContain(`draft vocabulary 2048 of the target's 4096 ids, mapped to target ids by the head's d2t tensor`);
+    expect(text).toContain(`draft vocabulary 3072 of the target's 4096 ids, mapped to target ids by the head's d2t tensor`);
     expect(text).toContain(`--speculative-algorithm EAGLE3 --speculative-draft-model-path ${head}`);
     expect(text).not.toMatch(/STANDALONE|draft_model/);
   });
