@@ -189,9 +189,17 @@ describe.skipIf(staticSkip !== null)('studio on the real engine (web host, demo 
   it('saves a screenshot of each view', async (ctx) => {
     if (dynamicSkip) ctx.skip();
     await page.getByRole('button', { name: 'Pause', exact: true }).click();
+    // Open a request by clicking its tree. Where the trees lie depends on the step the run paused at,
+    // so a few spots of the canvas are tried, from its top left, until one is a request's.
     const box = await page.getByTestId('super-tree-canvas').boundingBox();
-    if (box) await page.mouse.click(box.x + 30, box.y + 30);
-    await page.locator('svg.request-tree').waitFor({ timeout: 30_000 });
+    if (!box) throw new Error('the Super-Tree canvas is not visible');
+    const requestTree = page.locator('svg.request-tree');
+    const spots = [[30, 30], ...[0.1, 0.3, 0.5, 0.7].flatMap((fy) => [0.1, 0.3, 0.5, 0.7, 0.9].map((fx) => [fx * box.width, fy * box.height]))];
+    for (const [x, y] of spots) {
+      await page.mouse.click(box.x + x, box.y + y);
+      if (await requestTree.waitFor({ timeout: 1_500 }).then(() => true, () => false)) break;
+    }
+    await requestTree.waitFor({ timeout: 30_000 });
     // Tokens show as text, their ids on hover.
     // (the root always shows; its drafted children may all be collapsed as pruned)
     expect(await page.locator('svg.request-tree g[data-state] title').first().textContent()).toMatch(/^root ".*" · token id \d+/s);
