@@ -130,12 +130,7 @@ export class ChildAcceptance {
    * child is taken): what the children of a node not yet expanded are expected to keep of its value.
    */
   expectedChances(n: number): number[] {
-    const chances = Array.from({ length: n }, (_, rank) => {
-      const g = Math.min(rank, RANK_GROUPS - 1);
-      const accepted = this.counts.accepted[g].reduce((a, b) => a + b, 0);
-      const seen = this.counts.seen[g].reduce((a, b) => a + b, 0);
-      return (accepted + RANK_PRIOR_SAMPLES * rankPriorRate(g)) / (seen + RANK_PRIOR_SAMPLES);
-    });
+    const chances = Array.from({ length: n }, (_, rank) => this.rankRate(Math.min(rank, RANK_GROUPS - 1)));
     const total = chances.reduce((a, b) => a + b, 0);
     return total > 1 ? chances.map((c) => c / total) : chances;
   }
@@ -150,6 +145,13 @@ export class ChildAcceptance {
     return this.counts.seen.reduce((n, row) => n + row.reduce((a, b) => a + b, 0), 0);
   }
 
+  /** A rank group's rate over every confidence, shrunk to its prior. */
+  private rankRate(g: number): number {
+    const accepted = this.counts.accepted[g].reduce((a, b) => a + b, 0);
+    const seen = this.counts.seen[g].reduce((a, b) => a + b, 0);
+    return (accepted + RANK_PRIOR_SAMPLES * rankPriorRate(g)) / (seen + RANK_PRIOR_SAMPLES);
+  }
+
   /**
    * Per rank: its rate shrunk to its prior, each seen bin's shrunk to that rate, then made
    * non-decreasing in confidence over the seen bins (a surer draft is never read as a lower
@@ -160,9 +162,7 @@ export class ChildAcceptance {
   private fit(): number[][] {
     return this.counts.seen.map((seen, g) => {
       const accepted = this.counts.accepted[g];
-      const n = seen.reduce((a, b) => a + b, 0);
-      const a = accepted.reduce((x, y) => x + y, 0);
-      const rankRate = (a + RANK_PRIOR_SAMPLES * rankPriorRate(g)) / (n + RANK_PRIOR_SAMPLES);
+      const rankRate = this.rankRate(g);
       const bins = seen.flatMap((s, b) => (s > 0 ? [b] : []));
       if (bins.length === 0) return seen.map(() => rankRate);
       const fitted = nonDecreasing(

@@ -129,8 +129,6 @@ interface PlanState extends RequestSchedule {
 interface Reach {
   /** The (K_max − B)-th best value: a node must beat it for a child of it to be granted. */
   bar: number;
-  /** Per request: the share-th best value of its own nodes. */
-  ownBar: number[];
   /** Per request: its own grantable nodes' values, best first. */
   own: number[][];
   /** Σ of the best K_max − B values: the expected accepted draft tokens of the best tree. */
@@ -517,9 +515,9 @@ export class ElasticScheduler implements SpeculationPolicy {
   }
 
   /**
-   * The values a node must beat for a child of it to be reachable: the batch's (K_max − B)-th best
-   * drafted value (the pool and every share together), and per request the share-th best of its
-   * own. Also the expected output of the batch's best nodes.
+   * The drafted values a child must beat to be reachable: the batch's K_max − B best (the pool and
+   * every share together) and their (K_max − B)-th, and per request its own. Also the expected
+   * output of the batch's best nodes.
    */
   private reach(ctx: StepContext): Reach {
     const all: number[] = [];
@@ -531,14 +529,13 @@ export class ElasticScheduler implements SpeculationPolicy {
       for (const v of mine) all.push(v);
       return mine;
     });
-    const ownBar = own.map((mine, i) => kthBest(mine, this.plans[i].share));
     all.sort((a, b) => b - a);
     const n = this.draftBudget;
     const bar = kthBest(all, n);
     const best = all.slice(0, n);
     let expected = 0;
     for (const v of best) expected += v;
-    return { bar, ownBar, own, expected, count: best.length, best };
+    return { bar, own, expected, count: best.length, best };
   }
 
   /**
