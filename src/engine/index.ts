@@ -65,7 +65,8 @@ export { readReport } from './reproduce/read-report.js';
 // Metrics of a run or a trace.
 export { computeRunMetrics, formatStepTime, RunMetricsAccumulator, type RequestMetrics } from './metrics/run-metrics.js';
 
-// Traces: read, index, re-score, export.
+// Traces: read, index, re-score, export. A replay is no Run: the host replays a trace through its
+// index and the metrics fold (docs/architecture.md, "Why a trace replay is not a Run").
 export { TraceRecorder } from './trace/writer.js';
 export { readTraceStreaming } from './trace/read.js';
 export { parseTrace, TraceFormatError, type TraceContents, type TraceLineError } from './trace/parse.js';

@@ -65,6 +65,27 @@ describe('layer check (dependency-cruiser over a real tree)', () => {
     );
   }, 60_000);
 
+  it('keeps every face on its door: the host, the CLI and main on engine/index.ts, whatever the kind of import; the renderer off the door', async () => {
+    const lines = await checkLayers(
+      tree({
+        ...DOWNWARD,
+        'engine/trace/index-file.ts': "import { ROOT } from '../tree.js';\nexport class TraceFileIndex { root = ROOT; }",
+        'host/trace-handlers.ts': "import type { TraceFileIndex } from '../engine/trace/index-file.js';\nexport type I = TraceFileIndex;",
+        'cli/commands/trace.ts': "export const lazy = () => import('../../engine/trace/index-file.js');",
+        'cli/commands/old.cjs': "module.exports = require('../../engine/tree.js');",
+        'main/main.ts': "import '../engine/tree.js';",
+        'renderer/views/Trace.tsx': "import type { ROOT } from '../../engine/index.js';\nexport type R = typeof ROOT;",
+      }),
+    );
+    expect([...lines].sort()).toEqual([
+      expect.stringMatching(/^src\/cli\/commands\/old\.cjs imports src\/engine\/tree\.ts: .*\[faces-use-the-door\]$/),
+      expect.stringMatching(/^src\/cli\/commands\/trace\.ts imports src\/engine\/trace\/index-file\.ts: .*\[faces-use-the-door\]$/),
+      expect.stringMatching(/^src\/host\/trace-handlers\.ts imports src\/engine\/trace\/index-file\.ts: .*\[faces-use-the-door\]$/),
+      expect.stringMatching(/^src\/main\/main\.ts imports src\/engine\/tree\.ts: .*\[faces-use-the-door\]$/),
+      expect.stringMatching(/^src\/renderer\/views\/Trace\.tsx imports src\/engine\/index\.ts: .*\[renderer-uses-pure-engine-only\]$/),
+    ]);
+  }, 60_000);
+
   it('keeps devDependencies (the renderer bundle, the build, types) out of code that runs under Node', async () => {
     const root = tree({
       ...DOWNWARD,
