@@ -303,7 +303,10 @@ class TraceReplays {
     const index = await this.index(file, asked, controller, ctx);
     if (index === null) return;
     if (this.task !== controller || controller.signal.aborted) {
-      index.close(); // a newer open, or everyone left
+      // A newer open, trace.cancel, or everyone left, as the file was read to its end: as when
+      // that comes while it is read, the bar ends and nothing is opened.
+      index.close();
+      this.finishProgress(`opening ${name} was cancelled; nothing was opened`);
       return;
     }
     recordings.closeOpened();
