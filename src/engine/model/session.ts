@@ -206,7 +206,7 @@ export class OrtModelSession implements ModelSession {
       key_index: new ort.Tensor('int32', plan.keyIndex, [groups, longest]),
       scatter_index: new ort.Tensor('int32', plan.scatterIndex, [n]),
       past_index: new ort.Tensor('int32', plan.pastIndex, [groups, pastBlocks]),
-      attn_mask: new ort.Tensor('float32', plan.mask, [groups, queryHeadsPerKv * chunk, width]),
+      attn_mask: new ort.Tensor('float32', plan.mask, [groups, 1, queryHeadsPerKv * chunk, width]),
       head_rows: new ort.Tensor('int32', heads.rows, [heads.rows.length]),
       head_split: new ort.Tensor('int64', BigInt64Array.from(heads.split, (rows) => BigInt(rows)), [3]),
       topk_k: new ort.Tensor('int64', BigInt64Array.of(BigInt(heads.k)), [1]),

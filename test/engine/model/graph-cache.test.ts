@@ -158,7 +158,7 @@ test('onnxruntime runs unfetched heads too, so the session gives them zero rows'
     scatter_index: i32([0]),
     past_index: i32([0], [1, 1]),
     // One block of past rows, all hidden, and the new token's own key, for each of the G query heads of a KV head.
-    attn_mask: new ort.Tensor('float32', Float32Array.from({ length: G * (PAST_BLOCK + 1) }, (_, i) => (i % (PAST_BLOCK + 1) < PAST_BLOCK ? -1e30 : 0)), [1, G, PAST_BLOCK + 1]),
+    attn_mask: new ort.Tensor('float32', Float32Array.from({ length: G * (PAST_BLOCK + 1) }, (_, i) => (i % (PAST_BLOCK + 1) < PAST_BLOCK ? -1e30 : 0)), [1, 1, G, PAST_BLOCK + 1]),
     // An out-of-range logits row while only top-k is fetched: onnxruntime still runs that head and fails.
     head_rows: i32([1000, 0]),
     head_split: i64([1, 1, 0]),
