@@ -5,16 +5,17 @@
 //   gather_index [B, T] int32                         packed row of query t of attention group b; padding → any row
 //   key_index [B, K] int32                            packed rows of group b's request's new tokens (its keys); padding → any row
 //   scatter_index [N] int32                           flat b*T+t of each packed row (gather back)
-//   past_index [B, L/P] int32                         blocks of P = PAST_BLOCK rows, slot*stride/P + j, of group b's request's past
+//   past_index [B, 2, L/P] int32                      blocks of P = PAST_BLOCK rows of group b's request's past: its keys,
+//                                                     slot*stride/P + j, then its values, as many blocks further on
 //   attn_mask [B, 1, G*T, L+K] float32                additive: 0 = visible, -1e30 = hidden; each group's T rows
 //                                                     repeated for the G = nH/kvH query heads of a KV head
-//   past_key_i / past_value_i [kvH, slots*stride/P, P*hd] float32, the session's persistent KV buffers
-//                                                     (head-major; stride = maxLen rounded up to a whole block)
+//   past_kv_i [kvH, 2*slots*stride/P, P*hd] float32   the session's persistent KV buffer of layer i, per KV head
+//                                                     its keys, then its values (stride = maxLen rounded up to a whole block)
 //   head_rows [R1+R2+R3] int32, head_split [3] int64  rows of the logits, top-k and argmax heads, and their counts
 //   topk_k [1] int64
 // outputs:
 //   logits [R1, V], topk_logprobs [R2, k], topk_ids [R2, k] int32, argmax [R3] int32,
-//   new_key_i / new_value_i [N, kvH, 1, hd] (K after RoPE) for the session to store.
+//   new_kv_i [N, kvH, 2, hd] (per row and KV head its K after RoPE, then its V) for the session to store.
 // Linear layers and the output head run on float32 weights, or on 8-bit or 4-bit block-quantized
 // ones (MatMulNBits): a draft's, because a one-token draft call is bound by reading its weights and
 // a small draft's float32 head alone (4096 × 128) no longer fits a core's L2 cache; a target's only
@@ -388,11 +389,11 @@ export interface AttentionDims {
   hd: number;
 }
 
-/** The graph inputs and outputs that carry layer `layer`'s KV: the persistent buffers in, the new rows out. */
+/** The graph input and output that carry layer `layer`'s KV: the persistent buffer in, the new rows out. */
 export function kvBufferValues(layer: number, { kvH, hd }: AttentionDims): { inputs: ValueInfoProtoJs[]; outputs: ValueInfoProtoJs[] } {
   return {
-    inputs: [valueInfo(`past_key_${layer}`, DataType.FLOAT, [kvH, 'SB', PAST_BLOCK * hd]), valueInfo(`past_value_${layer}`, DataType.FLOAT, [kvH, 'SB', PAST_BLOCK * hd])],
-    outputs: [valueInfo(`new_key_${layer}`, DataType.FLOAT, ['N', kvH, 1, hd]), valueInfo(`new_value_${layer}`, DataType.FLOAT, ['N', kvH, 1, hd])],
+    inputs: [valueInfo(`past_kv_${layer}`, DataType.FLOAT, [kvH, 'SB2', PAST_BLOCK * hd])],
+    outputs: [valueInfo(`new_kv_${layer}`, DataType.FLOAT, ['N', kvH, 2, hd])],
   };
 }
 
@@ -444,38 +445,35 @@ function attentionPadding(g: GraphBuilder, w: number): { keep: string; ones: str
 
 /**
  * Tree attention of one layer, per group padded, over the past rows [B, L] of its persistent KV
- * buffers and the new rows [B, K]: q [N, kvH, G, hd] (softmax scale folded in; the G query heads
- * of KV head j at [:, j]), k and v [N, kvH, 1, hd] (k after RoPE) → the attention output
- * [N, nH·hd]. The decoder graph and the EAGLE-3 head's both attend with it. `pastRows` is the i64
- * constant [0, 0, 1, −1, hd].
+ * buffer and the new rows [B, K]: q [N, kvH, G, hd] (softmax scale folded in; the G query heads
+ * of KV head j at [:, j]), kv [N, kvH, 2, hd] (per KV head its k after RoPE, then its v) → the
+ * attention output [N, nH·hd]. The decoder graph and the EAGLE-3 head's both attend with it.
+ * `pastRows` is the i64 constant [0, 0, 2, −1, hd].
  *
- * Every attention tensor carries a unit axis after [kvH, B] (keys [kvH, B, 1, L+K, hd], scores
- * [kvH, B, 1, G·T, L+K]), where the weighted values have their pieces of hd: the weights broadcast
- * over the pieces with no Unsqueeze, and the mask is fed as [B, 1, G·T, L+K] to match.
+ * Every attention tensor carries an axis after [kvH, B] (2 while keys and values travel together,
+ * [kvH, B, 2, L+K, hd], then 1: scores [kvH, B, 1, G·T, L+K]), where the weighted values have their
+ * pieces of hd: the weights broadcast over the pieces with no Unsqueeze, and the mask is fed as
+ * [B, 1, G·T, L+K] to match.
  */
-export function treeAttention(g: GraphBuilder, layer: number, dims: AttentionDims, q: string, k: string, v: string, pastRows: string): string {
+export function treeAttention(g: GraphBuilder, layer: number, dims: AttentionDims, q: string, kv: string, pastRows: string): string {
   const { nH, kvH, hd } = dims;
   const qDim = nH * hd;
   const G = nH / kvH;
-  // The buffers are head-major, so gathering a request's past gives [kvH, B, L, hd], the layout
+  // The buffer is head-major, so gathering a request's past gives [kvH, B, 2, L, hd], the layout
   // the batched MatMuls read: K and V are never transposed (Kᵀ below is fused into its MatMul).
   // With buffers laid out by row, the two transposes of K and V took a third of a batch-64
   // forward; joining the past and new rows still copies them once.
-  // Gathered in blocks of PAST_BLOCK rows (the session feeds the buffers as [kvH, S/P, P·hd]):
-  // [kvH, B, L/P, P·hd] → [kvH, B, 1, L, hd].
-  const gatherPast = (buffer: string): string => g.one('Reshape', [g.one('Gather', [buffer, 'past_index'], { axis: 1 }), pastRows]);
-  const pastK = gatherPast(`past_key_${layer}`); // [kvH, B, 1, L, hd]
-  const pastV = gatherPast(`past_value_${layer}`);
-  // [N, kvH, 1, hd] → [B, K, kvH, 1, hd] → [kvH, B, 1, K, hd]
-  const newK = g.one('Transpose', [g.one('Gather', [k, 'key_index'], { axis: 0 })], { perm: [2, 0, 3, 1, 4] });
-  const newV = g.one('Transpose', [g.one('Gather', [v, 'key_index'], { axis: 0 })], { perm: [2, 0, 3, 1, 4] });
+  // Gathered in blocks of PAST_BLOCK rows (the session feeds the buffer as [kvH, 2·S/P, P·hd]
+  // and past_index as [B, 2, L/P], key blocks then value blocks): [kvH, B, 2, L/P, P·hd] → [kvH, B, 2, L, hd].
+  const past = g.one('Reshape', [g.one('Gather', [`past_kv_${layer}`, 'past_index'], { axis: 1 }), pastRows]);
+  // [N, kvH, 2, hd] → [B, K, kvH, 2, hd] → [kvH, B, 2, K, hd]
+  const fresh = g.one('Transpose', [g.one('Gather', [kv, 'key_index'], { axis: 0 })], { perm: [2, 0, 3, 1, 4] });
+  const [keys, values] = g.op('Split', [g.one('Concat', [past, fresh], { axis: 3 }), g.i64([1, 1])], { axis: 2 }, 2); // [kvH, B, 1, L+K, hd] each
 
   // GQA without repeating K/V: q is laid out [kvH, B, 1, G·T, hd] so each KV head multiplies all
   // its G query heads in one MatMul.
   const qPad = g.one('Gather', [q, 'gather_index'], { axis: 0 }); // [B, T, kvH, G, hd]
   const qHeads = g.one('Reshape', [g.one('Transpose', [qPad], { perm: [2, 0, 3, 1, 4] }), g.i64([0, 0, 1, -1, hd])]); // [kvH, B, 1, G*T, hd]
-  const keys = g.one('Concat', [pastK, newK], { axis: 3 }); // [kvH, B, 1, L+K, hd]
-  const values = g.one('Concat', [pastV, newV], { axis: 3 });
   // Kᵀ as a Transpose of the last two axes right before its MatMul: onnxruntime fuses the pair
   // into one FusedMatMul that reads K in place.
   const keysT = g.one('Transpose', [keys], { perm: [0, 1, 2, 4, 3] });
@@ -529,7 +527,7 @@ export function sessionInputs(): ValueInfoProtoJs[] {
     valueInfo('gather_index', DataType.INT32, ['B', 'T']),
     valueInfo('key_index', DataType.INT32, ['B', 'K']),
     valueInfo('scatter_index', DataType.INT32, ['N']),
-    valueInfo('past_index', DataType.INT32, ['B', 'LB']),
+    valueInfo('past_index', DataType.INT32, ['B', 2, 'LB']),
     valueInfo('attn_mask', DataType.FLOAT, ['B', 1, 'GT', 'LT']),
     valueInfo('head_rows', DataType.INT32, ['R']),
     valueInfo('head_split', DataType.INT64, [3]),
@@ -647,7 +645,7 @@ export function interleaveKvGroups(q: Float32Array, k: Float32Array, v: Float32A
  * there v is split off first and RoPE turns G+1 heads. k and v are named as the graph's new_key /
  * new_value outputs, which the session writes into its head-major buffers.
  */
-function qkvBlock(d: Decoder, layer: number, x: string, rope: (x: string, heads: number, carriesValue: boolean) => string): { q: string; k: string; v: string } {
+function qkvBlock(d: Decoder, layer: number, x: string, rope: (x: string, heads: number, carriesValue: boolean) => string): { q: string; kv: string } {
   const { g, cfg, weights } = d;
   const p = `model.layers.${layer}.`;
   const H = cfg.hiddenSize;
@@ -672,19 +670,19 @@ function qkvBlock(d: Decoder, layer: number, x: string, rope: (x: string, heads:
   }
   const qkv = linearLayer(g, d.precision, x, p + 'self_attn.qkv_proj.weight', qkvW, [qDim + 2 * kvDim, H], qkvBName, 'input_ids');
   const groups = g.one('Reshape', [qkv, g.i64([-1, kvH, G + 2, hd])]); // [N, kvH, G+2, hd]
-  const names = [`q_${layer}`, `new_key_${layer}`, `new_value_${layer}`];
+  const names = [`q_${layer}`, `new_kv_${layer}`];
   if (!cfg.qkNorm) {
-    const [q, k, v] = g.op('Split', [rope(groups, G + 2, true), g.i64([G, 1, 1])], { axis: 2 }, 3, names);
-    return { q, k, v };
+    const [q, kv] = g.op('Split', [rope(groups, G + 2, true), g.i64([G, 2])], { axis: 2 }, 2, names);
+    return { q, kv };
   }
-  const [qk, v] = g.op('Split', [groups, g.i64([G + 1, 1])], { axis: 2 }, 2, [`qk_${layer}`, names[2]]);
+  const [qk, v] = g.op('Split', [groups, g.i64([G + 1, 1])], { axis: 2 }, 2);
   const qn = weights.get(p + 'self_attn.q_norm.weight', [hd]);
   const kn = weights.get(p + 'self_attn.k_norm.weight', [hd]);
   const headNorm = new Float32Array((G + 1) * hd);
   for (let h = 0; h <= G; h++) headNorm.set(h < G ? qn.map((x) => x * scale) : kn, h * hd);
   const normed = rmsNorm(d, qk, g.init(p + 'self_attn.qk_norm.weight', [G + 1, hd], headNorm));
-  const [q, k] = g.op('Split', [rope(normed, G + 1, false), g.i64([G, 1])], { axis: 2 }, 2, names.slice(0, 2));
-  return { q, k, v };
+  const [q, k] = g.op('Split', [rope(normed, G + 1, false), g.i64([G, 1])], { axis: 2 }, 2, [names[0], `k_${layer}`]);
+  return { q, kv: g.one('Concat', [k, v], { axis: 2 }, names[1]) };
 }
 
 /** The SiLU MLP of one layer: gate and up in one projection, then down. */
@@ -771,7 +769,7 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
 
   const embedding = embeddingLookup(d);
   const rope = ropeBlock(d);
-  const pastRows = g.i64([0, 0, 1, -1, cfg.headDim]);
+  const pastRows = g.i64([0, 0, 2, -1, cfg.headDim]);
 
   const stream = new ResidualStream(d, embedding.lookup);
   const boundaries = options.featureBoundaries ?? [];
@@ -783,16 +781,16 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     const x = stream.addAndNorm(w('input_layernorm.weight', [H]));
     // The stream entering this layer, the branch before it now added.
     if (boundaries.includes(layer)) captured.set(layer, stream.residual);
-    const { q, k, v } = qkvBlock(d, layer, x, rope);
-    const attn = treeAttention(g, layer, dims, q, k, v, pastRows);
+    const { q, kv } = qkvBlock(d, layer, x, rope);
+    const attn = treeAttention(g, layer, dims, q, kv, pastRows);
     const oW = weights.get(p + 'self_attn.o_proj.weight', [H, dims.nH * dims.hd]);
     const oB = cfg.oBias ? w('self_attn.o_proj.bias', [H]) : null;
     stream.pendingBranch = linearLayer(g, d.precision, attn, p + 'self_attn.o_proj.weight', oW, [H, dims.nH * dims.hd], oB, 'input_ids');
     const y = stream.addAndNorm(w('post_attention_layernorm.weight', [H]));
     stream.pendingBranch = mlpBlock(d, layer, y);
-    const kv = kvBufferValues(layer, dims);
-    inputs.push(...kv.inputs);
-    outputs.push(...kv.outputs);
+    const buffers = kvBufferValues(layer, dims);
+    inputs.push(...buffers.inputs);
+    outputs.push(...buffers.outputs);
   }
 
   const finalNorm = g.init('model.norm.weight', [H], weights.get('model.norm.weight', [H]));
