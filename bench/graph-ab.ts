@@ -65,7 +65,7 @@ const vocab = base.vocab;
 const prompt = Array.from({ length: past }, (_, i) => (17 + 31 * i) % vocab);
 
 /** One block: prefill the prompt (untimed), then `forwards` greedy steps of `tokens` new tokens (the argmax of row 0 feeds the next step). */
-async function block(model: Forwarding, logitsOf: number): Promise<{ ms: number; output: number[]; logits: Float32Array[] }> {
+async function block(model: Forwarding, logitsOf: number): Promise<{ ms: number; cpuMs: number; output: number[]; logits: Float32Array[] }> {
   const slot = model.allocSlot();
   const pre = await model.forward([{ slot, tokens: prompt, parents: prompt.map((_, i) => i - 1) }], { argmaxRows: [past - 1] });
   model.commit(slot, prompt.map((_, i) => i));
@@ -73,6 +73,7 @@ async function block(model: Forwarding, logitsOf: number): Promise<{ ms: number;
   const output: number[] = [];
   const logits: Float32Array[] = [];
   const rows = Array.from({ length: tokens }, (_, i) => i);
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   for (let f = 0; f < forwards; f++) {
     const chain = [next, ...Array.from({ length: tokens - 1 }, (_, i) => (next + i + 1) % vocab)];
@@ -84,8 +85,9 @@ async function block(model: Forwarding, logitsOf: number): Promise<{ ms: number;
     output.push(next);
   }
   const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(c0);
   model.freeSlot(slot);
-  return { ms, output, logits };
+  return { ms, cpuMs: (cpu.user + cpu.system) / 1000, output, logits };
 }
 
 // Untimed: the logits of the first forwards of a block, compared bit for bit.
@@ -100,21 +102,25 @@ for (let f = 0; f < a.logits.length; f++) {
   }
 }
 const ratios: number[] = [];
+const cpuRatios: number[] = [];
 const perForward: [number[], number[]] = [[], []];
 let sameTokens = a.output.join() === b.output.join();
 for (let k = 0; k < blocks + 1; k++) {
   // Alternate which goes first.
   const order = k % 2 === 0 ? [0, 1] : [1, 0];
   const times = [0, 0];
+  const cpuTimes = [0, 0];
   const outputs: number[][] = [[], []];
   for (const i of order) {
     const r = await block(i === 0 ? base.model : next.model, 0);
     times[i] = r.ms;
+    cpuTimes[i] = r.cpuMs;
     outputs[i] = r.output;
   }
   sameTokens &&= outputs[0].join() === outputs[1].join();
   if (k === 0) continue; // warm-up
   ratios.push(times[1] / times[0]);
+  cpuRatios.push(cpuTimes[1] / cpuTimes[0]);
   perForward[0].push(times[0] / forwards);
   perForward[1].push(times[1] / forwards);
 }
@@ -124,6 +130,10 @@ console.log(`${args.model} (${precision}), ${tokens} new token${tokens === 1 ? '
 console.log(
   `new ÷ baseline wall time: median ${median(ratios).toFixed(3)}, interquartile ${q(ratios, 0.25).toFixed(3)}–${q(ratios, 0.75).toFixed(3)}, ` +
     `range ${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}; ms per forward (median block): baseline ${median(perForward[0]).toFixed(3)}, new ${median(perForward[1]).toFixed(3)}`,
+);
+console.log(
+  `new ÷ baseline CPU time (the process's, less sensitive to other jobs): median ${median(cpuRatios).toFixed(3)}, interquartile ${q(cpuRatios, 0.25).toFixed(3)}–${q(cpuRatios, 0.75).toFixed(3)}, ` +
+    `range ${Math.min(...cpuRatios).toFixed(3)}–${Math.max(...cpuRatios).toFixed(3)}`,
 );
 console.log(`greedy tokens ${sameTokens ? 'identical' : 'DIFFER'} in every block; logits of ${a.logits.length} forwards: ${differing} of ${a.logits.length * a.logits[0].length} values differ (largest difference ${maxAbs})`);
 await base.model.release();
