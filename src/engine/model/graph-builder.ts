@@ -5,16 +5,17 @@
 //   gather_index [B, T] int32                         packed row of query t of attention group b; padding → any row
 //   key_index [B, K] int32                            packed rows of group b's request's new tokens (its keys); padding → any row
 //   scatter_index [N] int32                           flat b*T+t of each packed row (gather back)
-//   past_index [B, L/P] int32                         blocks of P = PAST_BLOCK rows, slot*stride/P + j, of group b's request's past
-//   attn_mask [B, G*T, L+K] float32                   additive: 0 = visible, -1e30 = hidden; each group's T rows
+//   past_index [B, 2, L/P] int32                      blocks of P = PAST_BLOCK rows of group b's request's past: its keys,
+//                                                     slot*stride/P + j, then its values, as many blocks further on
+//   attn_mask [B, 1, G*T, L+K] float32                additive: 0 = visible, -1e30 = hidden; each group's T rows
 //                                                     repeated for the G = nH/kvH query heads of a KV head
-//   past_key_i / past_value_i [kvH, slots*stride/P, P*hd] float32, the session's persistent KV buffers
-//                                                     (head-major; stride = maxLen rounded up to a whole block)
+//   past_kv_i [kvH, 2*slots*stride/P, P*hd] float32   the session's persistent KV buffer of layer i, per KV head
+//                                                     its keys, then its values (stride = maxLen rounded up to a whole block)
 //   head_rows [R1+R2+R3] int32, head_split [3] int64  rows of the logits, top-k and argmax heads, and their counts
 //   topk_k [1] int64
 // outputs:
 //   logits [R1, V], topk_logprobs [R2, k], topk_ids [R2, k] int32, argmax [R3] int32,
-//   new_key_i / new_value_i [N, kvH, hd] (K after RoPE) for the session to store.
+//   new_kv_i [N, kvH, 2, hd] (per row and KV head its K after RoPE, then its V) for the session to store.
 // Linear layers and the output head run on float32 weights, or on 8-bit or 4-bit block-quantized
 // ones (MatMulNBits): a draft's, because a one-token draft call is bound by reading its weights and
 // a small draft's float32 head alone (4096 × 128) no longer fits a core's L2 cache; a target's only
@@ -23,7 +24,7 @@
 // the graph. A group is a request's new tokens, or a chunk of them (the session splits a deep
 // tree among short ones, so they are not all padded to its depth); every group of a request sees
 // the request's past and all its new tokens as keys. GQA is computed without repeating K/V: q is
-// laid out [kvH, B, G*T, hd] so each KV head multiplies all its G query heads in one MatMul.
+// laid out [kvH, B, 1, G*T, hd] so each KV head multiplies all its G query heads in one MatMul.
 // A small forward's cost is mostly per kernel, not per row (docs/model-runtime.md, "Where a small
 // forward's time goes"), so the graph uses onnxruntime's fused kernels where one replaces several
 // (RMSNorm with the residual add, RoPE) and takes what it can precompute as inputs.
@@ -33,7 +34,7 @@ import { AttributeType, DataType, type AttributeProtoJs, type NodeProtoJs, type 
 import type { HalfTensor, RowRange } from './safetensors.js';
 
 /** Bump when the graph layout changes, so cached graphs are rebuilt. */
-export const GRAPH_VERSION = 15;
+export const GRAPH_VERSION = 16;
 export const OPSET = 17;
 export const MASK_HIDDEN = -1e30;
 /**
@@ -388,23 +389,25 @@ export interface AttentionDims {
   hd: number;
 }
 
-/** The graph inputs and outputs that carry layer `layer`'s KV: the persistent buffers in, the new rows out. */
+/** The graph input and output that carry layer `layer`'s KV: the persistent buffer in, the new rows out. */
 export function kvBufferValues(layer: number, { kvH, hd }: AttentionDims): { inputs: ValueInfoProtoJs[]; outputs: ValueInfoProtoJs[] } {
   return {
-    inputs: [valueInfo(`past_key_${layer}`, DataType.FLOAT, [kvH, 'SB', PAST_BLOCK * hd]), valueInfo(`past_value_${layer}`, DataType.FLOAT, [kvH, 'SB', PAST_BLOCK * hd])],
-    outputs: [valueInfo(`new_key_${layer}`, DataType.FLOAT, ['N', kvH, hd]), valueInfo(`new_value_${layer}`, DataType.FLOAT, ['N', kvH, hd])],
+    inputs: [valueInfo(`past_kv_${layer}`, DataType.FLOAT, [kvH, 'SB2', PAST_BLOCK * hd])],
+    outputs: [valueInfo(`new_kv_${layer}`, DataType.FLOAT, ['N', kvH, 2, hd])],
   };
 }
 
 /**
- * Columns of the ones matrix whose product with the attention weights is their row sums. One column
- * would be the natural choice, but onnxruntime 1.30 multiplies by a single column on a path of its
- * own that sums along the row in lanes, so the sum depended on where in the row its nonzero weights
- * sat: a verified row (its ancestors among the new columns) and the same row decoded (its ancestors
- * in the past) came out a few ulps apart. With two columns the MatMul takes its general kernel,
- * which adds along the row in order (measured: identical sums wherever the zeros lie).
+ * The attention's row sums are a MatMul by a matrix of ones, of valuePiece(hd) columns (16 on the
+ * demo pair), so the sums come out as wide as a piece of the weighted values and divide it with no
+ * Slice or Unsqueeze. One column would be the natural choice, but onnxruntime 1.30 multiplies by a
+ * single column on a path of its own that sums along the row in lanes, so the sum depended on where
+ * in the row its nonzero weights sat: a verified row (its ancestors among the new columns) and the
+ * same row decoded (its ancestors in the past) came out a few ulps apart. With two columns or more
+ * the MatMul takes its general kernel, which adds along the row in order (measured: identical sums
+ * wherever the zeros lie; 16 columns give the same bits as the 2 of graph version 15).
  */
-export const ROW_SUM_COLUMNS = 2;
+export const ROW_SUM_MIN_COLUMNS = 2;
 
 /**
  * Columns of hd the weighted values are multiplied in at a time: at most 16. onnxruntime 1.30 adds a
@@ -426,53 +429,56 @@ function valuePiece(hd: number): number {
 
 /**
  * Shared by every layer's attention, built once per graph: `keep`, 1 where `attn_mask` shows a
- * column and 0 where it hides it, and `ones`, [L+K, 2] ones (a row sum as a MatMul; see ROW_SUM_COLUMNS).
+ * column and 0 where it hides it, and `ones`, [L+K, w] ones for w = valuePiece(hd) (row sums as a
+ * MatMul; see ROW_SUM_MIN_COLUMNS), expanded to the mask's width.
  */
-function attentionPadding(g: GraphBuilder): { keep: string; ones: string } {
-  const [keep, ones] = ['attn_keep', 'attn_ones'];
-  if (!g.produces(keep)) {
-    g.one('Cast', [g.one('Equal', ['attn_mask', g.f32(0)])], { to: DataType.FLOAT }, keep);
-    const firstRow = g.one('Gather', [g.one('Gather', ['attn_mask', g.i64([0])], { axis: 0 }), g.i64([0])], { axis: 1 }); // [1, 1, L+K]
-    const column = g.one('Reshape', [g.one('Add', [g.one('Mul', [firstRow, g.f32(0)]), g.f32(1)]), g.i64([-1, 1])]);
-    g.one('Concat', Array(ROW_SUM_COLUMNS).fill(column), { axis: 1 }, ones);
+function attentionPadding(g: GraphBuilder, w: number): { keep: string; ones: string } {
+  if (w < ROW_SUM_MIN_COLUMNS) throw new Error(`row sums need ${ROW_SUM_MIN_COLUMNS} columns or more, got ${w}`);
+  const [keep, ones] = ['attn_keep', `attn_ones_${w}`];
+  if (!g.produces(keep)) g.one('Cast', [g.one('Equal', ['attn_mask', g.f32(0)])], { to: DataType.FLOAT }, keep);
+  if (!g.produces(ones)) {
+    const shape = g.one('Concat', [g.one('Shape', ['attn_mask'], { start: -1 }), g.i64([1])], { axis: 0 }); // [L+K, 1]
+    g.one('Expand', [g.init(`${ones}_row`, [1, w], new Float32Array(w).fill(1)), shape], {}, ones);
   }
   return { keep, ones };
 }
 
 /**
  * Tree attention of one layer, per group padded, over the past rows [B, L] of its persistent KV
- * buffers and the new rows [B, K]: q [N, nH, hd] (softmax scale folded in), k and v [N, kvH, hd]
- * (k after RoPE) → the attention output [N, nH·hd]. The decoder graph and the EAGLE-3 head's both
- * attend with it. `pastRows` is the i64 constant [0, 0, −1, hd].
+ * buffer and the new rows [B, K]: q [N, kvH, G, hd] (softmax scale folded in; the G query heads
+ * of KV head j at [:, j]), kv [N, kvH, 2, hd] (per KV head its k after RoPE, then its v) → the
+ * attention output [N, nH·hd]. The decoder graph and the EAGLE-3 head's both attend with it.
+ * `pastRows` is the i64 constant [0, 0, 2, −1, hd].
+ *
+ * Every attention tensor carries an axis after [kvH, B] (2 while keys and values travel together,
+ * [kvH, B, 2, L+K, hd], then 1: scores [kvH, B, 1, G·T, L+K]), where the weighted values have their
+ * pieces of hd: the weights broadcast over the pieces with no Unsqueeze, and the mask is fed as
+ * [B, 1, G·T, L+K] to match.
  */
-export function treeAttention(g: GraphBuilder, layer: number, dims: AttentionDims, q: string, k: string, v: string, pastRows: string): string {
+export function treeAttention(g: GraphBuilder, layer: number, dims: AttentionDims, q: string, kv: string, pastRows: string): string {
   const { nH, kvH, hd } = dims;
-  const G = nH / kvH;
   const qDim = nH * hd;
-  // The buffers are head-major, so gathering a request's past gives [kvH, B, L, hd], the layout
+  const G = nH / kvH;
+  // The buffer is head-major, so gathering a request's past gives [kvH, B, 2, L, hd], the layout
   // the batched MatMuls read: K and V are never transposed (Kᵀ below is fused into its MatMul).
   // With buffers laid out by row, the two transposes of K and V took a third of a batch-64
   // forward; joining the past and new rows still copies them once.
-  // Gathered in blocks of PAST_BLOCK rows (the session feeds the buffers as [kvH, S/P, P·hd]):
-  // [kvH, B, L/P, P·hd] → [kvH, B, L, hd].
-  const gatherPast = (buffer: string): string => g.one('Reshape', [g.one('Gather', [buffer, 'past_index'], { axis: 1 }), pastRows]);
-  const pastK = gatherPast(`past_key_${layer}`); // [kvH, B, L, hd]
-  const pastV = gatherPast(`past_value_${layer}`);
-  const newK = g.one('Transpose', [g.one('Gather', [k, 'key_index'], { axis: 0 })], { perm: [2, 0, 1, 3] }); // [kvH, B, K, hd]
-  const newV = g.one('Transpose', [g.one('Gather', [v, 'key_index'], { axis: 0 })], { perm: [2, 0, 1, 3] });
+  // Gathered in blocks of PAST_BLOCK rows (the session feeds the buffer as [kvH, 2·S/P, P·hd]
+  // and past_index as [B, 2, L/P], key blocks then value blocks): [kvH, B, 2, L/P, P·hd] → [kvH, B, 2, L, hd].
+  const past = g.one('Reshape', [g.one('Gather', [`past_kv_${layer}`, 'past_index'], { axis: 1 }), pastRows]);
+  // [N, kvH, 2, hd] → [B, K, kvH, 2, hd] → [kvH, B, 2, K, hd]
+  const fresh = g.one('Transpose', [g.one('Gather', [kv, 'key_index'], { axis: 0 })], { perm: [2, 0, 3, 1, 4] });
+  const [keys, values] = g.op('Split', [g.one('Concat', [past, fresh], { axis: 3 }), g.i64([1, 1])], { axis: 2 }, 2); // [kvH, B, 1, L+K, hd] each
 
-  // GQA without repeating K/V: q is laid out [kvH, B, G·T, hd] so each KV head multiplies all its
-  // G query heads in one MatMul.
-  const qPad = g.one('Gather', [q, 'gather_index'], { axis: 0 }); // [B, T, nH, hd]
-  const q5 = g.one('Reshape', [qPad, g.i64([0, 0, kvH, G, hd])]);
-  const qHeads = g.one('Reshape', [g.one('Transpose', [q5], { perm: [2, 0, 3, 1, 4] }), g.i64([0, 0, -1, hd])]); // [kvH, B, G*T, hd]
-  const keys = g.one('Concat', [pastK, newK], { axis: 2 }); // [kvH, B, L+K, hd]
-  const values = g.one('Concat', [pastV, newV], { axis: 2 });
+  // GQA without repeating K/V: q is laid out [kvH, B, 1, G·T, hd] so each KV head multiplies all
+  // its G query heads in one MatMul.
+  const qPad = g.one('Gather', [q, 'gather_index'], { axis: 0 }); // [B, T, kvH, G, hd]
+  const qHeads = g.one('Reshape', [g.one('Transpose', [qPad], { perm: [2, 0, 3, 1, 4] }), g.i64([0, 0, 1, -1, hd])]); // [kvH, B, 1, G*T, hd]
   // Kᵀ as a Transpose of the last two axes right before its MatMul: onnxruntime fuses the pair
   // into one FusedMatMul that reads K in place.
-  const keysT = g.one('Transpose', [keys], { perm: [0, 1, 3, 2] });
-  const scores = g.one('MatMul', [qHeads, keysT]); // [kvH, B, G*T, L+K]
-  // The mask comes repeated for the G query heads of a KV head, [B, G*T, L+K]: it broadcasts over kvH.
+  const keysT = g.one('Transpose', [keys], { perm: [0, 1, 2, 4, 3] });
+  const scores = g.one('MatMul', [qHeads, keysT]); // [kvH, B, 1, G*T, L+K]
+  // The mask comes repeated for the G query heads of a KV head, [B, 1, G*T, L+K]: it broadcasts over kvH.
   // Softmax spelled out so that a row's result does not depend on how far its row was padded
   // (which depends on the rows packed with it). onnxruntime's Softmax gives a hidden column the exp
   // of its clamped score, a denormal, not 0; where a row's attention is sharp its running sums are
@@ -480,15 +486,16 @@ export function treeAttention(g: GraphBuilder, layer: number, dims: AttentionDim
   // request with a longer past, and int8-rounded activations turned that into whole tokens. Here a
   // hidden column's weight is exactly 0 and the sums are MatMuls, which add along a row in order
   // (adding 0 is exact): the padding cannot change a bit of a real row.
-  const { keep, ones } = attentionPadding(g);
-  const scored = g.one('Add', [scores, 'attn_mask']);
-  const weights = g.one('Mul', [g.one('Exp', [g.one('Sub', [scored, g.one('ReduceMax', [scored], { axes: [-1], keepdims: 1 })])]), keep]);
-  // The weighted values in pieces of VALUE_PIECE columns of hd (see there): [kvH, B, hd/w, G*T, w].
   const w = valuePiece(hd);
-  const valuePieces = g.one('Transpose', [g.one('Reshape', [values, g.i64([0, 0, 0, hd / w, w])])], { perm: [0, 1, 3, 2, 4] }); // [kvH, B, hd/w, L+K, w]
-  const weighted = g.one('MatMul', [g.one('Unsqueeze', [weights, g.i64([2])]), valuePieces]);
-  const rowSums = g.one('Slice', [g.one('MatMul', [weights, ones]), g.i64([0]), g.i64([1]), g.i64([-1])]); // [kvH, B, G*T, 1]
-  const ctx = g.one('Div', [weighted, g.one('Unsqueeze', [rowSums, g.i64([2])])]); // [kvH, B, hd/w, G*T, w]
+  const { keep, ones } = attentionPadding(g, w);
+  const scored = g.one('Add', [scores, 'attn_mask']);
+  const weights = g.one('Mul', [g.one('Exp', [g.one('Sub', [scored, g.one('ReduceMax', [scored], { axes: [-1], keepdims: 1 })])]), keep]); // [kvH, B, 1, G*T, L+K]
+  // The weighted values in pieces of VALUE_PIECE columns of hd (see there): [kvH, B, hd/w, G*T, w].
+  const valuePieces = g.one('Transpose', [g.one('Reshape', [values, g.i64([0, 0, -1, hd / w, w])])], { perm: [0, 1, 3, 2, 4] }); // [kvH, B, hd/w, L+K, w]
+  const weighted = g.one('MatMul', [weights, valuePieces]);
+  // The row sums as w equal columns ([kvH, B, 1, G*T, w]), which divide the pieces as they are.
+  const rowSums = g.one('MatMul', [weights, ones]);
+  const ctx = g.one('Div', [weighted, rowSums]); // [kvH, B, hd/w, G*T, w]
   const ctx6 = g.one('Reshape', [ctx, g.i64([0, 0, 0, G, -1, w])]); // [kvH, B, hd/w, G, T, w]
   const ctxRows = g.one('Reshape', [g.one('Transpose', [ctx6], { perm: [1, 4, 0, 3, 2, 5] }), g.i64([-1, qDim])]); // [B*T, qDim]
   return g.one('Gather', [ctxRows, 'scatter_index'], { axis: 0 }); // [N, qDim]
@@ -520,8 +527,8 @@ export function sessionInputs(): ValueInfoProtoJs[] {
     valueInfo('gather_index', DataType.INT32, ['B', 'T']),
     valueInfo('key_index', DataType.INT32, ['B', 'K']),
     valueInfo('scatter_index', DataType.INT32, ['N']),
-    valueInfo('past_index', DataType.INT32, ['B', 'LB']),
-    valueInfo('attn_mask', DataType.FLOAT, ['B', 'GT', 'LT']),
+    valueInfo('past_index', DataType.INT32, ['B', 2, 'LB']),
+    valueInfo('attn_mask', DataType.FLOAT, ['B', 1, 'GT', 'LT']),
     valueInfo('head_rows', DataType.INT32, ['R']),
     valueInfo('head_split', DataType.INT64, [3]),
     valueInfo('topk_k', DataType.INT64, [1]),
@@ -578,64 +585,104 @@ function rmsNorm({ g, cfg }: Decoder, x: string, weight: string): string {
 
 /**
  * RoPE by onnxruntime's RotaryEmbedding kernel (rotate-half layout), from cos/sin tables of every
- * position (computed here in float64) and the explicit positions. Returns the rotation:
- * [1, N, heads·hd] → the same with every head rotated by its row's position.
+ * position (computed here in float64) and the explicit positions. The kernel's 4-D form
+ * [batch, heads, seq, hd] takes a position per (batch, seq) entry; the graph feeds it a layer's
+ * q, k and v as [N, kvH, G+2, hd] (per KV head its G query heads, its key and its value: see
+ * qkvBlock), so "batch" is the packed row, "seq" the head within its KV group, and each row's
+ * positions are [p, …, p, 0] when the value is carried along: position 0 is cos 1, sin 0, which
+ * returns the value unchanged, bit for bit. One kernel, where rotating q and k apart from v took a
+ * Split, two Reshapes and another Split per layer. `heads`: G+2 (v carried) or G+1 (q and k only).
  */
-function ropeBlock({ g, cfg }: Decoder): (x: string, heads: number) => string {
+function ropeBlock({ g, cfg }: Decoder): (x: string, heads: number, carriesValue: boolean) => string {
   const hd = cfg.headDim;
   const ropeRows = ropeTableRows(cfg);
   const { cosTable, sinTable } = ropeTables(cfg.rope, hd, ropeRows);
   const cosCache = g.init('rope_cos', [ropeRows, hd / 2], cosTable);
   const sinCache = g.init('rope_sin', [ropeRows, hd / 2], sinTable);
-  const positionIds = g.one('Unsqueeze', [g.one('Cast', ['positions'], { to: DataType.INT64 }), g.i64([0])]); // [1, N]
-  return (x, heads) => g.op('RotaryEmbedding', [x, positionIds, cosCache, sinCache], { interleaved: 0, num_heads: heads }, 1, undefined, MS_DOMAIN)[0];
+  const rowPositions = g.one('Unsqueeze', [g.one('Cast', ['positions'], { to: DataType.INT64 }), g.i64([1])]); // [N, 1]
+  const positionIds = new Map<string, string>();
+  return (x, heads, carriesValue) => {
+    // Built once per graph and shared by every layer: [N, heads] int64.
+    const key = `${heads}:${carriesValue}`;
+    let ids = positionIds.get(key);
+    if (ids === undefined) {
+      const keep = Array.from({ length: heads }, (_, i) => (carriesValue && i === heads - 1 ? 0 : 1));
+      ids = g.one('Mul', [rowPositions, g.init(`rope_heads_${key.replace(':', '_')}`, [1, heads], BigInt64Array.from(keep.map(BigInt)))]);
+      positionIds.set(key, ids);
+    }
+    return g.op('RotaryEmbedding', [x, ids, cosCache, sinCache], { interleaved: 0, num_heads: cfg.numKvHeads }, 1, undefined, MS_DOMAIN)[0];
+  };
+}
+
+/**
+ * Rows of a layer's q, k and v weights (or biases) in the order qkvBlock's projection computes
+ * them: per KV head j, its G query heads (jG … jG+G−1), then key head j, then value head j, each
+ * `width` entries (hd rows of a weight, hd entries of a bias). One output per row, so the order
+ * changes no output's bits; it puts each KV group's heads next to each other, where one Reshape
+ * gives the attention's layout.
+ */
+export function interleaveKvGroups(q: Float32Array, k: Float32Array, v: Float32Array, { nH, kvH, hd }: AttentionDims, width: number): Float32Array {
+  const G = nH / kvH;
+  const head = hd * width;
+  const out = new Float32Array(q.length + k.length + v.length);
+  for (let j = 0; j < kvH; j++) {
+    const group = j * (G + 2) * head;
+    out.set(q.subarray(j * G * head, (j + 1) * G * head), group);
+    out.set(k.subarray(j * head, (j + 1) * head), group + G * head);
+    out.set(v.subarray(j * head, (j + 1) * head), group + (G + 1) * head);
+  }
+  return out;
 }
 
 /**
  * q, k, v of one layer from its normed input: one Gemm over a concatenated weight (one kernel
- * instead of three), q and k heads through one head norm (Qwen3) and one RoPE. The softmax scale
+ * instead of three), its rows grouped by KV head (interleaveKvGroups) so that one Reshape makes
+ * the output [N, kvH, G+2, hd], and one RoPE over all of it (the value heads at position 0, which
+ * leaves them unchanged; see ropeBlock); then one Split gives q [N, kvH, G, hd], k and v
+ * [N, kvH, 1, hd], in the layouts the attention and the session read. The softmax scale
  * 1/sqrt(hd) is folded into q's weights (or into q_norm's weight when q is normalised): RoPE is
- * linear, so scaling before it equals scaling after. k and v come out [N, kvH, hd], named as the
- * graph's new_key / new_value outputs, as the session writes them into its head-major buffers.
+ * linear, so scaling before it equals scaling after. Qwen3's head norm runs on q and k only, so
+ * there v is split off first and RoPE turns G+1 heads. k and v are named as the graph's new_key /
+ * new_value outputs, which the session writes into its head-major buffers.
  */
-function qkvBlock(d: Decoder, layer: number, x: string, rope: (x: string, heads: number) => string): { q: string; k: string; v: string } {
+function qkvBlock(d: Decoder, layer: number, x: string, rope: (x: string, heads: number, carriesValue: boolean) => string): { q: string; kv: string } {
   const { g, cfg, weights } = d;
   const p = `model.layers.${layer}.`;
   const H = cfg.hiddenSize;
   const hd = cfg.headDim;
   const nH = cfg.numHeads;
   const kvH = cfg.numKvHeads;
+  const G = nH / kvH;
+  const dims: AttentionDims = { nH, kvH, hd };
   const qDim = nH * hd;
   const kvDim = kvH * hd;
   const scale = 1 / Math.sqrt(hd);
-  const qkvW = new Float32Array((qDim + 2 * kvDim) * H);
   const qW = weights.get(p + 'self_attn.q_proj.weight', [qDim, H]);
-  qkvW.set(cfg.qkNorm ? qW : qW.map((x) => x * scale), 0);
-  qkvW.set(weights.get(p + 'self_attn.k_proj.weight', [kvDim, H]), qDim * H);
-  qkvW.set(weights.get(p + 'self_attn.v_proj.weight', [kvDim, H]), (qDim + kvDim) * H);
+  const kW = weights.get(p + 'self_attn.k_proj.weight', [kvDim, H]);
+  const vW = weights.get(p + 'self_attn.v_proj.weight', [kvDim, H]);
+  const qkvW = interleaveKvGroups(cfg.qkNorm ? qW : qW.map((x) => x * scale), kW, vW, dims, H);
   let qkvBName: string | null = null;
   if (cfg.qkvBias) {
-    const qkvB = new Float32Array(qDim + 2 * kvDim);
     const qB = weights.get(p + 'self_attn.q_proj.bias', [qDim]);
-    qkvB.set(cfg.qkNorm ? qB : qB.map((x) => x * scale), 0);
-    qkvB.set(weights.get(p + 'self_attn.k_proj.bias', [kvDim]), qDim);
-    qkvB.set(weights.get(p + 'self_attn.v_proj.bias', [kvDim]), qDim + kvDim);
-    qkvBName = g.init(p + 'self_attn.qkv_proj.bias', [qDim + 2 * kvDim], qkvB);
+    const kB = weights.get(p + 'self_attn.k_proj.bias', [kvDim]);
+    const vB = weights.get(p + 'self_attn.v_proj.bias', [kvDim]);
+    qkvBName = g.init(p + 'self_attn.qkv_proj.bias', [qDim + 2 * kvDim], interleaveKvGroups(cfg.qkNorm ? qB : qB.map((x) => x * scale), kB, vB, dims, 1));
   }
   const qkv = linearLayer(g, d.precision, x, p + 'self_attn.qkv_proj.weight', qkvW, [qDim + 2 * kvDim, H], qkvBName, 'input_ids');
-  const [qkFlat, vFlat] = g.op('Split', [qkv, g.i64([qDim + kvDim, kvDim])], { axis: 1 }, 2);
-  let qk = qkFlat;
-  if (cfg.qkNorm) {
-    const qn = weights.get(p + 'self_attn.q_norm.weight', [hd]);
-    const kn = weights.get(p + 'self_attn.k_norm.weight', [hd]);
-    const headNorm = new Float32Array((nH + kvH) * hd);
-    for (let h = 0; h < nH + kvH; h++) headNorm.set(h < nH ? qn.map((x) => x * scale) : kn, h * hd);
-    qk = rmsNorm(d, g.one('Reshape', [qk, g.i64([-1, nH + kvH, hd])]), g.init(p + 'self_attn.qk_norm.weight', [nH + kvH, hd], headNorm));
+  const groups = g.one('Reshape', [qkv, g.i64([-1, kvH, G + 2, hd])]); // [N, kvH, G+2, hd]
+  const names = [`q_${layer}`, `new_kv_${layer}`];
+  if (!cfg.qkNorm) {
+    const [q, kv] = g.op('Split', [rope(groups, G + 2, true), g.i64([G, 2])], { axis: 2 }, 2, names);
+    return { q, kv };
   }
-  const roped = rope(g.one('Reshape', [qk, g.i64([1, -1, (nH + kvH) * hd])]), nH + kvH);
-  const [q, k] = g.op('Split', [g.one('Reshape', [roped, g.i64([-1, nH + kvH, hd])]), g.i64([nH, kvH])], { axis: 1 }, 2, [`q_${layer}`, `new_key_${layer}`]);
-  const v = g.one('Reshape', [vFlat, g.i64([-1, kvH, hd])], {}, `new_value_${layer}`);
-  return { q, k, v };
+  const [qk, v] = g.op('Split', [groups, g.i64([G + 1, 1])], { axis: 2 }, 2);
+  const qn = weights.get(p + 'self_attn.q_norm.weight', [hd]);
+  const kn = weights.get(p + 'self_attn.k_norm.weight', [hd]);
+  const headNorm = new Float32Array((G + 1) * hd);
+  for (let h = 0; h <= G; h++) headNorm.set(h < G ? qn.map((x) => x * scale) : kn, h * hd);
+  const normed = rmsNorm(d, qk, g.init(p + 'self_attn.qk_norm.weight', [G + 1, hd], headNorm));
+  const [q, k] = g.op('Split', [rope(normed, G + 1, false), g.i64([G, 1])], { axis: 2 }, 2, [names[0], `k_${layer}`]);
+  return { q, kv: g.one('Concat', [k, v], { axis: 2 }, names[1]) };
 }
 
 /** The SiLU MLP of one layer: gate and up in one projection, then down. */
@@ -722,7 +769,7 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
 
   const embedding = embeddingLookup(d);
   const rope = ropeBlock(d);
-  const pastRows = g.i64([0, 0, -1, cfg.headDim]);
+  const pastRows = g.i64([0, 0, 2, -1, cfg.headDim]);
 
   const stream = new ResidualStream(d, embedding.lookup);
   const boundaries = options.featureBoundaries ?? [];
@@ -734,16 +781,16 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     const x = stream.addAndNorm(w('input_layernorm.weight', [H]));
     // The stream entering this layer, the branch before it now added.
     if (boundaries.includes(layer)) captured.set(layer, stream.residual);
-    const { q, k, v } = qkvBlock(d, layer, x, rope);
-    const attn = treeAttention(g, layer, dims, q, k, v, pastRows);
+    const { q, kv } = qkvBlock(d, layer, x, rope);
+    const attn = treeAttention(g, layer, dims, q, kv, pastRows);
     const oW = weights.get(p + 'self_attn.o_proj.weight', [H, dims.nH * dims.hd]);
     const oB = cfg.oBias ? w('self_attn.o_proj.bias', [H]) : null;
     stream.pendingBranch = linearLayer(g, d.precision, attn, p + 'self_attn.o_proj.weight', oW, [H, dims.nH * dims.hd], oB, 'input_ids');
     const y = stream.addAndNorm(w('post_attention_layernorm.weight', [H]));
     stream.pendingBranch = mlpBlock(d, layer, y);
-    const kv = kvBufferValues(layer, dims);
-    inputs.push(...kv.inputs);
-    outputs.push(...kv.outputs);
+    const buffers = kvBufferValues(layer, dims);
+    inputs.push(...buffers.inputs);
+    outputs.push(...buffers.outputs);
   }
 
   const finalNorm = g.init('model.norm.weight', [H], weights.get('model.norm.weight', [H]));

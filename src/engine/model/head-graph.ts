@@ -71,7 +71,7 @@ export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options:
     const [x1, x2] = g.op('Split', [x, halves], { axis: 2 }, 2);
     return g.one('Add', [g.one('Mul', [x, cos]), g.one('Mul', [g.one('Concat', [x2, x1], { axis: 2 }), signedSin])]);
   };
-  const pastRows = g.i64([0, 0, -1, hd]);
+  const pastRows = g.i64([0, 0, 2, -1, hd]);
 
   /** q, k, v of one layer (RoPE on q and k), then the decoder graph's tree attention over its KV buffers; returns [N, qDim]. */
   const attention = (layer: number, x: string, inWidth: number, p: string): string => {
@@ -91,14 +91,17 @@ export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options:
     const qkv = linear(x, `${p}qkv_proj.weight`, qkvW, [qDim + 2 * kvDim, inWidth], qkvB);
     const [qkFlat, vFlat] = g.op('Split', [qkv, g.i64([qDim + kvDim, kvDim])], { axis: 1 }, 2);
     const qk = g.one('Reshape', [qkFlat, g.i64([-1, nH + kvH, hd])]);
-    const [q, kRoped] = g.op('Split', [rope(qk), g.i64([nH, kvH])], { axis: 1 }, 2);
-    // k and v [N, kvH, hd] as the session stores them; the past comes as [kvH, S/P, P·hd] blocks.
-    const k = g.one('Reshape', [kRoped, g.i64([-1, kvH, hd])], {}, `new_key_${layer}`);
-    const v = g.one('Reshape', [vFlat, g.i64([-1, kvH, hd])], {}, `new_value_${layer}`);
-    const kv = kvBufferValues(layer, dims);
-    inputs.push(...kv.inputs);
-    outputs.push(...kv.outputs);
-    return treeAttention(g, layer, dims, q, k, v, pastRows);
+    const [qRoped, kRoped] = g.op('Split', [rope(qk), g.i64([nH, kvH])], { axis: 1 }, 2);
+    // The attention's layouts: q [N, kvH, G, hd], k and v together [N, kvH, 2, hd] as the session
+    // stores them; the past comes as [kvH, 2·S/P, P·hd] blocks.
+    const q = g.one('Reshape', [qRoped, g.i64([-1, kvH, nH / kvH, hd])]);
+    const k = g.one('Reshape', [kRoped, g.i64([-1, kvH, 1, hd])]);
+    const v = g.one('Reshape', [vFlat, g.i64([-1, kvH, 1, hd])]);
+    const kv = g.one('Concat', [k, v], { axis: 2 }, `new_kv_${layer}`);
+    const buffers = kvBufferValues(layer, dims);
+    inputs.push(...buffers.inputs);
+    outputs.push(...buffers.outputs);
+    return treeAttention(g, layer, dims, q, kv, pastRows);
   };
   const norm = (name: string): string => g.init(name, [H], w.get(name, [H]));
   const bias = (name: string, n: number, used: boolean): string | null => (used ? g.init(name, [n], w.get(name, [n])) : null);

@@ -205,8 +205,8 @@ export class OrtModelSession implements ModelSession {
       gather_index: new ort.Tensor('int32', plan.gatherIndex, [groups, chunk]),
       key_index: new ort.Tensor('int32', plan.keyIndex, [groups, longest]),
       scatter_index: new ort.Tensor('int32', plan.scatterIndex, [n]),
-      past_index: new ort.Tensor('int32', plan.pastIndex, [groups, pastBlocks]),
-      attn_mask: new ort.Tensor('float32', plan.mask, [groups, queryHeadsPerKv * chunk, width]),
+      past_index: new ort.Tensor('int32', keyAndValueBlocks(plan.pastIndex, groups, pastBlocks, this.kv.valueBlockOffset), [groups, 2, pastBlocks]),
+      attn_mask: new ort.Tensor('float32', plan.mask, [groups, 1, queryHeadsPerKv * chunk, width]),
       head_rows: new ort.Tensor('int32', heads.rows, [heads.rows.length]),
       head_split: new ort.Tensor('int64', BigInt64Array.from(heads.split, (rows) => BigInt(rows)), [3]),
       topk_k: new ort.Tensor('int64', BigInt64Array.of(BigInt(heads.k)), [1]),
@@ -222,7 +222,7 @@ export class OrtModelSession implements ModelSession {
       fetches.push(...extra.fetches);
     }
     this.kv.addFeeds(feeds);
-    for (let l = 0; l < this.info.numLayers; l++) fetches.push(`new_key_${l}`, `new_value_${l}`);
+    for (let l = 0; l < this.info.numLayers; l++) fetches.push(`new_kv_${l}`);
     if (logitsRows.length) fetches.push('logits');
     if (topkRows.length) fetches.push('topk_logprobs', 'topk_ids');
     if (argmaxRows.length) fetches.push('argmax');
@@ -240,7 +240,7 @@ export class OrtModelSession implements ModelSession {
     // The new tokens' K/V go to each slot's scratch rows; then the slots record the new nodes.
     const newRows = planEntries.map((e) => ({ firstRow: e.slot * this.kv.slotStride + e.committed + e.scratchParents.length, count: e.tokens.length }));
     for (let l = 0; l < this.info.numLayers; l++) {
-      this.kv.write(l, out[`new_key_${l}`].data as Float32Array, out[`new_value_${l}`].data as Float32Array, newRows);
+      this.kv.write(l, out[`new_kv_${l}`].data as Float32Array, newRows);
     }
     for (const [i, e] of entries.entries()) {
       const s = this.slotStates[e.slot];
@@ -368,6 +368,22 @@ function checkFeatureParents(parents: number[] | undefined, featureRows: readonl
     depth[i] = p === -1 ? 0 : depth[p] + 1;
     if (depth[i] >= MAX_FEATURE_PATH_DEPTH) throw new ModelUsageError(`feature row ${i} is ${depth[i]} deep; the graph follows paths up to ${MAX_FEATURE_PATH_DEPTH - 1}`);
     out[i] = p;
+  }
+  return out;
+}
+
+/**
+ * The graph's past_index, [groups, 2, pastBlocks]: per group its past's key blocks (the plan's),
+ * then the same blocks of the value half of the KV buffers, `valueOffset` blocks on.
+ */
+export function keyAndValueBlocks(keyBlocks: Int32Array, groups: number, pastBlocks: number, valueOffset: number): Int32Array {
+  const out = new Int32Array(2 * keyBlocks.length);
+  for (let g = 0; g < groups; g++) {
+    for (let j = 0; j < pastBlocks; j++) {
+      const block = keyBlocks[g * pastBlocks + j];
+      out[2 * g * pastBlocks + j] = block;
+      out[(2 * g + 1) * pastBlocks + j] = block + valueOffset;
+    }
   }
   return out;
 }

@@ -156,19 +156,18 @@ test('onnxruntime runs unfetched heads too, so the session gives them zero rows'
     gather_index: i32([0], [1, 1]),
     key_index: i32([0], [1, 1]),
     scatter_index: i32([0]),
-    past_index: i32([0], [1, 1]),
+    past_index: i32([0, 1], [1, 2, 1]),
     // One block of past rows, all hidden, and the new token's own key, for each of the G query heads of a KV head.
-    attn_mask: new ort.Tensor('float32', Float32Array.from({ length: G * (PAST_BLOCK + 1) }, (_, i) => (i % (PAST_BLOCK + 1) < PAST_BLOCK ? -1e30 : 0)), [1, G, PAST_BLOCK + 1]),
+    attn_mask: new ort.Tensor('float32', Float32Array.from({ length: G * (PAST_BLOCK + 1) }, (_, i) => (i % (PAST_BLOCK + 1) < PAST_BLOCK ? -1e30 : 0)), [1, 1, G, PAST_BLOCK + 1]),
     // An out-of-range logits row while only top-k is fetched: onnxruntime still runs that head and fails.
     head_rows: i32([1000, 0]),
     head_split: i64([1, 1, 0]),
     topk_k: new ort.Tensor('int64', BigInt64Array.of(3n), [1]),
   };
   for (let l = 0; l < layers; l++) {
-    feeds[`past_key_${l}`] = new ort.Tensor('float32', new Float32Array(kvH * PAST_BLOCK * hd), [kvH, 1, PAST_BLOCK * hd]);
-    feeds[`past_value_${l}`] = new ort.Tensor('float32', new Float32Array(kvH * PAST_BLOCK * hd), [kvH, 1, PAST_BLOCK * hd]);
+    feeds[`past_kv_${l}`] = new ort.Tensor('float32', new Float32Array(2 * kvH * PAST_BLOCK * hd), [kvH, 2, PAST_BLOCK * hd]);
   }
-  await expect(session.run(feeds, ['topk_ids', 'new_key_0'])).rejects.toThrow(/out of data bounds/);
+  await expect(session.run(feeds, ['topk_ids', 'new_kv_0'])).rejects.toThrow(/out of data bounds/);
   // Zero rows are valid and give empty outputs.
   feeds.head_rows = i32([0]);
   feeds.head_split = i64([0, 1, 0]);
