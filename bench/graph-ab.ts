@@ -23,6 +23,7 @@ import * as baseSession from '../node_modules/.cache/baseline/src/engine/model/s
 import * as newLoader from '../src/engine/model/loader.js';
 import * as newSession from '../src/engine/model/session.js';
 import { precisionArg } from './pair-bench.js';
+import { decodeBlock, type Forwarding as BlockModel } from './decode-block.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -44,11 +45,7 @@ const threads = Number(args.threads);
 const scratch = mkdtempSync(join(tmpdir(), 'echo-graph-ab-'));
 const maxLength = past + forwards * tokens + 8;
 
-interface Forwarding {
-  allocSlot(): number;
-  freeSlot(slot: number): void;
-  commit(slot: number, rows: number[]): void;
-  forward(entries: { slot: number; tokens: number[]; parents: number[] }[], outputs: { argmaxRows?: number[]; logitsRows?: number[] }): Promise<{ argmax?: Int32Array | number[]; logits?: Float32Array }>;
+interface Forwarding extends BlockModel {
   release(): Promise<void>;
 }
 
@@ -64,31 +61,7 @@ const next = await load(newLoader, newSession, 'new');
 const vocab = base.vocab;
 const prompt = Array.from({ length: past }, (_, i) => (17 + 31 * i) % vocab);
 
-/** One block: prefill the prompt (untimed), then `forwards` greedy steps of `tokens` new tokens (the argmax of row 0 feeds the next step). */
-async function block(model: Forwarding, logitsOf: number): Promise<{ ms: number; cpuMs: number; output: number[]; logits: Float32Array[] }> {
-  const slot = model.allocSlot();
-  const pre = await model.forward([{ slot, tokens: prompt, parents: prompt.map((_, i) => i - 1) }], { argmaxRows: [past - 1] });
-  model.commit(slot, prompt.map((_, i) => i));
-  let next = pre.argmax![0];
-  const output: number[] = [];
-  const logits: Float32Array[] = [];
-  const rows = Array.from({ length: tokens }, (_, i) => i);
-  const c0 = process.cpuUsage();
-  const t0 = performance.now();
-  for (let f = 0; f < forwards; f++) {
-    const chain = [next, ...Array.from({ length: tokens - 1 }, (_, i) => (next + i + 1) % vocab)];
-    const asked = f < logitsOf ? { argmaxRows: rows, logitsRows: rows } : { argmaxRows: rows };
-    const r = await model.forward([{ slot, tokens: chain, parents: chain.map((_, i) => i - 1) }], asked);
-    if (r.logits) logits.push(Float32Array.from(r.logits));
-    model.commit(slot, [0]);
-    next = r.argmax![0];
-    output.push(next);
-  }
-  const ms = performance.now() - t0;
-  const cpu = process.cpuUsage(c0);
-  model.freeSlot(slot);
-  return { ms, cpuMs: (cpu.user + cpu.system) / 1000, output, logits };
-}
+const block = (model: Forwarding, logitsOf: number) => decodeBlock(model, { prompt, tokens, forwards, vocab, logitsOf });
 
 // Untimed: the logits of the first forwards of a block, compared bit for bit.
 const a = await block(base.model, 8);

@@ -21,6 +21,7 @@ import { writeGraph } from '../src/engine/model/graph-cache.js';
 import { openModelFolder, runtimeSessionOptions, weightSource } from '../src/engine/model/loader.js';
 import { OrtModelSession } from '../src/engine/model/session.js';
 import { precisionArg } from './pair-bench.js';
+import { decodeBlock } from './decode-block.js';
 
 interface Variant {
   threads: number;
@@ -88,29 +89,7 @@ for (const name of names) sessions.push(await load(name));
 
 const vocab = folder.info.vocabSize;
 const prompt = Array.from({ length: past }, (_, i) => (17 + 31 * i) % vocab);
-/** One block: prefill the prompt (untimed), then `forwards` greedy steps of `tokens` new tokens (a chain: the argmax of each row feeds the next step's guesses). */
-async function block(session: OrtModelSession): Promise<{ ms: number; cpuMs: number; output: number[] }> {
-  const slot = session.allocSlot();
-  const pre = await session.forward([{ slot, tokens: prompt, parents: prompt.map((_, i) => i - 1) }], { argmaxRows: [past - 1] });
-  session.commit(slot, prompt.map((_, i) => i));
-  let next = pre.argmax![0];
-  const output: number[] = [];
-  const rows = Array.from({ length: tokens }, (_, i) => i);
-  const c0 = process.cpuUsage();
-  const t0 = performance.now();
-  for (let f = 0; f < forwards; f++) {
-    // A chain of `tokens`: the next token, then fixed guesses; keep the first row (as ar keeps its one token).
-    const chain = [next, ...Array.from({ length: tokens - 1 }, (_, i) => (next + i + 1) % vocab)];
-    const r = await session.forward([{ slot, tokens: chain, parents: chain.map((_, i) => i - 1) }], { argmaxRows: rows });
-    session.commit(slot, [0]);
-    next = r.argmax![0];
-    output.push(next);
-  }
-  const ms = performance.now() - t0;
-  const cpu = process.cpuUsage(c0);
-  session.freeSlot(slot);
-  return { ms, cpuMs: (cpu.user + cpu.system) / 1000, output };
-}
+const block = (session: OrtModelSession) => decodeBlock(session, { prompt, tokens, forwards, vocab });
 
 const ratios: number[][] = names.map(() => []);
 const cpuRatios: number[][] = names.map(() => []);
