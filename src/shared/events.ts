@@ -41,7 +41,22 @@ export interface GateCheck {
   /** Layer confidence c_{i,d}. */
   confidence: number;
   tau: number;
+  /** c_{i,d} > τ_d. */
   pass: boolean;
+  /**
+   * The check failed but the request was not truncated: its best node at this layer was worth
+   * more than what the freed budget would buy (the batch's marginal node), so the cut would have
+   * lost output. Absent when the check passed or cut.
+   */
+  waived?: boolean;
+}
+
+/** What a gate check did: passed, truncated the request, or failed with its cut waived. */
+export type GateOutcome = 'pass' | 'truncate' | 'waived';
+export const GATE_OUTCOMES: readonly GateOutcome[] = ['pass', 'truncate', 'waived'];
+
+export function gateOutcome(gate: GateCheck): GateOutcome {
+  return gate.pass ? 'pass' : gate.waived ? 'waived' : 'truncate';
 }
 
 export type FinishReason = 'eos' | 'length';

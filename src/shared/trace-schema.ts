@@ -24,8 +24,12 @@ export const TRACE_FORMAT = 'echo-studio-trace';
  * reader would take path-margin confidences for path probabilities. Version 1 files (no signal:
  * path-prob) still read.
  */
-export const TRACE_SCHEMA_VERSION = 2;
-export const READABLE_TRACE_VERSIONS: readonly number[] = [1, 2];
+export const TRACE_SCHEMA_VERSION = 3;
+/**
+ * 3: a gate check may be `waived` (failed, but the request was not truncated); a version 2 reader
+ * would count it as a cut. Versions 1 and 2 (no waived checks) still read.
+ */
+export const READABLE_TRACE_VERSIONS: readonly number[] = [1, 2, 3];
 
 const int = () => z.number().int();
 const count = () => z.number().int().min(0);
@@ -113,6 +117,7 @@ export const GateCheckSchema = z.object({
   confidence: z.number(),
   tau: z.number(),
   pass: z.boolean(),
+  waived: z.boolean().optional(),
 });
 
 /**

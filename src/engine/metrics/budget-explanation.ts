@@ -29,7 +29,7 @@
 //   and nothing deeper (the draft never drafted it). Released budget is left unused.
 // - each bound's step time is the step priced on the clock in use with the bound's verified
 //   tokens, drafting as it was; a bound's throughput is its emitted tokens over those times.
-import type { RequestStep, StepEvent } from '../../shared/events.js';
+import { gateOutcome, type RequestStep, type StepEvent } from '../../shared/events.js';
 import { requestFutures, type RequestFuture } from './greedy-futures.js';
 
 /** One forwarded node's candidates, best first (a trace's `expansions`). */
@@ -105,7 +105,10 @@ export interface ConfidenceRow {
 
 export interface GateAccount {
   checks: number;
+  /** Checks that kept the layer: passed, or failed with the cut waived. */
   passes: number;
+  /** Failed checks whose cut was waived (counted in passes: the layer was kept). */
+  waived: number;
   /** passes / checks: the random gate's rate. */
   keepRate: number;
   /** Layer decisions against the layer's outcome (unknown outcomes apart). */
@@ -259,7 +262,7 @@ function randomOutcomes(r: ExplainRequestStep, view: RequestView, keepRate: numb
     const kept = verified.filter((s) => s.depth < d);
     return { accepted: acceptedIn(kept), verified: kept.length };
   };
-  const runCut = checks.findIndex((g) => !g.pass);
+  const runCut = checks.findIndex((g) => gateOutcome(g) === 'truncate');
   const lastChecked = runCut >= 0 ? runCut : checks.length - 1;
   const out: { p: number; accepted: number; verified: number }[] = [];
   let pAllKept = 1;
@@ -359,19 +362,22 @@ class CandidateTally {
 class GateTally {
   checks = 0;
   passes = 0;
+  waived = 0;
   readonly counts = { keptAccepted: 0, falseKeeps: 0, falseCuts: 0, rightCuts: 0, unknown: 0, lostTokens: 0, keptRejectedNodes: 0 };
 
   add(r: ExplainRequestStep, v: RequestView): void {
     const gates = this.counts;
-    const cut = r.gates.find((g) => !g.pass);
+    const cut = r.gates.find((g) => gateOutcome(g) === 'truncate');
     for (const g of r.gates) {
       this.checks++;
-      if (g.pass) this.passes++;
+      const kept = gateOutcome(g) !== 'truncate';
+      if (kept) this.passes++;
+      if (g.waived) this.waived++;
       const outcome = v.reach > g.depth ? true : v.reach < g.depth || g.depth < v.known ? false : null;
       if (outcome === null) gates.unknown++;
-      else if (g.pass) gates[outcome ? 'keptAccepted' : 'falseKeeps']++;
+      else if (kept) gates[outcome ? 'keptAccepted' : 'falseKeeps']++;
       else gates[outcome ? 'falseCuts' : 'rightCuts']++;
-      if (g.pass) for (const c of v.seen) if (c.depth === g.depth && c.verified && c.verdict === false) gates.keptRejectedNodes++;
+      if (kept) for (const c of v.seen) if (c.depth === g.depth && c.verified && c.verdict === false) gates.keptRejectedNodes++;
     }
     if (cut) for (const c of v.seen) if (c.depth >= cut.depth && !c.verified && c.verdict === true) gates.lostTokens++;
   }
@@ -382,7 +388,7 @@ class GateTally {
   }
 
   account(): GateAccount | null {
-    return this.checks > 0 ? { checks: this.checks, passes: this.passes, keepRate: this.keepRate(), ...this.counts } : null;
+    return this.checks > 0 ? { checks: this.checks, passes: this.passes, waived: this.waived, keepRate: this.keepRate(), ...this.counts } : null;
   }
 }
 

@@ -21,6 +21,7 @@ export class DddPolicy extends ElasticScheduler {
       ...echoLimits(options, shape),
       gate: { signal: 'beam-mass', logThreshold },
       reallocate: false,
+      priceCuts: false,
       widen: false,
     });
   }

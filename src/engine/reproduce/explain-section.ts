@@ -53,11 +53,11 @@ export function explainSection(explain: StudyExplanations, measured: MeasuredRat
   const files: Record<string, string> = {};
 
   files['explain.csv'] = csv(
-    ['domain', 'clock', 'batch', 'kmax', 'policy', 'steps', 'request_steps', 'tok_s', 'random_gate_tok_s', 'oracle_gate_tok_s', 'free_drafting_tok_s', 'accepted', 'verified_tokens', 'emitted', 'accepted_per_verified', 'random_accepted', 'random_verified_tokens', 'oracle_accepted', 'oracle_verified_tokens', 'reach', 'drafted', 'draft_forwards_per_step', 'draft_share', 'gate_checks', 'keep_rate', 'kept_accepted', 'false_keeps', 'false_cuts', 'right_cuts', 'tokens_lost_to_cuts', 'kept_rejected_nodes', 'unknown_verdicts', 'candidates_seen'],
+    ['domain', 'clock', 'batch', 'kmax', 'policy', 'steps', 'request_steps', 'tok_s', 'random_gate_tok_s', 'oracle_gate_tok_s', 'free_drafting_tok_s', 'accepted', 'verified_tokens', 'emitted', 'accepted_per_verified', 'random_accepted', 'random_verified_tokens', 'oracle_accepted', 'oracle_verified_tokens', 'reach', 'drafted', 'draft_forwards_per_step', 'draft_share', 'gate_checks', 'keep_rate', 'cuts_waived', 'kept_accepted', 'false_keeps', 'false_cuts', 'right_cuts', 'tokens_lost_to_cuts', 'kept_rejected_nodes', 'unknown_verdicts', 'candidates_seen'],
     rows.map(({ batch, kmax, policy, explanation: x }) => [
       explain.domain, explain.clock, batch, kmax, policy, x.steps, x.requestSteps, x.actual.throughput, x.random?.throughput, x.oracle.throughput, x.freeDrafting.throughput,
       x.actual.accepted, x.actual.verifiedTokens, x.actual.emitted, x.actual.acceptedPerVerified, x.random?.accepted, x.random?.verifiedTokens, x.oracle.accepted, x.oracle.verifiedTokens,
-      x.reach, x.drafted, x.draft.forwardsPerStep, x.draft.share, x.gates?.checks, x.gates?.keepRate, x.gates?.keptAccepted, x.gates?.falseKeeps, x.gates?.falseCuts, x.gates?.rightCuts, x.gates?.lostTokens, x.gates?.keptRejectedNodes, x.unknownVerdicts, x.candidatesSeen,
+      x.reach, x.drafted, x.draft.forwardsPerStep, x.draft.share, x.gates?.checks, x.gates?.keepRate, x.gates?.waived, x.gates?.keptAccepted, x.gates?.falseKeeps, x.gates?.falseCuts, x.gates?.rightCuts, x.gates?.lostTokens, x.gates?.keptRejectedNodes, x.unknownVerdicts, x.candidatesSeen,
     ]),
   );
   files['explain-depth.csv'] = csv(
@@ -189,10 +189,10 @@ export function diagnose(batch: number, echo: ExplanationRow | undefined, base: 
   parts.push(`It verifies ${f(e.actual.verifiedTokens / Math.max(1, e.steps), 1)} tokens a step of its K_max ${echo.kmax} (static ${f(s.actual.verifiedTokens / Math.max(1, s.steps), 1)}) and accepts ${f(e.actual.acceptedPerVerified, 2)} per verified draft token (static ${f(s.actual.acceptedPerVerified, 2)}); its drafts held ${f(e.reach / Math.max(1, e.requestSteps), 2)} acceptable tokens a request-step and it verified ${f(e.actual.accepted / Math.max(1, e.requestSteps), 2)} of them.`);
   const g = e.gates;
   if (g && (g.keepRate === 1 || g.keepRate === 0)) {
-    parts.push(`Its gates ${g.keepRate === 1 ? 'kept' : 'cut'} every one of their ${g.checks} checks (${g.falseKeeps} false keeps, ${g.falseCuts} false cuts): the confidence signal decided nothing here, and a random gate at that rate is the run itself.`);
+    parts.push(`Its gates ${g.keepRate === 1 ? 'kept' : 'cut'} every one of their ${g.checks} checks (${g.falseKeeps} false keeps, ${g.falseCuts} false cuts${g.waived > 0 ? `; ${g.waived} failed checks kept because the cut would have freed budget worth less than the layer` : ''}): the confidence signal decided nothing here, and a random gate at that rate is the run itself.`);
   } else if (g && e.random) {
     const signal = e.actual.throughput / e.random.throughput - 1;
-    parts.push(`Its gates kept ${share(g.keepRate)} of ${g.checks} checks: ${g.falseCuts} false cuts (losing at least ${g.lostTokens} accepted tokens) and ${g.falseKeeps} false keeps; a random gate at that keep rate reads ${f(e.random.throughput, 1)} tok/s against echo's ${f(e.actual.throughput, 1)}, so the confidence signal buys ${pct(signal)}.`);
+    parts.push(`Its gates kept ${share(g.keepRate)} of ${g.checks} checks${g.waived > 0 ? ` (${g.waived} of them failed, their cut waived as worth less than the layer)` : ''}: ${g.falseCuts} false cuts (losing at least ${g.lostTokens} accepted tokens) and ${g.falseKeeps} false keeps; a random gate at that keep rate reads ${f(e.random.throughput, 1)} tok/s against echo's ${f(e.actual.throughput, 1)}, so the confidence signal buys ${pct(signal)}.`);
   } else {
     parts.push('Its gates made no check on these steps (no τ_d applied), so the signal had nothing to decide.');
   }

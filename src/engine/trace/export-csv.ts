@@ -65,7 +65,7 @@ export function* csvRows(trace: TraceContents): Generator<string> {
         finished: r.finished,
         gates_passed: r.gates.length - failed.length,
         gates_failed: failed.length,
-        truncated_at_depth: failed[0]?.depth,
+        truncated_at_depth: failed.find((g) => !g.waived)?.depth,
         stop_reason: r.stop?.reason,
         stop_depth: r.stop?.depth,
         confidences: r.confidences.join(' '),

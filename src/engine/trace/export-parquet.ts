@@ -106,6 +106,8 @@ const GATE_COLUMNS = {
   confidence: 'DOUBLE',
   tau: 'DOUBLE',
   pass: 'BOOLEAN',
+  /** Failed, but the cut was waived (the request kept deepening). */
+  waived: 'BOOLEAN',
 } as const satisfies Record<string, BasicType>;
 
 type Step = TraceContents['steps'][number];
@@ -181,7 +183,7 @@ class ParquetTables {
       });
     }
     for (const g of r.gates) {
-      this.gates.add({ step, request_id: r.requestId, depth: g.depth, confidence: g.confidence, tau: g.tau, pass: g.pass });
+      this.gates.add({ step, request_id: r.requestId, depth: g.depth, confidence: g.confidence, tau: g.tau, pass: g.pass, waived: g.waived === true });
     }
     this.requests.add({
       step,

@@ -93,7 +93,7 @@ export function toPerfetto(trace: TraceContents): PerfettoTrace {
         tid,
         ts: draftStart,
         dur: draftEnd - draftStart,
-        args: { step: s.step, drafted: drafted.length, depth: maxDepth + 1, gates: r.gates.map((g) => `d${g.depth} ${g.confidence.toFixed(3)} ${g.pass ? '>' : '≤'} ${g.tau}`) },
+        args: { step: s.step, drafted: drafted.length, depth: maxDepth + 1, gates: r.gates.map((g) => `d${g.depth} ${g.confidence.toFixed(3)} ${g.pass ? '>' : '≤'} ${g.tau}${g.waived ? ' (cut waived)' : ''}`) },
       });
       events.push({
         name: 'verify',

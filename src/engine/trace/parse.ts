@@ -118,7 +118,7 @@ export class TraceLineParser {
     if (!READABLE_TRACE_VERSIONS.includes(object.schemaVersion as number)) {
       throw new TraceFormatError(
         line,
-        `trace schema version ${typeof object.schemaVersion === 'number' ? object.schemaVersion : '(not a number)'} is not supported: this build reads versions ${READABLE_TRACE_VERSIONS.join(' and ')}`,
+        `trace schema version ${typeof object.schemaVersion === 'number' ? object.schemaVersion : '(not a number)'} is not supported: this build reads versions ${READABLE_TRACE_VERSIONS.slice(0, -1).join(', ')} and ${READABLE_TRACE_VERSIONS[READABLE_TRACE_VERSIONS.length - 1]}`,
       );
     }
     const parsed = TraceHeaderSchema.safeParse(value);

@@ -1,7 +1,8 @@
 // The gate-decision grid: requests down, recent steps across, one cell per gated depth per step.
+import { gateOutcome, type GateOutcome } from '../../shared/events.js';
 import type { GateStep } from './digest.js';
 
-export type GateOutcome = 'pass' | 'truncate';
+export type { GateOutcome };
 
 export interface GateCell {
   outcome: GateOutcome;
@@ -48,7 +49,7 @@ export function buildGateGrid(steps: readonly GateStep[], window: number, includ
       const row = cells[rowIndex];
       for (const gate of req.gates) {
         const column = stepIndex * depths.length + (depthColumn.get(gate.depth) ?? 0);
-        row[column] = { outcome: gate.pass ? 'pass' : 'truncate', confidence: gate.confidence, tau: gate.tau };
+        row[column] = { outcome: gateOutcome(gate), confidence: gate.confidence, tau: gate.tau };
       }
     }
   });

@@ -6,7 +6,7 @@
 import type { DeepeningStop, DeepeningStopReason, GrantKind, RequestStep, StepEvent } from '../../shared/events.js';
 import { formatCompared, plural, tokenLabel, visibleText } from './tokens.js';
 
-export type DecisionKind = 'budget' | 'unused' | 'draft' | 'given' | 'truncate' | 'pass' | 'priced' | 'depth' | 'width' | 'verify' | 'finish';
+export type DecisionKind = 'budget' | 'unused' | 'draft' | 'given' | 'truncate' | 'pass' | 'waived' | 'priced' | 'depth' | 'width' | 'verify' | 'finish';
 
 export interface Decision {
   kind: DecisionKind;
@@ -35,6 +35,14 @@ function gateSentences(step: StepEvent, req: RequestStep): Decision[] {
         kind: 'pass',
         requestId: req.requestId,
         text: `request ${req.requestId} passed the gate at depth ${gate.depth}: confidence ${c} > τ ${tau}, so it may keep deepening.`,
+      });
+      continue;
+    }
+    if (gate.waived) {
+      out.push({
+        kind: 'waived',
+        requestId: req.requestId,
+        text: `request ${req.requestId} failed the gate at depth ${gate.depth} (confidence ${c} ≤ τ ${tau}) but kept deepening: its best node there was worth more than anything the budget a cut frees would buy.`,
       });
       continue;
     }

@@ -1,6 +1,7 @@
 // Gate decisions over recent steps: one row per request, one column group per step, a cell per
 // gated depth, green pass / red truncate. Canvas, redrawn from a store subscription.
 import { useEffect, useRef } from 'react';
+import { GATE_OUTCOMES } from '../../shared/events.js';
 import { buildGateGrid, truncationRates, type GateGrid as Grid } from '../studio/gateGrid.js';
 import { GATE_COLOURS, GRID_LINE_COLOUR, LABEL_COLOUR, SELECTION_COLOUR } from './colors.js';
 import { useStudioStore } from './StudioContext.js';
@@ -36,7 +37,7 @@ function drawGrid(ctx: CanvasRenderingContext2D, grid: Grid, width: number, heig
     if (s % labelEvery === 0) ctx.fillText(String(step), LABEL_WIDTH + s * groupWidth + 1, 1);
   });
   const gap = cellWidth > 4 ? 1 : 0;
-  for (const outcome of ['pass', 'truncate'] as const) {
+  for (const outcome of GATE_OUTCOMES) {
     ctx.fillStyle = GATE_COLOURS[outcome];
     ctx.beginPath();
     grid.cells.forEach((row, r) => {

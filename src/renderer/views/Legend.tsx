@@ -25,6 +25,10 @@ export function NodeLegend() {
         <span className="swatch bar" style={{ background: GATE_COLOURS.truncate }} />
         gate truncate
       </li>
+      <li>
+        <span className="swatch bar" style={{ background: GATE_COLOURS.waived }} />
+        gate failed, cut waived (worth more than the budget it frees)
+      </li>
     </ul>
   );
 }

@@ -1,7 +1,7 @@
 // One request's draft tree in SVG: token text, path scores, the confidence of every layer and the
 // gate checks, then the request's generated text with each step's accepted tokens marked.
 import { useState } from 'react';
-import type { DeepeningStopReason, RequestStep, StepEvent } from '../../shared/events.js';
+import { gateOutcome, type DeepeningStopReason, type RequestStep, type StepEvent } from '../../shared/events.js';
 import { grantMark, nodeStates } from '../studio/nodeStates.js';
 import type { TextSegment } from '../studio/requestText.js';
 import { viewedStep, type StudioState } from '../studio/store.js';
@@ -82,8 +82,8 @@ export function RequestTreeSvg({ request: full, showPruned = false }: { request:
               </text>
             )}
             {gate && (
-              <g data-gate={gate.pass ? 'pass' : 'truncate'}>
-                <rect x={78} y={row * ROW + ROW / 2 - 11} width={84} height={22} rx={4} fill={gate.pass ? GATE_COLOURS.pass : GATE_COLOURS.truncate} />
+              <g data-gate={gateOutcome(gate)}>
+                <rect x={78} y={row * ROW + ROW / 2 - 11} width={84} height={22} rx={4} fill={GATE_COLOURS[gateOutcome(gate)]} />
                 <text x={120} y={row * ROW + ROW / 2 + 4} textAnchor="middle" className="gate-label">
                   {gate.pass ? '>' : '≤'} τ {formatCompared(gate.confidence, gate.tau)[1]}
                 </text>

@@ -12,6 +12,7 @@ const KIND_LABEL: Record<DecisionKind, string> = {
   given: 'given',
   truncate: 'truncated',
   pass: 'gate passed',
+  waived: 'cut waived',
   priced: 'priced out',
   depth: 'deepened',
   width: 'widened',

@@ -22,7 +22,7 @@ export const UNVERIFIED_COLOUR = STATE_COLOURS.pruned;
 export const GRANT_COLOURS = { depth: '#60a5fa', width: '#d08bff' } as const;
 export const GRANT_LABELS = { depth: 'added by depth extension', width: 'added by width expansion' } as const;
 
-export const GATE_COLOURS = { pass: '#34d399', truncate: '#f87171', none: '#232a3a' } as const;
+export const GATE_COLOURS = { pass: '#34d399', truncate: '#f87171', waived: '#fbbf24', none: '#232a3a' } as const;
 
 export const BUDGET_COLOURS = {
   roots: '#64748b',

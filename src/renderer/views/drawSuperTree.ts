@@ -1,6 +1,6 @@
 // Draws a packed forest of draft trees on a 2D canvas: edges, nodes coloured by state, rings for
 // depth/width grants, the accepted path in bold, gate markers in the column left of each tree.
-import type { StepEvent } from '../../shared/events.js';
+import { GATE_OUTCOMES, gateOutcome, type GateOutcome, type StepEvent } from '../../shared/events.js';
 import { grantMark, nodeStates, type NodeState } from '../studio/nodeStates.js';
 import type { PackedForest } from '../studio/treeLayout.js';
 import { IDENTITY, type ViewTransform } from '../studio/viewTransform.js';
@@ -40,7 +40,7 @@ export function drawSuperTree(ctx: CanvasRenderingContext2D, step: StepEvent, fo
   const rings: Record<'depth' | 'width', number[]> = { depth: [], width: [] };
   const edges: number[] = [];
   const pathEdges: number[] = [];
-  const gateMarks: Record<'pass' | 'truncate', number[]> = { pass: [], truncate: [] };
+  const gateMarks: Record<GateOutcome, number[]> = { pass: [], truncate: [], waived: [] };
   const { slot, rowHeight, labelHeight, gap } = forest;
 
   for (const tree of forest.trees) {
@@ -71,7 +71,7 @@ export function drawSuperTree(ctx: CanvasRenderingContext2D, step: StepEvent, fo
     }
     // Request labels are drawn after the trees, in screen space, only where they fit unsqueezed.
     labels.push({ text: req.requestId, x: left, y: tree.top, width: tree.width - gap });
-    for (const gate of req.gates) gateMarks[gate.pass ? 'pass' : 'truncate'].push(tree.left + gap * 0.2, top + (gate.depth + 1) * rowHeight);
+    for (const gate of req.gates) gateMarks[gateOutcome(gate)].push(tree.left + gap * 0.2, top + (gate.depth + 1) * rowHeight);
     if (tree.requestId === options.selectedRequestId) {
       ctx.strokeStyle = SELECTION_COLOUR;
       ctx.lineWidth = 2;
@@ -89,7 +89,7 @@ export function drawSuperTree(ctx: CanvasRenderingContext2D, step: StepEvent, fo
   // Gate markers: a short bar in the column left of the tree at the gated depth's row.
   const markWidth = Math.max(2, gap * 0.5);
   const markHeight = Math.max(2, rowHeight * 0.6);
-  for (const outcome of ['pass', 'truncate'] as const) {
+  for (const outcome of GATE_OUTCOMES) {
     const xy = gateMarks[outcome];
     if (xy.length === 0) continue;
     ctx.fillStyle = GATE_COLOURS[outcome];

@@ -72,7 +72,7 @@ describe('budget explanation', () => {
     expect(x.candidatesSeen).toBe(true);
     expect(x.unknownVerdicts).toBe(0);
     expect(x.reach).toBe(3 + 1 + 0 + 1); // a: 1 2 3; b: 12; c: none; a: 4
-    expect(x.gates).toEqual({ checks: 4, passes: 3, keepRate: 0.75, keptAccepted: 2, falseKeeps: 1, falseCuts: 1, rightCuts: 0, unknown: 0, lostTokens: 1, keptRejectedNodes: 2 });
+    expect(x.gates).toEqual({ checks: 4, passes: 3, waived: 0, keepRate: 0.75, keptAccepted: 2, falseKeeps: 1, falseCuts: 1, rightCuts: 0, unknown: 0, lostTokens: 1, keptRejectedNodes: 2 });
     // Every candidate once: 6 for a (step 0), 2 each for b and c, 2 for a (step 1).
     expect(x.drafted).toBe(12);
     expect(x.byDepth.map((d) => [d.drafted, d.verified, d.accepted, d.targetAccepts])).toEqual([

@@ -54,7 +54,9 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
   });
 
   it('width only when nothing can deepen: once A reaches max depth, the rest widens B at its truncation depth', () => {
-    const policy = echo({ batch: 2, kmax: 8, shape: { depth: 2, topk: 2, tokens: 2 }, taus: { '0': 0.5 }, maxDepth: 4, maxWidth: 3 });
+    // The paper's rules alone (priceCuts off): A's two extra layers leave the pool 2 tokens that
+    // no depth can use, which a priced cut would leave B deepening with.
+    const policy = echo({ batch: 2, kmax: 8, shape: { depth: 2, topk: 2, tokens: 2 }, taus: { '0': 0.5 }, maxDepth: 4, maxWidth: 3, priceCuts: false });
     const out = runTableStep(policy, 8, [confident('A'), unsure('B')]);
     const [a, b] = out.requests;
     expect(out.widths[0]).toEqual([1, 1, 1, 1]);
@@ -147,13 +149,45 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
   });
 
   it('low load: a truncated request gets its released budget back as width at its truncation depth', () => {
-    const policy = echo({ batch: 1, kmax: 81, taus: { '0': 0.2 } });
+    const policy = echo({ batch: 1, kmax: 81, taus: { '0': 0.2 }, priceCuts: false });
     const out = runTableStep(policy, 81, [unsure('solo')]);
     const [solo] = out.requests;
     expect(out.widths[0]).toEqual([10]); // the low-load shape's top-k, as max width
     expect(grantsOf(solo, 'width')).toHaveLength(10);
     expect(out.ctx.transfers).toEqual([]);
     expect(solo.gates).toEqual([{ depth: 0, confidence: expect.closeTo(0.15, 6), tau: 0.2, pass: false }]);
+  });
+
+  it('a priced cut: alone in the batch a failed gate cuts nothing, since nobody else could spend what it frees', () => {
+    const policy = echo({ batch: 1, kmax: 81, taus: { '0': 0.2 } });
+    const out = runTableStep(policy, 81, [unsure('solo')]);
+    const [solo] = out.requests;
+    expect(solo.gates).toEqual([{ depth: 0, confidence: expect.closeTo(0.15, 6), tau: 0.2, pass: false, waived: true }]);
+    expect(policy.schedules()[0].truncatedAt).toBe(-1);
+    expect(out.widths[0].length).toBeGreaterThan(1); // it went on deepening past the failed gate
+    // The bare rule truncates the same request at the root.
+    const bare = echo({ batch: 1, kmax: 81, taus: { '0': 0.2 }, priceCuts: false });
+    runTableStep(bare, 81, [unsure('solo')]);
+    expect(bare.schedules()[0].truncatedAt).toBe(0);
+  });
+
+  it('a priced cut: a failed request is cut when confident requests can use its budget, and kept when they cannot', () => {
+    // B fails the root gate (0.45 ≤ 0.5). With K_max 8, A's next layers (0.95 each without a value
+    // model) would take every token B frees, so B is cut and A deepens with B's share.
+    const b = { id: 'B', probs: Array.from({ length: 12 }, () => [0.45, 0.3, 0.1]) };
+    const tight = echo({ batch: 2, kmax: 8, shape: { depth: 2, topk: 2, tokens: 2 }, taus: { '0': 0.5 }, maxDepth: 6 });
+    const cut = runTableStep(tight, 8, [confident('A'), b]);
+    expect(cut.requests[1].gates[0]).toMatchObject({ pass: false });
+    expect(cut.requests[1].gates[0].waived).toBeUndefined();
+    expect(tight.schedules()[1].truncatedAt).toBe(0);
+    expect(grantsOf(cut.requests[0], 'depth').map((id) => cut.requests[0].tree.paidBy[id])).toContain('B');
+    // With K_max 40 and A able to go only 3 layers deep, what B frees would buy nothing better
+    // than B's own root (0.45): the cut is waived and B keeps deepening.
+    const loose = echo({ batch: 2, kmax: 40, shape: { depth: 2, topk: 2, tokens: 2 }, taus: { '0': 0.5 }, maxDepth: 3 });
+    const kept = runTableStep(loose, 40, [confident('A'), b]);
+    expect(kept.requests[1].gates[0]).toMatchObject({ pass: false, waived: true });
+    expect(loose.schedules()[1].truncatedAt).toBe(-1);
+    expect(kept.widths[1].length).toBeGreaterThan(1);
   });
 
   it('deepens the most confident request first while the budget lasts', () => {
@@ -169,7 +203,7 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
   it('gates only at D_sig: a weak layer between sweet spots is not checked', () => {
     // c_0 = 0.9, c_1 = 0.27 (weak, ungated), c_2 = 0.243 (> τ_2 = 0.2).
     const table: TableRequest[] = [{ id: 'A', probs: [[0.9, 0.05], [0.3, 0.2], [0.9, 0.05]] }];
-    const options = { batch: 1, kmax: 4, shape: { depth: 3, topk: 1, tokens: 3 }, taus: { '0': 0.5, '2': 0.2 }, maxDepth: 3 };
+    const options = { batch: 1, kmax: 4, shape: { depth: 3, topk: 1, tokens: 3 }, taus: { '0': 0.5, '2': 0.2 }, maxDepth: 3, priceCuts: false };
     const sparse = runTableStep(new EchoPolicy(options), 4, table);
     expect(sparse.requests[0].gates.map((g) => g.depth)).toEqual([0, 2]);
     expect(sparse.requests[0].gates.every((g) => g.pass)).toBe(true);

@@ -12,7 +12,7 @@ function run(emitted: number, ms: number, draftMs: number, random?: number): Bud
   return {
     steps: 10, requestSteps: 40, candidatesSeen: true, unknownVerdicts: 0, drafted: 100, verifiedDraft: 50, acceptedDraft: 25, reach: 40, byDepth: [], byConfidence: [],
     draft: { forwards: 20, forwardsPerStep: 2, ms: draftMs, share: draftMs / ms },
-    gates: random === undefined ? null : { checks: 40, passes: 30, keepRate: 0.75, keptAccepted: 20, falseKeeps: 10, falseCuts: 3, rightCuts: 7, unknown: 0, lostTokens: 2, keptRejectedNodes: 12 },
+    gates: random === undefined ? null : { checks: 40, passes: 30, waived: 0, keepRate: 0.75, keptAccepted: 20, falseKeeps: 10, falseCuts: 3, rightCuts: 7, unknown: 0, lostTokens: 2, keptRejectedNodes: 12 },
     actual: bound(emitted, ms),
     oracle: bound(emitted * 1.2, ms),
     random: random === undefined ? null : bound(emitted, random),

@@ -109,7 +109,7 @@ describe('Parquet export', () => {
 
     for (const table of [steps, requests, nodes, gates]) {
       expect(JSON.parse(table.kv.get(PARQUET_METADATA_KEYS.config)!)).toEqual(testHeader().config);
-      expect(table.kv.get(PARQUET_METADATA_KEYS.schemaVersion)).toBe('2');
+      expect(table.kv.get(PARQUET_METADATA_KEYS.schemaVersion)).toBe('3');
       expect(JSON.parse(table.kv.get(PARQUET_METADATA_KEYS.summary)!).metrics).toEqual(live);
     }
     expect(gates.kv.get(PARQUET_METADATA_KEYS.table)).toBe('gates');
@@ -127,6 +127,6 @@ describe('Parquet export', () => {
     expect(gates.kv.has(PARQUET_METADATA_KEYS.summary)).toBe(false);
     const buffer = await asyncBufferFromFile(files[3]);
     const schemaNames = (await parquetMetadataAsync(buffer)).schema.slice(1).map((s) => s.name);
-    expect(schemaNames).toEqual(['step', 'request_id', 'depth', 'confidence', 'tau', 'pass']);
+    expect(schemaNames).toEqual(['step', 'request_id', 'depth', 'confidence', 'tau', 'pass', 'waived']);
   });
 });

@@ -52,7 +52,7 @@ describe('trace header', () => {
       profile: { domain: 'demo', taus: { '0': 0.2 } },
       createdAt: new Date(0),
     });
-    expect(header).toMatchObject({ type: 'header', schemaVersion: 2, createdAt: '1970-01-01T00:00:00.000Z', recordCandidates: false });
+    expect(header).toMatchObject({ type: 'header', schemaVersion: 3, createdAt: '1970-01-01T00:00:00.000Z', recordCandidates: false });
     expect(header.models.draft.files.map((f) => f.name)).toEqual(['config.json', 'model.onnx']);
     expect(header.hardware.cores).toBeGreaterThan(0);
     expect(header.hardware.provider).toBe('cpu');

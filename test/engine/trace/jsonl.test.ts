@@ -146,8 +146,8 @@ describe('trace JSONL', () => {
   });
 
   it('rejects a wrong schema version, a non-trace file and an empty file outright', async () => {
-    const v3 = { ...testHeader(), schemaVersion: 3 };
-    expect(() => parseTrace(JSON.stringify(v3) + '\n')).toThrow(/trace schema version 3 is not supported: this build reads versions 1 and 2/);
+    const v4 = { ...testHeader(), schemaVersion: 4 };
+    expect(() => parseTrace(JSON.stringify(v4) + '\n')).toThrow(/trace schema version 4 is not supported: this build reads versions 1, 2 and 3/);
     expect(() => parseTrace('{"hello":1}\n')).toThrow(/line 1 is not an echo-studio-trace header/);
     expect(() => parseTrace('')).toThrow(/the file is empty/);
     const badConfig = { ...testHeader(), config: { ...testHeader().config, kmax: 1 } };

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TraceContents } from '../../../src/engine/trace/parse.js';
 import { rescoreTrace } from '../../../src/engine/trace/what-if.js';
-import type { RunMetrics } from '../../../src/shared/events.js';
+import { gateOutcome, type RunMetrics } from '../../../src/shared/events.js';
 import { loadFixturePair, type FixturePair } from '../fixtures/pair.js';
 import { KV_ROWS, recordRun } from './recorded-run.js';
 
@@ -70,7 +70,7 @@ describe('what-if re-scoring', () => {
     }
     // A request truncated at depth 0 never expanded its depth-0 nodes; letting it through the
     // gate makes it deepen into nodes the recording lacks, so that step must be undecided.
-    const truncatedAtRoot = trace.steps.findIndex((s) => s.requests.some((r) => r.gates.some((g) => g.depth === 0 && !g.pass)));
+    const truncatedAtRoot = trace.steps.findIndex((s) => s.requests.some((r) => r.gates.some((g) => g.depth === 0 && gateOutcome(g) === 'truncate')));
     expect(truncatedAtRoot).toBeGreaterThanOrEqual(0);
     const lenient = rescoreTrace(trace, { taus: { '0': 0, '2': 0 } });
     expect(lenient.steps[truncatedAtRoot].decided).toBe(false);

@@ -24,6 +24,13 @@ describe('buildGateGrid', () => {
     expect(rowB[0]).toEqual({ outcome: 'truncate', confidence: 0.2, tau: 0.3 });
   });
 
+  it('tells a waived cut from a truncation, and counts only truncations as truncated', () => {
+    const waived = sampleRequest({ requestId: 'w', gates: [{ depth: 0, confidence: 0.2, tau: 0.3, pass: false, waived: true }] });
+    const grid = buildGateGrid([sampleStep(0, [waived, bTruncated])], 10);
+    expect(grid.cells.map((row) => row[0]?.outcome)).toEqual(['waived', 'truncate']);
+    expect(truncationRates(grid)).toEqual([{ depth: 0, checks: 2, truncated: 1 }]);
+  });
+
   it('keeps only the most recent window of steps and, by default, only the batch in flight', () => {
     const grid = buildGateGrid(steps, 2);
     expect(grid.steps).toEqual([1, 2]);

@@ -33,6 +33,16 @@ describe('teachStep', () => {
     );
   });
 
+  it('says when a failed gate cut nothing because the cut would have bought less', () => {
+    const waived = sampleRequest({ requestId: '5', gates: [{ depth: 1, confidence: 0.1, tau: 0.3, pass: false, waived: true }] });
+    const said = teachStep(sampleStep(3, [waived])).filter((d) => d.requestId === '5');
+    expect(said.map((d) => d.kind)).toContain('waived');
+    expect(said.map((d) => d.kind)).not.toContain('truncate');
+    expect(said.find((d) => d.kind === 'waived')!.text).toBe(
+      'request 5 failed the gate at depth 1 (confidence 0.1 ≤ τ 0.3) but kept deepening: its best node there was worth more than anything the budget a cut frees would buy.',
+    );
+  });
+
   it('explains a truncation with confidence, τ and where the tokens went', () => {
     expect(texts).toContain('request 3 truncated at depth 2: confidence 0.21 ≤ τ 0.3; its 3 tokens went to request 7.');
     expect(texts).toContain('request 3 passed the gate at depth 0: confidence 0.9 > τ 0.3, so it may keep deepening.');
