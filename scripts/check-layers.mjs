@@ -1,4 +1,4 @@
-// Layers point down only: shared ← engine ← host ← cli/main; preload on shared; the renderer on
+// Layers point down only: shared ← engine ← output ← host ← cli/main; preload on shared; the renderer on
 // shared and the engine modules declared pure. The rules live in .dependency-cruiser.cjs and
 // dependency-cruiser checks them over every import it parses (static, dynamic, require,
 // side-effect, type-only). This script adds what a path rule cannot say: every file in src/
@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const PROJECT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-const LAYERS = ['shared', 'engine', 'host', 'cli', 'main', 'preload', 'renderer'];
+const LAYERS = ['shared', 'engine', 'output', 'host', 'cli', 'main', 'preload', 'renderer'];
 
 /**
  * The import cycles of a graph (Map node → Map neighbour → why): one per strongly connected group

@@ -12,7 +12,8 @@
 // trace.cancel stops opening, replaying or seeking; the index goes when the last client does.
 import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { checkWritableName, computeRunMetrics, parseTrace, pathTaken, readTraceStreaming, Refusal, RunMetricsAccumulator, type TraceContents, traceExportPaths, TraceFileIndex, TraceOpenCancelled, writeTraceExport } from '../engine/index.js';
+import { computeRunMetrics, parseTrace, readTraceStreaming, Refusal, RunMetricsAccumulator, type TraceContents, TraceFileIndex, TraceOpenCancelled } from '../engine/index.js';
+import { checkWritableName, pathTaken, traceExportPaths, writeTraceExport } from '../output/index.js';
 import type { TraceStep } from '../shared/trace-schema.js';
 import type { FrameEvent, RequestOf } from '../shared/messages.js';
 import type { HandlerModule, HostContext, RequestContext } from './handler-context.js';

@@ -25,8 +25,10 @@ const DOWNWARD = {
   'engine/cost/clock.ts': "import type { StepEvent } from '../../shared/events.js';\nimport { knee } from './knee';\nexport const clock = knee;",
   'engine/cost/knee.ts': 'export const knee = 16;',
   'engine/index.ts': "export { ROOT } from './tree.js';",
-  'host/paths.ts': "export { ROOT } from '../engine/index.js';",
-  'cli/commands/run.ts': "import { ROOT } from '../../engine/index.js';\nimport { ROOT as R } from '../../host/paths.js';",
+  'output/report/report.ts': "import { ROOT } from '../../engine/index.js';\nexport const report = () => String(ROOT);",
+  'output/index.ts': "export { report } from './report/report.js';",
+  'host/paths.ts': "export { ROOT } from '../engine/index.js';\nexport { report } from '../output/index.js';",
+  'cli/commands/run.ts': "import { ROOT } from '../../engine/index.js';\nimport { ROOT as R } from '../../host/paths.js';\nimport { report } from '../../output/index.js';",
   'renderer/views/Chart.tsx': "import { clock } from '../../engine/cost/clock';\nexport const Chart = () => clock;",
   'preload/preload.ts': "import type { StepEvent } from '../shared/events';",
 };
@@ -83,6 +85,27 @@ describe('layer check (dependency-cruiser over a real tree)', () => {
       expect.stringMatching(/^src\/host\/trace-handlers\.ts imports src\/engine\/trace\/index-file\.ts: .*\[faces-use-the-door\]$/),
       expect.stringMatching(/^src\/main\/main\.ts imports src\/engine\/tree\.ts: .*\[faces-use-the-door\]$/),
       expect.stringMatching(/^src\/renderer\/views\/Trace\.tsx imports src\/engine\/index\.ts: .*\[renderer-uses-pure-engine-only\]$/),
+    ]);
+  }, 60_000);
+
+  it('keeps the output layer between the engine and the faces: it reaches the engine by its door, the faces reach it by its own', async () => {
+    const lines = await checkLayers(
+      tree({
+        ...DOWNWARD,
+        'engine/report-writer.ts': "import { report } from '../output/index.js';\nexport const r = report;",
+        'output/trace/export.ts': "import { ROOT } from '../../engine/tree.js';\nimport { p } from '../../host/paths.js';\nexport const e = [ROOT, p];",
+        'host/exports.ts': "import type { e } from '../output/trace/export.js';\nexport type E = typeof e;",
+        'cli/commands/trace.ts': "export const lazy = () => import('../../output/trace/export.js');",
+        'main/main.ts': "import '../output/index.js';",
+      }),
+    );
+    expect([...lines].sort()).toEqual([
+      expect.stringMatching(/^src\/cli\/commands\/trace\.ts imports src\/output\/trace\/export\.ts: .*\[faces-use-the-output-door\]$/),
+      expect.stringMatching(/^src\/engine\/report-writer\.ts imports src\/output\/index\.ts: engine may import only from engine, shared \[engine-points-down\]$/),
+      expect.stringMatching(/^src\/host\/exports\.ts imports src\/output\/trace\/export\.ts: .*\[faces-use-the-output-door\]$/),
+      expect.stringMatching(/^src\/main\/main\.ts imports src\/output\/index\.ts: main may import only from main, shared, engine, host \[main-points-down\]$/),
+      expect.stringMatching(/^src\/output\/trace\/export\.ts imports src\/engine\/tree\.ts: .*\[faces-use-the-door\]$/),
+      expect.stringMatching(/^src\/output\/trace\/export\.ts imports src\/host\/paths\.ts: output may import only from output, shared, engine \[output-points-down\]$/),
     ]);
   }, 60_000);
 
