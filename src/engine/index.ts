@@ -75,7 +75,7 @@ export { DOMAIN_BENCHMARK, PAPER_BENCHMARKS, PAPER_FIGURES, PAPER_HIGH_LOAD, PAP
 export { readReport } from './reproduce/read-report.js';
 
 // Metrics of a run or a trace.
-export { computeRunMetrics, formatStepTime, RunMetricsAccumulator, type RequestMetrics } from './metrics/run-metrics.js';
+export { computeRunMetrics, formatStepTime, metricsAsRecorded, RunMetricsAccumulator, traceMetrics, type RecordedEnd, type RequestMetrics } from './metrics/run-metrics.js';
 export { percentile } from './metrics/percentile.js';
 
 // Traces: read, index, re-score (exporting one is src/output's). A replay is no Run: the host replays a trace through its

@@ -3,7 +3,7 @@
 // `echo-studio trace what-if IN [--kmax N] [--taus 0:0.2,5:0.35] …`: re-score a greedy run.
 // `echo-studio trace compare RUN BASE [--json]`: one run against another, steps and step cost.
 import { Option, type Command } from 'commander';
-import { computeRunMetrics, formatStepTime, readTraceStreaming, type RequestMetrics, rescoreTrace, type TraceContents, type TraceLineError, type WhatIfResult, type WhatIfSettings } from '../../engine/index.js';
+import { computeRunMetrics, formatStepTime, readTraceStreaming, traceMetrics, type RequestMetrics, rescoreTrace, type TraceContents, type TraceLineError, type WhatIfResult, type WhatIfSettings } from '../../engine/index.js';
 import type { DepthHistogram, RunMetrics } from '../../shared/events.js';
 import type { TraceHeader } from '../../shared/trace-schema.js';
 import { compareRuns, type RunComparison } from '../../shared/step-costs.js';
@@ -43,11 +43,8 @@ export interface TraceSummaryReport {
 /** Read a trace and compute its metrics from the steps, whatever state the file is in. */
 export async function summariseTrace(file: string): Promise<TraceSummaryReport> {
   const trace = await readTraceStreaming(file);
-  // The summary's wall clock may run past the last step (shutdown); use it when the run recorded one.
-  const wallMs = trace.summary?.metrics.wallMs;
-  const { metrics, histograms, requests } = computeRunMetrics(trace.steps, { policy: trace.header.config.policy, wallMs });
-  const speedup = trace.summary?.metrics.speedupVsAr;
-  if (speedup !== undefined) metrics.speedupVsAr = speedup;
+  // Every step read: the summary line, when the run wrote one, gives its wall clock and speedup.
+  const { metrics, histograms, requests } = traceMetrics(trace.steps, { policy: trace.header.config.policy, end: trace.summary });
   const { createdAt, writer, config, hardware, recordCandidates } = trace.header;
   const { precision, window } = trace.header.models.draft;
   const targetPrecision = trace.header.models.target.precision;
