@@ -3,12 +3,12 @@
 // scripts/check-layers.mjs, which adds one rule a path pattern cannot say (no import cycle between
 // the engine's folders); `npx depcruise src` runs these alone. docs/architecture.md explains them.
 //
-// Layers, lowest first: shared ← engine ← host ← cli and main. preload sits on shared; the renderer
-// on shared and the engine modules declared pure below. Nothing imports the renderer, cli or main.
+// Layers, lowest first: shared ← engine ← output ← host ← cli and main. preload sits on shared; the
+// renderer on shared and the engine modules declared pure below. Nothing imports the renderer, cli or main.
 
 /** Engine modules the renderer may import: no Node built-ins, no onnxruntime, nothing impure below. */
 const PURE_ENGINE = ['src/engine/cost/clock\\.ts$', 'src/engine/cost/roofline\\.ts$', 'src/engine/cost/knee\\.ts$'];
-const LAYERS = ['shared', 'engine', 'host', 'cli', 'main', 'preload', 'renderer'];
+const LAYERS = ['shared', 'engine', 'output', 'host', 'cli', 'main', 'preload', 'renderer'];
 
 /** A rule: modules of layer `from` may import only from the layers in `may`. */
 function layer(from, may) {
@@ -26,8 +26,9 @@ module.exports = {
   forbidden: [
     layer('shared', []),
     layer('engine', ['shared']),
-    layer('host', ['shared', 'engine']),
-    layer('cli', ['shared', 'engine', 'host']),
+    layer('output', ['shared', 'engine']),
+    layer('host', ['shared', 'engine', 'output']),
+    layer('cli', ['shared', 'engine', 'output', 'host']),
     layer('main', ['shared', 'engine', 'host']),
     layer('preload', ['shared']),
     layer('renderer', ['shared', 'engine']),
@@ -41,9 +42,16 @@ module.exports = {
     {
       name: 'faces-use-the-door',
       severity: 'error',
-      comment: 'the hosts, the CLI and Electron main reach the engine through its one door, src/engine/index.ts (run/run.ts is the run facade behind it)',
-      from: { path: '^src/(host|cli|main)/' },
+      comment: 'the hosts, the CLI, Electron main and the output layer reach the engine through its one door, src/engine/index.ts (run/run.ts is the run facade behind it)',
+      from: { path: '^src/(output|host|cli|main)/' },
       to: { path: '^src/engine/', pathNot: '^src/engine/index\\.ts$' },
+    },
+    {
+      name: 'faces-use-the-output-door',
+      severity: 'error',
+      comment: 'the hosts and the CLI reach the output layer (reports, trace exports) through its one door, src/output/index.ts',
+      from: { path: '^src/(host|cli)/' },
+      to: { path: '^src/output/', pathNot: '^src/output/index\\.ts$' },
     },
     {
       name: 'pure-engine-stays-pure',
@@ -70,7 +78,7 @@ module.exports = {
       name: 'runtime-needs-dependencies',
       severity: 'error',
       comment: 'code that runs under Node (not bundled into the renderer) may use only package.json dependencies at run time; devDependencies are for the build, the renderer bundle and types',
-      from: { path: '^src/(shared|engine|host|cli)/' },
+      from: { path: '^src/(shared|engine|output|host|cli)/' },
       to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
     },
     {

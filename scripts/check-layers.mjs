@@ -1,10 +1,11 @@
-// Layers point down only: shared ← engine ← host ← cli/main; preload on shared; the renderer on
+// Layers point down only: shared ← engine ← output ← host ← cli/main; preload on shared; the renderer on
 // shared and the engine modules declared pure. The rules live in .dependency-cruiser.cjs and
 // dependency-cruiser checks them over every import it parses (static, dynamic, require,
 // side-effect, type-only). This script adds what a path rule cannot say: every file in src/
-// belongs to a layer (also one that imports nothing), and no two engine folders import each other
-// (a file at the engine's root counting as its own folder). Run as a script, it checks src/ and
-// exits 1 naming each violation.
+// belongs to a layer (also one that imports nothing), no two engine folders import each other (a
+// file at the engine's root counting as its own folder), and every relative import of a
+// TypeScript file is written with its `.js` (one style of specifier). Run as a script, it checks
+// src/ and exits 1 naming each violation.
 import { cruise } from 'dependency-cruiser';
 import extractDepcruiseConfig from 'dependency-cruiser/config-utl/extract-depcruise-config';
 import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
@@ -13,7 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const PROJECT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-const LAYERS = ['shared', 'engine', 'host', 'cli', 'main', 'preload', 'renderer'];
+const LAYERS = ['shared', 'engine', 'output', 'host', 'cli', 'main', 'preload', 'renderer'];
 
 /**
  * The import cycles of a graph (Map node → Map neighbour → why): one per strongly connected group
@@ -93,6 +94,23 @@ export function engineFolderCycles(imports) {
 }
 
 /**
+ * `modules`: dependency-cruiser's modules. One line per relative import of a TypeScript file in
+ * src/ written without the `.js` its compiled form has (`'./tree'` for `'./tree.js'`): every kind of
+ * import counts, as dependency-cruiser parses them all, so the specifiers stay one style.
+ */
+export function specifierLines(modules) {
+  const lines = [];
+  for (const m of modules) {
+    if (!m.source.startsWith('src/')) continue;
+    for (const d of m.dependencies) {
+      if (!d.module.startsWith('.') || !/\.tsx?$/.test(d.resolved) || d.module.endsWith('.js')) continue;
+      lines.push(`${m.source} imports '${d.module}' without its extension: write '${d.module}.js', as every relative import in src/ does [specifier-ends-in-js]`);
+    }
+  }
+  return lines;
+}
+
+/**
  * Checks the tree under `root` (its src/, resolved with its tsconfig.json) against the project's
  * rules; returns one line per violation, none when every import points down.
  */
@@ -129,6 +147,7 @@ export async function checkLayers(root = PROJECT) {
     m.dependencies.filter((d) => inSrc(m.source) && inSrc(d.resolved)).map((d) => [m.source.slice(4), d.resolved.slice(4)]),
   );
   lines.push(...engineFolderCycles(imports));
+  lines.push(...specifierLines(modules));
   return lines;
 }
 
@@ -139,5 +158,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     console.error('the rules and why: .dependency-cruiser.cjs and docs/architecture.md ("Layers")');
     process.exit(1);
   }
-  console.log('layers: every import in src/ points down (dependency-cruiser), and no engine folders import each other');
+  console.log("layers: every import in src/ points down (dependency-cruiser), no engine folders import each other, and every relative import names its '.js'");
 }

@@ -2,7 +2,7 @@
 // help, parser and default are declared there once; a command adds a knob as an option with
 // knobOption, saying only what differs for it (a help of its own, a default). A bad value is
 // reported as commander's InvalidArgumentError: one line naming the flag.
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { availableParallelism } from 'node:os';
 import { integerParser, KNOBS, numberParser, parseDraftCostShare, parseTausFlag, type KnobName } from '../shared/knobs.js';
 
@@ -47,13 +47,30 @@ export function knobParser<K extends KnobName>(name: K): (text: string) => Retur
 
 /**
  * Adds a knob to a command as its option. `defaulted` gives it the registry's default (else it is
- * absent unless given, and the command decides); `help` and `default` are a command's own words.
+ * absent unless given, and the command decides); `help` and `default` are a command's own words;
+ * `defaultSaid` keeps the registry's help but says the command's own default in place of its
+ * `(default …)` clause.
  */
-export function knobOption(command: Command, name: KnobName, options: { help?: string; defaulted?: boolean; default?: unknown } = {}): Command {
+export function knobOption(command: Command, name: KnobName, options: { help?: string; defaulted?: boolean; default?: unknown; defaultSaid?: string } = {}): Command {
   const spec = KNOBS[name] as { flag: string; help: string; default?: unknown };
   const fallback = options.default ?? (options.defaulted ? spec.default : undefined);
   const parse = knobParser(name) as (text: string, previous: unknown) => unknown;
-  return fallback === undefined ? command.option(spec.flag, options.help ?? spec.help, parse) : command.option(spec.flag, options.help ?? spec.help, parse, fallback);
+  const help = options.help ?? (options.defaultSaid === undefined ? spec.help : `${withoutDefault(spec.help)}; default: ${options.defaultSaid}`);
+  return fallback === undefined ? command.option(spec.flag, help, parse) : command.option(spec.flag, help, parse, fallback);
+}
+
+/** A knob's help without its closing `(default …)` clause, for a command whose default differs. */
+export function withoutDefault(help: string): string {
+  return help.replace(/ \(default .*\)$/, '');
+}
+
+/**
+ * Adds a knob that a study over many batch sizes takes as a comma-separated list (`--kmax <list>`
+ * of sweep and reproduce): each entry parsed, and its range checked, by the knob's own parser.
+ */
+export function knobListOption(name: KnobName, help: string): Option {
+  const flag = KNOBS[name].flag.split(' ')[0];
+  return new Option(`${flag} <list>`, help).argParser(list(flag, knobParser(name)));
 }
 
 /** Several knobs as options, in order, each with the registry's words. */

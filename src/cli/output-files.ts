@@ -7,9 +7,9 @@
 // it finished, and to a temporary name renamed at the end when it replaces a file.
 import { accessSync, closeSync, constants, existsSync, openSync, realpathSync, renameSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { removeQuietly, temporaryPathBeside } from '../engine/index.js';
+import { removeQuietly, temporaryPathBeside } from '../output/index.js';
 
-export { temporaryPathBeside, traceExportPaths, writeTraceExport } from '../engine/index.js';
+export { temporaryPathBeside, traceExportPaths, writeTraceExport } from '../output/index.js';
 
 /** A path a command reads or writes, and the flag (or argument) that named it, for messages. */
 export interface NamedPath {

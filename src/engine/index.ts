@@ -1,5 +1,5 @@
 // The engine's one door: everything outside it (the CLI's commands, the engine host and its web
-// host) imports the engine from here and from nowhere else (.dependency-cruiser.cjs,
+// host, the output layer's report and exports) imports the engine from here and from nowhere else (.dependency-cruiser.cjs,
 // `faces-use-the-door`); only the shared types and the pure clock modules the renderer reads sit
 // beside it. A run starts at `prepare` (run.ts); the rest is grouped by what a command or handler
 // does with it. Inside the engine, modules import each other directly.
@@ -23,7 +23,7 @@ export {
 export type { ResolvedGates } from './run/resolve-gates.js';
 export { pairThreads } from './run/pair.js';
 export { encodePrompt, promptText, type PromptRecord } from './run/workload.js';
-export { formatServingHandOff, readServingPair, servingHandOff } from './serving-flags.js';
+export { formatServingHandOff, readServingPair, servingHandOff, type ServingHandOff, type ServingPair } from './serving-flags.js';
 
 // Policies.
 export { availablePolicies, createPolicy, registerPolicy, unknownPolicy } from './policy/index.js';
@@ -51,28 +51,40 @@ export {
   type HardwareProfile,
 } from './cost/measure.js';
 
-// Sweeps and the reproduction study.
+// Sweeps and the reproduction study (its data and claims; src/output writes the report).
 export { checkSweep, draftWindows, parseSweepEntry, runSweep, splitRepeat, type SweepRow } from './run/sweep.js';
 export { INTERLEAVINGS, slotsForRounds, type Interleaving } from './run/rounds.js';
 export { formatPairedRatio, pairedRatio, roundRatios, type PairedRatio } from './metrics/paired-rounds.js';
 export { SweepExplainer } from './reproduce/explain-capture.js';
 export type { BudgetExplanation } from './metrics/budget-explanation.js';
-export { LOAD_POLICIES, plannedWork, runStudy, TABLE1_POLICIES, type DomainWorkload, type StudyPlan } from './reproduce/study.js';
-export { judgeClaims } from './reproduce/claims.js';
-export { renderReport, type ReportMeta, type ServingTarget } from './reproduce/report.js';
+export {
+  LOAD_CONTROL,
+  LOAD_POLICIES,
+  plannedWork,
+  runStudy,
+  TABLE1_CONTROL,
+  TABLE1_POLICIES,
+  type DomainWorkload,
+  type ExplanationRow,
+  type StudyData,
+  type StudyExplanations,
+  type StudyPlan,
+} from './reproduce/study.js';
+export { aaHalfWidth, judgeClaims, roundRatiosOf, type Claim } from './reproduce/claims.js';
+export { DOMAIN_BENCHMARK, PAPER_BENCHMARKS, PAPER_FIGURES, PAPER_HIGH_LOAD, PAPER_METHOD, PAPER_TABLE1 } from './reproduce/paper.js';
 export { readReport } from './reproduce/read-report.js';
 
 // Metrics of a run or a trace.
-export { computeRunMetrics, formatStepTime, RunMetricsAccumulator, type RequestMetrics } from './metrics/run-metrics.js';
+export { computeRunMetrics, formatStepTime, metricsAsRecorded, RunMetricsAccumulator, traceMetrics, type RecordedEnd, type RequestMetrics } from './metrics/run-metrics.js';
+export { percentile } from './metrics/percentile.js';
 
-// Traces: read, index, re-score, export. A replay is no Run: the host replays a trace through its
+// Traces: read, index, re-score (exporting one is src/output's). A replay is no Run: the host replays a trace through its
 // index and the metrics fold (docs/architecture.md, "Why a trace replay is not a Run").
 export { TraceRecorder } from './trace/writer.js';
 export { readTraceStreaming } from './trace/read.js';
 export { parseTrace, TraceFormatError, type TraceContents, type TraceLineError } from './trace/parse.js';
 export { TraceFileIndex, TraceLineScan, TraceOpenCancelled } from './trace/file-index.js';
 export { rescoreTrace, type WhatIfResult, type WhatIfSettings } from './trace/what-if.js';
-export { checkWritableName, pathTaken, removeQuietly, temporaryPathBeside, traceExportPaths, writeTraceExport } from './trace/export-files.js';
 
 // Model folders: what they hold, what they take, the graph cache.
 export { defaultMaxLength, folderMemory, graphFileBytes, heldWeightBytes, isGraphCached, loadModel, loadTokenizer, openModelFolder, readModelInfo } from './model/loader.js';

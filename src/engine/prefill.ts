@@ -1,6 +1,6 @@
 // Prefill: a prompt's tokens before its last one, forwarded as a chain and committed, so that the
 // first step starts from the last prompt token as its root.
-import type { ForwardEntry, ModelSession } from './model/types';
+import type { ForwardEntry, ModelSession } from './model/types.js';
 
 /** One slot's prompt prefix: every token before the root. */
 export interface PromptPrefix {

@@ -5,11 +5,11 @@
 // language model is SGLang's STANDALONE and vLLM's draft_model. Each line names the engine
 // version its flags were checked against; the one flag only ECHO's own SGLang integration knows
 // (its confidence threshold) is marked, with the upstream command beside it.
-import type { TreeShape } from '../shared/config';
+import type { TreeShape } from '../shared/config.js';
 import { parseModelConfig, readConfigJson } from './model/config.js';
 import { headTensor, isHeadFolder, openHeadFolder } from './model/head-loader.js';
 import { assertSameVocabulary, ModelTokenizer } from './model/tokenizer.js';
-import { HIGH_LOAD_SHAPE, LOW_LOAD_SHAPE } from './policy/budget';
+import { HIGH_LOAD_SHAPE, LOW_LOAD_SHAPE } from './policy/budget.js';
 import { Refusal } from './refusal.js';
 
 /** What of a calibration profile the hand-off reads. */

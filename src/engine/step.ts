@@ -2,18 +2,18 @@
 //   draft & gate → select → pack → verify → commit
 // Each phase is one call; the step returns the event that describes everything it did. Drafting
 // and selection follow the policy protocol in policy/drive.ts, with the draft model expanding.
-import type { BudgetSplit, FinishReason, RequestStep, StepEvent, TreeNode } from '../shared/events';
-import { draftTreesAsync, newStepContext, selectVerified, type Layer } from './policy/drive';
-import { draftLayer, type DraftSlot } from './draft/drafter';
-import { isDraftHead, type ForwardResult, type ModelSession } from './model/types';
-import { prefill } from './prefill';
-import type { SpeculationPolicy, StepContext } from './policy/types';
-import type { Rng } from './rng';
-import { commitDraft, commitTarget, emitTokens, type Emission } from './verify/commit';
-import { commitHead, type VerifiedFeatures } from './verify/commit-head';
-import { verifyGreedy, type Verdict } from './verify/greedy';
-import { packSuperTree, type SuperTree } from './verify/pack';
-import { verifySampled } from './verify/sampling';
+import type { BudgetSplit, FinishReason, RequestStep, StepEvent, TreeNode } from '../shared/events.js';
+import { draftTreesAsync, newStepContext, selectVerified, type Layer } from './policy/drive.js';
+import { draftLayer, type DraftSlot } from './draft/drafter.js';
+import { isDraftHead, type ForwardResult, type ModelSession } from './model/types.js';
+import { prefill } from './prefill.js';
+import type { SpeculationPolicy, StepContext } from './policy/types.js';
+import type { Rng } from './rng.js';
+import { commitDraft, commitTarget, emitTokens, type Emission } from './verify/commit.js';
+import { commitHead, type VerifiedFeatures } from './verify/commit-head.js';
+import { verifyGreedy, type Verdict } from './verify/greedy.js';
+import { packSuperTree, type SuperTree } from './verify/pack.js';
+import { verifySampled } from './verify/sampling.js';
 
 /** A request in flight, between steps. */
 export interface InFlight {

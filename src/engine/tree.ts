@@ -3,8 +3,8 @@
 // was forwarded by the draft model; a node is *verified* when the policy puts it into the
 // Super-Tree. Ids grow in creation order and a child is always created after its parent, so
 // id order is a topological order (parents before children).
-import type { GrantKind, TreeNode } from '../shared/events';
-import type { ConfidenceSignal } from '../shared/config';
+import type { GrantKind, TreeNode } from '../shared/events.js';
+import type { ConfidenceSignal } from '../shared/config.js';
 
 /** The draft model's top-k continuation of one forwarded node, best first. */
 export interface Candidates {

@@ -12,7 +12,8 @@
 // trace.cancel stops opening, replaying or seeking; the index goes when the last client does.
 import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { checkWritableName, computeRunMetrics, parseTrace, pathTaken, readTraceStreaming, Refusal, RunMetricsAccumulator, type TraceContents, traceExportPaths, TraceFileIndex, TraceOpenCancelled, writeTraceExport } from '../engine/index.js';
+import { metricsAsRecorded, parseTrace, readTraceStreaming, Refusal, RunMetricsAccumulator, type TraceContents, TraceFileIndex, TraceOpenCancelled, traceMetrics } from '../engine/index.js';
+import { checkWritableName, pathTaken, traceExportPaths, writeTraceExport } from '../output/index.js';
 import type { TraceStep } from '../shared/trace-schema.js';
 import type { FrameEvent, RequestOf } from '../shared/messages.js';
 import type { HandlerModule, HostContext, RequestContext } from './handler-context.js';
@@ -48,11 +49,7 @@ function sendWholeTrace(host: HostContext, trace: TraceContents, upTo: number, s
   while (last + 1 < trace.steps.length && trace.steps[last + 1].step <= upTo) last++;
   const steps = trace.steps.slice(0, last + 1);
   const atEnd = last === trace.steps.length - 1;
-  const { metrics, histograms } = computeRunMetrics(steps, {
-    policy: trace.header.config.policy,
-    ...(atEnd && trace.summary ? { wallMs: trace.summary.metrics.wallMs } : {}),
-  });
-  if (atEnd && trace.summary?.metrics.speedupVsAr !== undefined) metrics.speedupVsAr = trace.summary.metrics.speedupVsAr;
+  const { metrics, histograms } = traceMetrics(steps, { policy: trace.header.config.policy, end: atEnd ? trace.summary : undefined });
   host.flushFrames();
   let chunk: TraceStep[] = [];
   let bytes = 0;
@@ -93,12 +90,7 @@ async function replayFrames(
 ): Promise<number> {
   const atEnd = last === index.stepCount - 1;
   const accumulator = new RunMetricsAccumulator({ policy: index.header.config.policy });
-  const snapshot = (whole: boolean) => {
-    const wallMs = whole && index.summary ? index.summary.metrics.wallMs : undefined;
-    const metrics = accumulator.metrics(wallMs);
-    if (whole && index.summary?.metrics.speedupVsAr !== undefined) metrics.speedupVsAr = index.summary.metrics.speedupVsAr;
-    return metrics;
-  };
+  const snapshot = (whole: boolean) => metricsAsRecorded(accumulator, whole ? index.summary : undefined);
   const stillOpen = () => recordings.opened?.index === index;
   host.flushFrames();
   let next = 0;

@@ -8,7 +8,8 @@
 import { closeSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
-import { Refusal, removeQuietly, temporaryPathBeside, TraceFormatError, TraceLineScan } from '../engine/index.js';
+import { Refusal, TraceFormatError, TraceLineScan } from '../engine/index.js';
+import { removeQuietly, temporaryPathBeside } from '../output/index.js';
 import { DOWNLOAD_FORMATS, type DownloadFormat } from '../shared/messages.js';
 
 /**

@@ -7,7 +7,7 @@ import { stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { DOWNLOAD_FORMATS, DOWNLOAD_NAMES, type DownloadFormat, type EngineEvent, type TraceUploadAnswer } from '../shared/messages.js';
-import { removeQuietly } from '../engine/index.js';
+import { removeQuietly } from '../output/index.js';
 import type { ChannelToEngine } from './port.js';
 import { isDownloadFormat, MAX_TRACE_UPLOAD_BYTES, receiveUpload as receiveTraceFile, TraceFileRefusal, uploadName } from './web-trace-files.js';
 

@@ -10,7 +10,7 @@ import { checkPairMemory } from '../../src/engine/run/pair.js';
 import { createPolicy } from '../../src/engine/policy/index.js';
 import { Refusal } from '../../src/engine/refusal.js';
 import { readReport } from '../../src/engine/reproduce/read-report.js';
-import { writeTraceExport } from '../../src/engine/trace/export-files.js';
+import { writeTraceExport } from '../../src/output/trace/export-files.js';
 import { describeModel } from '../../src/engine/trace/header.js';
 import { parseTrace, TraceFormatError, type TraceContents } from '../../src/engine/trace/parse.js';
 import { rescoreTrace } from '../../src/engine/trace/what-if.js';

@@ -21,14 +21,16 @@ function tree(files: Record<string, string>): string {
 
 const DOWNWARD = {
   'shared/events.ts': 'export interface StepEvent { step: number }',
-  'engine/tree.ts': "import type { StepEvent } from '../shared/events';\nexport const ROOT = -1;",
-  'engine/cost/clock.ts': "import type { StepEvent } from '../../shared/events.js';\nimport { knee } from './knee';\nexport const clock = knee;",
+  'engine/tree.ts': "import type { StepEvent } from '../shared/events.js';\nexport const ROOT = -1;",
+  'engine/cost/clock.ts': "import type { StepEvent } from '../../shared/events.js';\nimport { knee } from './knee.js';\nexport const clock = knee;",
   'engine/cost/knee.ts': 'export const knee = 16;',
   'engine/index.ts': "export { ROOT } from './tree.js';",
-  'host/paths.ts': "export { ROOT } from '../engine/index.js';",
-  'cli/commands/run.ts': "import { ROOT } from '../../engine/index.js';\nimport { ROOT as R } from '../../host/paths.js';",
-  'renderer/views/Chart.tsx': "import { clock } from '../../engine/cost/clock';\nexport const Chart = () => clock;",
-  'preload/preload.ts': "import type { StepEvent } from '../shared/events';",
+  'output/report/report.ts': "import { ROOT } from '../../engine/index.js';\nexport const report = () => String(ROOT);",
+  'output/index.ts': "export { report } from './report/report.js';",
+  'host/paths.ts': "export { ROOT } from '../engine/index.js';\nexport { report } from '../output/index.js';",
+  'cli/commands/run.ts': "import { ROOT } from '../../engine/index.js';\nimport { ROOT as R } from '../../host/paths.js';\nimport { report } from '../../output/index.js';",
+  'renderer/views/Chart.tsx': "import { clock } from '../../engine/cost/clock.js';\nexport const Chart = () => clock;",
+  'preload/preload.ts': "import type { StepEvent } from '../shared/events.js';",
 };
 
 describe('layer check (dependency-cruiser over a real tree)', () => {
@@ -45,7 +47,7 @@ describe('layer check (dependency-cruiser over a real tree)', () => {
         'engine/required.cjs': "module.exports = require('../main/main.cjs');",
         'main/main.cjs': 'module.exports = 1;',
         'engine/cost/knee.ts': "import { readFileSync } from 'node:fs';\nexport const knee = readFileSync.length;",
-        'renderer/App.tsx': "import { ROOT } from '../engine/tree';\nexport const App = () => ROOT;",
+        'renderer/App.tsx': "import { ROOT } from '../engine/tree.js';\nexport const App = () => ROOT;",
         'utils/strings.ts': 'export const s = 1;',
         'shared/config.ts': "export { ROOT } from '../engine/tree.js';",
         'host/deep.ts': "import { ROOT } from '../engine/tree.js';\nexport const r = ROOT;",
@@ -86,6 +88,27 @@ describe('layer check (dependency-cruiser over a real tree)', () => {
     ]);
   }, 60_000);
 
+  it('keeps the output layer between the engine and the faces: it reaches the engine by its door, the faces reach it by its own', async () => {
+    const lines = await checkLayers(
+      tree({
+        ...DOWNWARD,
+        'engine/report-writer.ts': "import { report } from '../output/index.js';\nexport const r = report;",
+        'output/trace/export.ts': "import { ROOT } from '../../engine/tree.js';\nimport { p } from '../../host/paths.js';\nexport const e = [ROOT, p];",
+        'host/exports.ts': "import type { e } from '../output/trace/export.js';\nexport type E = typeof e;",
+        'cli/commands/trace.ts': "export const lazy = () => import('../../output/trace/export.js');",
+        'main/main.ts': "import '../output/index.js';",
+      }),
+    );
+    expect([...lines].sort()).toEqual([
+      expect.stringMatching(/^src\/cli\/commands\/trace\.ts imports src\/output\/trace\/export\.ts: .*\[faces-use-the-output-door\]$/),
+      expect.stringMatching(/^src\/engine\/report-writer\.ts imports src\/output\/index\.ts: engine may import only from engine, shared \[engine-points-down\]$/),
+      expect.stringMatching(/^src\/host\/exports\.ts imports src\/output\/trace\/export\.ts: .*\[faces-use-the-output-door\]$/),
+      expect.stringMatching(/^src\/main\/main\.ts imports src\/output\/index\.ts: main may import only from main, shared, engine, host \[main-points-down\]$/),
+      expect.stringMatching(/^src\/output\/trace\/export\.ts imports src\/engine\/tree\.ts: .*\[faces-use-the-door\]$/),
+      expect.stringMatching(/^src\/output\/trace\/export\.ts imports src\/host\/paths\.ts: output may import only from output, shared, engine \[output-points-down\]$/),
+    ]);
+  }, 60_000);
+
   it('keeps devDependencies (the renderer bundle, the build, types) out of code that runs under Node', async () => {
     const root = tree({
       ...DOWNWARD,
@@ -98,9 +121,27 @@ describe('layer check (dependency-cruiser over a real tree)', () => {
     expect(await checkLayers(root)).toEqual([expect.stringMatching(/^src\/engine\/store\.ts imports .*node_modules\/zustand\/.*\[runtime-needs-dependencies\]$/)]);
   }, 60_000);
 
+  it("names a relative import of a TypeScript file written without its '.js', whatever the kind of import", async () => {
+    const lines = await checkLayers(
+      tree({
+        ...DOWNWARD,
+        'engine/step.ts': "import { ROOT } from './tree';\nimport type { StepEvent } from '../shared/events.js';\nexport const s = ROOT;",
+        'engine/lazy.ts': "export const lazy = () => import('./tree');",
+        'engine/effect.ts': "import './cost/knee';",
+        'renderer/styles.ts': "import './styles.css';",
+        'renderer/styles.css': 'body {}',
+      }),
+    );
+    expect([...lines].sort()).toEqual([
+      "src/engine/effect.ts imports './cost/knee' without its extension: write './cost/knee.js', as every relative import in src/ does [specifier-ends-in-js]",
+      "src/engine/lazy.ts imports './tree' without its extension: write './tree.js', as every relative import in src/ does [specifier-ends-in-js]",
+      "src/engine/step.ts imports './tree' without its extension: write './tree.js', as every relative import in src/ does [specifier-ends-in-js]",
+    ]);
+  }, 60_000);
+
   it('names an import cycle between two engine modules', async () => {
     const lines = await checkLayers(
-      tree({ ...DOWNWARD, 'engine/policy/a.ts': "import { b } from './b';\nexport const a = 1;", 'engine/policy/b.ts': "import { a } from './a';\nexport const b = 2;" }),
+      tree({ ...DOWNWARD, 'engine/policy/a.ts': "import { b } from './b.js';\nexport const a = 1;", 'engine/policy/b.ts': "import { a } from './a.js';\nexport const b = 2;" }),
     );
     expect(lines).toEqual([expect.stringMatching(/^src\/engine\/policy\/a\.ts imports src\/engine\/policy\/b\.ts: .*policy\/a\.ts → .*policy\/b\.ts → .*policy\/a\.ts.*\[no-engine-cycles\]$/)]);
   }, 60_000);

@@ -4,6 +4,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { resolve } from 'node:path';
 import { cacheRoot, clearGraphCache, defaultMaxLength, describeHeadFolder, folderMemory, formatGiB, type GraphCacheEntry, graphFileBytes, type GraphRemoval, graphsDir, type HeadDescription, isGraphCached, isHeadFolder, listGraphCache, loadHead, loadModel, machineMemoryBytes, MEMORY_SHARE, type MemoryEstimate, type ModelInfo, ModelTokenizer, openHeadFolder, openModelFolder, parseModelConfig, peakBytes, pruneUnusedGraphs, readConfigJson, usableBytes } from '../../engine/index.js';
+import { knobOption } from '../flags.js';
 
 /** What loading the folder would take, at every precision, before anything loads. */
 export interface MemoryReport {
@@ -344,14 +345,16 @@ export function register(program: Command): void {
       process.stdout.write(`${lines.join('\n')}\n`);
     });
 
-  model
+  const check = model
     .command('check')
     .description('token ids of a text and, at each position, the top next-token predictions with logits')
     .argument('<dir>', 'model folder, or an EAGLE-3 head folder (with --target)')
     .requiredOption('--text <text>', 'text to run through the model')
     .option('--target <dir>', 'for a head: the target whose features it reads (its tokenizer encodes the text)')
-    .option('--top <n>', 'predictions per position', parsePositiveInt, 5)
-    .option('--threads <n>', 'onnxruntime threads', parsePositiveInt, 2)
+    .option('--top <n>', 'predictions per position', parsePositiveInt, 5);
+  // The registry's --threads (its range: 1 to twice this machine's cores), with this command's default.
+  knobOption(check, 'threads', { help: 'onnxruntime threads', default: 2 });
+  check
     .option('--json', 'print {"tokens":[ids],"positions":[{"top":[{"id","token","logit"}]}],"note"?} (note: the text was cut to the context)')
     .action(async (dir: string, options: { text: string; top: number; threads: number; json?: boolean; target?: string }) => {
       const isHead = isHeadFolder(resolve(dir));

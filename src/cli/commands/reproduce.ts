@@ -7,12 +7,13 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createPolicy, DEFAULT_DELTA, DEFAULT_DRAFT_COST, type DomainWorkload, encodePrompt, judgeClaims, LOAD_POLICIES, loadProfile, loadRunSetup, measureDraftCost, plannedWork, type PromptRecord, promptSource, readServingPair, Refusal, renderReport, type ReportMeta, type RunSetup, runStudy, type ServingTarget, startOn, type StudyPlan, suggestKmax, TABLE1_POLICIES } from '../../engine/index.js';
+import { createPolicy, DEFAULT_DELTA, DEFAULT_DRAFT_COST, type DomainWorkload, encodePrompt, judgeClaims, LOAD_POLICIES, loadProfile, loadRunSetup, measureDraftCost, plannedWork, type PromptRecord, promptSource, readServingPair, Refusal, type RunSetup, runStudy, startOn, type StudyPlan, suggestKmax, TABLE1_POLICIES } from '../../engine/index.js';
+import { renderReport, type ReportMeta, type ServingTarget } from '../../output/index.js';
 import { findPackageRoot, packageVersion } from '../../host/paths.js';
 import { clockCosts, clockFromFlags, runConfigFromFlags } from '../run-config.js';
 import type { WeightPrecision } from '../../shared/config.js';
 import { studyKmax } from '../../shared/knobs.js';
-import { integer, knobOption, knobOptions, list, withPairFolders } from '../flags.js';
+import { integer, knobListOption, knobOption, knobOptions, list, withPairFolders } from '../flags.js';
 
 export interface ReproduceFlags {
   draft?: string;
@@ -202,7 +203,7 @@ export function register(program: Command): void {
   withPairFolders(command)
     .addOption(new Option('--domains <list>', 'bundled prompt sets, each calibrated and run for Table 1; the first also runs the batch sizes').argParser(list('--domains', (d) => d)).default(['code', 'prose', 'math'], 'code,prose,math'))
     .option('--batches <list>', 'batch sizes for throughput against batch (default 1,8,32,64; quick 1,4,16)', list('--batches', integer('--batches', 1)))
-    .option('--kmax <list>', "K_max: one for every batch size, or one per --batches entry (default: the modelled device's knee, else max(16, 8 × batch))", list('--kmax', integer('--kmax', 1)));
+    .addOption(knobListOption('kmax', "K_max: one for every batch size, or one per --batches entry (default: the modelled device's knee, else max(16, 8 × batch))"));
   knobOption(command, 'clock', { help: 'wall (default), or modelled: every run also timed, budgeted and priced on the device --hw names' });
   knobOption(command, 'hw', { help: 'the modelled device: HARDWARE[:MODEL] (e.g. h100:70b), measured or curves (with --hw-profile)' });
   knobOption(command, 'hwProfile', { help: 'with --hw measured or curves: a `profile-hw --out` file' });

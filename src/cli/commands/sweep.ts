@@ -12,7 +12,7 @@ import { atBaselineStepCost } from '../../shared/step-costs.js';
 import { defaultDraftPrecision, GATED_POLICIES, POLICY_NAMES } from '../../shared/config.js';
 import { studyKmax } from '../../shared/knobs.js';
 import { clockCosts, runConfigFromFlags, type RunFlags } from '../run-config.js';
-import { integer, knobOption, list, withRuntimeOptions, withWorkloadOptions } from '../flags.js';
+import { integer, knobListOption, knobOption, list, withRuntimeOptions, withWorkloadOptions } from '../flags.js';
 
 /** The workload, model, gate and runtime flags are run's; the rest say what to sweep. */
 export interface SweepFlags
@@ -246,7 +246,7 @@ export function register(program: Command): void {
       new Option('--policies <list>', `policies to compare (${POLICY_NAMES.join(', ')}); one may run its draft with another attention window than --draft-window's: echo@4:64 (SINK:RECENT rows) or echo@whole; ENTRY#2 runs an entry again (see --control)`).argParser(list('--policies', (p) => p)).default(['ar', 'static', 'eagle2', 'echo'], 'ar,static,eagle2,echo'),
     )
     .addOption(new Option('--batches <list>', 'batch sizes').argParser(list('--batches', integer('--batches', 1))).default([1, 8], '1,8'))
-    .option('--kmax <list>', 'K_max: one value for every batch size, or one per batch size (default: from --hw-profile, else max(16, 8 × batch))', list('--kmax', integer('--kmax', 1)))
+    .addOption(knobListOption('kmax', 'K_max: one value for every batch size, or one per batch size (default: from --hw-profile, else max(16, 8 × batch))'))
     .option('--hw-profile <file>', 'a `profile-hw --out` file: without --kmax, K_max from this machine’s knee (the knee, or batch + knee once the batch passes it); the curves of --hw measured or curves')
     .option('--hw <spec>', 'also time every run on a modelled clock, as run --clock modelled --hw: HARDWARE[:MODEL], measured or curves (with --hw-profile); its ratios carry no machine noise and, like the decode ratio, leave prefill out. The device then also prices the runs: K_max defaults to its knee and the draft price to its own (explicit --kmax and --draft-cost win)')
     .option('--baseline <policy>', 'the policy ratios are taken against (default static if listed, else the first)')

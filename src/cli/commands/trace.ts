@@ -2,15 +2,19 @@
 // `echo-studio trace export IN --format parquet|perfetto|csv --out PATH`: the trace for other tools.
 // `echo-studio trace what-if IN [--kmax N] [--taus 0:0.2,5:0.35] …`: re-score a greedy run.
 // `echo-studio trace compare RUN BASE [--json]`: one run against another, steps and step cost.
-import { InvalidArgumentError, Option, type Command } from 'commander';
-import { computeRunMetrics, formatStepTime, readTraceStreaming, type RequestMetrics, rescoreTrace, type TraceContents, type TraceLineError, type WhatIfResult, type WhatIfSettings } from '../../engine/index.js';
+import { Option, type Command } from 'commander';
+import { computeRunMetrics, formatStepTime, readTraceStreaming, traceMetrics, type RequestMetrics, rescoreTrace, type TraceContents, type TraceLineError, type WhatIfResult, type WhatIfSettings } from '../../engine/index.js';
 import type { DepthHistogram, RunMetrics } from '../../shared/events.js';
 import type { TraceHeader } from '../../shared/trace-schema.js';
 import { compareRuns, type RunComparison } from '../../shared/step-costs.js';
 import { formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
-import { knobParser, parseDraftCost, parseTaus } from '../flags.js';
+import { knobOption, parseDraftCost } from '../flags.js';
+import { KNOBS, type KnobName } from '../../shared/knobs.js';
 import { checkOutputPaths, EXPORT_FORMATS, traceExportPaths, writeTraceExport, type ExportFormat } from '../output-files.js';
 export { parseTaus } from '../flags.js';
+
+/** What `trace what-if` re-scores a run under, as the run's own knobs (its draft cost: below). */
+const WHAT_IF_KNOBS = ['kmax', 'taus', 'tau', 'maxDepth', 'maxWidth', 'chainLength'] as const satisfies readonly KnobName[];
 import { DEFAULT_PORT, parsePort, serveStudio } from './serve.js';
 
 export { EXPORT_FORMATS, type ExportFormat } from '../output-files.js';
@@ -39,11 +43,8 @@ export interface TraceSummaryReport {
 /** Read a trace and compute its metrics from the steps, whatever state the file is in. */
 export async function summariseTrace(file: string): Promise<TraceSummaryReport> {
   const trace = await readTraceStreaming(file);
-  // The summary's wall clock may run past the last step (shutdown); use it when the run recorded one.
-  const wallMs = trace.summary?.metrics.wallMs;
-  const { metrics, histograms, requests } = computeRunMetrics(trace.steps, { policy: trace.header.config.policy, wallMs });
-  const speedup = trace.summary?.metrics.speedupVsAr;
-  if (speedup !== undefined) metrics.speedupVsAr = speedup;
+  // Every step read: the summary line, when the run wrote one, gives its wall clock and speedup.
+  const { metrics, histograms, requests } = traceMetrics(trace.steps, { policy: trace.header.config.policy, end: trace.summary });
   const { createdAt, writer, config, hardware, recordCandidates } = trace.header;
   const { precision, window } = trace.header.models.draft;
   const targetPrecision = trace.header.models.target.precision;
@@ -152,12 +153,6 @@ export function formatComparison(c: TraceComparison): string {
   return lines.join('\n');
 }
 
-function parseCount(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`expected a positive integer, got "${value}"`);
-  return n;
-}
-
 
 
 export interface WhatIfReport {
@@ -260,17 +255,15 @@ export function register(program: Command): void {
       process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatComparison(report)}\n`);
     });
 
-  trace
+  const whatIf = trace
     .command('what-if')
     .description('re-score a greedy run recorded with candidate expansions under other settings, without the models')
-    .argument('<in>', 'trace file (.jsonl) recorded with candidate expansions')
-    .option('--kmax <n>', 'verification budget K_max', parseCount)
-    .option('--taus <pairs>', 'per-depth thresholds, e.g. 0:0.2,5:0.35 (as run --taus)', parseTaus)
-    .option('--tau <x>', 'one threshold for every gated depth (fixed)', knobParser('tau'))
-    .option('--max-depth <n>', 'deepest depth a confident request may reach', parseCount)
-    .option('--max-width <n>', 'most children per node under width expansion', parseCount)
-    .option('--chain-length <n>', 'chain length (chain)', parseCount)
-    .option('--draft-cost <share>', "echo/dense/fixed: price each draft layer at this share of a target forward (0: no price); default the run's", (value: string) => parseDraftCost(value))
+    .argument('<in>', 'trace file (.jsonl) recorded with candidate expansions');
+  // The settings it re-scores under are the run's knobs, each absent = what the run recorded.
+  for (const name of WHAT_IF_KNOBS) knobOption(whatIf, name, { defaultSaid: "the recorded run's" });
+  // A share only: `auto` (measure on this machine) has no models to measure here.
+  whatIf
+    .option(`${KNOBS.draftCost.flag.split(' ')[0]} <share>`, "echo/dense/fixed: price each draft layer at this share of a target forward (0: no price); default the run's", (value: string) => parseDraftCost(value))
     .option('--json', 'print the report as JSON')
     .action(async (file: string, options: WhatIfSettings & { json?: boolean }) => {
       const { json, ...settings } = options;

@@ -2,7 +2,7 @@
 // accepted / rejected, find the sweet spots D_sig where confidence separates the two
 // (AUC_d > δ) and the threshold τ_d at each: the one that separates them best (Youden's J, the
 // paper's rule), or the one that gains most for what a truncation's released budget buys instead.
-import { mannWhitneyAuc } from '../metrics/auc';
+import { mannWhitneyAuc } from '../metrics/auc.js';
 
 export interface DepthSamples {
   depth: number;

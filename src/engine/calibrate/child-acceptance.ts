@@ -9,9 +9,9 @@
 // continuation (shared by every parent of the layer) and a runner-up by a fixed decay per rank,
 // blind to how sure the draft was of that one candidate; rank and the candidate's own probability
 // together predict its acceptance better on the demo pair (the numbers are in docs/echo.md).
-import { stepScore, type DraftTree } from '../tree';
-import type { ConfidenceSignal } from '../../shared/config';
-import { nonDecreasing } from './acceptance';
+import { stepScore, type DraftTree } from '../tree.js';
+import type { ConfidenceSignal } from '../../shared/config.js';
+import { nonDecreasing } from './acceptance.js';
 
 /** Lower edges of the confidence bins (the last bin runs to 1): finer where the demo draft's steps bunch. */
 export const CONFIDENCE_EDGES: readonly number[] = [0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.75, 0.9];

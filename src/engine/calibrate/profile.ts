@@ -3,10 +3,10 @@
 // and the τ_d maps the ECHO policies take. Validated with zod wherever it is read.
 import { readFile, writeFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { ConfidenceSignalSchema, WeightPrecisionSchema, type ConfidenceSignal, type WeightPrecision } from '../../shared/config';
-import { acceptanceTable, type AcceptanceCurve, type AcceptanceTable } from './acceptance';
-import { CONFIDENCE_EDGES, RANK_GROUPS, type ChildCounts } from './child-acceptance';
-import { TAU_RULES, tausOf, type DepthCalibration, type TauRule } from './calibration';
+import { ConfidenceSignalSchema, WeightPrecisionSchema, type ConfidenceSignal, type WeightPrecision } from '../../shared/config.js';
+import { acceptanceTable, type AcceptanceCurve, type AcceptanceTable } from './acceptance.js';
+import { CONFIDENCE_EDGES, RANK_GROUPS, type ChildCounts } from './child-acceptance.js';
+import { TAU_RULES, tausOf, type DepthCalibration, type TauRule } from './calibration.js';
 import { jsonErrorPosition } from '../json-error.js';
 import { Refusal } from '../refusal.js';
 

@@ -2,9 +2,9 @@
 // did (tokens verified, draft forwards and their sizes). Acceptance always comes from the real
 // models; only the clock is simulated. `run --clock modelled --hw SPEC` reports it next to wall
 // time.
-import type { StepEvent } from '../../shared/events';
-import { fitKnee, tverMs, type TimedPoint, type TverModel } from './knee';
-import { hardwareByName, modelByName, rooflineForward, rooflineKnee, type Hardware, type ModelSize } from './roofline';
+import type { StepEvent } from '../../shared/events.js';
+import { fitKnee, tverMs, type TimedPoint, type TverModel } from './knee.js';
+import { hardwareByName, modelByName, rooflineForward, rooflineKnee, type Hardware, type ModelSize } from './roofline.js';
 
 export interface ModelledStep {
   draftMs: number;

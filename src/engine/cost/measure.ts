@@ -3,9 +3,9 @@
 // committed context, asking for one argmax per row). Feeds fitKnee and `--hw measured`.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { ModelSession } from '../model/types';
-import { AttentionWindowSchema, formatAttentionWindow, WeightPrecisionSchema, type AttentionWindow, type WeightPrecision } from '../../shared/config';
-import type { TimedPoint } from './knee';
+import type { ModelSession } from '../model/types.js';
+import { AttentionWindowSchema, formatAttentionWindow, WeightPrecisionSchema, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
+import type { TimedPoint } from './knee.js';
 import { jsonErrorPosition } from '../json-error.js';
 import { Refusal } from '../refusal.js';
 

@@ -2,8 +2,8 @@
 // ConfidenceSignal in shared/config): `path-prob` sums log q, `path-margin` sums log q renormalised
 // over the parent's two best candidates. The layer confidence c_{i,d} is exp of the best score
 // among the nodes drafted at depth d.
-import type { ConfidenceSignal } from '../../shared/config';
-import type { DraftTree } from '../tree';
+import type { ConfidenceSignal } from '../../shared/config.js';
+import type { DraftTree } from '../tree.js';
 
 /** A node's path score under a signal. */
 export function nodeScore(tree: DraftTree, id: number, signal: ConfidenceSignal): number {

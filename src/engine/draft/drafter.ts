@@ -1,8 +1,8 @@
 // Tree drafting: one batched draft forward per depth over the frontier nodes of every request
 // still deepening. Each forwarded node gets its top-k continuation (token ids + log q) as
 // candidates; the policy then decides which candidates enter the tree.
-import type { ForwardEntry, ModelSession } from '../model/types';
-import type { DraftTree } from '../tree';
+import type { ForwardEntry, ModelSession } from '../model/types.js';
+import type { DraftTree } from '../tree.js';
 
 /** What the drafter needs per request in a step. */
 export interface DraftSlot {

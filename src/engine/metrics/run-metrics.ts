@@ -184,6 +184,35 @@ export function computeRunMetrics(
   return { metrics: accumulator.metrics(options.wallMs), histograms: accumulator.histograms(), requests: accumulator.perRequest() };
 }
 
+/** What a trace's closing summary line adds to its steps' metrics (its `metrics`, shared/trace-schema.ts). */
+export interface RecordedEnd {
+  metrics: Pick<RunMetrics, 'wallMs' | 'speedupVsAr'>;
+}
+
+/**
+ * A recorded run's metrics as its trace tells them: folded from its steps (`fold` holds the steps
+ * read so far) and, once the fold has reached the trace's last step (`end`: its summary line, given
+ * only then), with the run's own wall clock — which may run past the last step, shutdown included —
+ * and the speedup over ar it measured, neither of which the steps hold. Before the end, the steps'
+ * own clock. The studio's replay (frame by frame), a late client's catch-up and `trace summary`
+ * all read a trace's metrics here.
+ */
+export function metricsAsRecorded(fold: RunMetricsAccumulator, end?: RecordedEnd): RunMetrics {
+  const metrics = fold.metrics(end?.metrics.wallMs);
+  if (end?.metrics.speedupVsAr !== undefined) metrics.speedupVsAr = end.metrics.speedupVsAr;
+  return metrics;
+}
+
+/** metricsAsRecorded over a trace's steps held in memory, with their histograms and per-request metrics. */
+export function traceMetrics(
+  steps: Iterable<StepEvent>,
+  options: RunMetricsOptions & { end?: RecordedEnd },
+): { metrics: RunMetrics; histograms: DepthHistogram[]; requests: RequestMetrics[] } {
+  const fold = new RunMetricsAccumulator(options);
+  for (const step of steps) fold.addStep(step);
+  return { metrics: metricsAsRecorded(fold, options.end), histograms: fold.histograms(), requests: fold.perRequest() };
+}
+
 /**
  * Wall-clock speedup of a run over an `ar` run of the same requests: the ratio of throughputs
  * (generated tokens per wall second), which equals the ratio of wall times when both runs

@@ -1,5 +1,5 @@
 // `ar`: no speculation. Every request verifies only its root; the bonus is the next token.
-import type { SpeculationPolicy, StepContext } from './types';
+import type { SpeculationPolicy, StepContext } from './types.js';
 
 export class ArPolicy implements SpeculationPolicy {
   readonly name = 'ar';

@@ -1,5 +1,5 @@
 // Fair shares of K_max for the non-ECHO policies (docs/conventions.md, "Budget per request").
-import { kmaxProblem, type TreeShape } from '../../shared/config';
+import { kmaxProblem, type TreeShape } from '../../shared/config.js';
 
 /**
  * Draft tokens each of `n` requests may verify so that Σ (1 + K_i) ≤ kmax: floor(kmax / n) − 1

@@ -1,8 +1,8 @@
 // `chain`: standard speculative decoding. Each request drafts a chain of K tokens (the draft's
 // top-1 at every depth), K = min(chain length, fair share of K_max, useful layers).
-import { draftAllowance, fairShares, usefulLayers } from './budget';
-import type { PolicyOptions, SpeculationPolicy, StepContext } from './types';
-import { ROOT } from '../tree';
+import { draftAllowance, fairShares, usefulLayers } from './budget.js';
+import type { PolicyOptions, SpeculationPolicy, StepContext } from './types.js';
+import { ROOT } from '../tree.js';
 
 export const DEFAULT_CHAIN_LENGTH = 5;
 

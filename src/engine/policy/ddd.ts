@@ -3,10 +3,10 @@
 // log Σ_{beam} exp(S) ≥ threshold, checked at every depth; a layer below the threshold is not
 // verified. No budget moves between requests and nothing is widened: what the base shares leave
 // of K_max only pays for depth past the base shape.
-import { echoBaseShape, echoLimits } from './echo';
-import { ElasticScheduler } from './echo-scheduler';
-import type { PolicyOptions } from './types';
-import { Refusal } from '../refusal';
+import { echoBaseShape, echoLimits } from './echo.js';
+import { ElasticScheduler } from './echo-scheduler.js';
+import type { PolicyOptions } from './types.js';
+import { Refusal } from '../refusal.js';
 
 /** log(0.25): stop once the beam's paths together are less likely than one in four. */
 export const DEFAULT_DDD_THRESHOLD = Math.log(0.25);

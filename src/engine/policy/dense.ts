@@ -1,9 +1,9 @@
 // `dense`: ECHO with a gate at every depth (the paper's dense-gating ablation, §5.3). Depths the
 // profile has no τ for take the τ of the nearest gated depth above them (the root's if none).
-import type { Knobs } from '../../shared/config';
-import { echoBaseShape, echoLimits, fallbackTaus, gatedRules, tauMap } from './echo';
-import { ElasticScheduler } from './echo-scheduler';
-import type { PolicyOptions } from './types';
+import type { Knobs } from '../../shared/config.js';
+import { echoBaseShape, echoLimits, fallbackTaus, gatedRules, tauMap } from './echo.js';
+import { ElasticScheduler } from './echo-scheduler.js';
+import type { PolicyOptions } from './types.js';
 
 export function denseTaus(known: ReadonlyMap<number, number>, maxDepth: number): Map<number, number> {
   if (known.size === 0) return new Map(); // no τ at all (a warm-up without a sweet spot): ungated

@@ -2,9 +2,9 @@
 // record the layer confidences → select, then the cap check. What expands a frontier is passed in:
 // the draft model (step.ts), a recorded trace (trace/what-if.ts) or a table in a test. Whoever
 // expands gives each frontier node its candidates (tree.setCandidates); the policy does the rest.
-import type { SpeculationPolicy, StepContext, StepRequest } from './types';
-import { DraftTree } from '../tree';
-import { recordLayerConfidences } from '../draft/confidence';
+import type { SpeculationPolicy, StepContext, StepRequest } from './types.js';
+import { DraftTree } from '../tree.js';
+import { recordLayerConfidences } from '../draft/confidence.js';
 
 /** Depth at which drafting stops even if a policy keeps asking for more. */
 export const MAX_DRAFT_DEPTH = 64;

@@ -4,10 +4,10 @@
 // best `tokens` are verified. Path scores only fall along a path, so the best nodes always
 // include their ancestors (ties broken shallower first), and a beam node already outscored by
 // `tokens` drafted nodes is not expanded (nothing below it could be verified).
-import type { TreeShape } from '../../shared/config';
-import { draftAllowance, fairShares, LOW_LOAD_SHAPE, scaleShape, usefulLayers } from './budget';
-import type { PolicyOptions, SpeculationPolicy, StepContext } from './types';
-import { ROOT, type DraftTree } from '../tree';
+import type { TreeShape } from '../../shared/config.js';
+import { draftAllowance, fairShares, LOW_LOAD_SHAPE, scaleShape, usefulLayers } from './budget.js';
+import type { PolicyOptions, SpeculationPolicy, StepContext } from './types.js';
+import { ROOT, type DraftTree } from '../tree.js';
 
 export class Eagle2Policy implements SpeculationPolicy {
   readonly name = 'eagle2';

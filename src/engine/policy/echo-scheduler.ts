@@ -28,15 +28,15 @@
 // Best first is what a static best-first tree (`static`, EAGLE-2's rerank) does per request; doing
 // it over the whole batch, by measured acceptance, is what lets the budget flow to where it buys
 // most, and the gates are what keep low-confidence depth from taking it.
-import type { ConfidenceSignal, TreeShape } from '../../shared/config';
-import type { DeepeningStopReason, GateCheck, GrantKind } from '../../shared/events';
-import { acceptanceAt, type AcceptanceTable } from '../calibrate/acceptance';
-import { ChildAcceptance, stepConfidence, type ChildCounts } from '../calibrate/child-acceptance';
-import { nodeScore } from '../draft/confidence';
-import { ROOT, stepScore, type Candidates, type DraftTree } from '../tree';
-import { draftAllowance, fairShares, usefulLayers } from './budget';
-import type { SpeculationPolicy, StepContext, StepRequest, VerifyCost } from './types';
-import { Refusal } from '../refusal';
+import type { ConfidenceSignal, TreeShape } from '../../shared/config.js';
+import type { DeepeningStopReason, GateCheck, GrantKind } from '../../shared/events.js';
+import { acceptanceAt, type AcceptanceTable } from '../calibrate/acceptance.js';
+import { ChildAcceptance, stepConfidence, type ChildCounts } from '../calibrate/child-acceptance.js';
+import { nodeScore } from '../draft/confidence.js';
+import { ROOT, stepScore, type Candidates, type DraftTree } from '../tree.js';
+import { draftAllowance, fairShares, usefulLayers } from './budget.js';
+import type { SpeculationPolicy, StepContext, StepRequest, VerifyCost } from './types.js';
+import { Refusal } from '../refusal.js';
 
 /** What a gate compares with its threshold. */
 export type GateRule =

@@ -1,13 +1,13 @@
 // `echo`: sparse confidence gating at the sweet-spot depths D_sig with per-depth thresholds τ_d,
 // and the unified elastic budget scheduler (echo-scheduler.ts). The τ_d come from a calibration
 // profile (src/engine/calibrate); `dense`, `fixed` and `ddd` are ablations on the same scheduler.
-import { tauProblem, type Knobs, type TreeShape } from '../../shared/config';
-import { DEFAULT_DRAFT_FRACTION } from '../cost/clock';
-import { LOW_LOAD_SHAPE } from './budget';
-import { ElasticScheduler, type ElasticRules } from './echo-scheduler';
-import type { PolicyOptions } from './types';
-import { Refusal } from '../refusal';
-import { emptyChildCounts } from '../calibrate/child-acceptance';
+import { tauProblem, type Knobs, type TreeShape } from '../../shared/config.js';
+import { DEFAULT_DRAFT_FRACTION } from '../cost/clock.js';
+import { LOW_LOAD_SHAPE } from './budget.js';
+import { ElasticScheduler, type ElasticRules } from './echo-scheduler.js';
+import type { PolicyOptions } from './types.js';
+import { Refusal } from '../refusal.js';
+import { emptyChildCounts } from '../calibrate/child-acceptance.js';
 
 /**
  * Thresholds used when no profile and no τ_d are given: the root layer and the base shape's

@@ -1,11 +1,11 @@
 // `fixed`: ECHO with one threshold at every sweet spot instead of the depth-aware τ_d (the
 // paper's fixed-threshold ablation, §5.3). Without an explicit τ it uses the mean of the τ_d, so
 // the two differ only in being depth-aware.
-import { tauProblem, type Knobs } from '../../shared/config';
-import { echoBaseShape, echoLimits, fallbackTaus, gatedRules, tauMap } from './echo';
-import { ElasticScheduler } from './echo-scheduler';
-import type { PolicyOptions } from './types';
-import { Refusal } from '../refusal';
+import { tauProblem, type Knobs } from '../../shared/config.js';
+import { echoBaseShape, echoLimits, fallbackTaus, gatedRules, tauMap } from './echo.js';
+import { ElasticScheduler } from './echo-scheduler.js';
+import type { PolicyOptions } from './types.js';
+import { Refusal } from '../refusal.js';
 
 /** τ's one range rule (config.ts), refused in its words. */
 function refuseTau(tau: number): void {

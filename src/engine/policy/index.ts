@@ -1,16 +1,16 @@
 // Policies by name: the baselines and the ECHO family (ddd, dense, fixed, echo), and any policy a
 // program registers beside them (registerPolicy).
-import { ArPolicy } from './ar';
-import { ChainPolicy } from './chain';
-import { DddPolicy } from './ddd';
-import { DensePolicy } from './dense';
-import { Eagle2Policy } from './eagle2';
-import { EchoPolicy } from './echo';
-import { FixedPolicy } from './fixed';
-import { StaticPolicy } from './static';
-import type { PolicyOptions, SpeculationPolicy } from './types';
-import { PolicyNameSchema } from '../../shared/config';
-import { Refusal } from '../refusal';
+import { ArPolicy } from './ar.js';
+import { ChainPolicy } from './chain.js';
+import { DddPolicy } from './ddd.js';
+import { DensePolicy } from './dense.js';
+import { Eagle2Policy } from './eagle2.js';
+import { EchoPolicy } from './echo.js';
+import { FixedPolicy } from './fixed.js';
+import { StaticPolicy } from './static.js';
+import type { PolicyOptions, SpeculationPolicy } from './types.js';
+import { PolicyNameSchema } from '../../shared/config.js';
+import { Refusal } from '../refusal.js';
 
 export type PolicyFactory = (options: PolicyOptions) => SpeculationPolicy;
 
@@ -53,4 +53,4 @@ export function createPolicy(name: string, options: PolicyOptions): SpeculationP
   return factory(options);
 }
 
-export type { PolicyOptions, SpeculationPolicy, StepContext, StepRequest } from './types';
+export type { PolicyOptions, SpeculationPolicy, StepContext, StepRequest } from './types.js';

@@ -1,7 +1,7 @@
 // Watching a run's policy without changing it: traces record each step's expansions, and the
 // budget explanation keeps each step's trees, both right after the policy chose what to verify.
-import type { Knobs } from '../../shared/config';
-import type { SpeculationPolicy, StepContext } from './types';
+import type { Knobs } from '../../shared/config.js';
+import type { SpeculationPolicy, StepContext } from './types.js';
 
 /** `inner`, unchanged in behaviour, calling `observe` after each select() with that step's context. */
 export function observeSelect(inner: SpeculationPolicy, observe: (ctx: StepContext) => void): SpeculationPolicy {

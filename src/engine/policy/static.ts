@@ -4,10 +4,10 @@
 // candidate, …" — with the highest prior acceptance Π_d a(r_d), where a(r) is a fixed
 // per-rank prior. A request with a smaller allowance takes the first nodes of the same order,
 // which is still a tree because a path's prior never exceeds its parent's.
-import type { TreeShape } from '../../shared/config';
-import { draftAllowance, fairShares, LOW_LOAD_SHAPE, usefulLayers } from './budget';
-import type { PolicyOptions, SpeculationPolicy, StepContext } from './types';
-import { ROOT } from '../tree';
+import type { TreeShape } from '../../shared/config.js';
+import { draftAllowance, fairShares, LOW_LOAD_SHAPE, usefulLayers } from './budget.js';
+import type { PolicyOptions, SpeculationPolicy, StepContext } from './types.js';
+import { ROOT } from '../tree.js';
 
 /** Prior acceptance of the draft's rank-r candidate: 0.6 for the top one, then ×0.35 per rank. */
 export function rankPrior(rank: number): number {

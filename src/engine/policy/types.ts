@@ -2,11 +2,11 @@
 // each depth, which nodes to expand and which of their candidates enter the tree; at the end of
 // drafting it asks which drafted nodes the target verifies. The engine then checks the global
 // cap Σ_i (1 + K_i) ≤ K_max and throws if a policy broke it. See docs/engine.md.
-import type { ConfidenceSignal, Knobs, PolicySettings } from '../../shared/config';
-import type { BudgetTransfer, DeepeningStop, GateCheck } from '../../shared/events';
-import type { DraftTree } from '../tree';
-import type { AcceptanceTable } from '../calibrate/acceptance';
-import type { ChildCounts } from '../calibrate/child-acceptance';
+import type { ConfidenceSignal, Knobs, PolicySettings } from '../../shared/config.js';
+import type { BudgetTransfer, DeepeningStop, GateCheck } from '../../shared/events.js';
+import type { DraftTree } from '../tree.js';
+import type { AcceptanceTable } from '../calibrate/acceptance.js';
+import type { ChildCounts } from '../calibrate/child-acceptance.js';
 
 /** One request in flight, as a policy sees it during a step. */
 export interface StepRequest {

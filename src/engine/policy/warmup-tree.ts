@@ -4,12 +4,12 @@
 // shallowest layers, at most top-k per layer; each layer takes the best candidates of the best
 // nodes above it. The elastic scheduler grants by value and may leave deep layers out, which
 // would starve the deep depths of samples; calibration needs them drafted every step.
-import type { ConfidenceSignal, TreeShape } from '../../shared/config';
-import { nodeScore } from '../draft/confidence';
-import { ROOT, stepScore, type DraftTree } from '../tree';
-import { ChildAcceptance } from '../calibrate/child-acceptance';
-import { scaleShape, usefulLayers } from './budget';
-import type { SpeculationPolicy, StepContext } from './types';
+import type { ConfidenceSignal, TreeShape } from '../../shared/config.js';
+import { nodeScore } from '../draft/confidence.js';
+import { ROOT, stepScore, type DraftTree } from '../tree.js';
+import { ChildAcceptance } from '../calibrate/child-acceptance.js';
+import { scaleShape, usefulLayers } from './budget.js';
+import type { SpeculationPolicy, StepContext } from './types.js';
 
 /**
  * Nodes per depth for a share: one node per layer first (depth before width), then the

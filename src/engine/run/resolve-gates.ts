@@ -1,15 +1,15 @@
 // Where a run of `echo`, `dense` or `fixed` gets its τ_d: explicit --taus win, then a profile
 // file, else a warm-up calibration on the first prompts of the run's prompt source, as many as
 // `calibrate` takes by default (said out loud, since it costs time and runs on the run's prompts).
-import { isGatedPolicy, type ConfidenceSignal, type RunConfig } from '../../shared/config';
-import type { ModelSession } from '../model/types';
-import type { WorkItem } from './runner';
-import type { AcceptanceTable } from '../calibrate/acceptance';
-import type { ChildCounts } from '../calibrate/child-acceptance';
-import { DEFAULT_DELTA } from '../calibrate/calibration';
-import { loadProfile, profileGates, signalAucs, type EchoProfile } from '../calibrate/profile';
-import { calibratePair, calibrationWorkload, NoSweetSpotError } from './warmup';
-import { Refusal } from '../refusal';
+import { isGatedPolicy, type ConfidenceSignal, type RunConfig } from '../../shared/config.js';
+import type { ModelSession } from '../model/types.js';
+import type { WorkItem } from './runner.js';
+import type { AcceptanceTable } from '../calibrate/acceptance.js';
+import type { ChildCounts } from '../calibrate/child-acceptance.js';
+import { DEFAULT_DELTA } from '../calibrate/calibration.js';
+import { loadProfile, profileGates, signalAucs, type EchoProfile } from '../calibrate/profile.js';
+import { calibratePair, calibrationWorkload, NoSweetSpotError } from './warmup.js';
+import { Refusal } from '../refusal.js';
 
 
 /**

@@ -2,14 +2,14 @@
 // speculative step over all of them; a finished request (EOS or its token limit) retires,
 // frees its KV slots on both models, and waiting requests that have arrived take its place.
 // Between steps the studio may pause, single-step, stop, or change K_max and the batch size.
-import { kmaxProblem, type Knobs } from '../../shared/config';
-import type { FinishReason, StepEvent } from '../../shared/events';
-import { isDraftHead, type ModelSession } from '../model/types';
-import type { SpeculationPolicy } from '../policy/types';
-import { prefill } from '../prefill';
-import { Rng } from '../rng';
-import { MAX_DRAFT_DEPTH } from '../policy/drive';
-import { speculativeStep, type InFlight, type StepEngine } from '../step';
+import { kmaxProblem, type Knobs } from '../../shared/config.js';
+import type { FinishReason, StepEvent } from '../../shared/events.js';
+import { isDraftHead, type ModelSession } from '../model/types.js';
+import type { SpeculationPolicy } from '../policy/types.js';
+import { prefill } from '../prefill.js';
+import { Rng } from '../rng.js';
+import { MAX_DRAFT_DEPTH } from '../policy/drive.js';
+import { speculativeStep, type InFlight, type StepEngine } from '../step.js';
 import { Refusal } from '../refusal.js';
 
 /** One request of a workload, already tokenised. */

@@ -2,16 +2,16 @@
 // every depth to be calibrated, and record each drafted layer's confidence labelled by whether
 // the target accepted the path that far (the metrics' label rule). The result feeds
 // calibrateDepths and buildProfile.
-import { ConfidenceSignalSchema, type ConfidenceSignal, type TreeShape } from '../../shared/config';
-import type { DepthHistogramAccumulator } from '../metrics/depth-histograms';
-import type { ModelSession } from '../model/types';
-import { WarmupTreePolicy } from '../policy/warmup-tree';
-import { startRun } from './instrumented-run';
-import type { WorkItem } from './runner';
-import { acceptanceFromSamples } from '../calibrate/acceptance';
-import type { ChildCounts } from '../calibrate/child-acceptance';
-import { calibrateDepths, DEFAULT_DELTA, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, type DepthCalibration, type TauRule } from '../calibrate/calibration';
-import { buildProfile, type EchoProfile } from '../calibrate/profile';
+import { ConfidenceSignalSchema, type ConfidenceSignal, type TreeShape } from '../../shared/config.js';
+import type { DepthHistogramAccumulator } from '../metrics/depth-histograms.js';
+import type { ModelSession } from '../model/types.js';
+import { WarmupTreePolicy } from '../policy/warmup-tree.js';
+import { startRun } from './instrumented-run.js';
+import type { WorkItem } from './runner.js';
+import { acceptanceFromSamples } from '../calibrate/acceptance.js';
+import type { ChildCounts } from '../calibrate/child-acceptance.js';
+import { calibrateDepths, DEFAULT_DELTA, DEFAULT_SIGNIFICANCE, DEFAULT_TAU_RULE, type DepthCalibration, type TauRule } from '../calibrate/calibration.js';
+import { buildProfile, type EchoProfile } from '../calibrate/profile.js';
 import { Refusal } from '../refusal.js';
 
 export interface WarmupOptions {

@@ -1,5 +1,5 @@
 // Trace files: write (TraceRecorder / TraceWriter), read (readTrace, streamTrace, TraceFileIndex),
-// export (Parquet, Perfetto, CSV) and re-score (what-if). Format: docs/trace-format.md.
+// and re-score (what-if); exporting one (Parquet, Perfetto, CSV) is src/output/trace's. Format: docs/trace-format.md.
 export { buildTraceHeader, describeHardware, describeModel, sha256File, type TraceHeaderInput } from './header.js';
 export { TraceRecorder, TraceWriter, type TraceCloseInput, type TraceWriterOptions } from './writer.js';
 export {
@@ -13,8 +13,5 @@ export {
 } from './parse.js';
 export { readTrace, readTraceStreaming, streamTrace } from './read.js';
 export { TraceFileIndex, TraceLineScan, TraceOpenCancelled, type TraceIndexBuildOptions } from './file-index.js';
-export { PARQUET_METADATA_KEYS, PARQUET_TABLES, exportParquet, parquetTablePath, type ParquetTable } from './export-parquet.js';
-export { exportPerfetto, toPerfetto, type PerfettoTrace, type TraceEvent } from './export-perfetto.js';
-export { CSV_COLUMNS, csvRows, exportCsv } from './export-csv.js';
 export { ExpansionRecorder, treeExpansions } from './expansions.js';
 export { rescoreTrace, type WhatIfResult, type WhatIfSettings, type WhatIfStep } from './what-if.js';

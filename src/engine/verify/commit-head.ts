@@ -4,10 +4,10 @@
 // into its history: every accepted token and the bonus become pending again, each with the
 // target's features of the token before it (the root's row, then the accepted rows, from this
 // step's verification forward).
-import type { DraftHeadSession } from '../model/types';
-import type { DraftTree } from '../tree';
-import type { Verdict } from './greedy';
-import type { PackedRequest } from './pack';
+import type { DraftHeadSession } from '../model/types.js';
+import type { DraftTree } from '../tree.js';
+import type { Verdict } from './greedy.js';
+import type { PackedRequest } from './pack.js';
 
 /**
  * The verification forward's features: `data` holds the rows it returned them for (greedy

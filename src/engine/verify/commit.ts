@@ -2,10 +2,10 @@
 // the draft keeps the pending chain it forwarded and the accepted nodes it forwarded. An
 // accepted node the draft never forwarded (at most the deepest one) and the bonus become the
 // draft's pending tokens for the next step.
-import type { ModelSession } from '../model/types';
-import type { DraftTree } from '../tree';
-import type { Verdict } from './greedy';
-import type { PackedRequest } from './pack';
+import type { ModelSession } from '../model/types.js';
+import type { DraftTree } from '../tree.js';
+import type { Verdict } from './greedy.js';
+import type { PackedRequest } from './pack.js';
 
 export function commitTarget(target: ModelSession, slot: number, packed: PackedRequest, verdict: Verdict): void {
   const keep = [0];

@@ -1,6 +1,6 @@
 // Greedy verification: from the root, follow the verified child whose token is the target's
 // argmax at the current node; the bonus is the target's argmax at the last accepted node.
-import type { PackedRequest } from './pack';
+import type { PackedRequest } from './pack.js';
 
 export interface Verdict {
   /** Accepted node ids along the path, root excluded, in depth order. */

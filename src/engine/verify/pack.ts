@@ -2,8 +2,8 @@
 // single target forward. Per request the rows are [root, verified nodes in id order], so a
 // parent's row always comes before its children's; each node's parent is its parent's row in
 // the entry, which is also its index in the target slot's (empty) scratch.
-import type { ForwardEntry } from '../model/types';
-import type { DraftTree } from '../tree';
+import type { ForwardEntry } from '../model/types.js';
+import type { DraftTree } from '../tree.js';
 
 export interface PackedRequest {
   tree: DraftTree;

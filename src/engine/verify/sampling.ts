@@ -4,9 +4,9 @@
 // try the next child. If every child is rejected, the bonus is a sample from what remains of p
 // (and the step ends there); if a child is accepted, continue from it. At a leaf the bonus is a
 // sample from the leaf's own p. Each emitted token is therefore distributed exactly as p.
-import type { Rng } from '../rng';
-import type { PackedRequest } from './pack';
-import type { Verdict } from './greedy';
+import type { Rng } from '../rng.js';
+import type { PackedRequest } from './pack.js';
+import type { Verdict } from './greedy.js';
 
 /** softmax(logits / temperature) into `out` (float64 so that renormalising stays exact). */
 export function targetProbabilities(logits: ArrayLike<number>, temperature: number, out: Float64Array): void {

@@ -3,7 +3,9 @@ import type { RequestStep, StepEvent, TreeNode } from '../../../src/shared/event
 import {
   RunMetricsAccumulator,
   computeRunMetrics,
+  metricsAsRecorded,
   speedupVsAr,
+  traceMetrics,
   withSpeedupVsAr,
 } from '../../../src/engine/metrics/run-metrics.js';
 import { syntheticRun } from './synthetic-run.js';
@@ -263,6 +265,34 @@ describe('RunMetricsAccumulator', () => {
     expect(m.tpotP50Ms).toBeLessThanOrEqual(m.tpotP99Ms);
     // The generator accepts more often when confident, so depth 0 separates.
     expect(histograms[0].auc).toBeGreaterThan(0.6);
+  });
+});
+
+describe("a trace's metrics as recorded", () => {
+  const events = syntheticRun({ seed: 5, batch: 2, requests: 4, maxNewTokens: 12, depth: 3, kmax: 12 });
+  const stepsWallMs = computeRunMetrics(events, { policy: 'echo' }).metrics.wallMs;
+  const end = { metrics: { wallMs: stepsWallMs + 250, speedupVsAr: 1.75 } };
+
+  it("takes the summary line's wall clock and speedup once the fold has reached the end, and only then", () => {
+    const whole = traceMetrics(events, { policy: 'echo', end });
+    expect(whole.metrics.wallMs).toBe(stepsWallMs + 250);
+    expect(whole.metrics.throughput).toBeCloseTo(whole.metrics.generatedTokens / ((stepsWallMs + 250) / 1000), 9);
+    expect(whole.metrics.speedupVsAr).toBe(1.75);
+    expect(Object.keys(whole.metrics).at(-1)).toBe('speedupVsAr');
+    expect(whole.requests).toEqual(computeRunMetrics(events, { policy: 'echo' }).requests);
+    const cut = traceMetrics(events, { policy: 'echo' });
+    expect(cut.metrics).toEqual(computeRunMetrics(events, { policy: 'echo' }).metrics);
+    expect(cut.metrics).not.toHaveProperty('speedupVsAr');
+    // A summary without a measured speedup (no --compare-ar) adds none.
+    expect(traceMetrics(events, { policy: 'echo', end: { metrics: { wallMs: 9000 } } }).metrics).not.toHaveProperty('speedupVsAr');
+  });
+
+  it('gives a replay folding step by step the numbers the whole trace gives', () => {
+    const fold = new RunMetricsAccumulator({ policy: 'echo' });
+    for (const event of events.slice(0, 5)) fold.addStep(event);
+    expect(metricsAsRecorded(fold)).toEqual(traceMetrics(events.slice(0, 5), { policy: 'echo' }).metrics);
+    for (const event of events.slice(5)) fold.addStep(event);
+    expect(metricsAsRecorded(fold, end)).toEqual(traceMetrics(events, { policy: 'echo', end }).metrics);
   });
 });
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
 import { createPolicy } from '../../../src/engine/policy/index.js';
 import { computeRunMetrics } from '../../../src/engine/metrics/run-metrics.js';
-import { exportParquet } from '../../../src/engine/trace/export-parquet.js';
+import { exportParquet } from '../../../src/output/trace/export-parquet.js';
 import { buildTraceHeader } from '../../../src/engine/trace/header.js';
 import { readTrace } from '../../../src/engine/trace/read.js';
 import { TraceRecorder } from '../../../src/engine/trace/writer.js';

@@ -4,6 +4,14 @@
 // budget bar's parts are as wide as their share of the tokens, and no label in it is cut; the
 // metrics summary's lines fit their column. Saves the first view at 1366 × 768 and 1920 × 1080
 // under test-results/studio-layout/. Skipped without Chromium.
+//
+// Paced as studio-visual.test.ts is: the page's own stream is the WebSocket transport's (decode=thin:
+// frames handed over by the socket worker's pacer, one in flight until the page takes it), though
+// these checks start no run and put the frames they measure into the store themselves. Every wait
+// is for what the next check reads (the Run form, the opened Reports panel, the budget bar's parts,
+// the comparison line), never a fixed time, with limits meant for a full test run on two busy
+// cores; each test's own limit is above the sum of its waits, so a slow page fails on the wait
+// that names what is missing, not on the test's clock.
 import { existsSync, mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +20,10 @@ import { startHarness } from './harness/server.js';
 
 const hasChromium = existsSync(CHROMIUM);
 const SHOTS = 'test-results/studio-layout';
+/** One wait on the page (the load, an action, a selector, a condition). */
+const WAIT_MS = 120_000;
+/** A test: above the sum of its waits. */
+const TEST_MS = 4 * WAIT_MS;
 if (!hasChromium) console.warn(`studio layout check skipped: no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)`);
 
 /** Is the element wholly inside the viewport, with no scrolling of the page or of any panel? */
@@ -50,11 +62,12 @@ describe.skipIf(!hasChromium)('studio layout in Chromium', () => {
 
   async function open(width: number, height: number): Promise<{ page: Page; errors: string[] }> {
     const page = await browser.newPage({ viewport: { width, height } });
-    page.setDefaultTimeout(90_000);
+    page.setDefaultTimeout(WAIT_MS);
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${harness.url}?batch=16&kmax=96&sps=10`, { timeout: 120_000 });
-    await page.waitForSelector('#run-kmax', { timeout: 120_000 });
+    // Under a full test run on two cores the first page load (Vite compiles the views) can take most of a minute.
+    await page.goto(`${harness.url}?batch=16&kmax=96&sps=10&decode=thin`);
+    await page.waitForSelector('#run-kmax');
     return { page, errors };
   }
 
@@ -65,13 +78,16 @@ describe.skipIf(!hasChromium)('studio layout in Chromium', () => {
       expect((await onScreen(page, knob)).visible, `${knob} on the first view`).toBe(true);
     }
     await page.locator('[data-panel="reports"] .panel-toggle').click();
+    // Measured once the panel is open and its body laid out, not while the click's render is pending.
+    await page.locator('[data-panel="reports"] .panel-toggle[aria-expanded="true"]').waitFor();
+    await page.locator('#panel-reports-body').waitFor({ state: 'visible' });
     await page.screenshot({ path: `${SHOTS}/reports-open-1366x768.png` });
     for (const knob of ['#run-kmax', '#run-taus', '#run-batch']) {
       expect((await onScreen(page, knob)).visible, `${knob} with Reports open`).toBe(true);
     }
     expect(errors).toEqual([]);
     await page.close();
-  });
+  }, TEST_MS);
 
   it('draws each part of the budget bar as wide as its share of K_max, and cuts no label', async () => {
     const { page, errors } = await open(1366, 768);
@@ -114,7 +130,7 @@ describe.skipIf(!hasChromium)('studio layout in Chromium', () => {
     await page.screenshot({ path: `${SHOTS}/budget-1366x768.png` });
     expect(errors).toEqual([]);
     await page.close();
-  });
+  }, TEST_MS);
 
   it('fits the metrics summary, the comparison included, in its column at 1366×768', async () => {
     const { page, errors } = await open(1366, 768);
@@ -156,5 +172,5 @@ describe.skipIf(!hasChromium)('studio layout in Chromium', () => {
     await page.screenshot({ path: `${SHOTS}/metrics-1366x768.png` });
     expect(errors).toEqual([]);
     await page.close();
-  });
+  }, TEST_MS);
 });

@@ -2,12 +2,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import { computeRunMetrics } from '../../../src/engine/metrics/run-metrics.js';
-import { PARQUET_METADATA_KEYS, exportParquet } from '../../../src/engine/trace/export-parquet.js';
+import { PARQUET_METADATA_KEYS, exportParquet } from '../../../src/output/trace/export-parquet.js';
 import { readTrace } from '../../../src/engine/trace/read.js';
 import { TraceRecorder } from '../../../src/engine/trace/writer.js';
 import type { DeepeningStopReason, GrantKind, RequestStep, StepEvent, TreeNode } from '../../../src/shared/events.js';
-import { syntheticRun } from '../metrics/synthetic-run.js';
-import { RUN_OPTIONS, tempDir, testHeader, testRun } from './fixtures.js';
+import { syntheticRun } from '../../engine/metrics/synthetic-run.js';
+import { RUN_OPTIONS, tempDir, testHeader, testRun } from '../../engine/trace/fixtures.js';
 
 type Row = Record<string, unknown>;
 

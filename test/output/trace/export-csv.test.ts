@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CSV_COLUMNS, csvField, exportCsv } from '../../../src/engine/trace/export-csv.js';
+import { CSV_COLUMNS, csvField, exportCsv } from '../../../src/output/trace/export-csv.js';
 import type { TraceContents } from '../../../src/engine/trace/parse.js';
-import { tempDir, testHeader, testRun } from './fixtures.js';
+import { tempDir, testHeader, testRun } from '../../engine/trace/fixtures.js';
 
 /** A strict RFC 4180 reader, for checking only. */
 function parseCsv(text: string): string[][] {

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exportPerfetto, toPerfetto, type TraceEvent } from '../../../src/engine/trace/export-perfetto.js';
+import { exportPerfetto, toPerfetto, type TraceEvent } from '../../../src/output/trace/export-perfetto.js';
 import type { TraceContents } from '../../../src/engine/trace/parse.js';
-import { tempDir, testHeader, testRun } from './fixtures.js';
+import { tempDir, testHeader, testRun } from '../../engine/trace/fixtures.js';
 
 const trace: TraceContents = { header: testHeader(), steps: testRun(), knobs: [] };
 

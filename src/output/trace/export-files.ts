@@ -6,9 +6,8 @@ import path from 'node:path';
 import { exportCsv } from './export-csv.js';
 import { exportParquet, PARQUET_TABLES, parquetTablePath } from './export-parquet.js';
 import { exportPerfetto } from './export-perfetto.js';
-import type { TraceContents } from './parse.js';
+import { Refusal, type TraceContents } from '../../engine/index.js';
 import type { TraceExportFormat } from '../../shared/messages.js';
-import { Refusal } from '../refusal.js';
 
 /** What the file system answers when a destination cannot take the export. */
 const UNWRITABLE = new Set(['EISDIR', 'EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT', 'ENAMETOOLONG']);

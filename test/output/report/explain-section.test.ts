@@ -1,7 +1,7 @@
 // The report's explanation of echo against static: what it names as the cost where echo misses.
 import { describe, expect, it } from 'vitest';
 import type { Bound, BudgetExplanation } from '../../../src/engine/metrics/budget-explanation.js';
-import { diagnose } from '../../../src/engine/reproduce/explain-section.js';
+import { diagnose } from '../../../src/output/report/explain-section.js';
 
 function bound(emitted: number, ms: number): Bound {
   return { accepted: emitted / 2, verifiedTokens: emitted, emitted, ms, throughput: emitted / (ms / 1000), acceptedPerVerified: 0.5 };

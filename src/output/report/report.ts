@@ -1,14 +1,30 @@
 // A study's report as files: a self-contained HTML page (inline SVG figures, tables, the claims
 // with their computed verdicts, the paper's published numbers beside each figure, and how it was
 // made), each figure as .svg, the numbers as CSV and one JSON. Pure: returns name → contents.
-import { percentile } from '../metrics/percentile.js';
-import { formatServingHandOff, servingHandOff, type ServingHandOff, type ServingPair } from '../serving-flags.js';
-import { aaHalfWidth, roundRatiosOf, type Claim } from './claims.js';
-import { DOMAIN_BENCHMARK, PAPER_FIGURES, PAPER_HIGH_LOAD, PAPER_METHOD, PAPER_TABLE1, PAPER_BENCHMARKS } from './paper.js';
-import { LOAD_CONTROL, LOAD_POLICIES, TABLE1_CONTROL, TABLE1_POLICIES, type StudyData } from './study.js';
+import {
+  aaHalfWidth,
+  type Claim,
+  DOMAIN_BENCHMARK,
+  formatServingHandOff,
+  LOAD_CONTROL,
+  LOAD_POLICIES,
+  PAPER_BENCHMARKS,
+  PAPER_FIGURES,
+  PAPER_HIGH_LOAD,
+  PAPER_METHOD,
+  PAPER_TABLE1,
+  percentile,
+  roundRatiosOf,
+  servingHandOff,
+  type ServingHandOff,
+  type ServingPair,
+  type StudyData,
+  type SweepRow,
+  TABLE1_CONTROL,
+  TABLE1_POLICIES,
+} from '../../engine/index.js';
 import { boxPlots, densityPanels, escapeXml, groupedBars, lineChart, PALETTE } from './svg.js';
 import { explainSection, type ExplainSection } from './explain-section.js';
-import type { SweepRow } from '../run/sweep.js';
 
 /** How the report was made: enough to rerun it and to know what it ran on. */
 export interface ReportMeta {

@@ -2,8 +2,7 @@
 // tokens bought, what drafting cost, what the gates cut, and the oracle and random gate bounds on
 // the same steps (metrics/budget-explanation.ts), as a table, CSVs, two figures and, per batch
 // size, ECHO's result against static explained in numbers. Pure: data in, strings out.
-import type { BudgetExplanation } from '../metrics/budget-explanation.js';
-import { LOAD_POLICIES, type ExplanationRow, type StudyExplanations } from './study.js';
+import { type BudgetExplanation, type ExplanationRow, LOAD_POLICIES, type StudyExplanations } from '../../engine/index.js';
 import { escapeXml, groupedBars, lineChart, PALETTE } from './svg.js';
 
 const h = escapeXml;

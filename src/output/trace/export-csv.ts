@@ -1,7 +1,7 @@
 // CSV export: one row per request-step, RFC 4180 (CRLF records, fields with a comma, quote, CR
 // or LF quoted, quotes doubled), for spreadsheets and quick scripts. Full trees are in Parquet.
 
-import type { TraceContents } from './parse.js';
+import type { TraceContents } from '../../engine/index.js';
 import { stepConfidenceSignal } from '../../shared/trace-schema.js';
 import { writeTextPieces } from './write-text.js';
 

@@ -2,7 +2,7 @@
 // one track (step → draft, pack, verify, commit), each request its own track with draft and
 // verify slices for the steps it took part in, and counters for the budget split.
 
-import type { TraceContents } from './parse.js';
+import type { TraceContents } from '../../engine/index.js';
 import { writeTextPieces } from './write-text.js';
 
 /** One trace event; ts and dur in microseconds. */

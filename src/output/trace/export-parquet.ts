@@ -2,7 +2,7 @@
 // carrying the run config, the header and the summary in its key/value metadata.
 
 import { parquetWriteFile, type BasicType, type ColumnSource } from 'hyparquet-writer';
-import type { TraceContents } from './parse.js';
+import type { TraceContents } from '../../engine/index.js';
 import { stepConfidenceSignal } from '../../shared/trace-schema.js';
 
 export const PARQUET_TABLES = ['steps', 'requests', 'nodes', 'gates'] as const;
