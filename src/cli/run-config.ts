@@ -14,7 +14,7 @@ export interface RunFlags
   extends Pick<
       RunConfig,
       | 'batch' | 'domain' | 'requests' | 'maxNewTokens' | 'temperature' | 'seed' | 'draftKind' | 'chainLength' | 'shape' | 'taus' | 'tau'
-      | 'maxDepth' | 'maxWidth' | 'dddThreshold' | 'verifyCost' | 'profile' | 'confidence' | 'draftWindow' | 'targetPrecision'
+      | 'maxDepth' | 'maxWidth' | 'dddThreshold' | 'verifyCost' | 'profile' | 'confidence' | 'cuts' | 'draftWindow' | 'targetPrecision'
     >,
     Partial<Pick<RunConfig, 'kmax'>> {
   /** Any text: checked against the policy names for a one-line error that lists them. */
@@ -54,6 +54,7 @@ const POLICY_FLAGS: ReadonlyArray<{ key: keyof RunFlags; flag: string; policies:
   { key: 'draftCost', flag: '--draft-cost', policies: GATED_POLICIES },
   { key: 'profile', flag: '--profile', policies: GATED_POLICIES },
   { key: 'confidence', flag: '--confidence', policies: GATED_POLICIES },
+  { key: 'cuts', flag: '--cuts', policies: GATED_POLICIES },
   { key: 'draftWindow', flag: '--draft-window', policies: POLICY_NAMES.filter((p) => p !== 'ar') },
 ];
 

@@ -202,6 +202,12 @@ export const RUN_FIELDS = {
    */
   confidence: ConfidenceSignalSchema.optional(),
   /**
+   * echo / dense / fixed: when a failed gate truncates. `priced` (absent): only when what the cut
+   * frees buys more than the request's layer (the batch's marginal node is worth less); `bare`:
+   * at every failed gate, the paper's rule alone.
+   */
+  cuts: z.enum(['priced', 'bare']).optional(),
+  /**
    * The target's weights: float32 (absent; as on disk, outputs those of plain decoding in float32)
    * or int8 / int4 weight-only blocks for a target too large for this machine in float32. Every
    * policy's output then equals plain decoding of the same quantised target.
@@ -230,7 +236,7 @@ export type Knobs = z.infer<typeof KnobsSchema>;
 /** The settings a speculation policy is built from (`PolicyOptions` adds what calibration resolves). */
 export type PolicySettings = Pick<
   RunConfig,
-  'batch' | 'kmax' | 'chainLength' | 'shape' | 'taus' | 'tau' | 'maxDepth' | 'maxWidth' | 'dddThreshold' | 'confidence' | 'verifyCost' | 'draftCost'
+  'batch' | 'kmax' | 'chainLength' | 'shape' | 'taus' | 'tau' | 'maxDepth' | 'maxWidth' | 'dddThreshold' | 'confidence' | 'cuts' | 'verifyCost' | 'draftCost'
 >;
 
 /** What `trace what-if` may re-score a recorded run under: policy settings, each absent = the run's. */

@@ -191,6 +191,12 @@ export const KNOBS = {
     parse: (value: string): number | 'auto' => (value === 'auto' ? 'auto' : parseDraftCostShare(value, ' or auto')),
   },
   profile: { flag: '--profile <file>', help: 'echo/dense/fixed: calibration profile JSON with τ_d (from `echo-studio calibrate`)', schema: RUN_FIELDS.profile, parse: text },
+  cuts: {
+    flag: '--cuts <rule>',
+    help: 'echo/dense/fixed: when a failed gate truncates: priced (only when the budget the cut frees buys more than the request\'s layer; the default) or bare (at every failed gate, the paper\'s rule alone)',
+    schema: RUN_FIELDS.cuts,
+    parse: oneOf('--cuts', ['priced', 'bare'] as const),
+  },
   confidence: {
     flag: '--confidence <signal>',
     help: "echo/dense/fixed: what gates and priorities read: path-prob (the paper's draft path probability) or path-margin (each step renormalised over the parent's two best candidates); default: the profile's; without one, the warm-up's pick (the better separating signal); with --taus, path-prob",

@@ -5,7 +5,8 @@ import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { register as registerProfileHw } from '../../src/cli/commands/profile-hw.js';
 import { parseTaus, threadsFlag } from '../../src/cli/flags.js';
-import { runConfigFromFlags, type RunFlags } from '../../src/cli/run-config.js';
+import { ignoredFlagNotes, runConfigFromFlags, type RunFlags } from '../../src/cli/run-config.js';
+import { KNOBS } from '../../src/shared/knobs.js';
 import { parseTaus as whatIfTaus } from '../../src/cli/commands/trace.js';
 import { tinyPairFolders } from '../engine/model/tiny-pair-folders.js';
 import { runCli } from './helpers.js';
@@ -26,6 +27,14 @@ describe('flag checks', () => {
     expect(parseTaus('0:0.3')).toEqual({ '0': 0.3 });
     expect(parseTaus('0=0.3,05:0.5')).toEqual({ '0': 0.3, '5': 0.5 });
     expect(() => parseTaus('0:1.5')).toThrow(/--taus takes DEPTH:TAU,… with each τ in \[0, 1\]/);
+  });
+
+  it('--cuts reaches the config as priced or bare, says when the policy ignores it, and refuses anything else', () => {
+    const flags = { policy: 'echo', batch: 1, kmax: 8, requests: 1, maxNewTokens: 4, temperature: 0, seed: 0 } as RunFlags;
+    expect(runConfigFromFlags({ ...flags, cuts: KNOBS.cuts.parse('bare', { cores: 2 }) }).cuts).toBe('bare');
+    expect(runConfigFromFlags(flags).cuts).toBeUndefined();
+    expect(ignoredFlagNotes({ ...flags, policy: 'static', cuts: 'bare' })).toEqual(['note: --cuts has no effect on static (it applies to echo, dense, fixed)']);
+    expect(() => KNOBS.cuts.parse('soft', { cores: 2 })).toThrow(/--cuts/);
   });
 
   it('a bad value names its flag, not the config field', () => {

@@ -127,7 +127,7 @@ export function register(program: Command): void {
   knobOption(command, 'batch', { defaulted: true });
   knobOption(command, 'kmax');
   withRuntimeOptions(withWorkloadOptions(command, KNOBS.requests.default));
-  knobOptions(command, ['chainLength', 'shape', 'taus', 'tau', 'maxDepth', 'maxWidth', 'dddThreshold', 'verifyCost', 'draftCost', 'profile', 'confidence']);
+  knobOptions(command, ['chainLength', 'shape', 'taus', 'tau', 'maxDepth', 'maxWidth', 'dddThreshold', 'verifyCost', 'draftCost', 'profile', 'confidence', 'cuts']);
   command
     .option('--out <file>', 'write one JSONL line per request as it finishes (id, prompt, tokens, text, finish), in workload order once the run ends')
     .option('--trace <file>', 'write the JSONL trace (header, one line per step, summary)')

@@ -18,7 +18,7 @@ import { integer, knobListOption, knobOption, list, withRuntimeOptions, withWork
 export interface SweepFlags
   extends Pick<
     RunFlags,
-    'domain' | 'prompts' | 'requests' | 'maxNewTokens' | 'temperature' | 'seed' | 'draft' | 'target' | 'profile' | 'confidence' | 'draftCost' | 'threads' | 'provider' | 'draftPrecision' | 'targetPrecision' | 'draftWindow' | 'json'
+    'domain' | 'prompts' | 'requests' | 'maxNewTokens' | 'temperature' | 'seed' | 'draft' | 'target' | 'profile' | 'confidence' | 'cuts' | 'draftCost' | 'threads' | 'provider' | 'draftPrecision' | 'targetPrecision' | 'draftWindow' | 'json'
   > {
   policies: string[];
   batches: number[];
@@ -259,6 +259,7 @@ export function register(program: Command): void {
   withRuntimeOptions(withWorkloadOptions(command, 16));
   knobOption(command, 'profile', { help: 'echo/dense/fixed: calibration profile JSON (from `echo-studio calibrate`); default: a warm-up on the first 24 prompts' });
   knobOption(command, 'confidence', { help: 'echo/dense/fixed: path-prob or path-margin (default: the profile’s, or the warm-up’s pick)' });
+  knobOption(command, 'cuts');
   knobOption(command, 'draftCost', { help: 'echo/dense/fixed: a draft forward’s price as a share of a target forward, or auto (see run --help)' });
   command
     .option('--json', 'print the rows as one JSON object')

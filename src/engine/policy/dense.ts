@@ -26,7 +26,7 @@ export class DensePolicy extends ElasticScheduler {
       ...limits,
       gate: { signal: 'best-path', taus: denseTaus(known, limits.maxDepth) },
       reallocate: true,
-      priceCuts: options.priceCuts ?? true,
+      priceCuts: options.cuts !== 'bare',
       widen: true,
       ...gatedRules(options),
     });

@@ -85,7 +85,7 @@ export class EchoPolicy extends ElasticScheduler {
       ...limits,
       gate: { signal: 'best-path', taus: tauMap(options.taus ?? fallbackTaus(shape)) },
       reallocate: true,
-      priceCuts: options.priceCuts ?? true,
+      priceCuts: options.cuts !== 'bare',
       widen: true,
       ...gatedRules(options),
     });

@@ -26,7 +26,7 @@ export class FixedPolicy extends ElasticScheduler {
       ...echoLimits(options, shape),
       gate: { signal: 'best-path', taus: new Map([...perDepth.keys()].map((d) => [d, tau])) },
       reallocate: true,
-      priceCuts: options.priceCuts ?? true,
+      priceCuts: options.cuts !== 'bare',
       widen: true,
       ...gatedRules(options),
     });

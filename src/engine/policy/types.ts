@@ -91,9 +91,4 @@ export interface PolicyOptions extends Omit<PolicySettings, 'taus'> {
    * is, by rank and its own confidence (a calibration profile's); the run keeps adding to them.
    */
   childAcceptance?: ChildCounts;
-  /**
-   * echo / dense / fixed: false truncates at every failed gate, as the paper's rules alone do
-   * (default true: a cut is made only when the budget it frees buys more; echo-scheduler.ts).
-   */
-  priceCuts?: boolean;
 }

@@ -54,9 +54,9 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
   });
 
   it('width only when nothing can deepen: once A reaches max depth, the rest widens B at its truncation depth', () => {
-    // The paper's rules alone (priceCuts off): A's two extra layers leave the pool 2 tokens that
+    // The paper's rules alone (cuts: 'bare'): A's two extra layers leave the pool 2 tokens that
     // no depth can use, which a priced cut would leave B deepening with.
-    const policy = echo({ batch: 2, kmax: 8, shape: { depth: 2, topk: 2, tokens: 2 }, taus: { '0': 0.5 }, maxDepth: 4, maxWidth: 3, priceCuts: false });
+    const policy = echo({ batch: 2, kmax: 8, shape: { depth: 2, topk: 2, tokens: 2 }, taus: { '0': 0.5 }, maxDepth: 4, maxWidth: 3, cuts: 'bare' as const });
     const out = runTableStep(policy, 8, [confident('A'), unsure('B')]);
     const [a, b] = out.requests;
     expect(out.widths[0]).toEqual([1, 1, 1, 1]);
@@ -149,7 +149,7 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
   });
 
   it('low load: a truncated request gets its released budget back as width at its truncation depth', () => {
-    const policy = echo({ batch: 1, kmax: 81, taus: { '0': 0.2 }, priceCuts: false });
+    const policy = echo({ batch: 1, kmax: 81, taus: { '0': 0.2 }, cuts: 'bare' as const });
     const out = runTableStep(policy, 81, [unsure('solo')]);
     const [solo] = out.requests;
     expect(out.widths[0]).toEqual([10]); // the low-load shape's top-k, as max width
@@ -166,7 +166,7 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     expect(policy.schedules()[0].truncatedAt).toBe(-1);
     expect(out.widths[0].length).toBeGreaterThan(1); // it went on deepening past the failed gate
     // The bare rule truncates the same request at the root.
-    const bare = echo({ batch: 1, kmax: 81, taus: { '0': 0.2 }, priceCuts: false });
+    const bare = echo({ batch: 1, kmax: 81, taus: { '0': 0.2 }, cuts: 'bare' as const });
     runTableStep(bare, 81, [unsure('solo')]);
     expect(bare.schedules()[0].truncatedAt).toBe(0);
   });
@@ -203,7 +203,7 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
   it('gates only at D_sig: a weak layer between sweet spots is not checked', () => {
     // c_0 = 0.9, c_1 = 0.27 (weak, ungated), c_2 = 0.243 (> τ_2 = 0.2).
     const table: TableRequest[] = [{ id: 'A', probs: [[0.9, 0.05], [0.3, 0.2], [0.9, 0.05]] }];
-    const options = { batch: 1, kmax: 4, shape: { depth: 3, topk: 1, tokens: 3 }, taus: { '0': 0.5, '2': 0.2 }, maxDepth: 3, priceCuts: false };
+    const options = { batch: 1, kmax: 4, shape: { depth: 3, topk: 1, tokens: 3 }, taus: { '0': 0.5, '2': 0.2 }, maxDepth: 3, cuts: 'bare' as const };
     const sparse = runTableStep(new EchoPolicy(options), 4, table);
     expect(sparse.requests[0].gates.map((g) => g.depth)).toEqual([0, 2]);
     expect(sparse.requests[0].gates.every((g) => g.pass)).toBe(true);
