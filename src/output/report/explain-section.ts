@@ -195,6 +195,10 @@ export function diagnose(batch: number, echo: ExplanationRow | undefined, base: 
   } else {
     parts.push('Its gates made no check on these steps (no τ_d applied), so the signal had nothing to decide.');
   }
+  if (e.steps === s.steps && e.requestSteps < s.requestSteps) {
+    // A batch that drains (no request waiting for a slot) ends with its slowest request.
+    parts.push(`Both ran ${e.steps} steps: the batch's slowest request sets that count, so echo's ${pct(s.requestSteps / e.requestSteps - 1)} more tokens a request-step (${e.requestSteps} request-steps against ${s.requestSteps}) shorten nothing here; a workload that keeps the batch full would turn them into throughput.`);
+  }
   const oracle = e.oracle.throughput / e.actual.throughput - 1;
   const free = e.freeDrafting.throughput / e.actual.throughput - 1;
   parts.push(`The oracle gate would read ${f(e.oracle.throughput, 1)} tok/s (${pct(oracle)}); free drafting ${f(e.freeDrafting.throughput, 1)} (${pct(free)}).`);

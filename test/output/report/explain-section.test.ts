@@ -39,6 +39,14 @@ describe("echo against static in the report", () => {
     expect(win).toMatch(/echo ÷ static 1\.200 \(rounds' median; 1\.200 on the explained steps\)/);
   });
 
+  it('says when both ran the same steps, so that echo\'s fewer request-steps shortened nothing', () => {
+    const drained = run(100, 1000, 100, 1100);
+    drained.requestSteps = 32;
+    const text = diagnose(64, row('echo', drained), row('static', run(100, 1000, 100)), { ratio: 1.0, band: 0 }, 'ms');
+    expect(text).toMatch(/Both ran 10 steps: the batch's slowest request sets that count, so echo's \+25\.0 % more tokens a request-step \(32 request-steps against 40\) shorten nothing here/);
+    expect(diagnose(8, row('echo', run(100, 1000, 100, 1100)), row('static', run(100, 1000, 100)), { ratio: 1.0, band: 0 }, 'ms')).not.toMatch(/Both ran/);
+  });
+
   it('calls a ratio inside the A/A band a miss with no gain beyond noise, and gates that cut nothing inactive', () => {
     const quiet = run(100, 1000, 100, 1000);
     quiet.gates = { ...quiet.gates!, passes: 40, keepRate: 1 };
