@@ -31,10 +31,10 @@ describe('flag checks', () => {
 
   it('--cuts reaches the config as priced or bare, says when the policy ignores it, and refuses anything else', () => {
     const flags = { policy: 'echo', batch: 1, kmax: 8, requests: 1, maxNewTokens: 4, temperature: 0, seed: 0 } as RunFlags;
-    expect(runConfigFromFlags({ ...flags, cuts: KNOBS.cuts.parse('bare', { cores: 2 }) }).cuts).toBe('bare');
+    expect(runConfigFromFlags({ ...flags, cuts: KNOBS.cuts.parse('bare') }).cuts).toBe('bare');
     expect(runConfigFromFlags(flags).cuts).toBeUndefined();
     expect(ignoredFlagNotes({ ...flags, policy: 'static', cuts: 'bare' })).toEqual(['note: --cuts has no effect on static (it applies to echo, dense, fixed)']);
-    expect(() => KNOBS.cuts.parse('soft', { cores: 2 })).toThrow(/--cuts/);
+    expect(() => KNOBS.cuts.parse('soft')).toThrow(/--cuts/);
   });
 
   it('a bad value names its flag, not the config field', () => {

@@ -420,6 +420,9 @@ export const ROW_SUM_MIN_COLUMNS = 2;
  */
 export const VALUE_PIECE = 16;
 
+/** Key columns a row of one forward is summed over in order (16384 / VALUE_PIECE): batch invariance holds up to here. */
+export const IN_ORDER_KEYS = 16384 / VALUE_PIECE;
+
 /** The widest piece of hd, at most VALUE_PIECE, that divides it. */
 function valuePiece(hd: number): number {
   let w = VALUE_PIECE;

@@ -13,6 +13,7 @@ import { loadPair, pairSlotLimit, type DraftKind, type ModelPair } from './pair.
 import { measureForwardCurve } from '../cost/measure.js';
 import { parseModelConfig, readConfigJson } from '../model/config.js';
 import { kvFitProblem } from '../model/kv-budget.js';
+import { IN_ORDER_KEYS } from '../model/graph-builder.js';
 import { DEFAULT_DRAFT_COST } from '../policy/echo.js';
 import { createPolicy, type PolicyOptions, type SpeculationPolicy } from '../policy/index.js';
 import { slotRows, warmUpDecode, warmUpSteps, type SlotLimit, type WorkItem } from './runner.js';
@@ -207,6 +208,8 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
   const maxLength = slotRows(longest, config.maxNewTokens, config.kmax);
   const slots = Math.max(config.batch, options.slots ?? 0);
   checkKvFits({ draftDir, targetDir }, slots, maxLength, config.policy);
+  const orderNote = inOrderKeysNote(maxLength, config.targetPrecision);
+  if (orderNote) options.log?.(orderNote);
   signal?.throwIfAborted();
   progress('load', 1, 3, 'building or reusing the ONNX graphs and starting onnxruntime');
   const onMessage = (line: string) => {
@@ -309,4 +312,14 @@ export function runTraceHeader(setup: RunSetup, recordCandidates = false): Promi
     writer: `echo-studio ${packageVersion(packageRoot())}`,
     ...(setup.gates?.profile ? { profile: setup.gates.profile as unknown as Record<string, unknown> } : {}),
   });
+}
+
+/**
+ * Past IN_ORDER_KEYS key columns a verified row may sum its attention in another order than the
+ * same row decoded: a quantised target's speculative output can then part from its `ar` (float32
+ * moves only last bits, a token at an exact tie). Said at load when the slots reach that far.
+ */
+export function inOrderKeysNote(maxLength: number, targetPrecision: RunConfig['targetPrecision']): string | null {
+  if (maxLength <= IN_ORDER_KEYS || targetPrecision === undefined || targetPrecision === 'float32') return null;
+  return `note: this run's requests reach ${maxLength} positions; past ${IN_ORDER_KEYS} an ${targetPrecision} target's verified rows may sum attention in another order than decoded ones, so its speculative output can part from ar's there (exact up to ${IN_ORDER_KEYS}: shorter prompts or fewer --max-new-tokens keep it)`;
 }
