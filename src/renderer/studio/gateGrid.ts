@@ -56,19 +56,21 @@ export function buildGateGrid(steps: readonly GateStep[], window: number, includ
   return { requests: [...requestRow.keys()], steps: recent.map((s) => s.step), depths, cells };
 }
 
-/** Share of truncations per gated depth over the grid, for the legend. */
-export function truncationRates(grid: GateGrid): Array<{ depth: number; checks: number; truncated: number }> {
+/** Truncations (and failed checks whose cut was waived) per gated depth over the grid, for the legend. */
+export function truncationRates(grid: GateGrid): Array<{ depth: number; checks: number; truncated: number; waived: number }> {
   return grid.depths.map((depth, d) => {
     let checks = 0;
     let truncated = 0;
+    let waived = 0;
     for (const row of grid.cells) {
       for (let s = 0; s < grid.steps.length; s += 1) {
         const cell = row[s * grid.depths.length + d];
         if (cell === null) continue;
         checks += 1;
         if (cell.outcome === 'truncate') truncated += 1;
+        if (cell.outcome === 'waived') waived += 1;
       }
     }
-    return { depth, checks, truncated };
+    return { depth, checks, truncated, waived };
   });
 }

@@ -1,5 +1,6 @@
 // Gate decisions over recent steps: one row per request, one column group per step, a cell per
-// gated depth, green pass / red truncate. Canvas, redrawn from a store subscription.
+// gated depth, green pass / red truncate / amber failed with the cut waived. Canvas, redrawn from a
+// store subscription.
 import { useEffect, useRef } from 'react';
 import { GATE_OUTCOMES } from '../../shared/events.js';
 import { buildGateGrid, truncationRates, type GateGrid as Grid } from '../studio/gateGrid.js';
@@ -86,7 +87,7 @@ export function GateGrid() {
         grid.depths.length === 0
           ? 'no gate checked yet'
           : truncationRates(grid)
-              .map((r) => `depth ${r.depth}: ${r.truncated}/${r.checks} truncated`)
+              .map((r) => `depth ${r.depth}: ${r.truncated}/${r.checks} truncated${r.waived > 0 ? `, ${r.waived} waived` : ''}`)
               .join(' · ');
     }
     const ctx = prepareCanvas(canvasRef.current, size);

@@ -28,7 +28,7 @@ describe('buildGateGrid', () => {
     const waived = sampleRequest({ requestId: 'w', gates: [{ depth: 0, confidence: 0.2, tau: 0.3, pass: false, waived: true }] });
     const grid = buildGateGrid([sampleStep(0, [waived, bTruncated])], 10);
     expect(grid.cells.map((row) => row[0]?.outcome)).toEqual(['waived', 'truncate']);
-    expect(truncationRates(grid)).toEqual([{ depth: 0, checks: 2, truncated: 1 }]);
+    expect(truncationRates(grid)).toEqual([{ depth: 0, checks: 2, truncated: 1, waived: 1 }]);
   });
 
   it('keeps only the most recent window of steps and, by default, only the batch in flight', () => {
@@ -40,8 +40,8 @@ describe('buildGateGrid', () => {
 
   it('counts truncations per gated depth', () => {
     expect(truncationRates(buildGateGrid(steps, 10, true))).toEqual([
-      { depth: 0, checks: 4, truncated: 2 },
-      { depth: 2, checks: 2, truncated: 0 },
+      { depth: 0, checks: 4, truncated: 2, waived: 0 },
+      { depth: 2, checks: 2, truncated: 0, waived: 0 },
     ]);
   });
 });
