@@ -99,6 +99,21 @@ export function tauFromPointer(clientX: number, plotLeft: number, plotWidth: num
   return Math.round(Math.min(1, Math.max(0, v)) * 100) / 100;
 }
 
+/**
+ * τ one arrow-key step up (direction 1) or down (-1): ±0.01 from 0.01 up; below it ×/÷ 1.5, down
+ * to 1e-4 and then 0, since calibrated τ_d reach 4e-4 and a 0.01 step would jump over them.
+ * Three significant figures, in [0, 1].
+ */
+export function stepTau(tau: number, direction: 1 | -1): number {
+  const round = (v: number) => (v === 0 ? 0 : Number(v.toPrecision(3)));
+  if (direction === 1) {
+    if (tau <= 0) return 1e-4;
+    return round(Math.min(1, tau < 0.01 ? Math.min(0.01, tau * 1.5) : tau + 0.01));
+  }
+  if (tau <= 1e-4) return 0;
+  return round(tau <= 0.01 ? Math.max(1e-4, tau / 1.5) : Math.max(0.01, tau - 0.01));
+}
+
 export function pointerFromTau(tau: number, plotLeft: number, plotWidth: number): number {
   return plotLeft + Math.min(1, Math.max(0, tau)) * plotWidth;
 }

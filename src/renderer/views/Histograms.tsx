@@ -8,7 +8,7 @@ import { memo, useCallback, useRef, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, XAxis, YAxis } from 'recharts';
 import type { DepthHistogram } from '../../shared/events.js';
 import { stepConfidenceSignal } from '../../shared/trace-schema.js';
-import { calibrationHeadline, calibrationReason, histogramBins, pointerFromTau, sampleCount, sweetSpot, tauFromPointer, tausInUse, unverifiedCount } from '../studio/histograms.js';
+import { calibrationHeadline, calibrationReason, histogramBins, pointerFromTau, sampleCount, stepTau, sweetSpot, tauFromPointer, tausInUse, unverifiedCount } from '../studio/histograms.js';
 import type { CalibrationSummary } from '../../shared/messages.js';
 import type { StudioState } from '../studio/store.js';
 import { isGatedPolicy } from '../../shared/config.js';
@@ -83,10 +83,10 @@ function TauLine({ depth, tau, plotLeft, plotWidth, onCommit }: TauLineProps) {
         // A release on the line is a drag, not a click on the chart (which would place the gate).
         onClick={(e) => e.stopPropagation()}
         onKeyDown={(e) => {
-          const delta = e.key === 'ArrowRight' || e.key === 'ArrowUp' ? 0.01 : e.key === 'ArrowLeft' || e.key === 'ArrowDown' ? -0.01 : 0;
-          if (delta === 0) return;
+          const direction = e.key === 'ArrowRight' || e.key === 'ArrowUp' ? 1 : e.key === 'ArrowLeft' || e.key === 'ArrowDown' ? -1 : 0;
+          if (direction === 0) return;
           e.preventDefault();
-          onCommit(Math.round(Math.min(1, Math.max(0, tau + delta)) * 100) / 100);
+          onCommit(stepTau(tau, direction));
         }}
       >
         <span className="tau-label">τ {formatProbability(shown)}</span>

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { calibrationReason, histogramBins, isSweetSpot, pointerFromTau, sampleCount, sweetSpot, tauFromPointer, tausInUse, unverifiedCount } from '../../../src/renderer/studio/histograms.js';
+import { stepTau } from '../../../src/renderer/studio/histograms.js';
 import { textSegment } from '../../../src/renderer/studio/requestText.js';
 import { sampleRequest, sampleStep } from './fixtures.js';
 
@@ -85,5 +86,20 @@ describe('sweetSpot', () => {
 
   it('names where a calibration reason comes from', () => {
     expect(calibrationReason(calibration, 3)).toBe('calibration (warm-up, before the run): AUC 0.82 > δ 0.75 and τ 4.23e-4 passed the test: gated');
+  });
+});
+
+describe('stepTau (the τ line\'s arrow keys)', () => {
+  it('steps 0.01 from 0.01 up, and by half again below it, so a calibrated τ of 4e-4 can be moved', () => {
+    expect(stepTau(0.3, 1)).toBe(0.31);
+    expect(stepTau(0.3, -1)).toBe(0.29);
+    expect(stepTau(1, 1)).toBe(1);
+    expect(stepTau(0.02, -1)).toBe(0.01);
+    expect(stepTau(4.23e-4, 1)).toBe(6.34e-4); // 6.345e-4 in binary rounds down
+    expect(stepTau(4.23e-4, -1)).toBe(2.82e-4);
+    expect(stepTau(0.009, 1)).toBe(0.01);
+    expect(stepTau(1e-4, -1)).toBe(0);
+    expect(stepTau(0, 1)).toBe(1e-4);
+    expect(stepTau(0, -1)).toBe(0);
   });
 });
