@@ -31,6 +31,8 @@ export interface ReproduceFlags {
   kmax?: number[];
   profile?: string;
   draftCost?: number | 'auto';
+  /** echo / dense / fixed: when a failed gate truncates (default priced). */
+  cuts?: 'priced' | 'bare';
   seed: number;
   threads?: number;
   draftPrecision?: WeightPrecision;
@@ -77,7 +79,7 @@ export async function executeReproduce(flags: ReproduceFlags, argv: readonly str
   const profile = flags.profile ? await loadProfile(flags.profile) : undefined;
 
   // Every domain's prompts, read before anything loads (an unknown domain fails here).
-  const base = { draft: flags.draft, target: flags.target, targetPrecision: flags.targetPrecision, requests: table1Requests, maxNewTokens, temperature: 0, seed: flags.seed, batch: 1, kmax: 16 };
+  const base = { draft: flags.draft, target: flags.target, targetPrecision: flags.targetPrecision, ...(flags.cuts ? { cuts: flags.cuts } : {}), requests: table1Requests, maxNewTokens, temperature: 0, seed: flags.seed, batch: 1, kmax: 16 };
   const sources = await Promise.all(flags.domains.map(async (domain) => ({ domain, records: await promptSource(runConfigFromFlags({ ...base, policy: 'static', domain })) })));
   const allPrompts: PromptRecord[] = sources.flatMap((s) => s.records);
   const maxBatch = Math.max(...batches);
@@ -212,6 +214,7 @@ export function register(program: Command): void {
   command.option('--rounds <n>', 'interleaved rounds of every comparison (default 3; quick 2)', integer('--rounds', 1));
   knobOption(command, 'maxNewTokens', { help: 'tokens per request (default 64; quick 24)' });
   knobOption(command, 'profile', { help: 'one calibration profile for every domain instead of calibrating each (its histograms are the densities shown)' });
+  knobOption(command, 'cuts');
   knobOption(command, 'draftCost', { help: "gated policies' draft price as a share of a target forward (default 0.05; on a modelled clock, the device's)" });
   knobOption(command, 'seed', { help: 'seed of the runs and of the bootstrap intervals', default: 0 });
   knobOptions(command, ['threads', 'draftPrecision', 'targetPrecision']);

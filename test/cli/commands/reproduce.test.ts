@@ -90,6 +90,7 @@ describe('echo-studio reproduce', () => {
     await expect(runCli(register, ['reproduce', '--domains', 'nope', '--out', out])).rejects.toThrow(/unknown domain "nope"/);
     writeFileSync(join(tmp.path, 'file'), '');
     await expect(runCli(register, ['reproduce', '--out', join(tmp.path, 'file')])).rejects.toThrow(/is a file; give a folder/);
+    await expect(runCli(register, ['reproduce', '--cuts', 'soft', '--out', out])).rejects.toThrow(/--cuts/);
   }, 240_000);
 });
 
