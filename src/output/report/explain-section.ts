@@ -197,7 +197,7 @@ export function diagnose(batch: number, echo: ExplanationRow | undefined, base: 
   }
   if (e.steps === s.steps && e.requestSteps < s.requestSteps) {
     // A batch that drains (no request waiting for a slot) ends with its slowest request.
-    parts.push(`Both ran ${e.steps} steps: the batch's slowest request sets that count, so echo's ${pct(s.requestSteps / e.requestSteps - 1)} more tokens a request-step (${e.requestSteps} request-steps against ${s.requestSteps}) shorten nothing here; a workload that keeps the batch full would turn them into throughput.`);
+    parts.push(`Both ran ${e.steps} steps: the batch's slowest request sets that count, so echo's ${pct(s.requestSteps / e.requestSteps - 1)} more tokens a request-step (${e.requestSteps} request-steps against ${s.requestSteps}) do not shorten the run here: what echo gains is cheaper steps, not fewer.`);
   }
   const oracle = e.oracle.throughput / e.actual.throughput - 1;
   const free = e.freeDrafting.throughput / e.actual.throughput - 1;
