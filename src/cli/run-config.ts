@@ -112,19 +112,24 @@ export function clockCosts(
   const { knee, draftForward } = clock.costs;
   const draftCost = typeof flags.draftCost === 'number' ? flags.draftCost : draftForward;
   const verifyCost = flags.verifyCost ?? deviceVerifyCost(clock.costs);
+  const tokens = verifyCost.curves
+    ? 'verified tokens and draft rows at their measured forward times'
+    : `verified tokens at ${verifyCost.knee}:${verifyCost.gamma}:${verifyCost.draftRow ?? 0}${flags.verifyCost ? ' (--verify-cost)' : ' (the device\'s knee, γ and draft row)'}`;
   log?.(
-    `priced as the modelled device (${clock.label}): K_max from its knee, ${knee} tokens, unless --kmax is given; draft forward ${draftCost} of a target forward${typeof flags.draftCost === 'number' ? ' (--draft-cost)' : ' (the device\'s)'}; verified tokens at ${verifyCost.knee}:${verifyCost.gamma}:${verifyCost.draftRow ?? 0}${flags.verifyCost ? ' (--verify-cost)' : ' (the device\'s knee, γ and draft row)'}`,
+    `priced as the modelled device (${clock.label}): K_max from its knee, ${knee} tokens, unless --kmax is given; draft forward ${draftCost} of a target forward${typeof flags.draftCost === 'number' ? ' (--draft-cost)' : ' (the device\'s)'}; ${tokens}`,
   );
   return { knee, draftCost, verifyCost, measureDraftCost: false };
 }
 
 /**
  * The verification price of a device, as the gated policies read it (`--verify-cost`'s
- * KNEE:GAMMA:DRAFT_ROW): past its knee a token is granted only when its expected acceptance pays
- * for its share of the target forward and of the draft forwards.
+ * KNEE:GAMMA:DRAFT_ROW, and the measured curves where the clock reads them): a token is granted
+ * only when its expected acceptance pays for its share of the target forward and of the draft
+ * forwards.
  */
 export function deviceVerifyCost(costs: DeviceCosts): VerifyCost {
-  return { knee: Math.max(0, Math.round(costs.knee)), gamma: Number(costs.gamma.toPrecision(3)), draftRow: costs.draftRow };
+  const fit = { knee: Math.max(0, Math.round(costs.knee)), gamma: Number(costs.gamma.toPrecision(3)), draftRow: costs.draftRow };
+  return costs.curves ? { ...fit, curves: costs.curves } : fit;
 }
 
 /** `--clock modelled --hw SPEC [--hw-profile FILE]` → a modelled clock; wall time alone otherwise. */

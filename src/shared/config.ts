@@ -53,6 +53,18 @@ export function defaultDraftPrecision(provider: 'cpu' | 'cuda' | undefined): Wei
 export const ConfidenceSignalSchema = z.enum(['path-prob', 'path-margin']);
 export type ConfidenceSignal = z.infer<typeof ConfidenceSignalSchema>;
 
+const TimedPointsSchema = z.array(z.object({ tokens: z.number().int().min(1), ms: z.number().positive() })).min(1);
+
+/**
+ * Forward times a price reads as measured (`profile-hw`'s curves): the target's and the draft's
+ * milliseconds against packed rows, each size's rows spread over up to `spread` requests. Where a
+ * CPU's forward grows from the first token, a two-part fit (flat to a knee, then linear) calls
+ * tokens free that are not: on the bundled pair one thread verifies 16 tokens of one request in
+ * about twice one token's time, where the fit's knee says the same time.
+ */
+export const PriceCurvesSchema = z.object({ target: TimedPointsSchema, draft: TimedPointsSchema, spread: z.number().int().min(1).optional() });
+export type PriceCurves = z.infer<typeof PriceCurvesSchema>;
+
 /** A base tree shape: max depth, top-k children per node, verified draft tokens per request. */
 /** The most a draft forward may cost, in target one-token forwards (a bound on typos, not on hardware). */
 export const MAX_DRAFT_COST = 10;
@@ -170,11 +182,17 @@ export const RUN_FIELDS = {
   /**
    * echo / dense / fixed: the verification cost (profile-hw's T_ver fit: knee in tokens, γ per
    * token past it as a share of a one-token forward; draftRow, one drafted row's cost in the same
-   * unit). With it a token is granted only when its expected acceptance pays for its time, and a
-   * layer is drafted only when a sure token would; without it the scheduler fills K_max.
+   * unit; or, with `curves`, the forward times profile-hw measured, read as they are). With it a
+   * token is granted only when its expected acceptance pays for its time, and a layer is drafted
+   * only when a sure token would; without it the scheduler fills K_max.
    */
   verifyCost: z
-    .object({ knee: z.number().int().min(0), gamma: z.number().min(0).max(100), draftRow: z.number().min(0).max(100).optional() })
+    .object({
+      knee: z.number().int().min(0),
+      gamma: z.number().min(0).max(100),
+      draftRow: z.number().min(0).max(100).optional(),
+      curves: PriceCurvesSchema.optional(),
+    })
     .optional(),
   /**
    * echo / dense / fixed: one draft forward's cost as a share of the target's one-token forward

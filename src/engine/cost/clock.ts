@@ -2,6 +2,7 @@
 // did (tokens verified, draft forwards and their sizes). Acceptance always comes from the real
 // models; only the clock is simulated. `run --clock modelled --hw SPEC` reports it next to wall
 // time.
+import type { PriceCurves } from '../../shared/config.js';
 import type { StepEvent } from '../../shared/events.js';
 import { fitKnee, tverMs, type TimedPoint, type TverModel } from './knee.js';
 import { hardwareByName, modelByName, rooflineForward, rooflineKnee, type Hardware, type ModelSize } from './roofline.js';
@@ -46,6 +47,11 @@ export interface DeviceCosts {
   draftForward: number;
   /** Each further row in a draft forward, as a share of T_ar (VerifyCost.draftRow). */
   draftRow: number;
+  /**
+   * The forward times themselves, where the clock reads measured curves: a policy priced by them
+   * pays what this clock charges, token by token, instead of the knee fit's flat start.
+   */
+  curves?: PriceCurves;
 }
 
 /** Shares rounded to what a flag would carry (three significant digits). */
@@ -198,6 +204,7 @@ export function curvesClock(curves: MeasuredCurves, label = 'measured curves', s
       gamma: fit.gamma,
       draftForward: share(draftMs(1, 1) / tAr),
       draftRow: share((draftMs(2 * fit.kmax, 1) - draftMs(fit.kmax, 1)) / fit.kmax / tAr),
+      curves: { target: [...curves.target], draft: [...curves.draft], ...(spread !== undefined ? { spread } : {}) },
     },
     stepMs(event) {
       const verifyMs = targetMs(Math.max(1, event.verifiedTokens), event.requests.length);

@@ -36,6 +36,7 @@ import { nodeScore } from '../draft/confidence.js';
 import { ROOT, stepScore, type Candidates, type DraftTree } from '../tree.js';
 import { draftAllowance, fairShares, usefulLayers } from './budget.js';
 import type { SpeculationPolicy, StepContext, StepRequest, VerifyCost } from './types.js';
+import { stepPrice, type StepPrice } from './step-price.js';
 import { Refusal } from '../refusal.js';
 
 /** What a gate compares with its threshold. */
@@ -64,9 +65,10 @@ export interface ElasticRules {
   priceCuts: boolean;
   /**
    * Price of verification (the T_ver fit of the clock in use): past `knee` packed tokens each
-   * more token costs `gamma` of a one-token forward, and each drafted row `draftRow`. With it, a
-   * node is granted only if its value raises the step's expected output by more than it raises
-   * the step's time; without it, the scheduler fills K_max.
+   * more token costs `gamma` of a one-token forward, and each drafted row `draftRow`; or the
+   * measured forward times themselves (`curves`, step-price.ts). With it, a node is granted only
+   * if its value raises the step's expected output by more than it raises the step's time;
+   * without it, the scheduler fills K_max.
    */
   cost?: VerifyCost;
   /** What path scores, gates and priorities read (default `path-prob`). */
@@ -175,6 +177,10 @@ export class ElasticScheduler implements SpeculationPolicy {
   readonly children: ChildAcceptance | null;
   /** This step's takeChances, by a parent's candidates (cleared each step: the model learns between steps). */
   private chancesByParent = new WeakMap<Candidates, { chances: number[]; total: number }>();
+  /** What verification and draft forwards cost (rules.cost, rules.draftPrice). */
+  private readonly price: StepPrice;
+  /** Requests in this step: a measured curve prices a forward by them as well as by its rows. */
+  private requestCount = 0;
 
   constructor(
     readonly name: string,
@@ -184,6 +190,7 @@ export class ElasticScheduler implements SpeculationPolicy {
     if (rules.maxWidth < 1) throw new Refusal(`${name}: max width must be at least 1, got ${rules.maxWidth}`);
     this.confidence = rules.confidence ?? 'path-prob';
     this.children = rules.childAcceptance ? new ChildAcceptance(this.confidence, rules.childAcceptance) : null;
+    this.price = stepPrice(rules.cost, rules.draftPrice?.forward ?? 0);
     // The margin compares every candidate with the parent's runner-up, so it needs one.
     this.candidatesPerNode = Math.max(rules.shape.topk, rules.maxWidth, this.confidence === 'path-margin' ? 2 : 1);
   }
@@ -209,6 +216,7 @@ export class ElasticScheduler implements SpeculationPolicy {
     this.verifiedSoFar = ctx.requests.length;
     this.expectedOutput = ctx.requests.length; // each root emits at least its bonus token
     this.draftSpent = 0;
+    this.requestCount = ctx.requests.length;
     let free = this.draftBudget;
     this.plans = ctx.requests.map((r, i) => {
       const depthCap = Math.min(this.rules.maxDepth, usefulLayers(r.remaining));
@@ -233,13 +241,14 @@ export class ElasticScheduler implements SpeculationPolicy {
       });
     }
     const reach = this.reach(ctx);
-    this.expandReachable(depth, ctx, reach);
+    this.expandReachable(depth, ctx, reach, this.breakEven(reach));
     const rows = this.plans.reduce((n, p) => n + p.expanded.length, 0);
-    if (rows > 0 && !this.layerPaysItsForward(ctx, reach, rows)) {
+    const drafting = this.plans.filter((p) => p.expanded.length > 0).length;
+    if (rows > 0 && !this.layerPaysItsForward(ctx, reach, rows, drafting)) {
       for (const [i, plan] of this.plans.entries()) if (plan.expanded.length > 0) this.stop(plan, ctx.requests[i], 'not-worth-its-cost', depth);
       return this.plans.map(() => []);
     }
-    if (rows > 0) this.draftSpent += this.forwardCost(rows);
+    if (rows > 0) this.draftSpent += this.forwardCost(rows, drafting);
     return this.plans.map((p) => p.expanded);
   }
 
@@ -253,9 +262,12 @@ export class ElasticScheduler implements SpeculationPolicy {
    * fewer than the budget's nodes are drafted (at batch 1 on the demo pair, ECHO drafted 9.6 rows
    * at depth 1 where static drafted 2). At a gate too: expanding the whole beam there (for width to widen with)
    * cost more drafting than the width bought (math, h100:70b, batch 64: 9× static's rows). The best
-   * parent is always expanded at a gate, so the gate has a layer to read.
+   * parent is always expanded at a gate, so the gate has a layer to read. Under a price, a node
+   * whose children could not pay for their verification (`floor`) is not expanded at all: priced
+   * by its measured curve at batch 1 on the demo pair, ECHO granted 6 tokens a step and drafted
+   * rows for 15, a quarter of its step in drafting.
    */
-  private expandReachable(depth: number, ctx: StepContext, reach: Reach): void {
+  private expandReachable(depth: number, ctx: StepContext, reach: Reach, floor: number): void {
     const gated = this.gateAt(depth) !== undefined;
     const beam = this.rules.shape.topk;
     const ceiling = this.children ? this.children.ceiling() : 1;
@@ -276,6 +288,7 @@ export class ElasticScheduler implements SpeculationPolicy {
       const plan = this.plans[index];
       if (plan.expanded.length >= beam) continue;
       const child = value * ceiling;
+      if (!(child > floor)) continue;
       if (!(gated && plan.expanded.length === 0) && !(child > batchBest.bar()) && !(child > ownBest[index].bar())) continue;
       plan.expanded.push(id);
       for (const chance of expected) {
@@ -596,7 +609,7 @@ export class ElasticScheduler implements SpeculationPolicy {
    * rise: a new node counts only for what it is worth above the one it displaces, and many
    * requests' nodes cannot each displace the same last one.
    */
-  private layerPaysItsForward(ctx: StepContext, reach: Reach, rows: number): boolean {
+  private layerPaysItsForward(ctx: StepContext, reach: Reach, rows: number, requests: number): boolean {
     if (!this.rules.draftPrice && !this.rules.cost) return true;
     const ceiling = this.children ? this.children.ceiling() : 1;
     const offers: number[] = [];
@@ -605,7 +618,26 @@ export class ElasticScheduler implements SpeculationPolicy {
     const gain = merged.reduce((a, b) => a + b, 0) - reach.expected;
     const output = ctx.requests.length + reach.expected;
     const time = this.stepTime(ctx.requests.length + reach.count);
-    return (output + gain) / output > (time + this.forwardCost(rows)) / time;
+    return (output + gain) / output > (time + this.forwardCost(rows, requests)) / time;
+  }
+
+  /**
+   * Under a verification price, the least a node must be worth to pay for its verification once
+   * the batch's best drafted nodes that pay are granted (best first, as priority 1 grants); 0
+   * without a price, below a fit's knee (where a token costs nothing) and when K_max binds first.
+   */
+  private breakEven(reach: Reach): number {
+    if (!this.rules.cost) return 0;
+    let output = this.requestCount;
+    let k = this.requestCount;
+    for (const value of reach.best) {
+      if (!((output + value) / output > this.stepTime(k + 1) / this.stepTime(k))) break;
+      output += value;
+      k++;
+    }
+    // Every token K_max allows pays: the budget binds, not the price.
+    if (k - this.requestCount >= this.draftBudget) return 0;
+    return output * (this.stepTime(k + 1) / this.stepTime(k) - 1);
   }
 
   /**
@@ -619,20 +651,18 @@ export class ElasticScheduler implements SpeculationPolicy {
     const root = table?.[0];
     const chance = root ? Math.max(...root.rates) : 1;
     const roots = ctx.requests.length;
-    const forward = this.forwardCost(this.plans.filter((p) => p.depthCap > 0).length);
+    const drafting = this.plans.filter((p) => p.depthCap > 0).length;
+    const forward = this.forwardCost(drafting, drafting);
     const time = this.stepTime(roots);
     for (let n = 1; n <= this.draftBudget; n++) {
-      if ((roots + chance * n) / roots > (this.stepTime(roots + n) + forward + n * (this.rules.cost?.draftRow ?? 0)) / time) return true;
+      if ((roots + chance * n) / roots > (this.stepTime(roots + n) + forward + n * this.price.row) / time) return true;
     }
     return false;
   }
 
-  /**
-   * One draft forward of `rows` rows, in target one-token forwards (0 when nothing prices it): the
-   * one-row forward, or its rows at the per-row cost once they cost more (a roofline's two sides).
-   */
-  private forwardCost(rows: number): number {
-    return Math.max(this.rules.draftPrice?.forward ?? 0, rows * (this.rules.cost?.draftRow ?? 0));
+  /** One draft forward of `rows` rows over `requests` requests, in target one-token forwards (step-price.ts). */
+  private forwardCost(rows: number, requests: number): number {
+    return this.price.draft(rows, requests);
   }
 
   /**
@@ -649,8 +679,7 @@ export class ElasticScheduler implements SpeculationPolicy {
 
   /** Step time with k tokens verified, in target one-token forwards: verification and the draft forwards so far. */
   private stepTime(k: number): number {
-    const cost = this.rules.cost;
-    return 1 + (cost ? cost.gamma * Math.max(0, k - cost.knee) : 0) + this.draftSpent;
+    return this.price.verify(k, this.requestCount) + this.draftSpent;
   }
 
   private count(value: number): void {

@@ -318,6 +318,25 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     expect(priced.verifiedTokens).toBe(24);
   });
 
+  it('priced by measured curves, pays for tokens below the fitted knee when the curve says they cost', () => {
+    // One request, K_max 16. The fit's knee is 16, so under it every token is free and K_max is
+    // filled. The curve measured on the same machine rises from the first token: 16 tokens cost
+    // twice one. Priced by it, a token must be accepted often enough to repay its ~6.7 % of T_ar.
+    const table = [confident('A', 0.7)];
+    const fit = runTableStep(echo({ batch: 1, kmax: 16, taus: {}, maxDepth: 16, verifyCost: { knee: 16, gamma: 0.06 } }), 16, table);
+    expect(fit.verifiedTokens).toBe(16);
+    const linear = Array.from({ length: 6 }, (_, i) => ({ tokens: 2 ** i, ms: 10 + (2 ** i - 1) * (10 / 15) }));
+    const curves = { target: linear, draft: [{ tokens: 1, ms: 0.1 }, { tokens: 64, ms: 0.2 }] };
+    const policy = echo({ batch: 1, kmax: 16, taus: {}, maxDepth: 16, verifyCost: { knee: 16, gamma: 0.06, curves } });
+    const priced = runTableStep(policy, 16, table);
+    // A token costs 1/15 of T_ar on a step of about 1.4 T_ar that expects about 3.1 tokens, so it
+    // must be accepted with probability above ~0.147: 0.7^d does for five layers (0.168), and of
+    // the runner-ups only the root's (0.15). Six draft tokens and the root, where the fit verified 16.
+    expect(priced.widths).toEqual([[2, 1, 1, 1, 1]]);
+    expect(priced.verifiedTokens).toBe(7);
+    expect(policy.schedules()[0].stop).toBe('not-worth-its-cost');
+  });
+
   describe('under a draft price', () => {
     // Measured acceptance: a layer whose confidence is under 0.5 is accepted 5 % of the time, one
     // above it 90 %, at every depth. A draft forward costs 5 % of a target forward.
