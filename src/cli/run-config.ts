@@ -99,15 +99,19 @@ export function runConfigFromFlags(flags: RunFlags): RunConfig {
  * The clock decides the costs. On a modelled clock the run is budgeted and priced as that device
  * would: K_max defaults to the device's knee (suggestKmax for the batch) and the draft price
  * (`--draft-cost`, or `auto`) to the device's draft forward over its target forward, so the steps
- * a policy chooses are chosen for the device they are timed on. Explicit values win. On the wall
- * clock nothing changes (`auto` measures this machine). Returns the K_max rule, the draft price to
- * put in the config (undefined: the config's default) and whether to measure this machine's.
+ * a policy chooses are chosen for the device they are timed on. On the wall clock with this
+ * machine's hardware profile (`--hw-profile`), the same from its measured curves: the wall clock
+ * is what those curves measured. Explicit values win. On the wall clock without a profile nothing
+ * is priced (`auto` measures this machine's draft forward). Returns the K_max rule, the draft
+ * price to put in the config (undefined: the config's default) and whether to measure this machine's.
  */
 export function clockCosts(
   flags: { draftCost?: number | 'auto'; verifyCost?: VerifyCost },
   clock: ModelledClock | undefined,
   log?: (line: string) => void,
+  profile?: HardwareProfile,
 ): { knee?: number; draftCost?: number; verifyCost?: VerifyCost; measureDraftCost: boolean } {
+  if (!clock && profile) return clockCosts(flags, clockFromSpec('curves', profile), (line) => log?.(line.replace('priced as the modelled device', 'priced by this machine\'s hardware profile')));
   if (!clock) return { draftCost: flags.draftCost === 'auto' ? undefined : flags.draftCost, verifyCost: flags.verifyCost, measureDraftCost: flags.draftCost === 'auto' };
   const { knee, draftForward } = clock.costs;
   const draftCost = typeof flags.draftCost === 'number' ? flags.draftCost : draftForward;

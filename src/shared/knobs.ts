@@ -235,7 +235,12 @@ export const KNOBS = {
     schema: optionalString,
     parse: text,
   },
-  hwProfile: { flag: '--hw-profile <file>', help: 'with --hw measured or curves: a profile from `echo-studio profile-hw --out`', schema: optionalString, parse: text },
+  hwProfile: {
+    flag: '--hw-profile <file>',
+    help: "this machine's `echo-studio profile-hw --out` file: on the wall clock echo, dense and fixed are priced by its measured curves and K_max comes from its knee; with --hw measured or curves, the modelled clock's curves",
+    schema: optionalString,
+    parse: text,
+  },
 } satisfies Record<string, KnobSpec<never> | KnobSpec<any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 export type KnobName = keyof typeof KNOBS;

@@ -157,7 +157,7 @@ async function runCommand(given: RunFlags): Promise<void> {
   const hwProfile = given.hwProfile ? loadHardwareProfile(given.hwProfile) : undefined;
   const clock = clockFromFlags(given, hwProfile);
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const costs = clockCosts(given, clock, log);
+  const costs = clockCosts(given, clock, log, hwProfile);
   const flags: RunFlags = {
     ...given,
     kmax: given.kmax ?? (costs.knee !== undefined ? suggestKmax({ kmax: costs.knee }, given.batch) : undefined),
@@ -166,7 +166,7 @@ async function runCommand(given: RunFlags): Promise<void> {
   };
   const config = runConfigFromFlags(flags);
   for (const note of ignoredFlagNotes(given)) log(note);
-  if (hwProfile && clock) {
+  if (hwProfile) {
     const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
     for (const note of profileMismatches(hwProfile, { batch: config.batch, draftPrecision, targetPrecision: config.targetPrecision, draftWindow: flags.draftWindow })) log(note);
   }

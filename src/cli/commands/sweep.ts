@@ -93,11 +93,11 @@ export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) 
   const entries = flags.policies.map(parseSweepEntry);
   const hwProfile = flags.hwProfile === undefined ? undefined : loadHardwareProfile(flags.hwProfile);
   const clock = flags.hw === undefined ? undefined : clockFromSpec(flags.hw, hwProfile);
-  // On a modelled clock the device's knee and draft price; else the profile's knee, and this machine's price.
-  const costs = clockCosts(flags, clock, log);
+  // On a modelled clock the device's knee and prices; on the wall clock the hardware profile's.
+  const costs = clockCosts(flags, clock, log, hwProfile);
   const knee = costs.knee ?? (hwProfile === undefined ? undefined : fitKnee(hwProfile.target).kmax);
   if (knee !== undefined && costs.knee === undefined) log?.(`K_max from the hardware profile's knee, ${knee} tokens${flags.kmax ? ' (--kmax given: not used)' : ''}`);
-  if (hwProfile !== undefined && clock !== undefined) {
+  if (hwProfile !== undefined) {
     const run = { batch: Math.max(...flags.batches), draftPrecision: flags.draftPrecision ?? defaultDraftPrecision(flags.provider), targetPrecision: flags.targetPrecision, draftWindow: flags.draftWindow };
     for (const note of profileMismatches(hwProfile, run)) log?.(note);
   }
@@ -247,7 +247,7 @@ export function register(program: Command): void {
     )
     .addOption(new Option('--batches <list>', 'batch sizes').argParser(list('--batches', integer('--batches', 1))).default([1, 8], '1,8'))
     .addOption(knobListOption('kmax', 'K_max: one value for every batch size, or one per batch size (default: from --hw-profile, else max(16, 8 × batch))'))
-    .option('--hw-profile <file>', 'a `profile-hw --out` file: without --kmax, K_max from this machine’s knee (the knee, or batch + knee once the batch passes it); the curves of --hw measured or curves')
+    .option('--hw-profile <file>', 'a `profile-hw --out` file: without --kmax, K_max from this machine’s knee (the knee, or batch + knee once the batch passes it); without --hw, echo, dense and fixed priced by its measured curves; the curves of --hw measured or curves')
     .option('--hw <spec>', 'also time every run on a modelled clock, as run --clock modelled --hw: HARDWARE[:MODEL], measured or curves (with --hw-profile); its ratios carry no machine noise and, like the decode ratio, leave prefill out. The device then also prices the runs: K_max defaults to its knee and the draft price to its own (explicit --kmax and --draft-cost win)')
     .option('--baseline <policy>', 'the policy ratios are taken against (default static if listed, else the first)')
     .option('--control', 'also run the baseline again in every round, as BASELINE#2 (an A/A control): its ratio to the baseline is how far two identical runs drift apart, the noise to read the other ratios against; any entry can be repeated so, e.g. echo#2')

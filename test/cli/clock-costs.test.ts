@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { clockCosts } from '../../src/cli/run-config.js';
+import { clockFromSpec, type HardwareProfile } from '../../src/engine/index.js';
+
+const curve = (scale: number) =>
+  [1, 2, 4, 8, 16, 32, 64].map((tokens) => ({ tokens, ms: scale * (8 + 0.5 * (tokens - 1)) }));
+
+const profile: HardwareProfile = {
+  kind: 'echo-hw-profile',
+  version: 1,
+  createdAt: '2026-01-01T00:00:00Z',
+  host: { cpu: 'test', threads: 1, provider: 'cpu' },
+  models: { draft: 'd', target: 't' },
+  draftPrecision: 'int8',
+  targetPrecision: 'float32',
+  slots: 16,
+  context: 64,
+  target: curve(1),
+  draft: curve(0.05),
+};
+
+describe('which costs a run is priced by', () => {
+  it('the wall clock without a profile prices nothing', () => {
+    const costs = clockCosts({}, undefined);
+    expect(costs.verifyCost).toBeUndefined();
+    expect(costs.knee).toBeUndefined();
+  });
+
+  it("the wall clock with this machine's profile prices by its measured curves, and says so", () => {
+    const lines: string[] = [];
+    const costs = clockCosts({}, undefined, (line) => lines.push(line), profile);
+    expect(costs.verifyCost?.curves?.target).toEqual(profile.target);
+    expect(costs.verifyCost?.curves?.spread).toBe(16);
+    expect(costs.knee).toBeGreaterThan(1);
+    expect(costs.draftCost).toBeCloseTo(0.05, 3);
+    expect(lines.join('\n')).toMatch(/hardware profile.*measured forward times/);
+  });
+
+  it('an explicit --verify-cost wins over the profile', () => {
+    const costs = clockCosts({ verifyCost: { knee: 4, gamma: 0.1 } }, undefined, undefined, profile);
+    expect(costs.verifyCost).toEqual({ knee: 4, gamma: 0.1 });
+  });
+
+  it('the curves clock prices by its curves, the T_ver fit clock by its fit, a roofline by its ridge', () => {
+    expect(clockCosts({}, clockFromSpec('curves', profile)).verifyCost?.curves).toBeDefined();
+    expect(clockCosts({}, clockFromSpec('measured', profile)).verifyCost?.curves).toBeUndefined();
+    expect(clockCosts({}, clockFromSpec('h100:70b')).verifyCost?.curves).toBeUndefined();
+  });
+});
