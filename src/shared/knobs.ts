@@ -45,12 +45,19 @@ const bad = (message: string): never => {
   throw new Error(message);
 };
 
-/** A whole number of at least `min`, e.g. integer('--requests', 1). */
-export function integerParser(flag: string, min: number): (text: string) => number {
+/** A whole number of at least `min` (and at most `max`, when given), e.g. integer('--requests', 1). */
+export function integerParser(flag: string, min: number, max = Infinity): (text: string) => number {
+  const range = Number.isFinite(max) ? `in [${min}, ${max}]` : `≥ ${min}`;
   return (text) => {
     const n = Number(text);
-    return !Number.isInteger(n) || n < min ? bad(`${flag} must be an integer ≥ ${min}, got "${text}"`) : n;
+    return !Number.isInteger(n) || n < min || n > max ? bad(`${flag} must be an integer ${range}, got "${text}"`) : n;
   };
+}
+
+/** integerParser over a run-config field's own range, so the flag refuses what the config would. */
+function fieldInteger(flag: string, field: z.ZodNumber | z.ZodOptional<z.ZodNumber>): (text: string) => number {
+  const n = field instanceof z.ZodOptional ? field.unwrap() : field;
+  return integerParser(flag, n.minValue ?? -Infinity, n.maxValue ?? Infinity);
 }
 
 /** Any finite number. */
@@ -145,15 +152,15 @@ export const TARGET_PRECISION_HELP =
 /** The knobs by name (the run config's own names where they are its fields). */
 export const KNOBS = {
   policy: { flag: '--policy <name>', help: 'speculation policy', schema: RUN_FIELDS.policy, parse: text, default: undefined, studio: 'echo' },
-  batch: { flag: '--batch <n>', help: 'requests in flight at once', schema: RUN_FIELDS.batch, parse: integerParser('--batch', 1), default: 1, studio: 16 },
+  batch: { flag: '--batch <n>', help: 'requests in flight at once', schema: RUN_FIELDS.batch, parse: fieldInteger('--batch', RUN_FIELDS.batch), default: 1, studio: 16 },
   kmax: {
     flag: '--kmax <n>',
     help: "verification budget: Σ(1+K_i) ≤ K_max tokens per step (default max(64, 6 × batch); on a modelled clock, the device's knee)",
     schema: RUN_FIELDS.kmax,
-    parse: integerParser('--kmax', 1),
+    parse: fieldInteger('--kmax', RUN_FIELDS.kmax),
   },
   requests: { flag: '--requests <n>', help: 'requests to run', schema: RUN_FIELDS.requests, parse: integerParser('--requests', 1), default: 8, studio: 64 },
-  maxNewTokens: { flag: '--max-new-tokens <n>', help: 'tokens to generate per request at most', schema: RUN_FIELDS.maxNewTokens, parse: integerParser('--max-new-tokens', 1), default: 64 },
+  maxNewTokens: { flag: '--max-new-tokens <n>', help: 'tokens to generate per request at most', schema: RUN_FIELDS.maxNewTokens, parse: fieldInteger('--max-new-tokens', RUN_FIELDS.maxNewTokens), default: 64 },
   temperature: { flag: '--temperature <x>', help: '0 = greedy; > 0 = lossless tree sampling', schema: RUN_FIELDS.temperature, parse: numberParser('--temperature'), default: 0 },
   seed: { flag: '--seed <n>', help: 'sampling seed', schema: RUN_FIELDS.seed, parse: integerParser('--seed', 0), default: 0, studio: 1 },
   domain: { flag: '--domain <name>', help: 'bundled prompt set (code, prose, math); default code', schema: RUN_FIELDS.domain, parse: text, default: 'code' },
@@ -171,12 +178,12 @@ export const KNOBS = {
     schema: RUN_FIELDS.draftKind,
     parse: oneOf('--draft-kind', ['model', 'head'] as const),
   },
-  chainLength: { flag: '--chain-length <n>', help: 'chain: draft tokens per step (default 5)', schema: RUN_FIELDS.chainLength, parse: integerParser('--chain-length', 1) },
+  chainLength: { flag: '--chain-length <n>', help: 'chain: draft tokens per step (default 5)', schema: RUN_FIELDS.chainLength, parse: fieldInteger('--chain-length', RUN_FIELDS.chainLength) },
   shape: { flag: '--shape <d,k,t>', help: 'tree policies: base depth, top-k, draft tokens per request (default 8,10,60)', schema: RUN_FIELDS.shape, parse: parseShape },
   taus: { flag: '--taus <list>', help: 'ECHO: τ_d at the sweet spots, e.g. 0:0.2,5:0.35', schema: RUN_FIELDS.taus, parse: parseTausFlag },
   tau: { flag: '--tau <x>', help: 'fixed: one τ for every gated depth', schema: RUN_FIELDS.tau, parse: parseTauFlag, studio: 0.3 },
-  maxDepth: { flag: '--max-depth <n>', help: 'ECHO: deepest layer a confident request may reach', schema: RUN_FIELDS.maxDepth, parse: integerParser('--max-depth', 1) },
-  maxWidth: { flag: '--max-width <n>', help: 'ECHO: most children per node under width expansion', schema: RUN_FIELDS.maxWidth, parse: integerParser('--max-width', 1) },
+  maxDepth: { flag: '--max-depth <n>', help: 'ECHO: deepest layer a confident request may reach', schema: RUN_FIELDS.maxDepth, parse: fieldInteger('--max-depth', RUN_FIELDS.maxDepth) },
+  maxWidth: { flag: '--max-width <n>', help: 'ECHO: most children per node under width expansion', schema: RUN_FIELDS.maxWidth, parse: fieldInteger('--max-width', RUN_FIELDS.maxWidth) },
   dddThreshold: { flag: '--ddd-threshold <x>', help: 'ddd: stop deepening when log Σ_beam exp(S) is below this', schema: RUN_FIELDS.dddThreshold, parse: numberParser('--ddd-threshold') },
   verifyCost: {
     flag: '--verify-cost <knee:gamma[:draft]>',

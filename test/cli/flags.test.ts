@@ -44,8 +44,10 @@ describe('flags cut from the knob registry', () => {
     }
     expect(option('trace what-if', '--kmax').description).toBe("verification budget: Σ(1+K_i) ≤ K_max tokens per step; default: the recorded run's");
     expect(parse('trace what-if', '--kmax', '12')).toBe(12);
-    expect(() => parse('trace what-if', '--kmax', '0')).toThrow(/^--kmax must be an integer ≥ 1, got "0"$/);
-    expect(() => parse('trace what-if', '--max-depth', 'x')).toThrow(/^--max-depth must be an integer ≥ 1, got "x"$/);
+    expect(() => parse('trace what-if', '--kmax', '0')).toThrow(/^--kmax must be an integer in \[1, 65536\], got "0"$/);
+    expect(() => parse('trace what-if', '--max-depth', 'x')).toThrow(/^--max-depth must be an integer in \[1, 64\], got "x"$/);
+    // The upper bound is the run config's own: the flag refuses what the config would, in its words.
+    expect(() => parse('trace what-if', '--max-depth', '65')).toThrow(/^--max-depth must be an integer in \[1, 64\], got "65"$/);
     expect(() => parse('trace what-if', '--tau', '1.5')).toThrow(/thresholds are probabilities in \[0, 1\]/);
     expect(parse('trace what-if', '--taus', '0:0.2,3:0.35')).toEqual({ 0: 0.2, 3: 0.35 });
     expect(() => parse('trace what-if', '--draft-cost', 'auto')).toThrow(/--draft-cost takes a share of a target forward in \[0, 10\], got "auto"/);
@@ -55,7 +57,8 @@ describe('flags cut from the knob registry', () => {
     for (const path of ['sweep', 'reproduce']) {
       expect(option(path, '--kmax').flags).toBe('--kmax <list>');
       expect(parse(path, '--kmax', '16,64')).toEqual([16, 64]);
-      expect(() => parse(path, '--kmax', '8,0')).toThrow(/^--kmax must be an integer ≥ 1, got "0"$/);
+      expect(() => parse(path, '--kmax', '8,0')).toThrow(/^--kmax must be an integer in \[1, 65536\], got "0"$/);
+      expect(() => parse(path, '--kmax', '8,70000')).toThrow(/^--kmax must be an integer in \[1, 65536\], got "70000"$/);
       expect(() => parse(path, '--kmax', '8,,9')).toThrow(/--kmax takes a comma-separated list/);
     }
   });
