@@ -361,17 +361,16 @@ export class ElasticScheduler implements SpeculationPolicy {
 
   /** The value a cut at `depth` would buy: see applyGates. `deepening`: the requests that go on. */
   private cutMarginal(ctx: StepContext, depth: number, deepening: readonly number[]): number {
-    const values: number[] = [];
-    for (const [i, plan] of this.plans.entries()) {
-      const tree = ctx.requests[i].tree;
-      for (let id = 1; id < tree.size; id++) if (this.grantable(plan, tree.depth[id])) values.push(plan.value[id]);
-    }
+    // Only the best K_max − B drafted values can set the (K_max − B)-th best: reach's.
+    const reach = this.reach(ctx);
+    const values = [...reach.best];
+    let counted = reach.own.reduce((n, own) => n + own.length, 0);
     const chance = this.children ? this.children.expectedChances(1)[0] : 1;
     for (const i of deepening) {
       const plan = this.plans[i];
       let value = 0;
       for (const id of ctx.requests[i].tree.nodesAtDepth(depth)) value = Math.max(value, plan.value[id]);
-      for (let d = depth + 1; d < plan.depthCap && values.length < 4 * this.draftBudget; d++) values.push((value *= chance));
+      for (let d = depth + 1; d < plan.depthCap && counted < 4 * this.draftBudget; d++, counted++) values.push((value *= chance));
     }
     values.sort((a, b) => b - a);
     return kthBest(values, this.draftBudget);
