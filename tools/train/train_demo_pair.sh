@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuild the bundled demo model pair from scratch (a maintainer's step, never part of install/CI).
 #
-#   tools/train/train_demo_pair.sh            # run from anywhere; about three and a half hours on 2 idle CPU cores
+#   tools/train/train_demo_pair.sh            # run from anywhere; about five and a half hours on 2 idle CPU cores
 #
 # Needs Debian's PyTorch and NumPy (apt-get install python3-torch python3-numpy libopenblas0-pthread),
 # apt-get/dpkg-deb (to fetch the debian-handbook package) and, for the tokenizer check, Node with the
@@ -84,8 +84,13 @@ compare best-w256 "$BEST" 256
 WIDTH=$("$PY" -c "import json,sys; s=lambda n: sum(json.load(open(f'$DATA/train_cmp-{n}.json'))['history'][-1][d]['chain_accept'] for d in ('code','prose','math')); print(256 if s('best-w256') >= 0.97 * s('$WIDE') else 512)")
 # The long run: in the background of a sitting, checkpointing every 4 minutes (a rerun resumes); the
 # best held-out evaluation's weights are the ones written.
-"$PY" "$HERE/train_eagle3.py" --name echo-demo-head-v4 --out "$ROOT/assets/models/echo-demo-head" --layer-ids "$BEST" --hidden "$WIDTH" \
-  "${HEAD_COMMON[@]}" --steps 100000 --warmup 30 --eval-every 150 --eval-rows 96 --ckpt-every-min 4 --time-budget-min 90
+HEAD_LONG=("$HERE/train_eagle3.py" --name echo-demo-head-v4 --out "$ROOT/assets/models/echo-demo-head" --layer-ids "$BEST" --hidden "$WIDTH"
+  "${HEAD_COMMON[@]}" --steps 100000 --warmup 30 --eval-every 150 --eval-rows 96 --ckpt-every-min 4)
+"$PY" "${HEAD_LONG[@]}" --time-budget-min 90
+# The bundled head is this run continued: the same command with a 150-minute budget resumes the 90-minute
+# run's last checkpoint, its cosine now at 90 of 150 minutes (a warm restart: lr from 2e-4 back to 8.2e-4,
+# then down to 2e-4 again), and writes the best held-out evaluation's weights of both runs.
+"$PY" "${HEAD_LONG[@]}" --time-budget-min 150
 "$PY" "$HERE/store_half.py" "$ROOT/assets/models/echo-demo-head" --data "$DATA"
 
 stage "5/6 prompt sets and tokenizer check (Python ids == @huggingface/tokenizers ids)"

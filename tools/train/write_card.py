@@ -142,7 +142,9 @@ def _head_section(L, card):
     if same:
         _head_same_run_section(L, same)
     else:
-        L.append("Both drafters in the engine, per domain at batch 1, 8 and 32 under chain, static and echo: "
+        bs = sorted({r["batch"] for r in eng["rows"]}) if eng else [1, 8, 32]
+        at = " and ".join(filter(None, [", ".join(map(str, bs[:-1])), str(bs[-1])]))
+        L.append(f"Both drafters in the engine, per domain at batch {at} under chain, static and echo: "
                  "`bench/drafters.ts` measures them side by side.\n")
 
 
