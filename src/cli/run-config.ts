@@ -111,7 +111,7 @@ export function clockCosts(
   log?: (line: string) => void,
   profile?: HardwareProfile,
 ): { knee?: number; draftCost?: number; verifyCost?: VerifyCost; measureDraftCost: boolean } {
-  if (!clock && profile) return clockCosts(flags, clockFromSpec('curves', profile), (line) => log?.(line.replace('priced as the modelled device', 'priced by this machine\'s hardware profile')));
+  if (!clock && profile) return clockCosts(flags, clockFromSpec('curves', profile), (line) => log?.(line.replace('priced as the modelled device', 'priced by this machine\'s hardware profile').replace("(the device's)", "(the profile's)")));
   if (!clock) return { draftCost: flags.draftCost === 'auto' ? undefined : flags.draftCost, verifyCost: flags.verifyCost, measureDraftCost: flags.draftCost === 'auto' };
   const { knee, draftForward } = clock.costs;
   const draftCost = typeof flags.draftCost === 'number' ? flags.draftCost : draftForward;

@@ -128,7 +128,7 @@ export function profileMismatches(
   if (profile.slots < run.batch) {
     notes.push(
       `note: the hardware profile spread its rows over ${profile.slots} requests and this run packs up to ${run.batch}: ` +
-        `draft and target forwards over more requests cost more, so the modelled times are low (profile-hw --slots ${run.batch})`,
+        `draft and target forwards over more requests cost more, so the times and prices it gives them are low (profile-hw --slots ${run.batch})`,
     );
   }
   const targetPrecision = run.targetPrecision ?? 'float32';

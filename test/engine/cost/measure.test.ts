@@ -78,7 +78,7 @@ describe('measured forward curve', () => {
       'note: the hardware profile timed the draft with attention window none and this run gives it 4:16 (profile-hw --draft-window 4:16)',
     ]);
     expect(profileMismatches(profile, { batch: 64, draftPrecision: 'float32', targetPrecision: 'int8' })).toEqual([
-      'note: the hardware profile spread its rows over 4 requests and this run packs up to 64: draft and target forwards over more requests cost more, so the modelled times are low (profile-hw --slots 64)',
+      'note: the hardware profile spread its rows over 4 requests and this run packs up to 64: draft and target forwards over more requests cost more, so the times and prices it gives them are low (profile-hw --slots 64)',
       'note: the hardware profile timed the target in float32 and this run loads it in int8 (profile-hw --target-precision int8)',
       'note: the hardware profile timed the draft in int8 and this run loads it in float32 (profile-hw --draft-precision float32)',
     ]);
