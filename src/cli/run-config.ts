@@ -2,7 +2,7 @@
 // sweep, reproduce): the config's validation with messages that name the flags, the notes on
 // flags a policy ignores, and what a clock decides (K_max from a knee, the draft and verification
 // prices).
-import { clockFromSpec, loadHardwareProfile, unknownPolicy, type DeviceCosts, type HardwareProfile, type ModelledClock, type VerifyCost } from '../engine/index.js';
+import { clockFromSpec, clockPrices, loadHardwareProfile, unknownPolicy, type HardwareProfile, type ModelledClock, type VerifyCost } from '../engine/index.js';
 import { GATED_POLICIES, POLICY_NAMES, RunConfigSchema, type PolicyName, type RunConfig, type WeightPrecision } from '../shared/config.js';
 import { defaultKmax, KNOBS } from '../shared/knobs.js';
 
@@ -115,7 +115,7 @@ export function clockCosts(
   if (!clock) return { draftCost: flags.draftCost === 'auto' ? undefined : flags.draftCost, verifyCost: flags.verifyCost, measureDraftCost: flags.draftCost === 'auto' };
   const { knee, draftForward } = clock.costs;
   const draftCost = typeof flags.draftCost === 'number' ? flags.draftCost : draftForward;
-  const verifyCost = flags.verifyCost ?? deviceVerifyCost(clock.costs);
+  const verifyCost = flags.verifyCost ?? clockPrices(clock.costs).verifyCost;
   const tokens = verifyCost.curves
     ? 'verified tokens and draft rows at their measured forward times'
     : `verified tokens at ${verifyCost.knee}:${verifyCost.gamma}:${verifyCost.draftRow ?? 0}${flags.verifyCost ? ' (--verify-cost)' : ' (the device\'s knee, γ and draft row)'}`;
@@ -123,17 +123,6 @@ export function clockCosts(
     `priced as the modelled device (${clock.label}): K_max from its knee, ${knee} tokens, unless --kmax is given; draft forward ${draftCost} of a target forward${typeof flags.draftCost === 'number' ? ' (--draft-cost)' : ' (the device\'s)'}; ${tokens}`,
   );
   return { knee, draftCost, verifyCost, measureDraftCost: false };
-}
-
-/**
- * The verification price of a device, as the gated policies read it (`--verify-cost`'s
- * KNEE:GAMMA:DRAFT_ROW, and the measured curves where the clock reads them): a token is granted
- * only when its expected acceptance pays for its share of the target forward and of the draft
- * forwards.
- */
-export function deviceVerifyCost(costs: DeviceCosts): VerifyCost {
-  const fit = { knee: Math.max(0, Math.round(costs.knee)), gamma: Number(costs.gamma.toPrecision(3)), draftRow: costs.draftRow };
-  return costs.curves ? { ...fit, curves: costs.curves } : fit;
 }
 
 /** `--clock modelled --hw SPEC [--hw-profile FILE]` → a modelled clock; wall time alone otherwise. */

@@ -2,7 +2,7 @@
 // did (tokens verified, draft forwards and their sizes). Acceptance always comes from the real
 // models; only the clock is simulated. `run --clock modelled --hw SPEC` reports it next to wall
 // time.
-import type { PriceCurves } from '../../shared/config.js';
+import type { PolicySettings, PriceCurves } from '../../shared/config.js';
 import type { StepEvent } from '../../shared/events.js';
 import { fitKnee, tverMs, type TimedPoint, type TverModel } from './knee.js';
 import { hardwareByName, modelByName, rooflineForward, rooflineKnee, type Hardware, type ModelSize } from './roofline.js';
@@ -52,6 +52,17 @@ export interface DeviceCosts {
    * pays what this clock charges, token by token, instead of the knee fit's flat start.
    */
   curves?: PriceCurves;
+}
+
+/**
+ * What a gated policy is priced by on a clock (the run config's `verifyCost` and `draftCost`):
+ * its knee, γ and per-row draft cost (`--verify-cost`'s KNEE:GAMMA:DRAFT_ROW), the measured curves
+ * where the clock reads them, and its one-row draft forward. A token is then granted only when its
+ * expected acceptance pays for its share of the target forward and of the draft forwards there.
+ */
+export function clockPrices(costs: DeviceCosts): { verifyCost: NonNullable<PolicySettings['verifyCost']>; draftCost: number } {
+  const fit = { knee: Math.max(0, Math.round(costs.knee)), gamma: Number(costs.gamma.toPrecision(3)), draftRow: costs.draftRow };
+  return { verifyCost: costs.curves ? { ...fit, curves: costs.curves } : fit, draftCost: costs.draftForward };
 }
 
 /** Shares rounded to what a flag would carry (three significant digits). */

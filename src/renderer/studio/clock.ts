@@ -5,7 +5,7 @@
 // forwards, their rows and requests), so one run on this CPU reads as it would on the device;
 // acceptance still comes from the real models.
 import type { EventOf } from '../../shared/messages.js';
-import { clockFromSpec, type ModelledClock, type StepWork } from '../../engine/cost/clock.js';
+import { clockFromSpec, clockPrices, type ModelledClock, type StepWork } from '../../engine/cost/clock.js';
 import { HARDWARE, MODEL_SIZES } from '../../engine/cost/roofline.js';
 import type { StepPoint } from './series.js';
 
@@ -90,6 +90,21 @@ export function clockKnee(id: string): number | null {
     return Math.max(1, Math.round(modelledClock(id).costs.knee));
   } catch {
     // A profile clock whose file was not loaded in this page: no knee to offer.
+    return null;
+  }
+}
+
+/**
+ * What echo, dense and fixed are priced by when a run starts under this clock, as the command line
+ * prices a run on a modelled clock (`--hw`): the device's knee, γ and draft forward, or a measured
+ * profile's curves. Null on the wall clock (nothing measured says what a token costs here) and for
+ * a profile whose file this page has not loaded.
+ */
+export function clockPricing(id: string): ReturnType<typeof clockPrices> | null {
+  if (id === WALL_CLOCK) return null;
+  try {
+    return clockPrices(modelledClock(id).costs);
+  } catch {
     return null;
   }
 }

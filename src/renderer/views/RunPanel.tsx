@@ -5,7 +5,7 @@ import { ConfidenceSignalSchema, isGatedPolicy, kmaxProblem, KnobsSchema, parseA
 import type { BundledModel, EngineKnobsEvent } from '../../shared/messages.js';
 import { defaultKmax, KNOBS } from '../../shared/knobs.js';
 import { suggestKmax } from '../../engine/cost/knee.js';
-import { clockKnee, clockName } from '../studio/clock.js';
+import { clockKnee, clockName, clockPricing } from '../studio/clock.js';
 import type { KneeSuggestion } from '../studio/store.js';
 import { plural } from '../studio/tokens.js';
 import { useSend, useStudio, useStudioStore } from './StudioContext.js';
@@ -260,6 +260,30 @@ export function kmaxFor(origin: KmaxOrigin, batch: number): number | null {
   return origin.knee === null ? defaultKmax(batch) : suggestKmax({ kmax: origin.knee.tokens }, batch);
 }
 
+/**
+ * A gated policy started under a modelled clock or a measured profile is priced as that clock
+ * charges (clockPricing), as the command line prices a run on `--hw`: the steps it chooses are
+ * chosen for the clock it is read on. Other policies, and the wall clock, run as configured.
+ */
+export function pricedByClock(config: RunConfig, clock: string): RunConfig {
+  const prices = isGatedPolicy(config.policy) ? clockPricing(clock) : null;
+  return prices === null ? config : { ...config, verifyCost: prices.verifyCost, draftCost: prices.draftCost };
+}
+
+/** Says what a gated policy will be priced by under the clock in use. */
+function PricedBy({ form }: { form: RunForm }) {
+  const clock = useStudio((s) => s.clock);
+  if (!isGatedPolicy(form.policy)) return null;
+  const priced = clockPricing(clock) !== null;
+  return (
+    <p className="muted priced-by" data-testid="priced-by">
+      {priced
+        ? `${form.policy} is priced as the ${clockName(clock)} charges: a drafted token is verified only when its expected acceptance repays its verification and drafting there, so it may verify fewer than K_max`
+        : `${form.policy} fills K_max: the wall clock has no price per token (choose a modelled clock or a measured profile to price it)`}
+    </p>
+  );
+}
+
 /** Says where K_max came from, and when it leaves almost nothing to draft. */
 function KmaxSource({ form, origin, live }: { form: RunForm; origin: KmaxOrigin; live: boolean }) {
   const batch = toNumber(form.batch);
@@ -439,6 +463,7 @@ function PolicyBudgetFieldset({
         </Field>
       )}
       <KmaxSource form={form} origin={origin} live={live} />
+      {!live && <PricedBy form={form} />}
       <KneeRow live={live} askKnee={askKnee} />
       {isGatedPolicy(form.policy) && (
         <Field label="confidence signal (what τ is compared with)" htmlFor="run-confidence" error={errors.confidence}>
@@ -506,8 +531,9 @@ export function RunPanel({ chooseFolder }: RunPanelProps) {
       return;
     }
     setErrors({});
-    store.getState().runStarted(result.config);
-    send({ type: 'run.start', config: result.config });
+    const config = pricedByClock(result.config, store.getState().clock);
+    store.getState().runStarted(config);
+    send({ type: 'run.start', config });
   };
 
   const applyKnobs = (): void => {

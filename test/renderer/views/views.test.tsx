@@ -169,6 +169,29 @@ describe('RunPanel', () => {
     expect(sent[1]).toEqual({ type: 'hw.knee', batch: 8, targetDir: '/models/mine' });
   });
 
+  it('prices a gated policy as the clock in use charges, as the command line does on --hw, and says so', () => {
+    const { sent, store } = renderWithStudio(<RunPanel />);
+    // The wall clock: no price per token, K_max filled, and the form says so.
+    expect(screen.getByTestId('priced-by').textContent).toMatch(/^echo fills K_max: the wall clock has no price per token/);
+    fireEvent.click(screen.getByRole('button', { name: 'Start' }));
+    expect((sent[0] as { config: object }).config).not.toHaveProperty('verifyCost');
+    act(() => store.getState().ingest({ type: 'run.state', state: 'finished' }));
+    // A modelled device: its knee, γ and draft forward price the run.
+    act(() => store.getState().setClock('h100:70b'));
+    expect(screen.getByTestId('priced-by').textContent).toMatch(/^echo is priced as the modelled h100:70b charges/);
+    fireEvent.click(screen.getByRole('button', { name: 'Start' }));
+    const priced = (sent[1] as { config: { verifyCost?: { knee: number; gamma: number }; draftCost?: number } }).config;
+    expect(priced.verifyCost?.knee).toBe(222);
+    expect(priced.verifyCost?.gamma).toBeGreaterThan(0);
+    expect(priced.draftCost).toBeGreaterThan(0);
+    act(() => store.getState().ingest({ type: 'run.state', state: 'finished' }));
+    // A policy that is not gated runs as configured, and the form says nothing of a price.
+    fireEvent.change(screen.getByLabelText('policy'), { target: { value: 'static' } });
+    expect(screen.queryByTestId('priced-by')).toBeNull();
+    fireEvent.click(screen.getByRole('button', { name: 'Start' }));
+    expect((sent[2] as { config: object }).config).not.toHaveProperty('verifyCost');
+  });
+
   it('takes K_max from the knee of the clock in use until it is typed, and says when it leaves almost nothing to draft', () => {
     const { store } = renderWithStudio(<RunPanel />);
     const kmax = () => (screen.getByLabelText('K_max') as HTMLInputElement).value;
