@@ -168,7 +168,7 @@ async function runCommand(given: RunFlags): Promise<void> {
   for (const note of ignoredFlagNotes(given)) log(note);
   if (hwProfile) {
     const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
-    for (const note of profileMismatches(hwProfile, { batch: config.batch, draftPrecision, targetPrecision: config.targetPrecision, draftWindow: flags.draftWindow })) log(note);
+    for (const note of profileMismatches(hwProfile, { batch: config.batch, draftPrecision, targetPrecision: config.targetPrecision, draftWindow: flags.draftWindow, draftKind: config.draftKind })) log(note);
   }
   // --out: one line per request as it finishes, so a killed run keeps what finished; at the
   // end the file is rewritten in workload order (the order it always had).

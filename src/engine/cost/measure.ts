@@ -117,12 +117,13 @@ export function parseHardwareProfile(json: unknown, source = 'hardware profile')
 /**
  * Where a hardware profile was measured unlike the run it is to price, one line each: rows spread
  * over fewer requests than the run packs (a separate draft's root layer costs more over more
- * requests, so it would be priced too low), a target or draft timed with other weights, or a draft
- * timed with another window.
+ * requests, so it would be priced too low), a target or draft timed with other weights, a draft
+ * timed with another window, or an EAGLE-3 head priced by a draft model's curve (profile-hw times
+ * draft models only).
  */
 export function profileMismatches(
   profile: HardwareProfile,
-  run: { batch: number; draftPrecision: WeightPrecision; targetPrecision?: WeightPrecision; draftWindow?: AttentionWindow },
+  run: { batch: number; draftPrecision: WeightPrecision; targetPrecision?: WeightPrecision; draftWindow?: AttentionWindow; draftKind?: 'model' | 'head' },
 ): string[] {
   const notes: string[] = [];
   if (profile.slots < run.batch) {
@@ -140,6 +141,11 @@ export function profileMismatches(
   if (profile.draftPrecision !== run.draftPrecision) {
     notes.push(
       `note: the hardware profile timed the draft in ${profile.draftPrecision} and this run loads it in ${run.draftPrecision} (profile-hw --draft-precision ${run.draftPrecision})`,
+    );
+  }
+  if (run.draftKind === 'head') {
+    notes.push(
+      `note: the hardware profile timed a draft model (${profile.models.draft}) and this run drafts with an EAGLE-3 head, whose forward costs more: its drafting is priced and modelled low (profile-hw times draft models only)`,
     );
   }
   const window = (w?: AttentionWindow) => (w ? formatAttentionWindow(w) : 'none');

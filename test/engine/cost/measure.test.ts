@@ -77,6 +77,9 @@ describe('measured forward curve', () => {
     expect(profileMismatches(profile, { batch: 4, draftPrecision: 'int8', draftWindow: { sink: 4, recent: 16 } })).toEqual([
       'note: the hardware profile timed the draft with attention window none and this run gives it 4:16 (profile-hw --draft-window 4:16)',
     ]);
+    expect(profileMismatches(profile, { batch: 4, draftPrecision: 'int8', draftKind: 'head' })).toEqual([
+      `note: the hardware profile timed a draft model (${profile.models.draft}) and this run drafts with an EAGLE-3 head, whose forward costs more: its drafting is priced and modelled low (profile-hw times draft models only)`,
+    ]);
     expect(profileMismatches(profile, { batch: 64, draftPrecision: 'float32', targetPrecision: 'int8' })).toEqual([
       'note: the hardware profile spread its rows over 4 requests and this run packs up to 64: draft and target forwards over more requests cost more, so the times and prices it gives them are low (profile-hw --slots 64)',
       'note: the hardware profile timed the target in float32 and this run loads it in int8 (profile-hw --target-precision int8)',
