@@ -284,11 +284,16 @@ export class ElasticScheduler implements SpeculationPolicy {
       for (const id of ctx.requests[i].tree.nodesAtDepth(depth - 1)) parents.push({ index: i, id, value: plan.value[id] });
     }
     parents.sort((a, b) => b.value - a.value || a.index - b.index || a.id - b.id);
+    // Requests with a parent whose children could not pay for themselves: stopped by the price.
+    const unpaid = new Set<number>();
     for (const { index, id, value } of parents) {
       const plan = this.plans[index];
       if (plan.expanded.length >= beam) continue;
       const child = value * ceiling;
-      if (!(child > floor)) continue;
+      if (!(child > floor)) {
+        unpaid.add(index);
+        continue;
+      }
       if (!(gated && plan.expanded.length === 0) && !(child > batchBest.bar()) && !(child > ownBest[index].bar())) continue;
       plan.expanded.push(id);
       for (const chance of expected) {
@@ -297,7 +302,7 @@ export class ElasticScheduler implements SpeculationPolicy {
       }
     }
     for (const [i, plan] of this.plans.entries()) {
-      if (plan.stop === null && plan.expanded.length === 0) this.stop(plan, ctx.requests[i], 'no-budget', depth);
+      if (plan.stop === null && plan.expanded.length === 0) this.stop(plan, ctx.requests[i], unpaid.has(i) ? 'not-worth-its-cost' : 'no-budget', depth);
     }
   }
 

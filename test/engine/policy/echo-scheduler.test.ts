@@ -334,6 +334,9 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     // the runner-ups only the root's (0.15). Six draft tokens and the root, where the fit verified 16.
     expect(priced.widths).toEqual([[2, 1, 1, 1, 1]]);
     expect(priced.verifiedTokens).toBe(7);
+    // Drafting stops where no child could pay: a node of 0.168 may still have a child worth that
+    // much (no value model here, so a child's ceiling is its parent's value), one of 0.118 cannot.
+    expect(priced.draftedDepths).toEqual([[0, 1, 2, 3, 4, 5]]);
     expect(policy.schedules()[0].stop).toBe('not-worth-its-cost');
   });
 
