@@ -141,7 +141,12 @@ export function register(program: Command): void {
     .option('--max-tokens <n>', 'largest packed forward to time', integer('--max-tokens', 4), 512)
     .option('--repeats <n>', 'timed forwards per size (median kept)', integer('--repeats', 1), 5)
     .option('--slots <n>', 'requests the packed tokens are spread over', integer('--slots', 1), 16)
-    .option('--context <n>', 'committed context rows per request', integer('--context', 0), 64);
+    .option(
+      '--context <n>',
+      "committed context rows per request: the past the runs it prices reach (prompt plus new tokens). A forward gathers every request's past up to the batch's longest, so its time follows the context: on the demo pair an 8-row draft forward takes 0.5 ms at 64 rows and 0.8 ms at 128",
+      integer('--context', 0),
+      64,
+    );
   knobOption(command, 'threads');
   knobOption(command, 'provider', { help: 'cpu or cuda', default: 'cpu' });
   knobOption(command, 'draftPrecision');
