@@ -18,7 +18,7 @@ import { integer, knobListOption, knobOption, list, withRuntimeOptions, withWork
 export interface SweepFlags
   extends Pick<
     RunFlags,
-    'domain' | 'prompts' | 'requests' | 'maxNewTokens' | 'temperature' | 'seed' | 'draft' | 'target' | 'profile' | 'confidence' | 'cuts' | 'draftCost' | 'threads' | 'provider' | 'draftPrecision' | 'targetPrecision' | 'draftWindow' | 'json'
+    'domain' | 'prompts' | 'requests' | 'maxNewTokens' | 'temperature' | 'seed' | 'draft' | 'target' | 'draftKind' | 'profile' | 'confidence' | 'cuts' | 'draftCost' | 'threads' | 'provider' | 'draftPrecision' | 'targetPrecision' | 'draftWindow' | 'json'
   > {
   policies: string[];
   batches: number[];
@@ -98,7 +98,7 @@ export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) 
   const knee = costs.knee ?? (hwProfile === undefined ? undefined : fitKnee(hwProfile.target).kmax);
   if (knee !== undefined && costs.knee === undefined) log?.(`K_max from the hardware profile's knee, ${knee} tokens${flags.kmax ? ' (--kmax given: not used)' : ''}`);
   if (hwProfile !== undefined) {
-    const run = { batch: Math.max(...flags.batches), draftPrecision: flags.draftPrecision ?? defaultDraftPrecision(flags.provider), targetPrecision: flags.targetPrecision, draftWindow: flags.draftWindow };
+    const run = { batch: Math.max(...flags.batches), draftPrecision: flags.draftPrecision ?? defaultDraftPrecision(flags.provider), targetPrecision: flags.targetPrecision, draftWindow: flags.draftWindow, draftKind: flags.draftKind };
     for (const note of profileMismatches(hwProfile, run)) log?.(note);
   }
   const kmax = kmaxOf(flags, knee);
