@@ -17,6 +17,7 @@ export {
   measureDraftCost,
   promptSource,
   resolveModelDirs,
+  modelFolders,
   runTraceHeader,
   type RunSetup,
 } from './run/session-run.js';

@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { checkOutputPaths, JsonLinesOutput, streamedOutput } from '../output-files.js';
-import { availablePolicies, type FinishedRun, formatStepTime, loadHardwareProfile, type ModelledClock, type ModelledTime, prepare, profileMismatches, promptText, type RequestResult, type RunSetup, suggestKmax } from '../../engine/index.js';
+import { availablePolicies, type FinishedRun, formatStepTime, loadHardwareProfile, modelFolders, type ModelledClock, type ModelledTime, prepare, profileMismatches, promptText, type RequestResult, type RunSetup, suggestKmax } from '../../engine/index.js';
 import { defaultDraftPrecision, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import { KNOBS } from '../../shared/knobs.js';
 import { clockCosts, clockFromFlags, ignoredFlagNotes, runConfigFromFlags, type RunFlags } from '../run-config.js';
@@ -168,7 +168,7 @@ async function runCommand(given: RunFlags): Promise<void> {
   for (const note of ignoredFlagNotes(given)) log(note);
   if (hwProfile) {
     const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
-    for (const note of profileMismatches(hwProfile, { batch: config.batch, draftPrecision, targetPrecision: config.targetPrecision, draftWindow: flags.draftWindow, draftKind: config.draftKind })) log(note);
+    for (const note of profileMismatches(hwProfile, { batch: config.batch, draftPrecision, targetPrecision: config.targetPrecision, draftWindow: flags.draftWindow, draftKind: config.draftKind, models: modelFolders(config) })) log(note);
   }
   // --out: one line per request as it finishes, so a killed run keeps what finished; at the
   // end the file is rewritten in workload order (the order it always had).

@@ -7,7 +7,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
-import { type BudgetExplanation, checkSweep, clockFromSpec, draftWindows, fitKnee, formatPairedRatio, type Interleaving, INTERLEAVINGS, loadHardwareProfile, loadRunSetup, pairedRatio, type PairedRatio, parseSweepEntry, profileMismatches, roundRatios, runSweep, slotsForRounds, splitRepeat, suggestKmax, SweepExplainer, type SweepRow } from '../../engine/index.js';
+import { type BudgetExplanation, checkSweep, clockFromSpec, draftWindows, fitKnee, modelFolders, formatPairedRatio, type Interleaving, INTERLEAVINGS, loadHardwareProfile, loadRunSetup, pairedRatio, type PairedRatio, parseSweepEntry, profileMismatches, roundRatios, runSweep, slotsForRounds, splitRepeat, suggestKmax, SweepExplainer, type SweepRow } from '../../engine/index.js';
 import { atBaselineStepCost } from '../../shared/step-costs.js';
 import { defaultDraftPrecision, GATED_POLICIES, POLICY_NAMES } from '../../shared/config.js';
 import { studyKmax } from '../../shared/knobs.js';
@@ -98,7 +98,7 @@ export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) 
   const knee = costs.knee ?? (hwProfile === undefined ? undefined : fitKnee(hwProfile.target).kmax);
   if (knee !== undefined && costs.knee === undefined) log?.(`K_max from the hardware profile's knee, ${knee} tokens${flags.kmax ? ' (--kmax given: not used)' : ''}`);
   if (hwProfile !== undefined) {
-    const run = { batch: Math.max(...flags.batches), draftPrecision: flags.draftPrecision ?? defaultDraftPrecision(flags.provider), targetPrecision: flags.targetPrecision, draftWindow: flags.draftWindow, draftKind: flags.draftKind };
+    const run = { batch: Math.max(...flags.batches), draftPrecision: flags.draftPrecision ?? defaultDraftPrecision(flags.provider), targetPrecision: flags.targetPrecision, draftWindow: flags.draftWindow, draftKind: flags.draftKind, models: modelFolders({ draftDir: flags.draft, targetDir: flags.target, draftKind: flags.draftKind }) };
     for (const note of profileMismatches(hwProfile, run)) log?.(note);
   }
   const kmax = kmaxOf(flags, knee);

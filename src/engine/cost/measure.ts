@@ -2,6 +2,7 @@
 // engine would pay it (a Super-Tree spread over several requests' KV slots, each with some
 // committed context, asking for one argmax per row). Feeds fitKnee and `--hw measured`.
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
 import type { ModelSession } from '../model/types.js';
 import { AttentionWindowSchema, formatAttentionWindow, WeightPrecisionSchema, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
@@ -118,14 +119,22 @@ export function parseHardwareProfile(json: unknown, source = 'hardware profile')
  * Where a hardware profile was measured unlike the run it is to price, one line each: rows spread
  * over fewer requests than the run packs (a separate draft's root layer costs more over more
  * requests, so it would be priced too low), a target or draft timed with other weights, a draft
- * timed with another window, or an EAGLE-3 head priced by a draft model's curve (profile-hw times
- * draft models only).
+ * timed with another window, other models than the run's (by folder name), or an EAGLE-3 head
+ * priced by a draft model's curve (profile-hw times draft models only).
  */
 export function profileMismatches(
   profile: HardwareProfile,
-  run: { batch: number; draftPrecision: WeightPrecision; targetPrecision?: WeightPrecision; draftWindow?: AttentionWindow; draftKind?: 'model' | 'head' },
+  run: { batch: number; draftPrecision: WeightPrecision; targetPrecision?: WeightPrecision; draftWindow?: AttentionWindow; draftKind?: 'model' | 'head'; models?: { draft: string; target: string } },
 ): string[] {
   const notes: string[] = [];
+  // Folders are compared by name: a profile records the paths it was given, relative or not.
+  const name = (dir: string) => path.basename(path.resolve(dir));
+  if (run.models && name(run.models.target) !== name(profile.models.target)) {
+    notes.push(`note: the hardware profile timed the target ${name(profile.models.target)} and this run's is ${name(run.models.target)}: its times and prices are another model's (profile-hw --target ${run.models.target})`);
+  }
+  if (run.models && run.draftKind !== 'head' && name(run.models.draft) !== name(profile.models.draft)) {
+    notes.push(`note: the hardware profile timed the draft ${name(profile.models.draft)} and this run's is ${name(run.models.draft)}: its drafting is priced and modelled as another model's (profile-hw --draft ${run.models.draft})`);
+  }
   if (profile.slots < run.batch) {
     notes.push(
       `note: the hardware profile spread its rows over ${profile.slots} requests and this run packs up to ${run.batch}: ` +

@@ -56,6 +56,17 @@ export function resolveModelDirs(config: Pick<RunConfig, 'draftDir' | 'targetDir
   return { draftDir, targetDir };
 }
 
+/** The folders a run loads, as a hardware profile names them (profileMismatches); undefined where they cannot be resolved. */
+export function modelFolders(config: Pick<RunConfig, 'draftDir' | 'targetDir' | 'draftKind'>): { draft: string; target: string } | undefined {
+  try {
+    const { draftDir, targetDir } = resolveModelDirs(config);
+    return { draft: draftDir, target: targetDir };
+  } catch {
+    // The load says what is missing, in its own words.
+    return undefined;
+  }
+}
+
 /** The bundled prompt sets (assets/prompts/NAME.jsonl) by name, in name order. */
 export function bundledDomains(root = packageRoot()): string[] {
   const dir = path.join(root, 'assets', 'prompts');

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clockFromSpec } from '../../../src/engine/cost/clock';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { HardwareProfileSchema, loadHardwareProfile, measureForwardCurve, parseHardwareProfile, profileMismatches, rowsNeeded, type HardwareProfile } from '../../../src/engine/cost/measure';
 import { loadFixturePair, type FixturePair } from '../fixtures/pair';
 
@@ -76,6 +76,12 @@ describe('measured forward curve', () => {
     expect(profileMismatches(profile, { batch: 4, draftPrecision: 'int8', targetPrecision: 'float32' })).toEqual([]);
     expect(profileMismatches(profile, { batch: 4, draftPrecision: 'int8', draftWindow: { sink: 4, recent: 16 } })).toEqual([
       'note: the hardware profile timed the draft with attention window none and this run gives it 4:16 (profile-hw --draft-window 4:16)',
+    ]);
+    // Another pair's profile: named by folder, wherever the folders are.
+    const same = { draft: join('/elsewhere', basename(profile.models.draft)), target: join('/elsewhere', basename(profile.models.target)) };
+    expect(profileMismatches(profile, { batch: 4, draftPrecision: 'int8', models: same })).toEqual([]);
+    expect(profileMismatches(profile, { batch: 4, draftPrecision: 'int8', models: { ...same, target: '/models/llama-8b' } })).toEqual([
+      `note: the hardware profile timed the target ${basename(profile.models.target)} and this run's is llama-8b: its times and prices are another model's (profile-hw --target /models/llama-8b)`,
     ]);
     expect(profileMismatches(profile, { batch: 4, draftPrecision: 'int8', draftKind: 'head' })).toEqual([
       `note: the hardware profile timed a draft model (${profile.models.draft}) and this run drafts with an EAGLE-3 head, whose forward costs more: its drafting is priced and modelled low (profile-hw times draft models only)`,
