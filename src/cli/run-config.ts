@@ -111,16 +111,19 @@ export function clockCosts(
   log?: (line: string) => void,
   profile?: HardwareProfile,
 ): { knee?: number; draftCost?: number; verifyCost?: VerifyCost; measureDraftCost: boolean } {
-  if (!clock && profile) return clockCosts(flags, clockFromSpec('curves', profile), (line) => log?.(line.replace('priced as the modelled device', 'priced by this machine\'s hardware profile').replace("(the device's)", "(the profile's)")));
-  if (!clock) return { draftCost: flags.draftCost === 'auto' ? undefined : flags.draftCost, verifyCost: flags.verifyCost, measureDraftCost: flags.draftCost === 'auto' };
-  const { knee, draftForward } = clock.costs;
-  const draftCost = typeof flags.draftCost === 'number' ? flags.draftCost : draftForward;
-  const verifyCost = flags.verifyCost ?? clockPrices(clock.costs).verifyCost;
+  // A profile prices the wall clock as its curves clock would: that is what its curves measured.
+  const pricing = clock ?? (profile ? clockFromSpec('curves', profile) : undefined);
+  if (!pricing) return { draftCost: flags.draftCost === 'auto' ? undefined : flags.draftCost, verifyCost: flags.verifyCost, measureDraftCost: flags.draftCost === 'auto' };
+  const prices = clockPrices(pricing.costs);
+  const whose = clock ? "the device's" : "the profile's";
+  const knee = pricing.costs.knee;
+  const draftCost = typeof flags.draftCost === 'number' ? flags.draftCost : prices.draftCost;
+  const verifyCost = flags.verifyCost ?? prices.verifyCost;
   const tokens = verifyCost.curves
     ? 'verified tokens and draft rows at their measured forward times'
-    : `verified tokens at ${verifyCost.knee}:${verifyCost.gamma}:${verifyCost.draftRow ?? 0}${flags.verifyCost ? ' (--verify-cost)' : ' (the device\'s knee, γ and draft row)'}`;
+    : `verified tokens at ${verifyCost.knee}:${verifyCost.gamma}:${verifyCost.draftRow ?? 0}${flags.verifyCost ? ' (--verify-cost)' : ` (${whose} knee, γ and draft row)`}`;
   log?.(
-    `priced as the modelled device (${clock.label}): K_max from its knee, ${knee} tokens, unless --kmax is given; draft forward ${draftCost} of a target forward${typeof flags.draftCost === 'number' ? ' (--draft-cost)' : ' (the device\'s)'}; ${tokens}`,
+    `${clock ? 'priced as the modelled device' : "priced by this machine's hardware profile"} (${pricing.label}): K_max from its knee, ${knee} tokens, unless --kmax is given; draft forward ${draftCost} of a target forward${typeof flags.draftCost === 'number' ? ' (--draft-cost)' : ` (${whose})`}; ${tokens}`,
   );
   return { knee, draftCost, verifyCost, measureDraftCost: false };
 }
