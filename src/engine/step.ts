@@ -85,7 +85,7 @@ export async function speculativeStep(
   runStart: number,
 ): Promise<StepEvent> {
   const start = performance.now();
-  const state = beginStep(batch, stepIndex, kmax);
+  const state = beginStep(engine, batch, stepIndex, kmax);
   await draftTreesAsync(engine.policy, state.ctx, (layer) => draftWithModel(engine, batch, state, layer));
   const drafted = performance.now();
   selectVerified(engine.policy, state.ctx);
@@ -120,11 +120,12 @@ export async function speculativeStep(
   return event;
 }
 
-function beginStep(batch: readonly InFlight[], step: number, kmax: number): StepState {
+function beginStep(engine: StepEngine, batch: readonly InFlight[], step: number, kmax: number): StepState {
   const ctx = newStepContext(
     step,
     kmax,
     batch.map((r) => ({ id: r.id, root: r.root, remaining: r.maxNewTokens - r.output.length })),
+    Math.max(0, ...batch.map((r) => engine.target.committedLength(r.targetSlot))),
   );
   const drafts = batch.map((r, i) => ({
     tree: ctx.requests[i].tree,
@@ -299,6 +300,7 @@ function stepEvent(
     paddingWaste: meta.paddingWaste,
     confidence: engine.policy.confidence ?? 'path-prob',
   };
+  if (state.ctx.past !== undefined) event.past = state.ctx.past;
   if (state.draftRows.length > 0) {
     event.draftRows = state.draftRows;
     event.draftRequests = state.draftRequests;

@@ -41,6 +41,8 @@ export const clockHandlers: HandlerModule = ({ host }) => ({
       target: profile.target,
       draft: profile.draft,
       slots: profile.slots,
+      context: profile.context,
+      ...(profile.longer ? { longer: profile.longer } : {}),
     });
   },
 });

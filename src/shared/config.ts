@@ -62,7 +62,18 @@ const TimedPointsSchema = z.array(z.object({ tokens: z.number().int().min(1), ms
  * tokens free that are not: on the bundled pair one thread verifies 16 tokens of one request in
  * about twice one token's time, where the fit's knee says the same time.
  */
-export const PriceCurvesSchema = z.object({ target: TimedPointsSchema, draft: TimedPointsSchema, spread: z.number().int().min(1).optional() });
+export const PriceCurvesSchema = z.object({
+  target: TimedPointsSchema,
+  draft: TimedPointsSchema,
+  spread: z.number().int().min(1).optional(),
+  /** Committed rows per request when `target` and `draft` were timed (absent: one context, read at every past). */
+  context: z.number().int().min(0).optional(),
+  /**
+   * The same forwards timed at longer pasts, shortest first: a step is priced at its own longest
+   * past, between the two contexts around it (cost/clock.ts contextCurves).
+   */
+  longer: z.array(z.object({ context: z.number().int().min(1), target: TimedPointsSchema, draft: TimedPointsSchema })).optional(),
+});
 export type PriceCurves = z.infer<typeof PriceCurvesSchema>;
 
 /** A base tree shape: max depth, top-k children per node, verified draft tokens per request. */

@@ -154,6 +154,12 @@ export interface StepEvent {
   draftRequests?: number[];
   /** The signal of every request's `confidences` and gate checks (absent in older traces: path-prob). */
   confidence?: ConfidenceSignal;
+  /**
+   * The longest committed past among the step's requests, in rows: each forward of the step gathers
+   * every request's past up to it, so a clock timed at several contexts reads the step there.
+   * Absent in older traces.
+   */
+  past?: number;
 }
 
 /** Per-depth accepted/rejected layer-confidence histograms, binned in the engine. */

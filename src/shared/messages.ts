@@ -287,6 +287,9 @@ export const EventSchema = z.discriminatedUnion('type', [
     draft: MeasuredPointsSchema,
     /** The requests the profile spread its rows over (`profile-hw --slots`). */
     slots: z.number().int().min(1),
+    /** Committed rows per request when timed, and the same curves at longer pasts (`profile-hw --context`). */
+    context: z.number().int().min(0).optional(),
+    longer: z.array(z.object({ context: z.number().int().min(1), target: MeasuredPointsSchema, draft: MeasuredPointsSchema })).optional(),
   }),
   EngineKnobsEventSchema,
   ReportEventSchema,

@@ -184,6 +184,7 @@ export const StepLineSchema = z.object({
   draftRows: z.array(count()).optional(),
   draftRequests: z.array(count()).optional(),
   confidence: ConfidenceSignalSchema.optional(),
+  past: count().optional(),
 });
 export type TraceStep = z.infer<typeof StepLineSchema>;
 /** The confidence signal of a step's `confidences` and gate checks: version 1 lines name none, and were path-prob. */

@@ -195,6 +195,17 @@ describe('runner behaviour on a pair whose draft is the target itself', () => {
     expect(steps.some((e) => e.draftRows![0] === 2 * e.requests.length)).toBe(true);
   });
 
+  it("records each step's longest committed past: a request's grows by what it emitted the step before", async () => {
+    const steps: StepEvent[] = [];
+    const [prompt] = randomPrompts(1, 5);
+    await runner('chain', [prompt], { batch: 1, maxNew: 24, onStep: (e) => steps.push(e) }).run();
+    expect(steps.length).toBeGreaterThan(3);
+    // Prefill commits the prompt before its last token (a BOS may precede it): that token is the first root.
+    expect(steps[0].past).toBeGreaterThanOrEqual(prompt.promptTokens.length - 1);
+    expect(steps[0].past).toBeLessThanOrEqual(prompt.promptTokens.length);
+    for (let s = 1; s < steps.length; s++) expect(steps[s].past).toBe(steps[s - 1].past! + steps[s - 1].requests[0].emitted.length);
+  });
+
   it('stops a request at its first EOS token, keeping it, for every policy alike', async () => {
     const workload = randomPrompts(3, 13);
     const free = await runner('ar', workload).run();

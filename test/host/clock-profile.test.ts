@@ -54,9 +54,14 @@ describe('clock.profile', () => {
       target: PROFILE.target,
       draft: PROFILE.draft,
       slots: 16,
+      context: 64,
     });
     writeFileSync(join(chosen, 'printed.json'), JSON.stringify({ target: {}, draft: {}, suggestions: [], profile: PROFILE }));
     expect(await ask('printed.json')).toMatchObject({ type: 'clock.profile', name: 'printed', slots: 16 });
+    // Timed at a longer context too (profile-hw --context 64,160): the studio's clock gets both.
+    const longer = [{ context: 160, target: PROFILE.target, draft: PROFILE.draft }];
+    writeFileSync(join(chosen, 'two-contexts.json'), JSON.stringify({ ...PROFILE, longer }));
+    expect(await ask('two-contexts.json')).toMatchObject({ type: 'clock.profile', context: 64, longer });
   });
 
   it('refuses a file that is not a profile in one line, never quoting it', async () => {

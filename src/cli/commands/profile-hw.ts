@@ -2,7 +2,7 @@
 // this machine, fit the paper's T_ver(K) ≈ T_ar (1 + γ [K − K_max]^+) to find the knee where cost
 // turns linear, and suggest K_max. The JSON it writes feeds `run --clock modelled --hw measured`.
 //   echo-studio profile-hw [--draft DIR --target DIR] [--max-tokens 512] [--repeats 5]
-//     [--slots 16] [--context 64] [--threads N] [--provider cpu|cuda] [--draft-precision int8|float32]
+//     [--slots 16] [--context 64[,160]] [--threads N] [--provider cpu|cuda] [--draft-precision int8|float32]
 //     [--target-precision float32|int8|int4] [--out hw.json] [--json]
 import { DEFAULT_TOKEN_COUNTS, draftRowCost, fitKnee, type HardwareProfile, HardwareProfileSchema, heldWeightBytes, isHeadFolder, type KneeFit, loadHead, loadModel, measureForwardCurve, openModelFolder, pairThreads, parseModelConfig, readConfigJson, rowsNeeded, suggestKmax, type TimedPoint } from '../../engine/index.js';
 import type { Command } from 'commander';
@@ -11,7 +11,7 @@ import { cpus } from 'node:os';
 import { defaultDraftPrecision, formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
 import { pairDirs } from './calibrate.js';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
-import { integer, knobOption, TARGET_PRECISION_HELP, withPairFolders } from '../flags.js';
+import { integer, knobOption, list, TARGET_PRECISION_HELP, withPairFolders } from '../flags.js';
 
 export interface ProfileHwFlags {
   draft?: string;
@@ -19,7 +19,8 @@ export interface ProfileHwFlags {
   maxTokens: number;
   repeats: number;
   slots: number;
-  context: number;
+  /** Committed rows per request: one context, or several, rising (the first is the profile's base). */
+  context: number | number[];
   threads?: number;
   provider: 'cpu' | 'cuda';
   /** The draft's weights; as runs load it unless told (int8 on CPU). */
@@ -48,16 +49,21 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
   if (tokenCounts.length < 3) throw new Error(`--max-tokens ${flags.maxTokens} leaves fewer than 3 token counts to measure`);
   const largest = DEFAULT_TOKEN_COUNTS[DEFAULT_TOKEN_COUNTS.length - 1];
   if (flags.maxTokens > largest) log?.(`note: --max-tokens ${flags.maxTokens} is past the largest size timed: measuring up to ${largest} tokens`);
-  const measure = { tokenCounts, repeats: flags.repeats, slots: flags.slots, context: flags.context };
+  const contexts = typeof flags.context === 'number' ? [flags.context] : flags.context;
+  if (contexts.length === 0 || contexts.some((c, i) => i > 0 && c <= contexts[i - 1])) throw new Error(`--context takes rising context lengths, e.g. 64,160; got ${contexts.join(',')}`);
+  const longest = contexts[contexts.length - 1];
+  const measure = { tokenCounts, repeats: flags.repeats, slots: flags.slots };
+  const needed = rowsNeeded({ ...measure, context: longest });
   // A forward past the model's positions would time rows its rotary table never covers (and fit nonsense).
   for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
     const { path: file, json } = readConfigJson(dir);
     const positions = parseModelConfig(json, file).maxPositions;
-    if (rowsNeeded(measure) > positions) {
-      throw new Error(`--context ${flags.context} and up to ${Math.max(...tokenCounts)} tokens over --slots ${flags.slots} need ${rowsNeeded(measure)} positions per request; the ${which} holds ${positions} (lower --context or --max-tokens, or raise --slots)`);
+    if (needed > positions) {
+      throw new Error(`--context ${longest} and up to ${Math.max(...tokenCounts)} tokens over --slots ${flags.slots} need ${needed} positions per request; the ${which} holds ${positions} (lower --context or --max-tokens, or raise --slots)`);
     }
   }
-  const curves: Record<'target' | 'draft', TimedPoint[]> = { target: [], draft: [] };
+  // Per context, shortest first: the first is the profile's base, the rest its `longer` curves.
+  const curves: Record<'target' | 'draft', TimedPoint[][]> = { target: [], draft: [] };
   // The draft is timed with the weights runs give it: its curve prices their draft forwards.
   const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
   const targetPrecision = flags.targetPrecision ?? 'float32';
@@ -66,15 +72,21 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
   for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
     const precision = which === 'draft' ? draftPrecision : targetPrecision;
     const window = which === 'draft' ? flags.draftWindow : undefined;
-    const options = { slots: flags.slots, maxLength: rowsNeeded(measure), ...threads[which], provider: flags.provider, precision, ...(window ? { window } : {}), onMessage: log };
+    const options = { slots: flags.slots, maxLength: needed, ...threads[which], provider: flags.provider, precision, ...(window ? { window } : {}), onMessage: log };
     // An EAGLE-3 head is timed as a run drafts with it: its own graph, beside the target it reads.
     const session = which === 'draft' && isHeadFolder(dir) ? await loadHead(dir, targetDir, options) : await loadModel(dir, options);
     try {
       log?.(`${which}: ${dir} (${precision} weights${window ? `, attention window ${formatAttentionWindow(window)}` : ''})`);
-      curves[which] = await measureForwardCurve(session, {
-        ...measure,
-        onPoint: (p) => log?.(`  ${String(p.tokens).padStart(4)} tokens  ${p.ms.toFixed(2).padStart(8)} ms`),
-      });
+      for (const context of contexts) {
+        if (contexts.length > 1) log?.(` at ${context} rows of context`);
+        curves[which].push(
+          await measureForwardCurve(session, {
+            ...measure,
+            context,
+            onPoint: (p) => log?.(`  ${String(p.tokens).padStart(4)} tokens  ${p.ms.toFixed(2).padStart(8)} ms`),
+          }),
+        );
+      }
     } finally {
       await session.release();
     }
@@ -89,9 +101,10 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
     targetPrecision,
     ...(flags.draftWindow ? { draftWindow: flags.draftWindow } : {}),
     slots: flags.slots,
-    context: flags.context,
-    target: curves.target,
-    draft: curves.draft,
+    context: contexts[0],
+    target: curves.target[0],
+    draft: curves.draft[0],
+    ...(contexts.length > 1 ? { longer: contexts.slice(1).map((context, i) => ({ context, target: curves.target[i + 1], draft: curves.draft[i + 1] })) } : {}),
   });
   const target = fitKnee(profile.target);
   const draft = fitKnee(profile.draft);
@@ -114,6 +127,13 @@ export function formatProfileHw(report: ProfileHwReport): string {
   const fit = (name: string, f: KneeFit) =>
     `${name}: knee at ${f.kmax} tokens · T_ar ${f.tArMs.toFixed(2)} ms · γ ${f.gamma.toPrecision(3)} per token past the knee · fit error ${(100 * f.rmsRelativeError).toFixed(1)}% rms`;
   lines.push(fit('target', report.target), fit('draft', report.draft));
+  for (const level of profile.longer ?? []) {
+    const ratios = (longer: readonly TimedPoint[], base: readonly TimedPoint[]) => {
+      const r = longer.map((p, i) => p.ms / base[i].ms);
+      return `×${Math.min(...r).toFixed(2)}–${Math.max(...r).toFixed(2)}`;
+    };
+    lines.push(`at ${level.context} rows of context (base ${profile.context}): target ${ratios(level.target, profile.target)}, draft ${ratios(level.draft, profile.draft)} the base's times; a run priced by this profile reads each step at its own past`);
+  }
   lines.push(`suggested K_max: ${report.suggestions.map((s) => `batch ${s.batch} → ${s.kmax}`).join(', ')}`);
   lines.push(`to price verified tokens with this fit: run --verify-cost ${verifyCostFlag(report.target, report.draft)}`);
   lines.push(`to price draft forwards on this machine: run --draft-cost ${draftCostFlag(report.target, report.draft)}`);
@@ -142,10 +162,10 @@ export function register(program: Command): void {
     .option('--repeats <n>', 'timed forwards per size (median kept)', integer('--repeats', 1), 5)
     .option('--slots <n>', 'requests the packed tokens are spread over', integer('--slots', 1), 16)
     .option(
-      '--context <n>',
-      "committed context rows per request: the past the runs it prices reach (prompt plus new tokens). A forward gathers every request's past up to the batch's longest, so its time follows the context: on the demo pair an 8-row draft forward takes 0.5 ms at 64 rows and 0.8 ms at 128",
-      integer('--context', 0),
-      64,
+      '--context <rows>',
+      "committed context rows per request, or several rising (64,160): the pasts the runs it prices reach (prompt plus new tokens). A forward gathers every request's past up to the batch's longest, so its time follows the context: on the demo pair an 8-row draft forward takes 0.5 ms at 64 rows and 0.8 ms at 128. Timed at several, each step is priced and timed at its own longest past, between them; the first is the base the knee and K_max come from",
+      list('--context', integer('--context', 0)),
+      [64],
     );
   knobOption(command, 'threads');
   knobOption(command, 'provider', { help: 'cpu or cuda', default: 'cpu' });

@@ -23,6 +23,8 @@ export interface StepWork {
   requests: StepEvent['requests'] | { length: number };
   draftRows?: number[];
   draftRequests?: number[];
+  /** The step's longest committed past, in rows (StepEvent.past); absent in older traces. */
+  past?: number;
 }
 
 export interface ModelledClock {
@@ -193,6 +195,42 @@ export interface MeasuredCurves {
   draft: readonly TimedPoint[];
   /** The requests rows were spread over (`profile-hw --slots`): n rows over min(n, slots) requests. */
   slots?: number;
+  /** Committed rows per request when timed (`profile-hw --context`). */
+  context?: number;
+  /** The same forwards timed at longer pasts, shortest first (`profile-hw --context 64,160`). */
+  longer?: readonly { context: number; target: readonly TimedPoint[]; draft: readonly TimedPoint[] }[];
+}
+
+/** A forward's milliseconds by its rows and its requests (spreadCurve). */
+export type ForwardMs = (rows: number, requests: number | null) => number;
+
+/**
+ * Both forwards at a step's past: the curves timed at the contexts around it, read as spreadCurve
+ * reads one, and interpolated linearly in the past (attention reads every row of it); past the
+ * longest context timed, the last two contexts' slope goes on; below the shortest, or without a
+ * past (older traces), the shortest's times. A forward gathers every request's past up to the
+ * batch's longest, so on the demo pair an 8-row draft forward takes 0.53 ms at 64 rows of past
+ * and 0.86 at 160, and a 16-token target forward 21 and 35 ms: one context prices every step of
+ * a run as if its requests never grew.
+ */
+export function contextCurves(curves: Omit<MeasuredCurves, 'slots'>, spread?: number): (past: number | undefined) => { target: ForwardMs; draft: ForwardMs } {
+  const levels = [{ context: curves.context ?? 0, target: curves.target, draft: curves.draft }, ...(curves.longer ?? [])]
+    .sort((a, b) => a.context - b.context)
+    .map((l) => ({ context: l.context, target: spreadCurve(l.target, spread), draft: spreadCurve(l.draft, spread) }));
+  const base = levels[0];
+  return (past) => {
+    if (levels.length === 1 || past === undefined || past <= base.context) return base;
+    let upper = levels.findIndex((l) => l.context >= past);
+    if (upper < 0) upper = levels.length - 1;
+    const [a, b] = [levels[upper - 1], levels[upper]];
+    const f = (past - a.context) / (b.context - a.context);
+    // Never below the shorter context's time: medians on a busy machine can cross.
+    const between = (x: ForwardMs, y: ForwardMs): ForwardMs => (rows, requests) => {
+      const lo = x(rows, requests);
+      return Math.max(lo, lo + f * (y(rows, requests) - lo));
+    };
+    return { target: between(a.target, b.target), draft: between(a.draft, b.draft) };
+  };
 }
 
 /**
@@ -202,8 +240,9 @@ export interface MeasuredCurves {
 export function curvesClock(curves: MeasuredCurves, label = 'measured curves', spread?: number): ModelledClock {
   // Measured with rows spread over up to `spread` requests: every forward priced by its rows and
   // its requests (the verification holds every request of the step); without it, by its rows.
-  const targetMs = spreadCurve(curves.target, spread);
-  const draftMs = spreadCurve(curves.draft, spread);
+  // Timed at several contexts, a step's forwards are read at its own past.
+  const atPast = contextCurves(curves, spread);
+  const { target: targetMs, draft: draftMs } = atPast(undefined);
   // Too few sizes for a knee: the largest measured is all the curve says is nearly free.
   const sizes = curves.target.filter((p) => p.tokens > 0 && p.ms > 0);
   const fit = sizes.length >= 3 ? fitKnee(sizes) : { kmax: Math.max(1, ...sizes.map((p) => p.tokens)), gamma: 0 };
@@ -215,12 +254,19 @@ export function curvesClock(curves: MeasuredCurves, label = 'measured curves', s
       gamma: fit.gamma,
       draftForward: share(draftMs(1, 1) / tAr),
       draftRow: share((draftMs(2 * fit.kmax, 1) - draftMs(fit.kmax, 1)) / fit.kmax / tAr),
-      curves: { target: [...curves.target], draft: [...curves.draft], ...(spread !== undefined ? { spread } : {}) },
+      curves: {
+        target: [...curves.target],
+        draft: [...curves.draft],
+        ...(spread !== undefined ? { spread } : {}),
+        ...(curves.context !== undefined ? { context: curves.context } : {}),
+        ...(curves.longer?.length ? { longer: curves.longer.map((l) => ({ context: l.context, target: [...l.target], draft: [...l.draft] })) } : {}),
+      },
     },
     stepMs(event) {
-      const verifyMs = targetMs(Math.max(1, event.verifiedTokens), event.requests.length);
+      const at = atPast(event.past);
+      const verifyMs = at.target(Math.max(1, event.verifiedTokens), event.requests.length);
       let draft = 0;
-      for (const f of draftForwards(event)) draft += draftMs(f.rows, f.requests);
+      for (const f of draftForwards(event)) draft += at.draft(f.rows, f.requests);
       return { draftMs: draft, verifyMs, totalMs: draft + verifyMs };
     },
   };
@@ -272,7 +318,9 @@ export function clockFromSpec(spec: string, measured?: MeasuredCurves): Modelled
   if (spec === 'curves') {
     if (!measured) throw new Error('--hw curves needs a hardware profile from `echo-studio profile-hw` (--hw-profile FILE)');
     const spread = measured.slots === undefined ? '' : ` over up to ${measured.slots} requests`;
-    return curvesClock(measured, `measured curves (target and draft${spread})`, measured.slots);
+    const contexts = [measured.context ?? 0, ...(measured.longer ?? []).map((l) => l.context)];
+    const past = contexts.length > 1 ? `, read at each step's past between ${contexts.join(', ')} rows` : '';
+    return curvesClock(measured, `measured curves (target and draft${spread}${past})`, measured.slots);
   }
   if (spec === 'measured') {
     if (!measured) throw new Error('--hw measured needs a hardware profile from `echo-studio profile-hw` (--hw-profile FILE)');

@@ -103,7 +103,15 @@ export const HardwareProfileSchema = z.object({
   context: z.number().int().min(0),
   target: PointsSchema,
   draft: PointsSchema,
-});
+  /**
+   * The same forwards timed at longer pasts (`profile-hw --context 64,160`), shortest first: a
+   * step is priced and timed at its own longest past, between the contexts around it.
+   */
+  longer: z
+    .array(z.object({ context: z.number().int().min(1), target: PointsSchema, draft: PointsSchema }))
+    .refine((levels) => levels.every((l, i) => i === 0 || l.context > levels[i - 1].context), 'longer contexts must rise')
+    .optional(),
+}).refine((p) => !p.longer?.length || p.longer[0].context > p.context, { message: 'longer contexts must be past the base context', path: ['longer'] });
 export type HardwareProfile = z.infer<typeof HardwareProfileSchema>;
 
 export function parseHardwareProfile(json: unknown, source = 'hardware profile'): HardwareProfile {

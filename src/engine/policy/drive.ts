@@ -23,6 +23,7 @@ export function newStepContext(
   step: number,
   kmax: number,
   requests: ReadonlyArray<{ id: string; root: number; remaining: number }>,
+  past?: number,
 ): StepContext {
   const stepRequests: StepRequest[] = requests.map((r, index) => ({
     id: r.id,
@@ -32,7 +33,7 @@ export function newStepContext(
     gates: [],
     remaining: r.remaining,
   }));
-  return { step, kmax, requests: stepRequests, transfers: [] };
+  return { step, kmax, requests: stepRequests, transfers: [], ...(past !== undefined ? { past } : {}) };
 }
 
 /**

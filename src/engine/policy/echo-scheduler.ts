@@ -36,7 +36,7 @@ import { nodeScore } from '../draft/confidence.js';
 import { ROOT, stepScore, type Candidates, type DraftTree } from '../tree.js';
 import { draftAllowance, fairShares, usefulLayers } from './budget.js';
 import type { SpeculationPolicy, StepContext, StepRequest, VerifyCost } from './types.js';
-import { stepPrice, type StepPrice } from './step-price.js';
+import { stepPrice, type PriceAtPast, type StepPrice } from './step-price.js';
 import { Refusal } from '../refusal.js';
 
 /** What a gate compares with its threshold. */
@@ -177,8 +177,10 @@ export class ElasticScheduler implements SpeculationPolicy {
   readonly children: ChildAcceptance | null;
   /** This step's takeChances, by a parent's candidates (cleared each step: the model learns between steps). */
   private chancesByParent = new WeakMap<Candidates, { chances: number[]; total: number }>();
-  /** What verification and draft forwards cost (rules.cost, rules.draftPrice). */
-  private readonly price: StepPrice;
+  /** What verification and draft forwards cost (rules.cost, rules.draftPrice), by the step's past. */
+  private readonly prices: PriceAtPast;
+  /** This step's price: at its longest past. */
+  private price: StepPrice;
   /** Requests in this step: a measured curve prices a forward by them as well as by its rows. */
   private requestCount = 0;
 
@@ -190,7 +192,8 @@ export class ElasticScheduler implements SpeculationPolicy {
     if (rules.maxWidth < 1) throw new Refusal(`${name}: max width must be at least 1, got ${rules.maxWidth}`);
     this.confidence = rules.confidence ?? 'path-prob';
     this.children = rules.childAcceptance ? new ChildAcceptance(this.confidence, rules.childAcceptance) : null;
-    this.price = stepPrice(rules.cost, rules.draftPrice?.forward ?? 0);
+    this.prices = stepPrice(rules.cost, rules.draftPrice?.forward ?? 0);
+    this.price = this.prices(undefined);
     // The margin compares every candidate with the parent's runner-up, so it needs one.
     this.candidatesPerNode = Math.max(rules.shape.topk, rules.maxWidth, this.confidence === 'path-margin' ? 2 : 1);
   }
@@ -217,6 +220,7 @@ export class ElasticScheduler implements SpeculationPolicy {
     this.expectedOutput = ctx.requests.length; // each root emits at least its bonus token
     this.draftSpent = 0;
     this.requestCount = ctx.requests.length;
+    this.price = this.prices(ctx.past);
     let free = this.draftBudget;
     this.plans = ctx.requests.map((r, i) => {
       const depthCap = Math.min(this.rules.maxDepth, usefulLayers(r.remaining));

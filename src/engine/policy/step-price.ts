@@ -3,9 +3,10 @@
 // a T_ver fit (flat to a knee, then γ per token, and a roofline for draft rows: the paper's model,
 // `--verify-cost` and the modelled devices), or the forward times profile-hw measured, read as
 // they are (the `curves` clock): on a CPU the target's forward grows from the first token, and a
-// fit that calls the tokens below its knee free lets a policy spend them as if they were.
+// fit that calls the tokens below its knee free lets a policy spend them as if they were. Timed
+// at several contexts, the curves price each step at its own longest past, as the clock times it.
 import type { PriceCurves } from '../../shared/config.js';
-import { spreadCurve } from '../cost/clock.js';
+import { contextCurves } from '../cost/clock.js';
 import type { VerifyCost } from './types.js';
 
 export interface StepPrice {
@@ -17,12 +18,17 @@ export interface StepPrice {
   readonly row: number;
 }
 
+/** A step's price by its longest committed past in rows (StepContext.past; absent: the price's base context). */
+export type PriceAtPast = (past: number | undefined) => StepPrice;
+
 /**
  * The price a gated policy reads: the measured curves when the cost carries them, else the fit.
  * `draftForward` is the one-row draft forward (`--draft-cost`, 0 when drafting is not priced).
  */
-export function stepPrice(cost: VerifyCost | undefined, draftForward: number): StepPrice {
-  return cost?.curves ? curvePrice(cost.curves) : fitPrice(cost, draftForward);
+export function stepPrice(cost: VerifyCost | undefined, draftForward: number): PriceAtPast {
+  if (cost?.curves) return curvePrice(cost.curves);
+  const fit = fitPrice(cost, draftForward);
+  return () => fit;
 }
 
 /** The T_ver fit: 1 + γ·(K − knee)⁺ for verification; a draft forward its one-row price or its rows', whichever is more. */
@@ -35,14 +41,20 @@ export function fitPrice(cost: VerifyCost | undefined, draftForward: number): St
   };
 }
 
-/** Both forwards read off the measured curves by their rows and their requests (cost/clock.ts spreadCurve). */
-export function curvePrice(curves: PriceCurves): StepPrice {
-  const target = spreadCurve(curves.target, curves.spread);
-  const draft = spreadCurve(curves.draft, curves.spread);
-  const tAr = target(1, 1);
-  return {
-    verify: (tokens, requests) => target(Math.max(1, tokens), Math.max(1, requests)) / tAr,
-    draft: (rows, requests) => draft(Math.max(1, rows), Math.max(1, requests)) / tAr,
-    row: (draft(2, 1) - draft(1, 1)) / tAr,
+/**
+ * Both forwards read off the measured curves by their rows, their requests and the step's past
+ * (cost/clock.ts contextCurves), in the one-token forward at the curves' base context: one unit
+ * for every step, so a step at a longer past is dearer, as it is.
+ */
+export function curvePrice(curves: PriceCurves): PriceAtPast {
+  const atPast = contextCurves(curves, curves.spread);
+  const tAr = atPast(undefined).target(1, 1);
+  return (past) => {
+    const { target, draft } = atPast(past);
+    return {
+      verify: (tokens, requests) => target(Math.max(1, tokens), Math.max(1, requests)) / tAr,
+      draft: (rows, requests) => draft(Math.max(1, rows), Math.max(1, requests)) / tAr,
+      row: (draft(2, 1) - draft(1, 1)) / tAr,
+    };
   };
 }

@@ -30,6 +30,11 @@ export interface StepContext {
   readonly requests: readonly StepRequest[];
   /** Budget moved between requests this step (ECHO); the policy appends, the event reports it. */
   readonly transfers: BudgetTransfer[];
+  /**
+   * The longest committed past among the step's requests, in rows: every forward of the step
+   * gathers each request's past up to it, so its time grows with it. Absent where unknown.
+   */
+  readonly past?: number;
 }
 
 export interface SpeculationPolicy {

@@ -65,6 +65,7 @@ const STEP_COLUMNS = {
   padding_waste: 'DOUBLE',
   draft_rows: 'JSON',
   draft_requests: 'JSON',
+  past_rows: 'INT32',
   confidence_signal: 'STRING',
 } as const satisfies Record<string, BasicType>;
 
@@ -152,6 +153,7 @@ class ParquetTables {
       padding_waste: s.paddingWaste,
       draft_rows: s.draftRows ?? null,
       draft_requests: s.draftRequests ?? null,
+      past_rows: s.past ?? null,
       confidence_signal: stepConfidenceSignal(s),
     });
   }

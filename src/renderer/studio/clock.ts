@@ -52,13 +52,14 @@ function modelledClock(id: string): ModelledClock {
  */
 export function defineProfileClock(profile: Omit<EventOf<'clock.profile'>, 'type'>): ClockOption {
   const id = `${PROFILE_CLOCK}${profile.name}`;
-  clocks.set(id, clockFromSpec('curves', { target: profile.target, draft: profile.draft, slots: profile.slots }));
+  const { target, draft, slots, context, longer } = profile;
+  clocks.set(id, clockFromSpec('curves', { target, draft, slots, context, longer }));
   return { id, label: `measured profile: ${profile.name} (${profile.measuredOn})` };
 }
 
 /** What a modelled clock reads of a step, from its series point. */
 function pointAsStep(p: StepPoint): StepWork {
-  return { verifiedTokens: p.verifiedTokens, requests: { length: p.requests }, draftRows: p.draftRows, draftRequests: p.draftRequests };
+  return { verifiedTokens: p.verifiedTokens, requests: { length: p.requests }, draftRows: p.draftRows, draftRequests: p.draftRequests, past: p.past };
 }
 
 /** A step's time under the clock, in ms (wall: as measured, prefill included; modelled: draft + verify). */

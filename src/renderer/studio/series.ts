@@ -27,6 +27,8 @@ export interface StepPoint {
   /** Rows of each draft forward, and their requests when recorded: what a modelled clock prices. */
   draftRows: number[];
   draftRequests?: number[];
+  /** The step's longest committed past, in rows, when recorded: where a measured clock reads its forwards. */
+  past?: number;
   /** The τ each gated depth was checked against this step (absent when no gate was checked). */
   taus?: Record<string, number>;
 }
@@ -55,6 +57,7 @@ export function stepPoint(event: StepEvent): StepPoint {
     totalMs: event.timings.totalMs,
     draftRows: draftForwardSizes(event),
     ...(event.draftRequests ? { draftRequests: event.draftRequests } : {}),
+    ...(event.past !== undefined ? { past: event.past } : {}),
     ...(taus ? { taus } : {}),
   };
 }

@@ -53,6 +53,20 @@ describe('echo-studio profile-hw', () => {
     expect(text.stdout.split('\n')[0]).toBe('timed with the target in int8 weights, the draft in float32');
   }, 60_000);
 
+  it('--context 4,12 times both forwards at two pasts: the first is the base, the second its longer curves', async () => {
+    const out = join(tmp.path, 'hw-contexts.json');
+    const { stdout } = await runCli(register, ['profile-hw', '--draft', draftDir, '--target', targetDir, ...small.slice(0, 6), '--context', '4,12', '--threads', '1', '--out', out]);
+    const profile = loadHardwareProfile(out);
+    expect(profile.context).toBe(4);
+    expect(profile.longer?.map((l) => l.context)).toEqual([12]);
+    expect(profile.longer?.[0].target.map((p) => p.tokens)).toEqual(profile.target.map((p) => p.tokens));
+    expect(profile.longer?.[0].draft).toHaveLength(profile.draft.length);
+    expect(stdout).toMatch(/^at 12 rows of context \(base 4\): target ×[0-9.]+–[0-9.]+, draft ×[0-9.]+–[0-9.]+ the base's times/m);
+    // Contexts must rise: the first is the base the knee comes from.
+    const refused = await runCli(register, ['profile-hw', '--draft', draftDir, '--target', targetDir, ...small.slice(0, 6), '--context', '12,4']).catch((err: Error) => err);
+    expect((refused as Error).message).toMatch(/--context takes rising context lengths, e.g. 64,160; got 12,4/);
+  }, 60_000);
+
   it('refuses a precision it does not know in one line', async () => {
     const refused = await runCli(register, ['profile-hw', '--draft', draftDir, '--target', targetDir, '--target-precision', 'fp16']).catch((err: Error) => err);
     expect(refused).toBeInstanceOf(Error);

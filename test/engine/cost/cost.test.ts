@@ -174,6 +174,21 @@ describe('modelled clocks over a step event', () => {
     expect(flat.draftMs).toBeCloseTo(4.25 + 1, 9);
   });
 
+  it('curves clock timed at two contexts: each step read at its own past, older steps at the base context', () => {
+    const twice = spreadPoints.map((p) => ({ tokens: p.tokens, ms: 2 * p.ms }));
+    const clock = clockFromSpec('curves', { target: spreadPoints, draft: spreadPoints, slots: 4, context: 64, longer: [{ context: 128, target: twice, draft: twice }] });
+    expect(clock.label).toContain('between 64, 128 rows');
+    const recorded = { ...event, draftRows: [5, 1], draftRequests: [2, 1] } as StepEvent;
+    const base = clock.stepMs(recorded);
+    expect(base.verifyMs).toBeCloseTo(2 + 0.25 * 5, 9);
+    expect(clock.stepMs({ ...recorded, past: 40 }).totalMs).toBeCloseTo(base.totalMs, 9);
+    // At 96 rows, halfway: 1.5 × every forward; at 128, twice.
+    expect(clock.stepMs({ ...recorded, past: 96 }).verifyMs).toBeCloseTo(1.5 * base.verifyMs, 9);
+    expect(clock.stepMs({ ...recorded, past: 128 }).draftMs).toBeCloseTo(2 * base.draftMs, 9);
+    // The clock's costs carry both contexts, so a policy priced by it reads the same times.
+    expect(clock.costs.curves?.longer?.[0].context).toBe(128);
+  });
+
   it('measured clock: a profile that says how many requests it spread over prices draft forwards by them', () => {
     const recorded = { ...event, draftRows: [8, 1], draftRequests: [2, 1] } as StepEvent;
     const target = TOKENS.map((tokens) => ({ tokens, ms: Math.max(4, 0.125 * tokens) }));

@@ -27,8 +27,8 @@ export interface StepOutcome {
   draftRows: number[][];
 }
 
-export function runTableStep(policy: SpeculationPolicy, kmax: number, table: TableRequest[]): StepOutcome {
-  const ctx = newStepContext(0, kmax, table.map((t) => ({ id: t.id, root: 1, remaining: t.remaining ?? 1000 })));
+export function runTableStep(policy: SpeculationPolicy, kmax: number, table: TableRequest[], past?: number): StepOutcome {
+  const ctx = newStepContext(0, kmax, table.map((t) => ({ id: t.id, root: 1, remaining: t.remaining ?? 1000 })), past);
   const requests = ctx.requests;
   const draftedDepths: number[][] = table.map(() => []);
   const draftRows: number[][] = table.map(() => []);

@@ -340,6 +340,29 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     expect(policy.schedules()[0].stop).toBe('not-worth-its-cost');
   });
 
+  it('priced by curves timed at two contexts, grants what the step\'s own past makes worth it', () => {
+    // The same curve at 64 rows of past; at 256 rows a one-token forward takes 20 % longer and
+    // each further token three times as long (attention reads every row of the past per query).
+    const base = Array.from({ length: 6 }, (_, i) => ({ tokens: 2 ** i, ms: 10 + (2 ** i - 1) * (10 / 15) }));
+    const long = base.map((p) => ({ tokens: p.tokens, ms: 12 + (p.tokens - 1) * (30 / 15) }));
+    const draft = [{ tokens: 1, ms: 0.1 }, { tokens: 64, ms: 0.2 }];
+    const curves = { target: base, draft, context: 64, longer: [{ context: 256, target: long, draft }] };
+    const policy = () => echo({ batch: 1, kmax: 16, taus: {}, maxDepth: 16, verifyCost: { knee: 16, gamma: 0.06, curves } });
+    const table = [confident('A', 0.7)];
+    // At or below the base context, and without a past: the 7 tokens of the one-context curve.
+    for (const past of [undefined, 30, 64]) expect(runTableStep(policy(), 16, table, past).verifiedTokens).toBe(7);
+    // At 256 rows a token costs 2 ms on a step of about 18 that expects about 2.5 tokens: only a
+    // node accepted with probability above ~0.28 pays (0.7, 0.49, 0.34; not 0.24), so the root
+    // and three layers.
+    const late = runTableStep(policy(), 16, table, 256);
+    expect(late.widths).toEqual([[1, 1, 1]]);
+    expect(late.verifiedTokens).toBe(4);
+    // Halfway, in between.
+    const mid = runTableStep(policy(), 16, table, 160).verifiedTokens;
+    expect(mid).toBeGreaterThan(4);
+    expect(mid).toBeLessThan(7);
+  });
+
   describe('under a draft price', () => {
     // Measured acceptance: a layer whose confidence is under 0.5 is accepted 5 % of the time, one
     // above it 90 %, at every depth. A draft forward costs 5 % of a target forward.

@@ -23,22 +23,37 @@ describe('step price', () => {
   });
 
   it('curves: read as measured, in one-token target forwards, by rows and by requests', () => {
-    const price = curvePrice({ target, draft });
+    const price = curvePrice({ target, draft })(undefined);
     expect(price.verify(1, 1)).toBe(1);
     expect(price.verify(16, 16)).toBeCloseTo(2);
     expect(price.verify(64, 64)).toBeCloseTo(5);
     expect(price.draft(1, 1)).toBeCloseTo(0.05);
     // Spread over up to 16 requests: 16 tokens of one request cost one token plus 15 rows at the
     // slope past 16 ((40 − 16) / 48 ms), less than 16 requests' tokens.
-    const spread = curvePrice({ target, draft, spread: 16 });
+    const spread = curvePrice({ target, draft, spread: 16 })(undefined);
     expect(spread.verify(16, 1) * 8).toBeCloseTo(8 + 15 * 0.5);
     expect(spread.verify(16, 1)).toBeLessThan(spread.verify(16, 16));
     expect(spread.row).toBeGreaterThan(0);
   });
 
   it('the curves win over the fit when a cost carries both', () => {
-    const both = stepPrice({ knee: 16, gamma: 0.5, curves: { target, draft } }, 0.05);
+    const both = stepPrice({ knee: 16, gamma: 0.5, curves: { target, draft } }, 0.05)(100);
     expect(both.verify(16, 16)).toBeCloseTo(2);
-    expect(stepPrice({ knee: 16, gamma: 0.5 }, 0.05).verify(16, 16)).toBe(1);
+    expect(stepPrice({ knee: 16, gamma: 0.5 }, 0.05)(100).verify(16, 16)).toBe(1);
+  });
+
+  it('curves timed at two contexts: a step is priced at its past, in the base context one-token forward', () => {
+    // At 160 rows of past every forward takes half as long again as at 64.
+    const slower = (points: typeof target) => points.map((p) => ({ tokens: p.tokens, ms: p.ms * 1.5 }));
+    const prices = curvePrice({ target, draft, context: 64, longer: [{ context: 160, target: slower(target), draft: slower(draft) }] });
+    // Without a past, or at or below the base context: the base curves.
+    for (const past of [undefined, 0, 64]) expect(prices(past).verify(16, 16)).toBeCloseTo(2);
+    expect(prices(160).verify(1, 1)).toBeCloseTo(1.5);
+    expect(prices(160).verify(16, 16)).toBeCloseTo(3);
+    // Halfway between the contexts, halfway between their times; past the longest, the same slope on.
+    expect(prices(112).verify(16, 16)).toBeCloseTo(2.5);
+    expect(prices(256).verify(16, 16)).toBeCloseTo(4);
+    expect(prices(160).draft(16, 16)).toBeCloseTo(0.15);
+    expect(prices(160).row).toBeGreaterThan(prices(64).row);
   });
 });

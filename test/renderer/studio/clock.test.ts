@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { clockFromSpec } from '../../../src/engine/cost/clock.js';
-import { CLOCK_OPTIONS, stepTimer, throughputOf, WALL_CLOCK } from '../../../src/renderer/studio/clock.js';
+import { CLOCK_OPTIONS, defineProfileClock, stepTimer, throughputOf, WALL_CLOCK } from '../../../src/renderer/studio/clock.js';
 import { stepPoint } from '../../../src/renderer/studio/series.js';
 import { IDENTITY, panBy, toForest, zoomAt } from '../../../src/renderer/studio/viewTransform.js';
 import { sampleRequest, sampleStep } from './fixtures.js';
@@ -22,6 +22,20 @@ describe('the clock as a knob', () => {
     const ms = steps.reduce((sum, s) => sum + clock.stepMs(s).totalMs, 0);
     expect(throughputOf(points, 'h100:70b')).toBeCloseTo((tokens * 1000) / ms, 6);
     expect(throughputOf(points, WALL_CLOCK)).toBeCloseTo((tokens * 1000) / points.reduce((sum, p) => sum + p.totalMs, 0), 6);
+  });
+
+  it('a measured profile timed at two contexts times each step at its own past, as the command line does', () => {
+    const curve = [1, 8, 64].map((tokens) => ({ tokens, ms: 2 + tokens }));
+    const slower = curve.map((p) => ({ tokens: p.tokens, ms: 2 * p.ms }));
+    const profile = { name: 'two-contexts', measuredOn: 'Test CPU (cpu)', target: curve, draft: curve, slots: 4, context: 64, longer: [{ context: 128, target: slower, draft: slower }] };
+    const { id } = defineProfileClock(profile);
+    const clock = clockFromSpec('curves', { ...profile, slots: 4 });
+    const timer = stepTimer(id);
+    for (const past of [undefined, 64, 96, 200]) {
+      const step = { ...steps[0], ...(past === undefined ? {} : { past }) };
+      expect(timer(stepPoint(step))).toBeCloseTo(clock.stepMs(step).totalMs, 9);
+    }
+    expect(timer(stepPoint({ ...steps[0], past: 128 }))).toBeCloseTo(2 * timer(points[0]), 9);
   });
 });
 
