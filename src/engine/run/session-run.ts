@@ -4,7 +4,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { findPackageRoot, packageVersion } from '../package-root.js';
-import type { RunConfig, WeightPrecision } from '../../shared/config.js';
+import { isGatedPolicy, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import type { TraceHeader } from '../../shared/trace-schema.js';
 import { AUTO_WARMUP, needsWarmup, resolveGates, type ResolvedGates } from './resolve-gates.js';
 import { warmupProgressLog } from './warmup.js';
@@ -261,7 +261,9 @@ export async function loadRunSetup(config: RunConfig, options: RunSetupOptions =
     const resolved: RunConfig = gates
       ? { ...config, confidence: gates.confidence, ...(gates.source === 'ungated' ? { taus: {} } : {}), ...(draftCost !== undefined ? { draftCost } : {}) }
       : config;
-    if (resolved.draftCost) {
+    // Only a gated policy with measured acceptance prices its layers (policy/echo.ts gatedRules):
+    // `ar` under a modelled clock carries the device's draft price and never drafts.
+    if (resolved.draftCost && isGatedPolicy(config.policy) && gates?.acceptance) {
       options.log?.(
         `${config.policy}: drafts a layer only when its measured chance of acceptance repays a draft forward, priced at ${resolved.draftCost} of a target forward (--draft-cost; 0 turns this off)`,
       );

@@ -205,16 +205,18 @@ describe('echo-studio run', () => {
     expect(repriced.undecidedRequestSteps).toBe(0);
     expect(Math.max(...repriced.steps.map((s) => s.verifiedTokens ?? 0))).toBeLessThan(Math.max(...free.steps.map((s) => s.verifiedTokens)));
     // The run says the price is on, and at what cost; with --draft-cost 0 it says nothing.
-    const said = async (draftCost?: number) => {
+    const said = async (draftCost?: number, policy = 'echo') => {
       const lines: string[] = [];
       const config = runConfigFromFlags({
-        policy: 'echo', profile, batch: 2, kmax: 16, prompts: promptsFile, requests: 1, maxNewTokens: 2, temperature: 0, seed: 0, draft: draftDir, target: targetDir, draftCost,
+        policy, profile, batch: 2, kmax: 16, prompts: promptsFile, requests: 1, maxNewTokens: 2, temperature: 0, seed: 0, draft: draftDir, target: targetDir, draftCost,
       });
       await executeRun(config, { log: (line) => lines.push(line) });
       return lines.filter((l) => /repays a draft forward/.test(l));
     };
     expect(await said()).toEqual(['echo: drafts a layer only when its measured chance of acceptance repays a draft forward, priced at 0.05 of a target forward (--draft-cost; 0 turns this off)']);
     expect(await said(0)).toEqual([]);
+    // Policies that never price a layer never say so, whatever price they carry.
+    for (const policy of ['ar', 'static']) expect(await said(0.05, policy)).toEqual([]);
     // auto: the price is what a draft forward costs here against a target forward, measured after
     // loading, said, and recorded as the number the run used.
     await run([...args, '--draft-cost', 'auto', '--trace', trace('auto.jsonl')]);
