@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuild the bundled demo model pair from scratch (a maintainer's step, never part of install/CI).
 #
-#   tools/train/train_demo_pair.sh            # run from anywhere; about five and a half hours on 2 idle CPU cores
+#   tools/train/train_demo_pair.sh            # run from anywhere; about seven hours on 2 idle CPU cores
 #
 # Needs Debian's PyTorch and NumPy (apt-get install python3-torch python3-numpy libopenblas0-pthread),
 # apt-get/dpkg-deb (to fetch the debian-handbook package) and, for the tokenizer check, Node with the
@@ -87,10 +87,12 @@ WIDTH=$("$PY" -c "import json,sys; s=lambda n: sum(json.load(open(f'$DATA/train_
 HEAD_LONG=("$HERE/train_eagle3.py" --name echo-demo-head-v4 --out "$ROOT/assets/models/echo-demo-head" --layer-ids "$BEST" --hidden "$WIDTH"
   "${HEAD_COMMON[@]}" --steps 100000 --warmup 30 --eval-every 150 --eval-rows 96 --ckpt-every-min 4)
 "$PY" "${HEAD_LONG[@]}" --time-budget-min 90
-# The bundled head is this run continued: the same command with a 150-minute budget resumes the 90-minute
-# run's last checkpoint, its cosine now at 90 of 150 minutes (a warm restart: lr from 2e-4 back to 8.2e-4,
-# then down to 2e-4 again), and writes the best held-out evaluation's weights of both runs.
+# The bundled head is this run continued twice: the same command with a 150-minute budget resumes the
+# 90-minute run's last checkpoint, its cosine now at 90 of 150 minutes (a warm restart: lr from 2e-4 back to
+# 8.2e-4, then down to 2e-4 again); with a 240-minute budget it resumes that one's, the cosine at 150 of 240
+# minutes (lr 2e-4 -> 7.6e-4 -> 2e-4). Each writes the best held-out evaluation's weights of all runs so far.
 "$PY" "${HEAD_LONG[@]}" --time-budget-min 150
+"$PY" "${HEAD_LONG[@]}" --time-budget-min 240
 "$PY" "$HERE/store_half.py" "$ROOT/assets/models/echo-demo-head" --data "$DATA"
 
 stage "5/6 prompt sets and tokenizer check (Python ids == @huggingface/tokenizers ids)"
