@@ -1,7 +1,7 @@
 // `echo-studio profile-hw`: measure target and draft forward time against packed token count on
 // this machine, fit the paper's T_ver(K) ≈ T_ar (1 + γ [K − K_max]^+) to find the knee where cost
 // turns linear, and suggest K_max. The JSON it writes feeds `run --clock modelled --hw measured`.
-//   echo-studio profile-hw [--draft DIR --target DIR] [--max-tokens 512] [--repeats 5]
+//   echo-studio profile-hw [--draft DIR --target DIR] [--max-tokens 512] [--repeats 15]
 //     [--slots 16] [--context 64[,160]] [--threads N] [--provider cpu|cuda] [--draft-precision int8|float32]
 //     [--target-precision float32|int8|int4] [--out hw.json] [--json]
 import { DEFAULT_TOKEN_COUNTS, draftRowCost, fitKnee, type HardwareProfile, HardwareProfileSchema, heldWeightBytes, isHeadFolder, type KneeFit, loadHead, loadModel, measureForwardCurve, openModelFolder, pairThreads, parseModelConfig, readConfigJson, rowsNeeded, suggestKmax, type TimedPoint } from '../../engine/index.js';
@@ -159,7 +159,7 @@ export function register(program: Command): void {
     .description('measure forward time against packed token count, find the knee where cost turns linear, suggest K_max');
   withPairFolders(command)
     .option('--max-tokens <n>', 'largest packed forward to time', integer('--max-tokens', 4), 512)
-    .option('--repeats <n>', 'timed forwards per size (median kept)', integer('--repeats', 1), 5)
+    .option('--repeats <n>', 'timed forwards per size (median kept; on the demo pair 5 left one-token draft forwards up to twice their time)', integer('--repeats', 1), 15)
     .option('--slots <n>', 'requests the packed tokens are spread over', integer('--slots', 1), 16)
     .option(
       '--context <rows>',
