@@ -127,8 +127,8 @@ export function parseHardwareProfile(json: unknown, source = 'hardware profile')
  * Where a hardware profile was measured unlike the run it is to price, one line each: rows spread
  * over fewer requests than the run packs (a separate draft's root layer costs more over more
  * requests, so it would be priced too low), a target or draft timed with other weights, a draft
- * timed with another window, other models than the run's (by folder name), or an EAGLE-3 head
- * priced by a draft model's curve (profile-hw times draft models only).
+ * timed with another window, or other models than the run's (by folder name; an EAGLE-3 head
+ * priced by a draft model's curve among them: profile-hw --draft HEAD times the head).
  */
 export function profileMismatches(
   profile: HardwareProfile,
@@ -140,8 +140,10 @@ export function profileMismatches(
   if (run.models && name(run.models.target) !== name(profile.models.target)) {
     notes.push(`note: the hardware profile timed the target ${name(profile.models.target)} and this run's is ${name(run.models.target)}: its times and prices are another model's (profile-hw --target ${run.models.target})`);
   }
-  if (run.models && run.draftKind !== 'head' && name(run.models.draft) !== name(profile.models.draft)) {
-    notes.push(`note: the hardware profile timed the draft ${name(profile.models.draft)} and this run's is ${name(run.models.draft)}: its drafting is priced and modelled as another model's (profile-hw --draft ${run.models.draft})`);
+  if (run.models && name(run.models.draft) !== name(profile.models.draft)) {
+    // profile-hw times a head as runs draft with it (--draft HEAD); a draft model's curve prices a head's forward low.
+    const what = run.draftKind === 'head' ? ` drafts with the EAGLE-3 head ${name(run.models.draft)}` : `'s is ${name(run.models.draft)}`;
+    notes.push(`note: the hardware profile timed the draft ${name(profile.models.draft)} and this run${what}: its drafting is priced and modelled as another model's (profile-hw --draft ${run.models.draft})`);
   }
   if (profile.slots < run.batch) {
     notes.push(
@@ -158,11 +160,6 @@ export function profileMismatches(
   if (profile.draftPrecision !== run.draftPrecision) {
     notes.push(
       `note: the hardware profile timed the draft in ${profile.draftPrecision} and this run loads it in ${run.draftPrecision} (profile-hw --draft-precision ${run.draftPrecision})`,
-    );
-  }
-  if (run.draftKind === 'head') {
-    notes.push(
-      `note: the hardware profile timed a draft model (${profile.models.draft}) and this run drafts with an EAGLE-3 head, whose forward costs more: its drafting is priced and modelled low (profile-hw times draft models only)`,
     );
   }
   const window = (w?: AttentionWindow) => (w ? formatAttentionWindow(w) : 'none');

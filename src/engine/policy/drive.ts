@@ -22,7 +22,7 @@ export type Expansion = (layer: Layer, ctx: StepContext) => void;
 export function newStepContext(
   step: number,
   kmax: number,
-  requests: ReadonlyArray<{ id: string; root: number; remaining: number }>,
+  requests: ReadonlyArray<{ id: string; root: number; remaining: number; draftBehind?: number }>,
   past?: number,
 ): StepContext {
   const stepRequests: StepRequest[] = requests.map((r, index) => ({
@@ -32,6 +32,7 @@ export function newStepContext(
     confidences: [],
     gates: [],
     remaining: r.remaining,
+    ...(r.draftBehind ? { draftBehind: r.draftBehind } : {}),
   }));
   return { step, kmax, requests: stepRequests, transfers: [], ...(past !== undefined ? { past } : {}) };
 }

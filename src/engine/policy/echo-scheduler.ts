@@ -132,6 +132,18 @@ interface PlanState extends RequestSchedule {
   grantStop: StopReason | null;
 }
 
+/** A step that drafted: its index, the requests that drafted and their drafted nodes' values. */
+interface DraftedStep {
+  step: number;
+  requests: number;
+  values: number[];
+}
+
+/** Steps that drafted whose node values judge whether the next root layer pays (rootLayerPays). */
+export const DRAFTED_STEPS = 4;
+/** Steps without drafting after which the record is stale and the calibration's bound decides again. */
+export const REFRESH_STEPS = 16;
+
 /** The batch's best drafted nodes (reach): what the next layer must beat. */
 interface Reach {
   /** The (K_max − B)-th best value: a node must beat it for a child of it to be granted. */
@@ -183,6 +195,8 @@ export class ElasticScheduler implements SpeculationPolicy {
   private price: StepPrice;
   /** Requests in this step: a measured curve prices a forward by them as well as by its rows. */
   private requestCount = 0;
+  /** The drafted nodes' values of the last few steps that drafted, newest last (rootLayerPays). */
+  private drafted: DraftedStep[] = [];
 
   constructor(
     readonly name: string,
@@ -236,13 +250,17 @@ export class ElasticScheduler implements SpeculationPolicy {
     if (depth === 0) {
       // When not even the best the root layer could buy pays for it, this step decodes plainly.
       const worthIt = this.rootLayerPays(ctx);
-      return ctx.requests.map((r, i) => {
+      const frontiers = ctx.requests.map((r, i) => {
         const plan = this.plans[i];
         if (plan.depthCap <= 0) return this.stop(plan, r, 'max-depth', 0);
         if (!worthIt) return this.stop(plan, r, 'not-worth-its-cost', 0);
         plan.expanded = [ROOT];
         return plan.expanded;
       });
+      // Under a price the step's time counts the root layer's forward too: its grants are weighed
+      // against the whole step.
+      if (worthIt && (this.rules.draftPrice || this.rules.cost)) this.draftSpent += this.rootForward(ctx);
+      return frontiers;
     }
     const reach = this.reach(ctx);
     this.expandReachable(depth, ctx, reach, this.breakEven(reach));
@@ -388,6 +406,7 @@ export class ElasticScheduler implements SpeculationPolicy {
   select(ctx: StepContext): void {
     this.grantByValue(ctx);
     if (this.rules.widen) this.widen(ctx);
+    this.recordDrafted(ctx);
     for (const [i, plan] of this.plans.entries()) {
       const r = ctx.requests[i];
       let deepest = -1;
@@ -649,23 +668,83 @@ export class ElasticScheduler implements SpeculationPolicy {
   }
 
   /**
-   * Is the root layer worth drafting? Each token it could buy is accepted at most as often as the
-   * best root the calibration saw; if no number of them pays for the forward and their
-   * verification, the step decodes plainly.
+   * The root layer's draft forward: a row for each drafting request's root, and one for each
+   * accepted token its draft has not seen yet (`draftBehind`: a request left undrafted for s
+   * steps owes the draft about s catch-up rows, so going back to drafting costs more the longer it
+   * waited).
+   */
+  private rootForward(ctx: StepContext): number {
+    let rows = 0;
+    let requests = 0;
+    for (const [i, plan] of this.plans.entries()) {
+      if (plan.depthCap <= 0) continue;
+      rows += 1 + (ctx.requests[i].draftBehind ?? 0);
+      requests++;
+    }
+    return requests === 0 ? 0 : this.forwardCost(rows, requests);
+  }
+
+  /**
+   * Is the root layer worth drafting? What n tokens could buy is bounded by the batch's best roots:
+   * the drafting requests' roots, as the calibration saw them accepted, best first, each good for a
+   * chain of its own value (a child is worth no more than its parent). If no number of them pays
+   * for the forward and their verification, the step decodes plainly.
    */
   private rootLayerPays(ctx: StepContext): boolean {
     if (!this.rules.draftPrice && !this.rules.cost) return true;
     const table = this.rules.acceptance ?? this.rules.draftPrice?.acceptance;
-    const root = table?.[0];
-    const chance = root ? Math.max(...root.rates) : 1;
+    const drafting = this.plans.filter((p) => p.depthCap > 0);
+    const chain = Math.max(0, ...drafting.map((p) => p.depthCap));
+    const worth = this.recentlyDrafted(ctx.step, drafting.length) ?? bestRootTokens(table?.[0]?.rates ?? [1], drafting.length, chain);
     const roots = ctx.requests.length;
-    const drafting = this.plans.filter((p) => p.depthCap > 0).length;
-    const forward = this.forwardCost(drafting, drafting);
+    const forward = this.rootForward(ctx);
     const time = this.stepTime(roots);
     for (let n = 1; n <= this.draftBudget; n++) {
-      if ((roots + chance * n) / roots > (this.stepTime(roots + n) + forward + n * this.price.row) / time) return true;
+      if ((roots + worth(n)) / roots > (this.stepTime(roots + n) + forward + n * this.price.row) / time) return true;
     }
     return false;
+  }
+
+  /**
+   * What n draft tokens were worth in the last steps that drafted (DRAFTED_STEPS of them, pooled
+   * per drafting request and scaled to `requests`): the best n values the value model gave their
+   * drafted nodes, the ones a grant reads. Null with no such step in the last REFRESH_STEPS: the
+   * calibration's bound decides, and drafting refreshes the record. The calibration's bound alone
+   * says what a root *could* be worth; at batch 64 on the demo pair it let a 64-row root layer be
+   * drafted on three steps of five to verify about 5 tokens of it, where the forward needed 13
+   * sure ones to pay, and ECHO ran at 0.96 × `ar` on the curves clock.
+   */
+  private recentlyDrafted(step: number, requests: number): ((n: number) => number) | null {
+    const newest = this.drafted[this.drafted.length - 1];
+    if (!newest || step - newest.step > REFRESH_STEPS || requests === 0) return null;
+    const values = this.drafted.flatMap((d) => d.values).sort((a, b) => b - a);
+    const each = requests / this.drafted.reduce((n, d) => n + d.requests, 0);
+    return (n) => {
+      let left = n;
+      let worth = 0;
+      for (const v of values) {
+        if (left <= 0) break;
+        const take = Math.min(left, each);
+        worth += take * v;
+        left -= take;
+      }
+      return worth;
+    };
+  }
+
+  /** After a step that drafted: its drafted nodes' values, for rootLayerPays. */
+  private recordDrafted(ctx: StepContext): void {
+    const values: number[] = [];
+    let requests = 0;
+    for (const [i, plan] of this.plans.entries()) {
+      const tree = ctx.requests[i].tree;
+      if (tree.size <= 1) continue;
+      requests++;
+      for (let id = 1; id < tree.size; id++) values.push(plan.value[id] ?? 0);
+    }
+    if (requests === 0) return;
+    this.drafted.push({ step: ctx.step, requests, values });
+    if (this.drafted.length > DRAFTED_STEPS) this.drafted.shift();
   }
 
   /** One draft forward of `rows` rows over `requests` requests, in target one-token forwards (step-price.ts). */
@@ -749,6 +828,31 @@ export class ElasticScheduler implements SpeculationPolicy {
 function kthBest(sorted: readonly number[], n: number): number {
   if (n < 2) return Infinity;
   return sorted.length >= n ? sorted[n - 1] : -Infinity;
+}
+
+/**
+ * The most n draft tokens of a step can be expected to be worth, from the root layer's acceptance
+ * by confidence bin (`rates`, bins of equal sample counts as a warm-up builds them): of `requests`
+ * roots, about requests / bins fall in each bin, and each root is good for at most `chain` tokens
+ * of its own value. So n tokens are worth the n best of those, best bins first. At batch 64 on the
+ * demo pair, bounding every token by the best bin's rate instead (0.9 where the roots' mean is
+ * about 0.5) drafted a 64-row root layer every step to verify 2.4 tokens of it, and ECHO ran at
+ * 0.96 × `ar` on the curves clock.
+ */
+export function bestRootTokens(rates: readonly number[], requests: number, chain: number): (n: number) => number {
+  const perBin = (requests / Math.max(1, rates.length)) * Math.max(1, chain);
+  const best = [...rates].sort((a, b) => b - a);
+  return (n) => {
+    let left = n;
+    let worth = 0;
+    for (const rate of best) {
+      const take = Math.min(left, perBin);
+      worth += take * rate;
+      left -= take;
+      if (left <= 0) break;
+    }
+    return worth;
+  };
 }
 
 /** The n best values seen (drafted, or expected of a layer being planned), and the bar kthBest reads off them. */

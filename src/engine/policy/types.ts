@@ -22,6 +22,11 @@ export interface StepRequest {
   stop?: DeepeningStop;
   /** Tokens the request may still emit; more than `remaining − 1` accepted tokens is waste. */
   readonly remaining: number;
+  /**
+   * Accepted tokens the draft has not seen yet: its root layer forwards them before the root
+   * (catch-up rows). Grows by every token emitted while the request is not drafted. Absent: none.
+   */
+  readonly draftBehind?: number;
 }
 
 export interface StepContext {

@@ -83,9 +83,11 @@ describe('measured forward curve', () => {
     expect(profileMismatches(profile, { batch: 4, draftPrecision: 'int8', models: { ...same, target: '/models/llama-8b' } })).toEqual([
       `note: the hardware profile timed the target ${basename(profile.models.target)} and this run's is llama-8b: its times and prices are another model's (profile-hw --target /models/llama-8b)`,
     ]);
-    expect(profileMismatches(profile, { batch: 4, draftPrecision: 'int8', draftKind: 'head' })).toEqual([
-      `note: the hardware profile timed a draft model (${profile.models.draft}) and this run drafts with an EAGLE-3 head, whose forward costs more: its drafting is priced and modelled low (profile-hw times draft models only)`,
+    // A head run priced by a draft model's profile is told so; by its own head's profile, not.
+    expect(profileMismatches(profile, { batch: 4, draftPrecision: 'int8', draftKind: 'head', models: { ...same, draft: '/models/echo-demo-head' } })).toEqual([
+      `note: the hardware profile timed the draft ${basename(profile.models.draft)} and this run drafts with the EAGLE-3 head echo-demo-head: its drafting is priced and modelled as another model's (profile-hw --draft /models/echo-demo-head)`,
     ]);
+    expect(profileMismatches(profile, { batch: 4, draftPrecision: 'int8', draftKind: 'head', models: same })).toEqual([]);
     expect(profileMismatches(profile, { batch: 64, draftPrecision: 'float32', targetPrecision: 'int8' })).toEqual([
       'note: the hardware profile spread its rows over 4 requests and this run packs up to 64: draft and target forwards over more requests cost more, so the times and prices it gives them are low (profile-hw --slots 64)',
       'note: the hardware profile timed the target in float32 and this run loads it in int8 (profile-hw --target-precision int8)',

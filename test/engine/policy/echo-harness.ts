@@ -12,6 +12,8 @@ export interface TableRequest {
   id: string;
   probs: number[][];
   remaining?: number;
+  /** Accepted tokens the draft has not seen (StepRequest.draftBehind). */
+  behind?: number;
 }
 
 export interface StepOutcome {
@@ -27,8 +29,8 @@ export interface StepOutcome {
   draftRows: number[][];
 }
 
-export function runTableStep(policy: SpeculationPolicy, kmax: number, table: TableRequest[], past?: number): StepOutcome {
-  const ctx = newStepContext(0, kmax, table.map((t) => ({ id: t.id, root: 1, remaining: t.remaining ?? 1000 })), past);
+export function runTableStep(policy: SpeculationPolicy, kmax: number, table: TableRequest[], at: { past?: number; step?: number } = {}): StepOutcome {
+  const ctx = newStepContext(at.step ?? 0, kmax, table.map((t) => ({ id: t.id, root: 1, remaining: t.remaining ?? 1000, draftBehind: t.behind })), at.past);
   const requests = ctx.requests;
   const draftedDepths: number[][] = table.map(() => []);
   const draftRows: number[][] = table.map(() => []);

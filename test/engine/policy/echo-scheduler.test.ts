@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { DddPolicy } from '../../../src/engine/policy/ddd';
 import { DensePolicy } from '../../../src/engine/policy/dense';
 import { EchoPolicy } from '../../../src/engine/policy/echo';
-import { ElasticScheduler } from '../../../src/engine/policy/echo-scheduler';
+import { bestRootTokens, ElasticScheduler, REFRESH_STEPS } from '../../../src/engine/policy/echo-scheduler';
 import { baseQuota } from '../../../src/engine/policy/warmup-tree';
 import { FixedPolicy } from '../../../src/engine/policy/fixed';
 import { StaticPolicy } from '../../../src/engine/policy/static';
@@ -36,6 +36,15 @@ describe('baseQuota', () => {
     expect(baseQuota({ depth: 3, topk: 3, tokens: 5 }, 2, 6)).toEqual([1, 1]);
     expect(baseQuota({ depth: 8, topk: 10, tokens: 60 }, 60, 11)).toEqual([10, 10, 10, 10, 10, 8, 1, 1]);
     expect(baseQuota({ depth: 8, topk: 10, tokens: 60 }, 0, 11)).toEqual([]);
+  });
+});
+
+describe('bestRootTokens', () => {
+  it("bounds n tokens by the batch's best roots, each good for a chain of its own value", () => {
+    // Two bins of equal mass: of 4 roots, 2 are accepted 90 % of the time and 2 are 20 %.
+    expect(bestRootTokens([0.2, 0.9], 4, 1)(3)).toBeCloseTo(2 * 0.9 + 0.2);
+    expect(bestRootTokens([0.2, 0.9], 4, 3)(3)).toBeCloseTo(3 * 0.9);
+    expect(bestRootTokens([0.2, 0.9], 4, 1)(10)).toBeCloseTo(2 * 0.9 + 2 * 0.2);
   });
 });
 
@@ -350,15 +359,15 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     const policy = () => echo({ batch: 1, kmax: 16, taus: {}, maxDepth: 16, verifyCost: { knee: 16, gamma: 0.06, curves } });
     const table = [confident('A', 0.7)];
     // At or below the base context, and without a past: the 7 tokens of the one-context curve.
-    for (const past of [undefined, 30, 64]) expect(runTableStep(policy(), 16, table, past).verifiedTokens).toBe(7);
+    for (const past of [undefined, 30, 64]) expect(runTableStep(policy(), 16, table, { past }).verifiedTokens).toBe(7);
     // At 256 rows a token costs 2 ms on a step of about 18 that expects about 2.5 tokens: only a
     // node accepted with probability above ~0.28 pays (0.7, 0.49, 0.34; not 0.24), so the root
     // and three layers.
-    const late = runTableStep(policy(), 16, table, 256);
+    const late = runTableStep(policy(), 16, table, { past: 256 });
     expect(late.widths).toEqual([[1, 1, 1]]);
     expect(late.verifiedTokens).toBe(4);
     // Halfway, in between.
-    const mid = runTableStep(policy(), 16, table, 160).verifiedTokens;
+    const mid = runTableStep(policy(), 16, table, { past: 160 }).verifiedTokens;
     expect(mid).toBeGreaterThan(4);
     expect(mid).toBeLessThan(7);
   });
@@ -477,6 +486,32 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
       expect(out.requests.every((r) => r.stop?.reason === 'not-worth-its-cost' && r.stop.depth === 0)).toBe(true);
       // Unpriced, the same step fills K_max.
       expect(runTableStep(echo(options), 44, table).verifiedTokens).toBe(44);
+    });
+
+    it('judges the next root layer by what the last ones drafted, and asks the calibration again once that is stale', () => {
+      // 32 requests past a knee of 12: the roots cost 1.5 forwards, each more token 1 / 40 of one,
+      // the root layer 0.1. The calibration says half the roots are accepted 95 % of the time, so
+      // 12 tokens could add 11.4 to the output of 32 for 28 % more time: the first step drafts.
+      // But the value model gives every drafted node 0.3, under what a token costs there (0.5).
+      const acceptance = Array.from({ length: 4 }, () => ({ edges: [0, 0.5, 1], rates: [0.1, 0.95] }));
+      const childAcceptance = measuredChildren(() => 0.3);
+      const policy = echo({ batch: 32, kmax: 44, shape: HIGH_LOAD, taus: {}, acceptance, childAcceptance, draftCost: 0.1, verifyCost: { knee: 12, gamma: 1 / 40, draftRow: 0.002 } });
+      const table = Array.from({ length: 32 }, (_, i) => confident(`r${i}`, 0.99));
+      const first = runTableStep(policy, 44, table, { step: 0 });
+      expect(first.draftedDepths.every((d) => d[0] === 0)).toBe(true);
+      expect(first.verifiedTokens).toBe(32);
+      // The next step knows what drafting bought: nothing worth its price. It decodes as ar.
+      const next = runTableStep(policy, 44, table, { step: 1 });
+      expect(next.draftedDepths.every((d) => d.length === 0)).toBe(true);
+      expect(next.requests.every((r) => r.stop?.reason === 'not-worth-its-cost' && r.stop.depth === 0)).toBe(true);
+      // Until that record is REFRESH_STEPS old: then the calibration decides, and it drafts again.
+      expect(runTableStep(policy, 44, table, { step: REFRESH_STEPS }).draftedDepths.every((d) => d.length === 0)).toBe(true);
+      expect(runTableStep(policy, 44, table, { step: REFRESH_STEPS + 1 }).draftedDepths.every((d) => d[0] === 0)).toBe(true);
+      // Unless the draft is far behind: 16 accepted tokens a request it has not seen make the root
+      // layer 544 rows (1.09 forwards at 0.002 a row), and no number of tokens repays that.
+      const behind = table.map((t) => ({ ...t, behind: 16 }));
+      const late = echo({ batch: 32, kmax: 44, shape: HIGH_LOAD, taus: {}, acceptance, childAcceptance, draftCost: 0.1, verifyCost: { knee: 12, gamma: 1 / 40, draftRow: 0.002 } });
+      expect(runTableStep(late, 44, behind).draftedDepths.every((d) => d.length === 0)).toBe(true);
     });
 
     it('records why a request got less than it drafted: out of budget at its first missing layer', () => {
