@@ -98,6 +98,9 @@ function rescoreStep(
     step.step,
     kmax,
     step.requests.map((r) => ({ id: r.requestId, root: r.nodes[0].token, remaining: maxNewTokens - futures.get(r.requestId)!.outputBefore })),
+    // The recorded step's past prices it as the run priced it (a re-score that emits other tokens
+    // reaches other pasts; the recorded one is the nearest known).
+    step.past,
   );
   try {
     driveStep(policy, ctx, expandFromRecording(policy.candidatesPerNode, recorded));
