@@ -259,7 +259,7 @@ export class ElasticScheduler implements SpeculationPolicy {
       });
       // Under a price the step's time counts the root layer's forward too: its grants are weighed
       // against the whole step.
-      if (worthIt && (this.rules.draftPrice || this.rules.cost)) this.draftSpent += this.rootForward(ctx);
+      if (worthIt && this.priced) this.draftSpent += this.rootForward(ctx);
       return frontiers;
     }
     const reach = this.reach(ctx);
@@ -637,7 +637,7 @@ export class ElasticScheduler implements SpeculationPolicy {
    * requests' nodes cannot each displace the same last one.
    */
   private layerPaysItsForward(ctx: StepContext, reach: Reach, rows: number, requests: number): boolean {
-    if (!this.rules.draftPrice && !this.rules.cost) return true;
+    if (!this.priced) return true;
     const ceiling = this.children ? this.children.ceiling() : 1;
     const offers: number[] = [];
     for (const plan of this.plans) if (plan.expanded.length > 0) offers.push(plan.value[plan.expanded[0]] * ceiling);
@@ -684,14 +684,19 @@ export class ElasticScheduler implements SpeculationPolicy {
     return requests === 0 ? 0 : this.forwardCost(rows, requests);
   }
 
+  /** Under a verification or draft price: drafting and granting weigh what they cost. */
+  private get priced(): boolean {
+    return this.rules.draftPrice !== undefined || this.rules.cost !== undefined;
+  }
+
   /**
-   * Is the root layer worth drafting? What n tokens could buy is bounded by the batch's best roots:
-   * the drafting requests' roots, as the calibration saw them accepted, best first, each good for a
-   * chain of its own value (a child is worth no more than its parent). If no number of them pays
-   * for the forward and their verification, the step decodes plainly.
+   * Is the root layer worth drafting? What n tokens could buy: what the last steps that drafted
+   * were worth (recentlyDrafted), or without such a step lately the calibration's bound
+   * (bestRootTokens). If no number of them pays for the forward and their verification, the step
+   * decodes plainly.
    */
   private rootLayerPays(ctx: StepContext): boolean {
-    if (!this.rules.draftPrice && !this.rules.cost) return true;
+    if (!this.priced) return true;
     const table = this.rules.acceptance ?? this.rules.draftPrice?.acceptance;
     const drafting = this.plans.filter((p) => p.depthCap > 0);
     const chain = Math.max(0, ...drafting.map((p) => p.depthCap));
@@ -717,23 +722,15 @@ export class ElasticScheduler implements SpeculationPolicy {
   private recentlyDrafted(step: number, requests: number): ((n: number) => number) | null {
     const newest = this.drafted[this.drafted.length - 1];
     if (!newest || step - newest.step > REFRESH_STEPS || requests === 0) return null;
-    const values = this.drafted.flatMap((d) => d.values).sort((a, b) => b - a);
-    const each = requests / this.drafted.reduce((n, d) => n + d.requests, 0);
-    return (n) => {
-      let left = n;
-      let worth = 0;
-      for (const v of values) {
-        if (left <= 0) break;
-        const take = Math.min(left, each);
-        worth += take * v;
-        left -= take;
-      }
-      return worth;
-    };
+    return bestTokens(
+      this.drafted.flatMap((d) => d.values),
+      requests / this.drafted.reduce((n, d) => n + d.requests, 0),
+    );
   }
 
-  /** After a step that drafted: its drafted nodes' values, for rootLayerPays. */
+  /** After a step that drafted: its drafted nodes' values, for rootLayerPays (which reads them only under a price). */
   private recordDrafted(ctx: StepContext): void {
+    if (!this.priced) return;
     const values: number[] = [];
     let requests = 0;
     for (const [i, plan] of this.plans.entries()) {
@@ -840,16 +837,20 @@ function kthBest(sorted: readonly number[], n: number): number {
  * 0.96 × `ar` on the curves clock.
  */
 export function bestRootTokens(rates: readonly number[], requests: number, chain: number): (n: number) => number {
-  const perBin = (requests / Math.max(1, rates.length)) * Math.max(1, chain);
-  const best = [...rates].sort((a, b) => b - a);
+  return bestTokens(rates, (requests / Math.max(1, rates.length)) * Math.max(1, chain));
+}
+
+/** What the n best tokens are worth when each of `values` stands for `each` tokens of that value. */
+function bestTokens(values: readonly number[], each: number): (n: number) => number {
+  const best = [...values].sort((a, b) => b - a);
   return (n) => {
     let left = n;
     let worth = 0;
-    for (const rate of best) {
-      const take = Math.min(left, perBin);
-      worth += take * rate;
-      left -= take;
+    for (const value of best) {
       if (left <= 0) break;
+      const take = Math.min(left, each);
+      worth += take * value;
+      left -= take;
     }
     return worth;
   };
