@@ -136,7 +136,8 @@ interface PlanState extends RequestSchedule {
 interface DraftedStep {
   step: number;
   requests: number;
-  values: number[];
+  /** Best first. */
+  values: Float64Array;
 }
 
 /** Steps that drafted whose node values judge whether the next root layer pays (rootLayerPays). */
@@ -149,12 +150,12 @@ interface Reach {
   /** The (K_max − B)-th best value: a node must beat it for a child of it to be granted. */
   bar: number;
   /** Per request: its own grantable nodes' values, best first. */
-  own: number[][];
+  own: Float64Array[];
   /** Σ of the best K_max − B values: the expected accepted draft tokens of the best tree. */
   expected: number;
   count: number;
   /** The best K_max − B values, best first. */
-  best: number[];
+  best: Float64Array;
 }
 
 interface Offer {
@@ -197,6 +198,10 @@ export class ElasticScheduler implements SpeculationPolicy {
   private requestCount = 0;
   /** The drafted nodes' values of the last few steps that drafted, newest last (rootLayerPays). */
   private drafted: DraftedStep[] = [];
+  /** What n tokens of those steps are worth (recentlyDrafted), sorted once per record and request count. */
+  private draftedWorth: { each: number; worth: (n: number) => number } | null = null;
+  /** reach() until the values or the truncations change (grow, applyGates): a step reads it at every layer and again to grant. */
+  private reachMemo: Reach | null = null;
 
   constructor(
     readonly name: string,
@@ -235,6 +240,7 @@ export class ElasticScheduler implements SpeculationPolicy {
     this.draftSpent = 0;
     this.requestCount = ctx.requests.length;
     this.price = this.prices(ctx.past);
+    this.reachMemo = null;
     let free = this.draftBudget;
     this.plans = ctx.requests.map((r, i) => {
       const depthCap = Math.min(this.rules.maxDepth, usefulLayers(r.remaining));
@@ -329,6 +335,7 @@ export class ElasticScheduler implements SpeculationPolicy {
   }
 
   grow(depth: number, ctx: StepContext): void {
+    this.reachMemo = null;
     const topk = this.rules.shape.topk;
     const layers: { r: StepRequest; added: number[] }[] = [];
     for (const r of ctx.requests) {
@@ -381,6 +388,7 @@ export class ElasticScheduler implements SpeculationPolicy {
       (r.gates as GateCheck[]).push(gate);
       if (!gate.pass && !gate.waived) {
         this.plans[r.index].truncatedAt = depth;
+        this.reachMemo = null;
         this.stop(this.plans[r.index], r, 'truncated', depth);
       }
     }
@@ -597,8 +605,13 @@ export class ElasticScheduler implements SpeculationPolicy {
   private takeChances(model: ChildAcceptance, cands: Candidates): { chances: number[]; total: number } {
     let known = this.chancesByParent.get(cands);
     if (!known) {
-      const chances = Array.from(cands.logq, (_, r) => model.estimate(r, stepConfidence(cands.logq, r, this.confidence)));
-      known = { chances, total: chances.reduce((a, b) => a + b, 0) };
+      const chances: number[] = [];
+      let total = 0;
+      for (let r = 0; r < cands.logq.length; r++) {
+        chances.push(model.estimate(r, stepConfidence(cands.logq, r, this.confidence)));
+        total += chances[r];
+      }
+      known = { chances, total };
       this.chancesByParent.set(cands, known);
     }
     return known;
@@ -610,22 +623,27 @@ export class ElasticScheduler implements SpeculationPolicy {
    * output of the batch's best nodes.
    */
   private reach(ctx: StepContext): Reach {
-    const all: number[] = [];
+    if (this.reachMemo) return this.reachMemo;
+    let total = 0;
     const own = this.plans.map((plan, i) => {
       const tree = ctx.requests[i].tree;
-      const mine: number[] = [];
-      for (let id = 1; id < tree.size; id++) if (this.grantable(plan, tree.depth[id])) mine.push(plan.value[id]);
-      mine.sort((a, b) => b - a);
-      for (const v of mine) all.push(v);
-      return mine;
+      const mine = new Float64Array(tree.size);
+      let count = 0;
+      for (let id = 1; id < tree.size; id++) if (this.grantable(plan, tree.depth[id])) mine[count++] = plan.value[id];
+      total += count;
+      return bestFirst(mine.subarray(0, count));
     });
-    all.sort((a, b) => b - a);
+    const all = new Float64Array(total);
+    let at = 0;
+    for (const mine of own) for (const v of mine) all[at++] = v;
+    const sorted = bestFirst(all);
     const n = this.draftBudget;
-    const bar = kthBest(all, n);
-    const best = all.slice(0, n);
+    const bar = kthBest(sorted, n);
+    const best = sorted.slice(0, n);
     let expected = 0;
     for (const v of best) expected += v;
-    return { bar, own, expected, count: best.length, best };
+    this.reachMemo = { bar, own, expected, count: best.length, best };
+    return this.reachMemo;
   }
 
   /**
@@ -722,26 +740,34 @@ export class ElasticScheduler implements SpeculationPolicy {
   private recentlyDrafted(step: number, requests: number): ((n: number) => number) | null {
     const newest = this.drafted[this.drafted.length - 1];
     if (!newest || step - newest.step > REFRESH_STEPS || requests === 0) return null;
-    return bestTokens(
-      this.drafted.flatMap((d) => d.values),
-      requests / this.drafted.reduce((n, d) => n + d.requests, 0),
-    );
+    const each = requests / this.drafted.reduce((n, d) => n + d.requests, 0);
+    if (this.draftedWorth?.each !== each) {
+      // n ≤ K_max − B tokens read at most the best (K_max − B) / each values.
+      const needed = Math.ceil(this.draftBudget / each) + 1;
+      this.draftedWorth = { each, worth: tokensWorth(mergeBestFirst(this.drafted.map((d) => d.values), needed), each) };
+    }
+    return this.draftedWorth.worth;
   }
 
   /** After a step that drafted: its drafted nodes' values, for rootLayerPays (which reads them only under a price). */
   private recordDrafted(ctx: StepContext): void {
     if (!this.priced) return;
-    const values: number[] = [];
     let requests = 0;
-    for (const [i, plan] of this.plans.entries()) {
-      const tree = ctx.requests[i].tree;
-      if (tree.size <= 1) continue;
+    let nodes = 0;
+    for (const r of ctx.requests) {
+      if (r.tree.size <= 1) continue;
       requests++;
-      for (let id = 1; id < tree.size; id++) values.push(plan.value[id] ?? 0);
+      nodes += r.tree.size - 1;
     }
     if (requests === 0) return;
-    this.drafted.push({ step: ctx.step, requests, values });
+    const values = new Float64Array(nodes);
+    let at = 0;
+    for (const [i, plan] of this.plans.entries()) {
+      for (let id = 1; id < ctx.requests[i].tree.size; id++) values[at++] = plan.value[id] ?? 0;
+    }
+    this.drafted.push({ step: ctx.step, requests, values: bestFirst(values) });
     if (this.drafted.length > DRAFTED_STEPS) this.drafted.shift();
+    this.draftedWorth = null;
   }
 
   /** One draft forward of `rows` rows over `requests` requests, in target one-token forwards (step-price.ts). */
@@ -822,7 +848,7 @@ export class ElasticScheduler implements SpeculationPolicy {
  * ancestors all rank above that child): it must beat the n-th best of `sorted` (best first).
  * -Infinity while fewer than n are drafted; Infinity when n < 2 leaves no room for a child.
  */
-function kthBest(sorted: readonly number[], n: number): number {
+function kthBest(sorted: ArrayLike<number>, n: number): number {
   if (n < 2) return Infinity;
   return sorted.length >= n ? sorted[n - 1] : -Infinity;
 }
@@ -842,18 +868,40 @@ export function bestRootTokens(rates: readonly number[], requests: number, chain
 
 /** What the n best tokens are worth when each of `values` stands for `each` tokens of that value. */
 function bestTokens(values: readonly number[], each: number): (n: number) => number {
-  const best = [...values].sort((a, b) => b - a);
+  return tokensWorth(bestFirst(Float64Array.from(values)), each);
+}
+
+/** bestTokens of values already sorted best first. */
+function tokensWorth(best: Float64Array, each: number): (n: number) => number {
   return (n) => {
     let left = n;
     let worth = 0;
-    for (const value of best) {
-      if (left <= 0) break;
+    for (let i = 0; i < best.length && left > 0; i++) {
       const take = Math.min(left, each);
-      worth += take * value;
+      worth += take * best[i];
       left -= take;
     }
     return worth;
   };
+}
+
+/** `values` sorted best first, in place: a typed array sorts numbers without a comparator call per pair. */
+function bestFirst(values: Float64Array): Float64Array {
+  return values.sort().reverse();
+}
+
+/** The best `limit` values of lists sorted best first, merged into one sorted best first. */
+function mergeBestFirst(lists: readonly Float64Array[], limit: number): Float64Array {
+  const merged = new Float64Array(Math.min(limit, lists.reduce((n, l) => n + l.length, 0)));
+  const next = lists.map(() => 0);
+  for (let at = 0; at < merged.length; at++) {
+    let from = -1;
+    for (let l = 0; l < lists.length; l++) {
+      if (next[l] < lists[l].length && (from < 0 || lists[l][next[l]] > lists[from][next[from]])) from = l;
+    }
+    merged[at] = lists[from][next[from]++];
+  }
+  return merged;
 }
 
 /** The n best values seen (drafted, or expected of a layer being planned), and the bar kthBest reads off them. */
@@ -862,9 +910,10 @@ class BestValues {
 
   constructor(
     private readonly n: number,
-    sortedBestFirst: readonly number[],
+    sortedBestFirst: ArrayLike<number>,
   ) {
-    this.values = sortedBestFirst.slice(0, Math.max(0, n));
+    this.values = [];
+    for (let i = 0; i < Math.min(n, sortedBestFirst.length); i++) this.values.push(sortedBestFirst[i]);
   }
 
   add(value: number): void {
