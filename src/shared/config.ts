@@ -53,7 +53,18 @@ export function defaultDraftPrecision(provider: 'cpu' | 'cuda' | undefined): Wei
 export const ConfidenceSignalSchema = z.enum(['path-prob', 'path-margin']);
 export type ConfidenceSignal = z.infer<typeof ConfidenceSignalSchema>;
 
-const TimedPointsSchema = z.array(z.object({ tokens: z.number().int().min(1), ms: z.number().positive() })).min(1);
+/** A measured forward-time curve: milliseconds against packed rows. */
+export const TimedPointsSchema = z.array(z.object({ tokens: z.number().int().min(1), ms: z.number().positive() })).min(1);
+
+/**
+ * The same forwards timed at longer pasts (`profile-hw --context 64,128,192`), shortest first: a
+ * step is priced and timed at its own longest past, between the two contexts around it
+ * (cost/clock.ts contextCurves). One shape wherever curves travel: a price, a profile file, the
+ * studio's clock.
+ */
+export function longerCurvesSchema<Points extends z.ZodType>(points: Points) {
+  return z.array(z.object({ context: z.number().int().min(1), target: points, draft: points }));
+}
 
 /**
  * Forward times a price reads as measured (`profile-hw`'s curves): the target's and the draft's
@@ -68,11 +79,8 @@ export const PriceCurvesSchema = z.object({
   spread: z.number().int().min(1).optional(),
   /** Committed rows per request when `target` and `draft` were timed (absent: one context, read at every past). */
   context: z.number().int().min(0).optional(),
-  /**
-   * The same forwards timed at longer pasts, shortest first: a step is priced at its own longest
-   * past, between the two contexts around it (cost/clock.ts contextCurves).
-   */
-  longer: z.array(z.object({ context: z.number().int().min(1), target: TimedPointsSchema, draft: TimedPointsSchema })).optional(),
+  /** The same forwards timed at longer pasts (longerCurvesSchema). */
+  longer: longerCurvesSchema(TimedPointsSchema).optional(),
 });
 export type PriceCurves = z.infer<typeof PriceCurvesSchema>;
 

@@ -2,7 +2,7 @@
 // the engine MessagePort, the web host's WebSocket, the engine host's parent channel) carries these
 // plain JSON objects {type, ...} and validates them with these schemas where they enter.
 import { z } from 'zod';
-import { ConfidenceSignalSchema, KnobsSchema, PolicyNameSchema, RunConfigSchema, WeightPrecisionSchema } from './config.js';
+import { ConfidenceSignalSchema, KnobsSchema, longerCurvesSchema, PolicyNameSchema, RunConfigSchema, TimedPointsSchema, WeightPrecisionSchema } from './config.js';
 import { DepthHistogramSchema, RunMetricsSchema, StepEventSchema } from './trace-schema.js';
 
 /** Largest message any transport accepts, in bytes of JSON. Frames of big trees stay far below. */
@@ -117,8 +117,6 @@ export const OBSERVER_REQUESTS: ReadonlySet<RequestType> = new Set<RequestType>(
 // Events: engine host → UI.
 
 /** A measured forward curve: its time at each packed token count. */
-const MeasuredPointsSchema = z.array(z.object({ tokens: z.number().int().min(1), ms: z.number().positive() })).min(1);
-
 export const RUN_STATES = ['idle', 'loading', 'running', 'paused', 'finished', 'error'] as const;
 export type RunState = (typeof RUN_STATES)[number];
 
@@ -283,13 +281,13 @@ export const EventSchema = z.discriminatedUnion('type', [
     name: z.string().min(1),
     /** Where the curves were measured: the profile's CPU and provider. */
     measuredOn: z.string(),
-    target: MeasuredPointsSchema,
-    draft: MeasuredPointsSchema,
+    target: TimedPointsSchema,
+    draft: TimedPointsSchema,
     /** The requests the profile spread its rows over (`profile-hw --slots`). */
     slots: z.number().int().min(1),
     /** Committed rows per request when timed, and the same curves at longer pasts (`profile-hw --context`). */
     context: z.number().int().min(0).optional(),
-    longer: z.array(z.object({ context: z.number().int().min(1), target: MeasuredPointsSchema, draft: MeasuredPointsSchema })).optional(),
+    longer: longerCurvesSchema(TimedPointsSchema).optional(),
   }),
   EngineKnobsEventSchema,
   ReportEventSchema,

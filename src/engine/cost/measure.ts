@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { ModelSession } from '../model/types.js';
-import { AttentionWindowSchema, formatAttentionWindow, WeightPrecisionSchema, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
+import { AttentionWindowSchema, formatAttentionWindow, longerCurvesSchema, TimedPointsSchema, WeightPrecisionSchema, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
 import type { TimedPoint } from './knee.js';
 import { jsonErrorPosition } from '../json-error.js';
 import { Refusal } from '../refusal.js';
@@ -85,7 +85,8 @@ export async function measureForwardCurve(session: ModelSession, options: Measur
   }
 }
 
-const PointsSchema = z.array(z.object({ tokens: z.number().int().min(1), ms: z.number().positive() })).min(3);
+/** A profile's curve: at least three sizes, enough for its knee (fitKnee). */
+const PointsSchema = TimedPointsSchema.min(3);
 
 export const HardwareProfileSchema = z.object({
   kind: z.literal('echo-hw-profile'),
@@ -103,12 +104,8 @@ export const HardwareProfileSchema = z.object({
   context: z.number().int().min(0),
   target: PointsSchema,
   draft: PointsSchema,
-  /**
-   * The same forwards timed at longer pasts (`profile-hw --context 64,160`), shortest first: a
-   * step is priced and timed at its own longest past, between the contexts around it.
-   */
-  longer: z
-    .array(z.object({ context: z.number().int().min(1), target: PointsSchema, draft: PointsSchema }))
+  /** The same forwards timed at longer pasts (longerCurvesSchema). */
+  longer: longerCurvesSchema(PointsSchema)
     .refine((levels) => levels.every((l, i) => i === 0 || l.context > levels[i - 1].context), 'longer contexts must rise')
     .optional(),
 }).refine((p) => !p.longer?.length || p.longer[0].context > p.context, { message: 'longer contexts must be past the base context', path: ['longer'] });
