@@ -335,6 +335,9 @@ export class ElasticScheduler implements SpeculationPolicy {
   }
 
   grow(depth: number, ctx: StepContext): void {
+    // With a value model every candidate's worth is known before it enters the tree (without one it
+    // reads the layer's best score, known only after), and a beam-mass gate sums the layer's nodes.
+    const bars = this.children && this.rules.gate.signal === 'best-path' ? this.candidateBars(depth, ctx, this.reach(ctx)) : null;
     this.reachMemo = null;
     const topk = this.rules.shape.topk;
     const layers: { r: StepRequest; added: number[] }[] = [];
@@ -347,7 +350,14 @@ export class ElasticScheduler implements SpeculationPolicy {
       for (const parent of parents) {
         const cands = r.tree.candidates[parent];
         if (!cands) continue;
-        for (let rank = 0; rank < Math.min(topk, cands.tokens.length); rank++) added.push(r.tree.addChild(parent, rank));
+        for (let rank = 0; rank < Math.min(topk, cands.tokens.length); rank++) {
+          // A candidate that could never be granted stays a candidate (width can still add it).
+          const value = bars ? this.childValue(plan, r.tree, parent, rank, depth) : 0;
+          if (bars && rank > 0 && value < bars[r.index]) continue;
+          const id = r.tree.addChild(parent, rank);
+          if (bars) plan.value[id] = value;
+          added.push(id);
+        }
       }
       if (added.length === 0) {
         this.stop(plan, r, 'no-candidates', depth);
@@ -356,10 +366,40 @@ export class ElasticScheduler implements SpeculationPolicy {
       let best = -Infinity;
       for (const id of added) best = Math.max(best, nodeScore(r.tree, id, this.confidence));
       plan.bestScore[depth] = best;
-      for (const parent of parents) this.valueChildren(plan, r.tree, parent, depth);
+      if (!bars) for (const parent of parents) this.valueChildren(plan, r.tree, parent, depth);
       layers.push({ r, added });
     }
     this.applyGates(depth, ctx, layers);
+  }
+
+  /**
+   * Per request, the least a candidate of this layer must be worth to enter the tree: the batch's
+   * (K_max − B)-th best value among the nodes drafted so far and every candidate of this layer,
+   * or its own share-th best among its own, whichever is lower (−Infinity while fewer are at
+   * hand). One below both is never granted by depth; it stays a candidate its parent can still be
+   * widened with. At batch 4 on the demo pair every node ECHO verified was its parent's top
+   * candidate, and the nine others of each expansion were only more nodes for every pass of the
+   * step to walk.
+   */
+  private candidateBars(depth: number, ctx: StepContext, before: Reach): number[] {
+    const topk = this.rules.shape.topk;
+    const batch: number[] = [...before.best];
+    const own = this.plans.map((plan, i) => {
+      const mine: number[] = [...before.own[i].subarray(0, Math.max(0, plan.share))];
+      const tree = ctx.requests[i].tree;
+      for (const parent of plan.expanded) {
+        const cands = tree.candidates[parent];
+        if (!cands) continue;
+        for (let rank = 0; rank < Math.min(topk, cands.tokens.length); rank++) {
+          const value = this.childValue(plan, tree, parent, rank, depth);
+          mine.push(value);
+          batch.push(value);
+        }
+      }
+      return mine;
+    });
+    const batchBar = nthBest(batch, this.draftBudget);
+    return this.plans.map((plan, i) => Math.min(batchBar, nthBest(own[i], plan.share)));
   }
 
   /**
@@ -399,7 +439,10 @@ export class ElasticScheduler implements SpeculationPolicy {
     // Only the best K_max − B drafted values can set the (K_max − B)-th best: reach's.
     const reach = this.reach(ctx);
     const values = [...reach.best];
-    let counted = reach.own.reduce((n, own) => n + own.length, 0);
+    let counted = 0;
+    for (const [i, plan] of this.plans.entries()) {
+      this.eachDrafted(plan, ctx.requests[i].tree, (_p, _r, _id, _v, d) => void (this.grantable(plan, d) && counted++));
+    }
     const chance = this.children ? this.children.expectedChances(1)[0] : 1;
     for (const i of deepening) {
       const plan = this.plans[i];
@@ -532,9 +575,9 @@ export class ElasticScheduler implements SpeculationPolicy {
     for (const [i, plan] of this.plans.entries()) {
       if (plan.truncatedAt >= 0) continue;
       const tree = ctx.requests[i].tree;
-      for (let id = 1; id < tree.size; id++) {
-        if (!tree.verified[id]) rest.push({ index: i, parent: tree.parent[id], rank: tree.rank[id], id, value: plan.value[id], depth: tree.depth[id] });
-      }
+      this.eachDrafted(plan, tree, (parent, rank, id, value, depth) => {
+        if (id === -1 || !tree.verified[id]) rest.push({ index: i, parent, rank, id, value, depth });
+      });
     }
     this.grantWidth(ctx, rest);
   }
@@ -554,6 +597,25 @@ export class ElasticScheduler implements SpeculationPolicy {
       this.count(offer.value);
     }
     return true;
+  }
+
+  /**
+   * Every candidate the draft gave this request's expanded nodes, whether grow let it into the tree
+   * or left it a candidate (candidateBars): its parent, rank, node (-1 when not in the tree), value
+   * and depth. What the step drafted, as the record, the width grants and the cut's count read it.
+   */
+  private eachDrafted(plan: PlanState, tree: DraftTree, visit: (parent: number, rank: number, id: number, value: number, depth: number) => void): void {
+    const topk = this.rules.shape.topk;
+    for (let parent = 0; parent < tree.size; parent++) {
+      const cands = tree.candidates[parent];
+      if (!cands) continue;
+      const depth = tree.depth[parent] + 1;
+      for (let rank = 0; rank < cands.childId.length; rank++) {
+        const id = cands.childId[rank];
+        if (id === -1 && rank >= topk) continue;
+        visit(parent, rank, id, id !== -1 ? (plan.value[id] ?? 0) : this.childValue(plan, tree, parent, rank, depth), depth);
+      }
+    }
   }
 
   /** The values of a parent's drafted children (childValue). */
@@ -753,19 +815,15 @@ export class ElasticScheduler implements SpeculationPolicy {
   private recordDrafted(ctx: StepContext): void {
     if (!this.priced) return;
     let requests = 0;
-    let nodes = 0;
-    for (const r of ctx.requests) {
-      if (r.tree.size <= 1) continue;
+    const values: number[] = [];
+    for (const [i, plan] of this.plans.entries()) {
+      const tree = ctx.requests[i].tree;
+      if (tree.size <= 1) continue;
       requests++;
-      nodes += r.tree.size - 1;
+      this.eachDrafted(plan, tree, (_p, _r, _id, value) => void values.push(value));
     }
     if (requests === 0) return;
-    const values = new Float64Array(nodes);
-    let at = 0;
-    for (const [i, plan] of this.plans.entries()) {
-      for (let id = 1; id < ctx.requests[i].tree.size; id++) values[at++] = plan.value[id] ?? 0;
-    }
-    this.drafted.push({ step: ctx.step, requests, values: bestFirst(values) });
+    this.drafted.push({ step: ctx.step, requests, values: bestFirst(Float64Array.from(values)) });
     if (this.drafted.length > DRAFTED_STEPS) this.drafted.shift();
     this.draftedWorth = null;
   }
@@ -841,6 +899,13 @@ export class ElasticScheduler implements SpeculationPolicy {
     plan.expanded = [];
     return [];
   }
+}
+
+/** The n-th best of `values` (sorted in place): Infinity when n < 1, −Infinity while fewer than n. */
+function nthBest(values: number[], n: number): number {
+  if (n < 1) return Infinity;
+  if (values.length < n) return -Infinity;
+  return values.sort((a, b) => b - a)[n - 1];
 }
 
 /**

@@ -276,6 +276,28 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     expect(out.verifiedTokens).toBe(6);
   });
 
+  it('keeps out of the tree the candidates no grant could reach, as candidates its parent can still be widened with', () => {
+    // Draft budget 5 as above. Layer 0's four candidates all enter (fewer than 5 are at hand); below
+    // it each expanded node's runner-ups fall under the fifth best drafted value, so only its top
+    // candidate becomes a node. The grants are the five best all the same.
+    const childAcceptance = measuredChildren((rank) => (rank === 0 ? 0.8 : 0.1));
+    const table: TableRequest[] = [{ id: 'A', probs: Array.from({ length: 6 }, () => [0.6, 0.2, 0.1, 0.05]) }];
+    const policy = echo({ batch: 1, kmax: 6, shape: { depth: 3, topk: 4, tokens: 5 }, taus: {}, maxDepth: 4, childAcceptance });
+    const out = runTableStep(policy, 6, table);
+    const tree = out.requests[0].tree;
+    expect(tree.nodesAtDepth(0)).toHaveLength(4);
+    const [deeper] = tree.nodesAtDepth(1);
+    expect(tree.nodesAtDepth(1)).toHaveLength(1);
+    expect(tree.rank[deeper]).toBe(0);
+    const cands = tree.candidates[tree.parent[deeper]]!;
+    expect(cands.tokens).toHaveLength(4);
+    expect(Array.from(cands.childId).slice(1)).toEqual([-1, -1, -1]);
+    expect(out.widths[0]).toEqual([2, 1, 1, 1]);
+    // With every candidate a node the tree held 17 (the root and 4 a layer) for the same grants.
+    expect(tree.size).toBe(8);
+    expect(out.verifiedTokens).toBe(6);
+  });
+
   it('never drafts a layer nobody can pay for', () => {
     // One share of [1], no slack, no gate that could release: the request stops after depth 0.
     const policy = echo({ batch: 2, kmax: 4, shape: { depth: 1, topk: 1, tokens: 1 }, taus: { '0': 0.01 }, maxDepth: 5 });
