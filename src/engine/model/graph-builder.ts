@@ -549,7 +549,7 @@ export function headOutputs(vocab: number): ValueInfoProtoJs[] {
 }
 
 /** A decoder graph under construction: the builder, the model and its weights, how linear layers run. */
-interface Decoder {
+export interface Decoder {
   g: GraphBuilder;
   cfg: ModelConfig;
   weights: WeightSource;
@@ -557,7 +557,7 @@ interface Decoder {
 }
 
 /** The residual stream: `residual` plus a branch output not yet added to it. */
-class ResidualStream {
+export class ResidualStream {
   pendingBranch: string | null = null;
   constructor(
     private readonly d: Decoder,
@@ -582,7 +582,7 @@ class ResidualStream {
  * RMSNorm over the last axis as onnxruntime's own kernel (the one its optimiser fuses
  * Pow → ReduceMean → Add → Sqrt → Div → Mul into).
  */
-function rmsNorm({ g, cfg }: Decoder, x: string, weight: string): string {
+export function rmsNorm({ g, cfg }: Decoder, x: string, weight: string): string {
   return g.one('SimplifiedLayerNormalization', [x, weight], { axis: -1, epsilon: { float: cfg.rmsNormEps }, stash_type: 1 });
 }
 
@@ -596,7 +596,7 @@ function rmsNorm({ g, cfg }: Decoder, x: string, weight: string): string {
  * returns the value unchanged, bit for bit. One kernel, where rotating q and k apart from v took a
  * Split, two Reshapes and another Split per layer. `heads`: G+2 (v carried) or G+1 (q and k only).
  */
-function ropeBlock({ g, cfg }: Decoder): (x: string, heads: number, carriesValue: boolean) => string {
+export function ropeBlock({ g, cfg }: Decoder): (x: string, heads: number, carriesValue: boolean) => string {
   const hd = cfg.headDim;
   const ropeRows = ropeTableRows(cfg);
   const { cosTable, sinTable } = ropeTables(cfg.rope, hd, ropeRows);
@@ -615,6 +615,17 @@ function ropeBlock({ g, cfg }: Decoder): (x: string, heads: number, carriesValue
     }
     return g.op('RotaryEmbedding', [x, ids, cosCache, sinCache], { interleaved: 0, num_heads: cfg.numKvHeads }, 1, undefined, MS_DOMAIN)[0];
   };
+}
+
+/** Where a layer's weights are (their names' prefix) and how wide its attention's input is. */
+export interface LayerInput {
+  prefix: string;
+  width: number;
+}
+
+/** A decoder layer's: `model.layers.<layer>.`, reading the hidden state. */
+export function decoderLayerInput(cfg: ModelConfig, layer: number): LayerInput {
+  return { prefix: `model.layers.${layer}.`, width: cfg.hiddenSize };
 }
 
 /**
@@ -646,12 +657,18 @@ export function interleaveKvGroups(q: Float32Array, k: Float32Array, v: Float32A
  * 1/sqrt(hd) is folded into q's weights (or into q_norm's weight when q is normalised): RoPE is
  * linear, so scaling before it equals scaling after. Qwen3's head norm runs on q and k only, so
  * there v is split off first and RoPE turns G+1 heads. k and v are named as the graph's new_key /
- * new_value outputs, which the session writes into its head-major buffers.
+ * new_value outputs, which the session writes into its head-major buffers. `input` says where the
+ * layer's weights are and how wide x is: a decoder layer's by default, an EAGLE-3 head's first
+ * layer reads twice its width (head-graph.ts).
  */
-function qkvBlock(d: Decoder, layer: number, x: string, rope: (x: string, heads: number, carriesValue: boolean) => string): { q: string; kv: string } {
+export function qkvBlock(
+  d: Decoder,
+  layer: number,
+  x: string,
+  rope: (x: string, heads: number, carriesValue: boolean) => string,
+  { prefix: p, width: H }: LayerInput = decoderLayerInput(d.cfg, layer),
+): { q: string; kv: string } {
   const { g, cfg, weights } = d;
-  const p = `model.layers.${layer}.`;
-  const H = cfg.hiddenSize;
   const hd = cfg.headDim;
   const nH = cfg.numHeads;
   const kvH = cfg.numKvHeads;
@@ -688,10 +705,9 @@ function qkvBlock(d: Decoder, layer: number, x: string, rope: (x: string, heads:
   return { q, kv: g.one('Concat', [k, v], { axis: 2 }, names[1]) };
 }
 
-/** The SiLU MLP of one layer: gate and up in one projection, then down. */
-function mlpBlock(d: Decoder, layer: number, y: string): string {
+/** The SiLU MLP of one layer (its weights' names start with `p`): gate and up in one projection, then down. */
+export function mlpBlock(d: Decoder, p: string, y: string): string {
   const { g, cfg, weights } = d;
-  const p = `model.layers.${layer}.`;
   const H = cfg.hiddenSize;
   const I = cfg.intermediateSize;
   const guW = new Float32Array(2 * I * H);
@@ -790,7 +806,7 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     const oB = cfg.oBias ? w('self_attn.o_proj.bias', [H]) : null;
     stream.pendingBranch = linearLayer(g, d.precision, attn, p + 'self_attn.o_proj.weight', oW, [H, dims.nH * dims.hd], oB, 'input_ids');
     const y = stream.addAndNorm(w('post_attention_layernorm.weight', [H]));
-    stream.pendingBranch = mlpBlock(d, layer, y);
+    stream.pendingBranch = mlpBlock(d, p, y);
     const buffers = kvBufferValues(layer, dims);
     inputs.push(...buffers.inputs);
     outputs.push(...buffers.outputs);

@@ -19,7 +19,7 @@ import { OrtModelSession, windowProblem } from './session.js';
 import type { ModelInfo } from './types.js';
 
 /** Bump when the head graph's layout changes, so cached head graphs are rebuilt. */
-export const HEAD_GRAPH_VERSION = 8;
+export const HEAD_GRAPH_VERSION = 9;
 
 /** True when `dir` holds an EAGLE-3 head (its config.json names an Eagle3 class). */
 export function isHeadFolder(dir: string): boolean {
