@@ -105,10 +105,13 @@ export function withWorkloadOptions(command: Command, requests: number): Command
   return knobOptions(command, ['draftDir', 'targetDir', 'draftKind']);
 }
 
-/** `--draft` and `--target` of the commands that take a draft model (not a head) and its target: calibrate, profile-hw. */
+/**
+ * `--draft` and `--target` of the commands that load a pair without a workload's flags:
+ * calibrate, profile-hw, reproduce. Each loads it as run does (loadPair), so the draft may be a
+ * model or an EAGLE-3 head.
+ */
 export function withPairFolders(command: Command): Command {
-  knobOption(command, 'draftDir', { help: 'draft model folder (Hugging Face); default: the bundled demo pair' });
-  return knobOption(command, 'targetDir');
+  return knobOptions(command, ['draftDir', 'targetDir']);
 }
 
 /** The onnxruntime options of run and sweep. */
