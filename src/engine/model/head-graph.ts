@@ -4,9 +4,9 @@
 // the same session code packs, masks and stores a head's rows, and its layers are built by the
 // decoder's own blocks (fused q/k/v and gate/up projections, one RoPE kernel, norms that add the
 // residual in their kernel), so a head forward runs as few kernels as a decoder layer does. What
-// differs is a row's input: the
-// token's embedding together with an incoming hidden state, which is either fc(target features)
-// (a committed position) or the head's own pre-norm output at the parent node (a drafted one):
+// differs is a row's input: the token's embedding together with an incoming hidden state, which is
+// either fc(target features) (a committed position) or the head's own pre-norm output at the
+// parent node (a drafted one):
 //   features [F, 3·H_target], prev_hidden [P, H]   the two kinds of incoming state
 //   hidden_source [N] int32                        row of [fc(features); prev_hidden] each packed row reads
 // extra outputs:
