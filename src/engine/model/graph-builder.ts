@@ -624,7 +624,7 @@ export interface LayerInput {
 }
 
 /** A decoder layer's: `model.layers.<layer>.`, reading the hidden state. */
-export function decoderLayerInput(cfg: ModelConfig, layer: number): LayerInput {
+function decoderLayerInput(cfg: ModelConfig, layer: number): LayerInput {
   return { prefix: `model.layers.${layer}.`, width: cfg.hiddenSize };
 }
 
@@ -661,7 +661,7 @@ export function interleaveKvGroups(q: Float32Array, k: Float32Array, v: Float32A
  * layer's weights are and how wide x is: a decoder layer's by default, an EAGLE-3 head's first
  * layer reads twice its width (head-graph.ts).
  */
-export function qkvBlock(
+function qkvBlock(
   d: Decoder,
   layer: number,
   x: string,
@@ -706,7 +706,7 @@ export function qkvBlock(
 }
 
 /** The SiLU MLP of one layer (its weights' names start with `p`): gate and up in one projection, then down. */
-export function mlpBlock(d: Decoder, p: string, y: string): string {
+function mlpBlock(d: Decoder, p: string, y: string): string {
   const { g, cfg, weights } = d;
   const H = cfg.hiddenSize;
   const I = cfg.intermediateSize;
@@ -725,6 +725,35 @@ export function mlpBlock(d: Decoder, p: string, y: string): string {
   const downW = weights.get(p + 'mlp.down_proj.weight', [H, I]);
   const downB = cfg.mlpBias ? g.init(p + 'mlp.down_proj.bias', [H], weights.get(p + 'mlp.down_proj.bias', [H])) : null;
   return linearLayer(g, d.precision, act, p + 'mlp.down_proj.weight', downW, [H, I], downB, 'input_ids');
+}
+
+/**
+ * A layer from its normed attention input x on: q/k/v, the tree attention and o_proj as the
+ * stream's branch, then the post-attention norm and the MLP as its next branch (added by the next
+ * norm). Returns the layer's KV buffer inputs and outputs. The decoder graph and the EAGLE-3
+ * head's build every layer with it; `input` as qkvBlock's.
+ */
+export function attentionAndMlp(
+  d: Decoder,
+  stream: ResidualStream,
+  layer: number,
+  x: string,
+  rope: (x: string, heads: number, carriesValue: boolean) => string,
+  input: LayerInput = decoderLayerInput(d.cfg, layer),
+): { inputs: ValueInfoProtoJs[]; outputs: ValueInfoProtoJs[] } {
+  const { g, cfg, weights } = d;
+  const p = input.prefix;
+  const H = cfg.hiddenSize;
+  const dims: AttentionDims = { nH: cfg.numHeads, kvH: cfg.numKvHeads, hd: cfg.headDim };
+  const w = (name: string, shape: number[]): string => g.init(p + name, shape, weights.get(p + name, shape));
+  const { q, kv } = qkvBlock(d, layer, x, rope, input);
+  const attn = treeAttention(g, layer, dims, q, kv, g.i64([0, 0, 2, -1, dims.hd]));
+  const oW = weights.get(p + 'self_attn.o_proj.weight', [H, dims.nH * dims.hd]);
+  const oB = cfg.oBias ? w('self_attn.o_proj.bias', [H]) : null;
+  stream.pendingBranch = linearLayer(g, d.precision, attn, p + 'self_attn.o_proj.weight', oW, [H, dims.nH * dims.hd], oB, 'input_ids');
+  const y = stream.addAndNorm(w('post_attention_layernorm.weight', [H]));
+  stream.pendingBranch = mlpBlock(d, p, y);
+  return kvBufferValues(layer, dims);
 }
 
 /**
@@ -782,13 +811,11 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
   const d: Decoder = { g, cfg, weights, precision: options.precision ?? 'float32' };
   const H = cfg.hiddenSize;
   const V = cfg.vocabSize;
-  const dims: AttentionDims = { nH: cfg.numHeads, kvH: cfg.numKvHeads, hd: cfg.headDim };
   const inputs = sessionInputs();
   const outputs = headOutputs(V);
 
   const embedding = embeddingLookup(d);
   const rope = ropeBlock(d);
-  const pastRows = g.i64([0, 0, 2, -1, cfg.headDim]);
 
   const stream = new ResidualStream(d, embedding.lookup);
   const boundaries = options.featureBoundaries ?? [];
@@ -800,14 +827,7 @@ export function buildGraph(cfg: ModelConfig, weights: WeightSource, options: Gra
     const x = stream.addAndNorm(w('input_layernorm.weight', [H]));
     // The stream entering this layer, the branch before it now added.
     if (boundaries.includes(layer)) captured.set(layer, stream.residual);
-    const { q, kv } = qkvBlock(d, layer, x, rope);
-    const attn = treeAttention(g, layer, dims, q, kv, pastRows);
-    const oW = weights.get(p + 'self_attn.o_proj.weight', [H, dims.nH * dims.hd]);
-    const oB = cfg.oBias ? w('self_attn.o_proj.bias', [H]) : null;
-    stream.pendingBranch = linearLayer(g, d.precision, attn, p + 'self_attn.o_proj.weight', oW, [H, dims.nH * dims.hd], oB, 'input_ids');
-    const y = stream.addAndNorm(w('post_attention_layernorm.weight', [H]));
-    stream.pendingBranch = mlpBlock(d, p, y);
-    const buffers = kvBufferValues(layer, dims);
+    const buffers = attentionAndMlp(d, stream, layer, x, rope);
     inputs.push(...buffers.inputs);
     outputs.push(...buffers.outputs);
   }

@@ -15,22 +15,18 @@
 import type { WeightPrecision } from '../../shared/config.js';
 import type { Eagle3Config } from './eagle3-config.js';
 import {
+  attentionAndMlp,
   gatherEmbedding,
   GraphBuilder,
   headOutputs,
-  kvBufferValues,
   linearLayer,
-  mlpBlock,
   outputHeads,
   projection,
-  qkvBlock,
   ResidualStream,
   rmsNorm,
   ropeBlock,
   sessionInputs,
-  treeAttention,
   valueInfo,
-  type AttentionDims,
   type BuiltGraph,
   type Decoder,
   type WeightSource,
@@ -58,8 +54,6 @@ export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options:
   const Ht = cfg.targetHiddenSize;
   const w = weights.head;
   const d: Decoder = { g, cfg: L, weights: w, precision };
-  const dims: AttentionDims = { nH: L.numHeads, kvH: L.numKvHeads, hd: L.headDim };
-  const qDim = dims.nH * dims.hd;
 
   const inputs: ValueInfoProtoJs[] = [
     ...sessionInputs(),
@@ -71,7 +65,6 @@ export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options:
   const norm = (name: string): string => g.init(name, [H], w.get(name, [H]));
   const bias = (name: string, n: number, used: boolean): string | null => (used ? g.init(name, [n], w.get(name, [n])) : null);
   const rope = ropeBlock(d);
-  const pastRows = g.i64([0, 0, 2, -1, dims.hd]);
 
   // The incoming state of every row: fc(features) for committed positions, the parent's output otherwise.
   const fcOut = linearLayer(g, precision, 'features', 'fc.weight', w.get('fc.weight', [H, 3 * Ht]), [H, 3 * Ht], bias('fc.bias', H, cfg.fcBias));
@@ -87,13 +80,7 @@ export function buildHeadGraph(cfg: Eagle3Config, weights: HeadWeights, options:
       layer === 0
         ? g.one('Concat', [rmsNorm(d, tokenEmbedding, norm(`${prefix}input_layernorm.weight`)), rmsNorm(d, incoming, norm(`${prefix}hidden_norm.weight`))], { axis: 1 })
         : stream.addAndNorm(norm(`${prefix}input_layernorm.weight`));
-    const { q, kv } = qkvBlock(d, layer, x, rope, { prefix, width: layer === 0 ? 2 * H : H });
-    const attn = treeAttention(g, layer, dims, q, kv, pastRows);
-    const oW = w.get(`${prefix}self_attn.o_proj.weight`, [H, qDim]);
-    stream.pendingBranch = linearLayer(g, precision, attn, `${prefix}self_attn.o_proj.weight`, oW, [H, qDim], bias(`${prefix}self_attn.o_proj.bias`, H, L.oBias), 'input_ids');
-    const y = stream.addAndNorm(norm(`${prefix}post_attention_layernorm.weight`));
-    stream.pendingBranch = mlpBlock(d, prefix, y);
-    const buffers = kvBufferValues(layer, dims);
+    const buffers = attentionAndMlp(d, stream, layer, x, rope, { prefix, width: layer === 0 ? 2 * H : H });
     inputs.push(...buffers.inputs);
     outputs.push(...buffers.outputs);
   }
