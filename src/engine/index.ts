@@ -45,6 +45,7 @@ export {
   DEFAULT_TOKEN_COUNTS,
   HardwareProfileSchema,
   loadHardwareProfile,
+  measureDraftAfterTarget,
   measureForwardCurve,
   parseHardwareProfile,
   profileMismatches,

@@ -43,6 +43,7 @@ export const clockHandlers: HandlerModule = ({ host }) => ({
       slots: profile.slots,
       context: profile.context,
       ...(profile.longer ? { longer: profile.longer } : {}),
+      ...(profile.draftAfterTargetMs ? { draftAfterTargetMs: profile.draftAfterTargetMs } : {}),
     });
   },
 });

@@ -81,6 +81,8 @@ export const PriceCurvesSchema = z.object({
   context: z.number().int().min(0).optional(),
   /** The same forwards timed at longer pasts (longerCurvesSchema). */
   longer: longerCurvesSchema(TimedPointsSchema).optional(),
+  /** What a step's first draft forwards cost beyond the draft curve's warm time, in ms, in order (profile-hw times them after a target forward). */
+  draftAfterTargetMs: z.array(z.number().min(0)).optional(),
 });
 export type PriceCurves = z.infer<typeof PriceCurvesSchema>;
 

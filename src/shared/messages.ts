@@ -288,6 +288,8 @@ export const EventSchema = z.discriminatedUnion('type', [
     /** Committed rows per request when timed, and the same curves at longer pasts (`profile-hw --context`). */
     context: z.number().int().min(0).optional(),
     longer: longerCurvesSchema(TimedPointsSchema).optional(),
+    /** What a step's first draft forwards cost beyond their warm time, in order (absent in older profiles). */
+    draftAfterTargetMs: z.array(z.number().min(0)).optional(),
   }),
   EngineKnobsEventSchema,
   ReportEventSchema,

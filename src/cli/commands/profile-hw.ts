@@ -4,7 +4,7 @@
 //   echo-studio profile-hw [--draft DIR --target DIR] [--max-tokens 512] [--repeats 15]
 //     [--slots 16] [--context 64[,160]] [--threads N] [--provider cpu|cuda] [--draft-precision int8|float32]
 //     [--target-precision float32|int8|int4] [--out hw.json] [--json]
-import { DEFAULT_TOKEN_COUNTS, draftRowCost, fitKnee, type HardwareProfile, HardwareProfileSchema, heldWeightBytes, isHeadFolder, type KneeFit, loadHead, loadModel, measureForwardCurve, openModelFolder, pairThreads, parseModelConfig, readConfigJson, rowsNeeded, suggestKmax, type TimedPoint } from '../../engine/index.js';
+import { DEFAULT_TOKEN_COUNTS, draftRowCost, fitKnee, type HardwareProfile, HardwareProfileSchema, heldWeightBytes, isHeadFolder, type KneeFit, loadHead, loadModel, measureDraftAfterTarget, measureForwardCurve, openModelFolder, pairThreads, parseModelConfig, readConfigJson, rowsNeeded, suggestKmax, type TimedPoint } from '../../engine/index.js';
 import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -42,6 +42,10 @@ export interface ProfileHwReport {
   suggestions: { batch: number; kmax: number }[];
 }
 
+/** Rows of the verification a step's first draft forwards are timed after (about a batch-1 tree), and how many are timed. */
+const FIRST_DRAFT_VERIFY = 8;
+const AFTER_TARGET_FORWARDS = 8;
+
 export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: string) => void): Promise<ProfileHwReport> {
   if (flags.out) checkOutputPaths([{ flag: '--out', path: flags.out }], { force: flags.force });
   const { draftDir, targetDir } = pairDirs(flags);
@@ -53,7 +57,8 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
   if (contexts.length === 0 || contexts.some((c, i) => i > 0 && c <= contexts[i - 1])) throw new Error(`--context takes rising context lengths, e.g. 64,160; got ${contexts.join(',')}`);
   const longest = contexts[contexts.length - 1];
   const measure = { tokenCounts, repeats: flags.repeats, slots: flags.slots };
-  const needed = rowsNeeded({ ...measure, context: longest });
+  // The draft's forwards after a verification of FIRST_DRAFT_VERIFY rows of one request are timed too.
+  const needed = Math.max(rowsNeeded({ ...measure, context: longest }), contexts[0] + FIRST_DRAFT_VERIFY + 1);
   // A forward past the model's positions would time rows its rotary table never covers (and fit nonsense).
   for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
     const { path: file, json } = readConfigJson(dir);
@@ -69,13 +74,18 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
   const targetPrecision = flags.targetPrecision ?? 'float32';
   // Each model is timed on the threads a run gives it (pairThreads).
   const threads = pairThreads(flags.threads, heldWeightBytes(openModelFolder(targetDir), targetPrecision));
-  for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
-    const precision = which === 'draft' ? draftPrecision : targetPrecision;
-    const window = which === 'draft' ? flags.draftWindow : undefined;
-    const options = { slots: flags.slots, maxLength: needed, ...threads[which], provider: flags.provider, precision, ...(window ? { window } : {}), onMessage: log };
-    // An EAGLE-3 head is timed as a run drafts with it: its own graph, beside the target it reads.
-    const session = which === 'draft' && isHeadFolder(dir) ? await loadHead(dir, targetDir, options) : await loadModel(dir, options);
-    try {
+  // The target stays loaded while the draft is timed: a step's first draft forward follows its
+  // verification, and that forward is timed too (measureDraftAfterTarget).
+  const sessions: Partial<Record<'target' | 'draft', Parameters<typeof measureDraftAfterTarget>[0]>> = {};
+  let afterTarget: number[];
+  try {
+    for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
+      const precision = which === 'draft' ? draftPrecision : targetPrecision;
+      const window = which === 'draft' ? flags.draftWindow : undefined;
+      const options = { slots: flags.slots, maxLength: needed, ...threads[which], provider: flags.provider, precision, ...(window ? { window } : {}), onMessage: log };
+      // An EAGLE-3 head is timed as a run drafts with it: its own graph, beside the target it reads.
+      const session = which === 'draft' && isHeadFolder(dir) ? await loadHead(dir, targetDir, options) : await loadModel(dir, options);
+      sessions[which] = session;
       log?.(`${which}: ${dir} (${precision} weights${window ? `, attention window ${formatAttentionWindow(window)}` : ''})`);
       for (const context of contexts) {
         if (contexts.length > 1) log?.(` at ${context} rows of context`);
@@ -87,9 +97,11 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
           }),
         );
       }
-    } finally {
-      await session.release();
     }
+    afterTarget = await measureDraftAfterTarget(sessions.target!, sessions.draft!, { context: contexts[0], repeats: flags.repeats, verifyTokens: FIRST_DRAFT_VERIFY, forwards: AFTER_TARGET_FORWARDS });
+    log?.(`a step's draft forwards after the target's, beyond their warm time: ${afterTarget.map((ms) => `+${ms.toFixed(2)}`).join(', ')} ms`);
+  } finally {
+    for (const session of Object.values(sessions)) await session.release();
   }
   const profile = HardwareProfileSchema.parse({
     kind: 'echo-hw-profile',
@@ -104,6 +116,7 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
     context: contexts[0],
     target: curves.target[0],
     draft: curves.draft[0],
+    draftAfterTargetMs: afterTarget,
     ...(contexts.length > 1 ? { longer: contexts.slice(1).map((context, i) => ({ context, target: curves.target[i + 1], draft: curves.draft[i + 1] })) } : {}),
   });
   const target = fitKnee(profile.target);
@@ -127,6 +140,10 @@ export function formatProfileHw(report: ProfileHwReport): string {
   const fit = (name: string, f: KneeFit) =>
     `${name}: knee at ${f.kmax} tokens · T_ar ${f.tArMs.toFixed(2)} ms · γ ${f.gamma.toPrecision(3)} per token past the knee · fit error ${(100 * f.rmsRelativeError).toFixed(1)}% rms`;
   lines.push(fit('target', report.target), fit('draft', report.draft));
+  if (profile.draftAfterTargetMs?.length) {
+    const total = profile.draftAfterTargetMs.reduce((a, b) => a + b, 0);
+    lines.push(`a step's draft forwards after the target's cost ${profile.draftAfterTargetMs.map((ms) => ms.toFixed(2)).join(', ')} ms more than the draft curve's warm time (${total.toFixed(2)} ms in all): the curves clock and ECHO's price charge it`);
+  }
   for (const level of profile.longer ?? []) {
     const ratios = (longer: readonly TimedPoint[], base: readonly TimedPoint[]) => {
       const r = longer.map((p, i) => p.ms / base[i].ms);

@@ -163,8 +163,14 @@ export function spreadCurve(points: readonly TimedPoint[], spread?: number): (ro
   };
 }
 
+/** How a clock's label says it charges a step's first draft forwards beyond their warm time. */
+function afterTargetLabel(extraMs: readonly number[] = []): string {
+  const total = extraMs.reduce((a, b) => a + b, 0);
+  return total > 0 ? `; a step's draft forwards after the target's +${extraMs.map((ms) => ms.toFixed(2)).join(', +')} ms` : '';
+}
+
 /** The paper's T_ver formula for verification; draft forwards priced by `draft`. */
-export function tverClock(model: TverModel, draft: DraftForwardPrice = DEFAULT_DRAFT_FRACTION, label = 'T_ver model'): ModelledClock {
+export function tverClock(model: TverModel, draft: DraftForwardPrice = DEFAULT_DRAFT_FRACTION, label = 'T_ver model', draftAfterTargetMs: readonly number[] = []): ModelledClock {
   let draftForwardMs: (rows: number, requests: number | null) => number;
   let draftLabel: string;
   if (typeof draft === 'number') {
@@ -178,12 +184,12 @@ export function tverClock(model: TverModel, draft: DraftForwardPrice = DEFAULT_D
   }
   const perRow = (draftForwardMs(2 * model.kmax, 1) - draftForwardMs(model.kmax, 1)) / model.kmax;
   return {
-    label: `${label} (T_ar ${model.tArMs.toFixed(2)} ms, γ ${model.gamma.toPrecision(3)}, knee ${model.kmax}; ${draftLabel})`,
+    label: `${label} (T_ar ${model.tArMs.toFixed(2)} ms, γ ${model.gamma.toPrecision(3)}, knee ${model.kmax}; ${draftLabel}${afterTargetLabel(draftAfterTargetMs)})`,
     costs: { knee: model.kmax, gamma: model.gamma, draftForward: share(draftForwardMs(1, 1) / model.tArMs), draftRow: share(perRow / model.tArMs) },
     stepMs(event) {
       const verifyMs = tverMs(model, event.verifiedTokens);
       let draftMs = 0;
-      for (const f of draftForwards(event)) draftMs += draftForwardMs(f.rows, f.requests);
+      for (const [i, f] of draftForwards(event).entries()) draftMs += draftForwardMs(f.rows, f.requests) + (draftAfterTargetMs[i] ?? 0);
       return { draftMs, verifyMs, totalMs: draftMs + verifyMs };
     },
   };
@@ -199,6 +205,8 @@ export interface MeasuredCurves {
   context?: number;
   /** The same forwards timed at longer pasts, shortest first (`profile-hw --context 64,160`). */
   longer?: readonly { context: number; target: readonly TimedPoint[]; draft: readonly TimedPoint[] }[];
+  /** What a step's first draft forwards cost beyond the draft curve's warm time, in order (profile-hw; absent: not timed, none). */
+  draftAfterTargetMs?: readonly number[];
 }
 
 /** A forward's milliseconds by its rows and its requests (spreadCurve). */
@@ -247,6 +255,7 @@ export function curvesClock(curves: MeasuredCurves, label = 'measured curves', s
   const sizes = curves.target.filter((p) => p.tokens > 0 && p.ms > 0);
   const fit = sizes.length >= 3 ? fitKnee(sizes) : { kmax: Math.max(1, ...sizes.map((p) => p.tokens)), gamma: 0 };
   const tAr = targetMs(1, 1);
+  const afterTarget = curves.draftAfterTargetMs ?? [];
   return {
     label,
     costs: {
@@ -260,13 +269,15 @@ export function curvesClock(curves: MeasuredCurves, label = 'measured curves', s
         ...(spread !== undefined ? { spread } : {}),
         ...(curves.context !== undefined ? { context: curves.context } : {}),
         ...(curves.longer?.length ? { longer: curves.longer.map((l) => ({ context: l.context, target: [...l.target], draft: [...l.draft] })) } : {}),
+        ...(afterTarget.length ? { draftAfterTargetMs: [...afterTarget] } : {}),
       },
     },
     stepMs(event) {
       const at = atPast(event.past);
       const verifyMs = at.target(Math.max(1, event.verifiedTokens), event.requests.length);
+      // The step's draft forwards run after the target's and find the draft's weights cold.
       let draft = 0;
-      for (const f of draftForwards(event)) draft += at.draft(f.rows, f.requests);
+      for (const [i, f] of draftForwards(event).entries()) draft += at.draft(f.rows, f.requests) + (afterTarget[i] ?? 0);
       return { draftMs: draft, verifyMs, totalMs: draft + verifyMs };
     },
   };
@@ -320,12 +331,12 @@ export function clockFromSpec(spec: string, measured?: MeasuredCurves): Modelled
     const spread = measured.slots === undefined ? '' : ` over up to ${measured.slots} requests`;
     const contexts = [measured.context ?? 0, ...(measured.longer ?? []).map((l) => l.context)];
     const past = contexts.length > 1 ? `, read at each step's past between ${contexts.join(', ')} rows` : '';
-    return curvesClock(measured, `measured curves (target and draft${spread}${past})`, measured.slots);
+    return curvesClock(measured, `measured curves (target and draft${spread}${past}${afterTargetLabel(measured.draftAfterTargetMs)})`, measured.slots);
   }
   if (spec === 'measured') {
     if (!measured) throw new Error('--hw measured needs a hardware profile from `echo-studio profile-hw` (--hw-profile FILE)');
     const draft = measured.slots === undefined ? measured.draft : { points: measured.draft, spread: measured.slots };
-    return tverClock(fitKnee(measured.target), draft, 'measured T_ver fit');
+    return tverClock(fitKnee(measured.target), draft, 'measured T_ver fit', measured.draftAfterTargetMs);
   }
   const [hwName, modelName = '8b', extra] = spec.split(':');
   if (extra !== undefined) throw new Error(`--hw "${spec}": expected HARDWARE or HARDWARE:MODEL, e.g. h100:70b`);

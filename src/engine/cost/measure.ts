@@ -85,6 +85,76 @@ export async function measureForwardCurve(session: ModelSession, options: Measur
   }
 }
 
+/**
+ * What each of a step's first draft forwards costs beyond the warm time the curves give it. A
+ * step's draft forwards follow the target's verification, which streams the target's weights
+ * through the caches and leaves the draft's cold, and they warm again over several forwards: on
+ * the bundled pair, one thread, the EAGLE-3 head's one-row forwards after a target forward took
+ * 0.74, 0.47, 0.41, 0.40 and 0.33 ms against 0.29 ms back to back (about 0.9 ms a step of five),
+ * the small draft's 0.35, 0.27, 0.25, 0.24, 0.24 against 0.22. The curves time each size back to
+ * back, warm. Timed here as a step runs them: rounds of `forwards` one-row draft forwards on one
+ * request at `context` rows of past, every other round after a target forward of `verifyTokens`
+ * rows; per position the median after the target's less the median without, never below 0 and
+ * never rising from one position to the next.
+ */
+export async function measureDraftAfterTarget(
+  target: ModelSession,
+  draft: ModelSession,
+  options: { context: number; verifyTokens: number; forwards: number; repeats?: number },
+): Promise<number[]> {
+  const repeats = options.repeats ?? 15;
+  const { verifyTokens, forwards } = options;
+  const targetSlot = target.allocSlot();
+  const draftSlot = draft.allocSlot();
+  try {
+    const chain = (model: ModelSession, length: number, seed: number) => ({
+      tokens: Int32Array.from({ length }, (_, i) => ((i + seed) * 7919 + 13) % Math.max(1, model.info.vocabSize - 1)),
+      parents: Int32Array.from({ length }, (_, i) => i - 1),
+    });
+    if (options.context > 0) {
+      for (const [model, slot] of [[target, targetSlot], [draft, draftSlot]] as const) {
+        await model.forward([{ slot, ...chain(model, options.context, 3) }], {});
+        model.commit(slot, Array.from({ length: options.context }, (_, i) => i));
+      }
+    }
+    const verify = { slot: targetSlot, ...chain(target, verifyTokens, 101) };
+    const verifyRows = Array.from({ length: verifyTokens }, (_, i) => i);
+    const round = async (afterTarget: boolean): Promise<number[]> => {
+      if (afterTarget) {
+        await target.forward([verify], { argmaxRows: verifyRows });
+        target.clearScratch(targetSlot);
+      }
+      const times: number[] = [];
+      for (let f = 0; f < forwards; f++) {
+        const start = performance.now();
+        await draft.forward([{ slot: draftSlot, ...chain(draft, 1, 211 + f) }], { topkRows: [0], topk: 1 });
+        times.push(performance.now() - start);
+        draft.clearScratch(draftSlot);
+      }
+      return times;
+    };
+    const after: number[][] = [];
+    const warm: number[][] = [];
+    // Interleaved, so that drift on a busy machine reaches both alike; one untimed pair first.
+    for (let r = 0; r <= repeats; r++) {
+      const [a, w] = [await round(true), await round(false)];
+      if (r === 0) continue;
+      after.push(a);
+      warm.push(w);
+    }
+    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+    const extra: number[] = [];
+    for (let f = 0; f < forwards; f++) {
+      const ms = median(after.map((t) => t[f])) - median(warm.map((t) => t[f]));
+      extra.push(Math.max(0, Math.min(ms, extra[f - 1] ?? Infinity)));
+    }
+    return extra;
+  } finally {
+    target.freeSlot(targetSlot);
+    draft.freeSlot(draftSlot);
+  }
+}
+
 /** A profile's curve: at least three sizes, enough for its knee (fitKnee). */
 const PointsSchema = TimedPointsSchema.min(3);
 
@@ -104,6 +174,8 @@ export const HardwareProfileSchema = z.object({
   context: z.number().int().min(0),
   target: PointsSchema,
   draft: PointsSchema,
+  /** What a step's first draft forwards cost beyond the curve's warm time, in order (measureDraftAfterTarget; older profiles: not timed, read as none). */
+  draftAfterTargetMs: z.array(z.number().min(0)).optional(),
   /** The same forwards timed at longer pasts (longerCurvesSchema). */
   longer: longerCurvesSchema(PointsSchema)
     .refine((levels) => levels.every((l, i) => i === 0 || l.context > levels[i - 1].context), 'longer contexts must rise')

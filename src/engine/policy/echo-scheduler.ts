@@ -272,11 +272,11 @@ export class ElasticScheduler implements SpeculationPolicy {
     this.expandReachable(depth, ctx, reach, this.breakEven(reach));
     const rows = this.plans.reduce((n, p) => n + p.expanded.length, 0);
     const drafting = this.plans.filter((p) => p.expanded.length > 0).length;
-    if (rows > 0 && !this.layerPaysItsForward(ctx, reach, rows, drafting)) {
+    if (rows > 0 && !this.layerPaysItsForward(ctx, reach, rows, drafting, depth)) {
       for (const [i, plan] of this.plans.entries()) if (plan.expanded.length > 0) this.stop(plan, ctx.requests[i], 'not-worth-its-cost', depth);
       return this.plans.map(() => []);
     }
-    if (rows > 0) this.draftSpent += this.forwardCost(rows, drafting);
+    if (rows > 0) this.draftSpent += this.forwardCost(rows, drafting, depth);
     return this.plans.map((p) => p.expanded);
   }
 
@@ -716,7 +716,7 @@ export class ElasticScheduler implements SpeculationPolicy {
    * rise: a new node counts only for what it is worth above the one it displaces, and many
    * requests' nodes cannot each displace the same last one.
    */
-  private layerPaysItsForward(ctx: StepContext, reach: Reach, rows: number, requests: number): boolean {
+  private layerPaysItsForward(ctx: StepContext, reach: Reach, rows: number, requests: number, depth: number): boolean {
     if (!this.priced) return true;
     const ceiling = this.children ? this.children.ceiling() : 1;
     const offers: number[] = [];
@@ -725,7 +725,7 @@ export class ElasticScheduler implements SpeculationPolicy {
     const gain = merged.reduce((a, b) => a + b, 0) - reach.expected;
     const output = ctx.requests.length + reach.expected;
     const time = this.stepTime(ctx.requests.length + reach.count);
-    return (output + gain) / output > (time + this.forwardCost(rows, requests)) / time;
+    return (output + gain) / output > (time + this.forwardCost(rows, requests, depth)) / time;
   }
 
   /**
@@ -751,7 +751,8 @@ export class ElasticScheduler implements SpeculationPolicy {
    * The root layer's draft forward: a row for each drafting request's root, and one for each
    * accepted token its draft has not seen yet (`draftBehind`: a request left undrafted for s
    * steps owes the draft about s catch-up rows, so going back to drafting costs more the longer it
-   * waited).
+   * waited). It is the step's first draft forward: it also pays for the draft's weights, which the
+   * target's forward has pushed out of the caches (StepPrice.afterTarget).
    */
   private rootForward(ctx: StepContext): number {
     let rows = 0;
@@ -761,7 +762,7 @@ export class ElasticScheduler implements SpeculationPolicy {
       rows += 1 + (ctx.requests[i].draftBehind ?? 0);
       requests++;
     }
-    return requests === 0 ? 0 : this.forwardCost(rows, requests);
+    return requests === 0 ? 0 : this.forwardCost(rows, requests, 0);
   }
 
   /** Under a verification or draft price: drafting and granting weigh what they cost. */
@@ -828,9 +829,13 @@ export class ElasticScheduler implements SpeculationPolicy {
     this.draftedWorth = null;
   }
 
-  /** One draft forward of `rows` rows over `requests` requests, in target one-token forwards (step-price.ts). */
-  private forwardCost(rows: number, requests: number): number {
-    return this.price.draft(rows, requests);
+  /**
+   * The step's draft forward `index` (the root layer's is 0, layer d's is d) of `rows` rows over
+   * `requests` requests, in target one-token forwards (step-price.ts): the draft's weights still
+   * cold from the target's forward included.
+   */
+  private forwardCost(rows: number, requests: number, index: number): number {
+    return this.price.draft(rows, requests) + this.price.afterTarget(index);
   }
 
   /**

@@ -16,6 +16,8 @@ export interface StepPrice {
   draft(rows: number, requests: number): number;
   /** What one more drafted row adds to a draft forward. */
   readonly row: number;
+  /** What the step's `index`-th draft forward costs beyond its curve (they run after the target's forward, cold). */
+  afterTarget(index: number): number;
 }
 
 /** A step's price by its longest committed past in rows (StepContext.past; absent: the price's base context). */
@@ -38,6 +40,7 @@ export function fitPrice(cost: VerifyCost | undefined, draftForward: number): St
     verify: (tokens) => 1 + (cost ? cost.gamma * Math.max(0, tokens - cost.knee) : 0),
     draft: (rows) => Math.max(draftForward, rows * row),
     row,
+    afterTarget: () => 0,
   };
 }
 
@@ -49,12 +52,14 @@ export function fitPrice(cost: VerifyCost | undefined, draftForward: number): St
 export function curvePrice(curves: PriceCurves): PriceAtPast {
   const atPast = contextCurves(curves, curves.spread);
   const tAr = atPast(undefined).target(1, 1);
+  const afterTarget = (index: number) => (curves.draftAfterTargetMs?.[index] ?? 0) / tAr;
   return (past) => {
     const { target, draft } = atPast(past);
     return {
       verify: (tokens, requests) => target(Math.max(1, tokens), Math.max(1, requests)) / tAr,
       draft: (rows, requests) => draft(Math.max(1, rows), Math.max(1, requests)) / tAr,
       row: (draft(2, 1) - draft(1, 1)) / tAr,
+      afterTarget,
     };
   };
 }

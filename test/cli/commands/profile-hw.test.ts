@@ -34,6 +34,11 @@ describe('echo-studio profile-hw', () => {
     // And the draft forward's share of the target's, for run --draft-cost.
     const draftCost = /run --draft-cost ([0-9.e+-]+)/.exec(text);
     expect(Number(draftCost![1])).toBeCloseTo(report.draft.tArMs / report.target.tArMs, 2);
+    // The draft's forwards after a target forward, each beyond its warm time: never negative, never rising.
+    const after = report.profile.draftAfterTargetMs!;
+    expect(after).toHaveLength(8);
+    expect(after.every((ms, i) => ms >= 0 && (i === 0 || ms <= after[i - 1]))).toBe(true);
+    expect(text).toMatch(/a step's draft forwards after the target's cost ([0-9.]+, ){7}[0-9.]+ ms more than the draft curve's warm time/);
   }, 60_000);
 
   it('--target-precision int8 times the int8 target and records it in the JSON and the file it writes', async () => {

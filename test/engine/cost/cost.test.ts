@@ -189,6 +189,25 @@ describe('modelled clocks over a step event', () => {
     expect(clock.costs.curves?.longer?.[0].context).toBe(128);
   });
 
+  it("curves and measured clocks: a step's draft forwards after the target's cost their measured extra, in order, once a step", () => {
+    const recorded = { ...event, draftRows: [5, 1, 1], draftRequests: [2, 1, 1] } as StepEvent;
+    const profile = { target: spreadPoints, draft: spreadPoints, slots: 4 };
+    const warm = clockFromSpec('curves', profile);
+    const cold = clockFromSpec('curves', { ...profile, draftAfterTargetMs: [0.5, 0.25] });
+    // The first two forwards pay 0.5 and 0.25 ms more; the third, past what was timed, nothing.
+    expect(cold.stepMs(recorded).draftMs).toBeCloseTo(warm.stepMs(recorded).draftMs + 0.75, 9);
+    expect(cold.stepMs(recorded).verifyMs).toBeCloseTo(warm.stepMs(recorded).verifyMs, 9);
+    expect(cold.stepMs({ ...recorded, draftRows: [3], draftRequests: [2] }).draftMs).toBeCloseTo(warm.stepMs({ ...recorded, draftRows: [3], draftRequests: [2] }).draftMs + 0.5, 9);
+    // A step that drafts nothing pays nothing for a cold draft.
+    expect(cold.stepMs({ ...recorded, draftRows: [], draftRequests: [] }).draftMs).toBe(0);
+    expect(cold.label).toContain("a step's draft forwards after the target's +0.50, +0.25 ms");
+    // The prices a policy reads carry it too.
+    expect(cold.costs.curves?.draftAfterTargetMs).toEqual([0.5, 0.25]);
+    const target = TOKENS.map((tokens) => ({ tokens, ms: Math.max(4, 0.125 * tokens) }));
+    const measured = clockFromSpec('measured', { target, draft: spreadPoints, slots: 4, draftAfterTargetMs: [0.5, 0.25] });
+    expect(measured.stepMs(recorded).draftMs).toBeCloseTo(clockFromSpec('measured', { target, draft: spreadPoints, slots: 4 }).stepMs(recorded).draftMs + 0.75, 9);
+  });
+
   it('measured clock: a profile that says how many requests it spread over prices draft forwards by them', () => {
     const recorded = { ...event, draftRows: [8, 1], draftRequests: [2, 1] } as StepEvent;
     const target = TOKENS.map((tokens) => ({ tokens, ms: Math.max(4, 0.125 * tokens) }));

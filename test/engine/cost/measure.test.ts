@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clockFromSpec } from '../../../src/engine/cost/clock';
 import { writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { HardwareProfileSchema, loadHardwareProfile, measureForwardCurve, parseHardwareProfile, profileMismatches, rowsNeeded, type HardwareProfile } from '../../../src/engine/cost/measure';
+import { HardwareProfileSchema, loadHardwareProfile, measureDraftAfterTarget, measureForwardCurve, parseHardwareProfile, profileMismatches, rowsNeeded, type HardwareProfile } from '../../../src/engine/cost/measure';
 import { loadFixturePair, type FixturePair } from '../fixtures/pair';
 
 describe('measured forward curve', () => {
@@ -44,6 +44,37 @@ describe('measured forward curve', () => {
     expect(sizes).toEqual([32, 32, 16, 4, 1, 1, 1, 4, 4, 16, 16, 32, 32]);
   });
 
+  it("times a step's draft forwards after a target forward against the same forwards without one, and leaves the slots free", async () => {
+    const calls: string[] = [];
+    const recording = <T extends object>(model: T, name: string): T =>
+      new Proxy(model, {
+        get(t, key) {
+          const value = Reflect.get(t, key);
+          if (key !== 'forward' || typeof value !== 'function') return typeof value === 'function' ? value.bind(t) : value;
+          return (entries: { tokens: Int32Array }[], outputs: unknown) => {
+            calls.push(`${name}${entries.reduce((n, e) => n + e.tokens.length, 0)}`);
+            return value.call(t, entries, outputs);
+          };
+        },
+      });
+    const extra = await measureDraftAfterTarget(recording(pair.target, 'T'), recording(pair.draft, 'd'), { context: 8, verifyTokens: 4, forwards: 3, repeats: 2 });
+    expect(extra).toHaveLength(3);
+    // Never negative, never rising from one forward to the next.
+    for (const [i, ms] of extra.entries()) {
+      expect(ms).toBeGreaterThanOrEqual(0);
+      if (i > 0) expect(ms).toBeLessThanOrEqual(extra[i - 1]);
+    }
+    // The contexts, then (untimed pair and two timed) a verification and three one-row draft
+    // forwards, then three draft forwards without it.
+    const round = ['T4', 'd1', 'd1', 'd1', 'd1', 'd1', 'd1'];
+    expect(calls).toEqual(['T8', 'd8', ...round, ...round, ...round]);
+    for (const model of [pair.target, pair.draft]) {
+      const slots = [0, 1, 2, 3].map(() => model.allocSlot());
+      expect(new Set(slots).size).toBe(4);
+      for (const s of slots) model.freeSlot(s);
+    }
+  });
+
   it('a hardware profile of both curves reads back, drives the measured clock, and names what a run would misprice', async () => {
     const options = { tokenCounts: [1, 2, 4, 8, 16, 32], repeats: 1, slots: 4, context: 4 };
     const measured: HardwareProfile = HardwareProfileSchema.parse({
@@ -57,9 +88,12 @@ describe('measured forward curve', () => {
       context: options.context,
       target: await measureForwardCurve(pair.target, options),
       draft: await measureForwardCurve(pair.draft, options),
+      draftAfterTargetMs: [0.3, 0.1],
     });
     const profile = parseHardwareProfile(JSON.parse(JSON.stringify(measured)));
     expect(profile).toEqual(measured);
+    expect(() => parseHardwareProfile({ ...profile, draftAfterTargetMs: [-1] }, 'hw.json')).toThrow(/^hw\.json: not a valid hardware profile: draftAfterTargetMs\.0/);
+    expect(clockFromSpec('curves', profile).label).toContain("a step's draft forwards after the target's +0.30, +0.10 ms");
     // Profiles from before the precisions were recorded read as float32 for both models.
     const { draftPrecision: _d, targetPrecision: _t, ...older } = profile;
     expect(parseHardwareProfile(older)).toMatchObject({ draftPrecision: 'float32', targetPrecision: 'float32' });

@@ -371,6 +371,29 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     expect(policy.schedules()[0].stop).toBe('not-worth-its-cost');
   });
 
+  it("priced by curves, pays for the draft's weights the target's forward left cold, forward by forward", () => {
+    const linear = Array.from({ length: 6 }, (_, i) => ({ tokens: 2 ** i, ms: 10 + (2 ** i - 1) * (10 / 15) }));
+    const draft = [{ tokens: 1, ms: 0.1 }, { tokens: 64, ms: 0.2 }];
+    const priced = (draftAfterTargetMs: number[]) => {
+      const policy = echo({ batch: 1, kmax: 16, taus: {}, maxDepth: 16, verifyCost: { knee: 16, gamma: 0.06, curves: { target: linear, draft, draftAfterTargetMs } } });
+      return { policy, out: runTableStep(policy, 16, [confident('A', 0.7)]) };
+    };
+    // Warm, as the test above: six layers drafted. Cold, the sixth forward costs 1.5 ms more (0.15
+    // of T_ar) and the least a layer there could buy (0.168 of a token on a ~1.4 T_ar step) no
+    // longer repays it: five layers.
+    expect(priced([]).out.draftedDepths).toEqual([[0, 1, 2, 3, 4, 5]]);
+    expect(priced([0, 0, 0, 0, 0, 1.5]).out.draftedDepths).toEqual([[0, 1, 2, 3, 4]]);
+    // With no calibration the root's bound is a sure chain: 15 tokens on a step of about 2 T_ar,
+    // which repays a root forward 3 T_ar dearer; and in that longer step a token's share of the
+    // time is smaller, so two more layers pay. One 20 T_ar dearer cannot be repaid: the step
+    // decodes plainly.
+    expect(priced([30]).out.draftedDepths).toEqual([[0, 1, 2, 3, 4, 5, 6, 7]]);
+    const cold = priced([200]);
+    expect(cold.out.draftedDepths).toEqual([[]]);
+    expect(cold.out.verifiedTokens).toBe(1);
+    expect(cold.policy.schedules()[0].stop).toBe('not-worth-its-cost');
+  });
+
   it('priced by curves timed at two contexts, grants what the step\'s own past makes worth it', () => {
     // The same curve at 64 rows of past; at 256 rows a one-token forward takes 20 % longer and
     // each further token three times as long (attention reads every row of the past per query).

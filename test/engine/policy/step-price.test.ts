@@ -36,6 +36,15 @@ describe('step price', () => {
     expect(spread.row).toBeGreaterThan(0);
   });
 
+  it("curves: the step's first draft forwards pay what the draft's cold weights add, in one-token target forwards", () => {
+    const prices = curvePrice({ target, draft, draftAfterTargetMs: [0.8, 0.4] })(undefined);
+    expect(prices.afterTarget(0)).toBeCloseTo(0.1);
+    expect(prices.afterTarget(1)).toBeCloseTo(0.05);
+    expect(prices.afterTarget(2)).toBe(0);
+    expect(curvePrice({ target, draft })(undefined).afterTarget(0)).toBe(0);
+    expect(fitPrice({ knee: 4, gamma: 0.1 }, 0.05).afterTarget(0)).toBe(0);
+  });
+
   it('the curves win over the fit when a cost carries both', () => {
     const both = stepPrice({ knee: 16, gamma: 0.5, curves: { target, draft } }, 0.05)(100);
     expect(both.verify(16, 16)).toBeCloseTo(2);
