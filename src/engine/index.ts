@@ -47,6 +47,7 @@ export {
   loadHardwareProfile,
   measureDraftAfterTarget,
   measureForwardCurve,
+  measureForwardCurves,
   parseHardwareProfile,
   profileMismatches,
   rowsNeeded,

@@ -39,14 +39,13 @@ export const hwHandlers: HandlerModule = ({ host, study }) => {
           if (dir === undefined) throw new Refusal(`the bundled target (${BUNDLED_TARGET}) is not installed; choose a target folder`);
         }
         const measure = { tokenCounts: DEFAULT_TOKEN_COUNTS, repeats: REPEATS, slots: Math.min(batch, MAX_SLOTS), context: CONTEXT_ROWS };
-        // One step per timed token count, and a last one for the fit.
-        const total = DEFAULT_TOKEN_COUNTS.length + 1;
+        // One step per round of the sizes (the untimed one first), and a last one for the fit.
+        const total = REPEATS + 2;
         progress(0, total, `timing the target's forward: ${dir}`);
         const target = await loadModel(dir, { slots: measure.slots, maxLength: rowsNeeded(measure), ...pairThreads(undefined, readModelInfo(dir).parameters).target });
-        let done = 0;
         const curve = await measureForwardCurve(target, {
           ...measure,
-          onPoint: (p) => progress(++done, total, `${p.tokens} tokens: ${p.ms.toFixed(2)} ms`),
+          onRound: (done, rounds) => progress(done, total, `round ${done} of ${rounds} of ${DEFAULT_TOKEN_COUNTS.length} sizes`),
         }).finally(() => target.release());
         const fit = fitKnee(curve);
         const knee = Math.max(1, Math.round(fit.kmax));

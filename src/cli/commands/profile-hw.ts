@@ -4,7 +4,7 @@
 //   echo-studio profile-hw [--draft DIR --target DIR] [--max-tokens 512] [--repeats 15]
 //     [--slots 16] [--context 64[,160]] [--threads N] [--provider cpu|cuda] [--draft-precision int8|float32]
 //     [--target-precision float32|int8|int4] [--out hw.json] [--json]
-import { DEFAULT_TOKEN_COUNTS, draftRowCost, fitKnee, type HardwareProfile, HardwareProfileSchema, heldWeightBytes, isHeadFolder, type KneeFit, loadHead, loadModel, measureDraftAfterTarget, measureForwardCurve, openModelFolder, pairThreads, parseModelConfig, readConfigJson, rowsNeeded, suggestKmax, type TimedPoint } from '../../engine/index.js';
+import { DEFAULT_TOKEN_COUNTS, draftRowCost, fitKnee, type HardwareProfile, HardwareProfileSchema, heldWeightBytes, isHeadFolder, type KneeFit, loadHead, loadModel, measureDraftAfterTarget, measureForwardCurves, openModelFolder, pairThreads, parseModelConfig, readConfigJson, rowsNeeded, suggestKmax, type TimedPoint } from '../../engine/index.js';
 import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -82,21 +82,19 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
     for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
       const precision = which === 'draft' ? draftPrecision : targetPrecision;
       const window = which === 'draft' ? flags.draftWindow : undefined;
-      const options = { slots: flags.slots, maxLength: needed, ...threads[which], provider: flags.provider, precision, ...(window ? { window } : {}), onMessage: log };
+      // Each context has its own slots, so that all are timed in turns (measureForwardCurves).
+      const options = { slots: flags.slots * contexts.length, maxLength: needed, ...threads[which], provider: flags.provider, precision, ...(window ? { window } : {}), onMessage: log };
       // An EAGLE-3 head is timed as a run drafts with it: its own graph, beside the target it reads.
       const session = which === 'draft' && isHeadFolder(dir) ? await loadHead(dir, targetDir, options) : await loadModel(dir, options);
       sessions[which] = session;
       log?.(`${which}: ${dir} (${precision} weights${window ? `, attention window ${formatAttentionWindow(window)}` : ''})`);
-      for (const context of contexts) {
-        if (contexts.length > 1) log?.(` at ${context} rows of context`);
-        curves[which].push(
-          await measureForwardCurve(session, {
-            ...measure,
-            context,
-            onPoint: (p) => log?.(`  ${String(p.tokens).padStart(4)} tokens  ${p.ms.toFixed(2).padStart(8)} ms`),
-          }),
-        );
-      }
+      const timed = await measureForwardCurves(session, {
+        ...measure,
+        contexts,
+        onRound: (done, total) => log?.(`  round ${done} of ${total}${done === 1 ? ' (untimed)' : ''}: ${tokenCounts.length} sizes${contexts.length > 1 ? ` at ${contexts.length} contexts` : ''}`),
+        onPoint: (context, p) => log?.(`  ${contexts.length > 1 ? `${String(context).padStart(4)} rows of context, ` : ''}${String(p.tokens).padStart(4)} tokens  ${p.ms.toFixed(2).padStart(8)} ms`),
+      });
+      curves[which].push(...timed);
     }
     afterTarget = await measureDraftAfterTarget(sessions.target!, sessions.draft!, { context: contexts[0], repeats: flags.repeats, verifyTokens: FIRST_DRAFT_VERIFY, forwards: AFTER_TARGET_FORWARDS });
     log?.(`a step's draft forwards after the target's, beyond their warm time: ${afterTarget.map((ms) => `+${ms.toFixed(2)}`).join(', ')} ms`);

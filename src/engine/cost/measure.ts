@@ -20,7 +20,10 @@ export interface MeasureOptions {
   slots: number;
   /** Committed context rows per slot before timing. */
   context: number;
+  /** Each point once its median is known (after the last repeat: the sizes are timed in turns). */
   onPoint?: (point: TimedPoint) => void;
+  /** After each round of the sizes: `done` of `total` rounds (the untimed one first). */
+  onRound?: (done: number, total: number) => void;
 }
 
 /** Rows a slot needs for a measurement: context plus its share of the largest forward. */
@@ -30,26 +33,48 @@ export function rowsNeeded(options: Pick<MeasureOptions, 'tokenCounts' | 'slots'
 }
 
 export async function measureForwardCurve(session: ModelSession, options: MeasureOptions): Promise<TimedPoint[]> {
+  const { context, onPoint, ...rest } = options;
+  const [points] = await measureForwardCurves(session, { ...rest, contexts: [context], ...(onPoint ? { onPoint: (_c, p) => onPoint(p) } : {}) });
+  return points;
+}
+
+/**
+ * The forward-time curve at each of several contexts, timed in turns: every round runs each size
+ * at each context once, and a point is the median of its rounds. On a machine whose speed drifts
+ * (this project's build machine swung a one-token forward between 4.1 and 7.0 ms in two profiles
+ * taken a minute apart), timing a size's repeats back to back, and a context's sizes together,
+ * let a slow minute raise one stretch of the curve alone: a profile read 5.4 ms for one token at
+ * 64 rows of context and 7.1 at 128, where one request's forward took 4.5–5.2 ms at both. In
+ * turns, a slow minute reaches every point alike. Each context has its own `slots` slots.
+ */
+export async function measureForwardCurves(
+  session: ModelSession,
+  options: Omit<MeasureOptions, 'context' | 'onPoint'> & { contexts: readonly number[]; onPoint?: (context: number, point: TimedPoint) => void },
+): Promise<TimedPoint[][]> {
   const counts = options.tokenCounts ?? DEFAULT_TOKEN_COUNTS;
   const repeats = options.repeats ?? 5;
   const vocab = session.info.vocabSize;
-  const slots: number[] = [];
+  const groups: number[][] = [];
   try {
-    for (let s = 0; s < options.slots; s++) slots.push(session.allocSlot());
     // Fixed pseudo-random context: the cost does not depend on which tokens they are.
     const token = (i: number) => (i * 7919 + 13) % Math.max(1, vocab - 1);
-    if (options.context > 0) {
-      await session.forward(
-        slots.map((slot, s) => ({
-          slot,
-          tokens: Int32Array.from({ length: options.context }, (_, i) => token(i + 31 * s)),
-          parents: Int32Array.from({ length: options.context }, (_, i) => i - 1),
-        })),
-        {},
-      );
-      for (const slot of slots) session.commit(slot, Array.from({ length: options.context }, (_, i) => i));
+    for (const context of options.contexts) {
+      const slots: number[] = [];
+      groups.push(slots);
+      for (let s = 0; s < options.slots; s++) slots.push(session.allocSlot());
+      if (context > 0) {
+        await session.forward(
+          slots.map((slot, s) => ({
+            slot,
+            tokens: Int32Array.from({ length: context }, (_, i) => token(i + 31 * s)),
+            parents: Int32Array.from({ length: context }, (_, i) => i - 1),
+          })),
+          {},
+        );
+        for (const slot of slots) session.commit(slot, Array.from({ length: context }, (_, i) => i));
+      }
     }
-    const forwardOf = (n: number) => {
+    const forwardOf = (slots: readonly number[], n: number) => {
       const used = Math.min(n, slots.length);
       const entries = slots.slice(0, used).map((slot, s) => {
         const len = Math.floor(n / used) + (s < n % used ? 1 : 0);
@@ -65,23 +90,32 @@ export async function measureForwardCurve(session: ModelSession, options: Measur
         return ms;
       };
     };
+    const runs = groups.map((slots) => counts.map((n) => forwardOf(slots, n)));
     // One untimed forward of every size first, largest first: the allocator's arena, the thread
     // pool and the KV pages settle before any size is timed (timed cold, the first sizes measured
     // ran up to 2-3x their later time).
-    for (const n of [...counts].reverse()) await forwardOf(n)();
-    const points: TimedPoint[] = [];
-    for (const n of counts) {
-      const run = forwardOf(n);
-      const times: number[] = [];
-      for (let r = 0; r < repeats; r++) times.push(await run());
-      times.sort((a, b) => a - b);
-      const point = { tokens: n, ms: times[Math.floor(times.length / 2)] };
-      points.push(point);
-      options.onPoint?.(point);
+    for (const sizes of runs) for (const run of [...sizes].reverse()) await run();
+    options.onRound?.(1, repeats + 1);
+    const times = runs.map((sizes) => sizes.map((): number[] => []));
+    for (let r = 0; r < repeats; r++) {
+      // Largest first within a context: each forward follows one a little larger, whose weights
+      // and buffers it finds warm. Smallest first, a one-row draft forward followed a 512-row one
+      // and took 0.57-0.69 ms where two rows took 0.39-0.43.
+      for (const [c, sizes] of runs.entries()) {
+        for (let i = sizes.length - 1; i >= 0; i--) times[c][i].push(await sizes[i]());
+      }
+      options.onRound?.(r + 2, repeats + 1);
     }
-    return points;
+    return times.map((sizes, c) =>
+      sizes.map((samples, i) => {
+        samples.sort((x, y) => x - y);
+        const point = { tokens: counts[i], ms: samples[Math.floor(samples.length / 2)] };
+        options.onPoint?.(options.contexts[c], point);
+        return point;
+      }),
+    );
   } finally {
-    for (const slot of slots) session.freeSlot(slot);
+    for (const slots of groups) for (const slot of slots) session.freeSlot(slot);
   }
 }
 

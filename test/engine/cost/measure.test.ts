@@ -2,8 +2,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clockFromSpec } from '../../../src/engine/cost/clock';
 import { writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { HardwareProfileSchema, loadHardwareProfile, measureDraftAfterTarget, measureForwardCurve, parseHardwareProfile, profileMismatches, rowsNeeded, type HardwareProfile } from '../../../src/engine/cost/measure';
+import { HardwareProfileSchema, loadHardwareProfile, measureDraftAfterTarget, measureForwardCurve, measureForwardCurves, parseHardwareProfile, profileMismatches, rowsNeeded, type HardwareProfile } from '../../../src/engine/cost/measure';
 import { loadFixturePair, type FixturePair } from '../fixtures/pair';
+
+/** The model, with each forward's entries handed to `seen` first. */
+function recordForwards<T extends { forward: (entries: never, outputs: never) => unknown }>(model: T, seen: (entries: { slot: number; tokens: Int32Array }[]) => void): T {
+  return new Proxy(model, {
+    get(t, key) {
+      const value = Reflect.get(t, key);
+      if (typeof value !== 'function') return value;
+      if (key !== 'forward') return value.bind(t);
+      return (entries: { slot: number; tokens: Int32Array }[], outputs: unknown) => {
+        seen(entries);
+        return value.call(t, entries, outputs);
+      };
+    },
+  });
+}
 
 describe('measured forward curve', () => {
   let pair: FixturePair;
@@ -24,39 +39,38 @@ describe('measured forward curve', () => {
     for (const s of slots) pair.target.freeSlot(s);
   });
 
-  it('runs every size once untimed, largest first, before it times any', async () => {
+  it('runs every size once untimed, then times the sizes in turns, a round at a time, largest first', async () => {
     const sizes: number[] = [];
-    const target = pair.target;
-    const recording = new Proxy(target, {
-      get(t, key) {
-        if (key === 'forward') {
-          return (entries: Parameters<typeof t.forward>[0], outputs: Parameters<typeof t.forward>[1]) => {
-            sizes.push(entries.reduce((n, e) => n + e.tokens.length, 0));
-            return t.forward(entries, outputs);
-          };
-        }
-        const value = Reflect.get(t, key);
-        return typeof value === 'function' ? value.bind(t) : value;
-      },
-    });
-    await measureForwardCurve(recording, { tokenCounts: [1, 4, 16, 32], repeats: 2, slots: 4, context: 8 });
-    // The context (4 slots × 8 rows), the untimed pass, then each size's timed repeats.
-    expect(sizes).toEqual([32, 32, 16, 4, 1, 1, 1, 4, 4, 16, 16, 32, 32]);
+    const recording = recordForwards(pair.target, (entries) => sizes.push(entries.reduce((n, e) => n + e.tokens.length, 0)));
+    const rounds: string[] = [];
+    await measureForwardCurve(recording, { tokenCounts: [1, 4, 16, 32], repeats: 2, slots: 4, context: 8, onRound: (done, total) => rounds.push(`${done}/${total}`) });
+    // The context (4 slots × 8 rows), the untimed pass, then each round of the sizes.
+    expect(sizes).toEqual([32, 32, 16, 4, 1, 32, 16, 4, 1, 32, 16, 4, 1]);
+    expect(rounds).toEqual(['1/3', '2/3', '3/3']);
+  });
+
+  it('times several contexts in turns, each on its own slots, and gives a curve for each', async () => {
+    const calls: { rows: number; slots: number[] }[] = [];
+    const recording = recordForwards(pair.target, (entries) => calls.push({ rows: entries.reduce((n, e) => n + e.tokens.length, 0), slots: entries.map((e) => e.slot) }));
+    const seen: string[] = [];
+    const curves = await measureForwardCurves(recording, { tokenCounts: [1, 4], repeats: 2, slots: 2, contexts: [4, 12], onPoint: (c, p) => seen.push(`${c}:${p.tokens}`) });
+    expect(curves.map((c) => c.map((p) => p.tokens))).toEqual([[1, 4], [1, 4]]);
+    expect(seen).toEqual(['4:1', '4:4', '12:1', '12:4']);
+    // Two contexts of two slots each (8 and 24 rows), the untimed pass of each, then rounds that visit both.
+    expect(calls.map((c) => c.rows)).toEqual([8, 24, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1]);
+    const [first, second] = [calls[0].slots, calls[1].slots];
+    expect(new Set([...first, ...second]).size).toBe(4);
+    // Every timed forward of a context runs on that context's slots alone.
+    for (const [i, c] of calls.slice(2).entries()) {
+      const own = Math.floor(i / 2) % 2 === 0 ? first : second;
+      for (const slot of c.slots) expect(own).toContain(slot);
+    }
   });
 
   it("times a step's draft forwards after a target forward against the same forwards without one, and leaves the slots free", async () => {
     const calls: string[] = [];
-    const recording = <T extends object>(model: T, name: string): T =>
-      new Proxy(model, {
-        get(t, key) {
-          const value = Reflect.get(t, key);
-          if (key !== 'forward' || typeof value !== 'function') return typeof value === 'function' ? value.bind(t) : value;
-          return (entries: { tokens: Int32Array }[], outputs: unknown) => {
-            calls.push(`${name}${entries.reduce((n, e) => n + e.tokens.length, 0)}`);
-            return value.call(t, entries, outputs);
-          };
-        },
-      });
+    const recording = <T extends { forward: (entries: never, outputs: never) => unknown }>(model: T, name: string): T =>
+      recordForwards(model, (entries) => calls.push(`${name}${entries.reduce((n, e) => n + e.tokens.length, 0)}`));
     const extra = await measureDraftAfterTarget(recording(pair.target, 'T'), recording(pair.draft, 'd'), { context: 8, verifyTokens: 4, forwards: 3, repeats: 2 });
     expect(extra).toHaveLength(3);
     // Never negative, never rising from one forward to the next.
