@@ -74,28 +74,29 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
   const targetPrecision = flags.targetPrecision ?? 'float32';
   // Each model is timed on the threads a run gives it (pairThreads).
   const threads = pairThreads(flags.threads, heldWeightBytes(openModelFolder(targetDir), targetPrecision));
-  // The target stays loaded while the draft is timed: a step's first draft forward follows its
-  // verification, and that forward is timed too (measureDraftAfterTarget).
+  // Both models are loaded at once and timed in the same rounds (measureForwardCurves), so that a
+  // slow minute of the machine reaches both alike; a step's draft forwards follow its
+  // verification, and are timed so too (measureDraftAfterTarget).
   const sessions: Partial<Record<'target' | 'draft', Parameters<typeof measureDraftAfterTarget>[0]>> = {};
   let afterTarget: number[];
   try {
     for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
       const precision = which === 'draft' ? draftPrecision : targetPrecision;
       const window = which === 'draft' ? flags.draftWindow : undefined;
-      // Each context has its own slots, so that all are timed in turns (measureForwardCurves).
+      // Each context has its own slots.
       const options = { slots: flags.slots * contexts.length, maxLength: needed, ...threads[which], provider: flags.provider, precision, ...(window ? { window } : {}), onMessage: log };
       // An EAGLE-3 head is timed as a run drafts with it: its own graph, beside the target it reads.
-      const session = which === 'draft' && isHeadFolder(dir) ? await loadHead(dir, targetDir, options) : await loadModel(dir, options);
-      sessions[which] = session;
+      sessions[which] = which === 'draft' && isHeadFolder(dir) ? await loadHead(dir, targetDir, options) : await loadModel(dir, options);
       log?.(`${which}: ${dir} (${precision} weights${window ? `, attention window ${formatAttentionWindow(window)}` : ''})`);
-      const timed = await measureForwardCurves(session, {
-        ...measure,
-        contexts,
-        onRound: (done, total) => log?.(`  round ${done} of ${total}${done === 1 ? ' (untimed)' : ''}: ${tokenCounts.length} sizes${contexts.length > 1 ? ` at ${contexts.length} contexts` : ''}`),
-        onPoint: (context, p) => log?.(`  ${contexts.length > 1 ? `${String(context).padStart(4)} rows of context, ` : ''}${String(p.tokens).padStart(4)} tokens  ${p.ms.toFixed(2).padStart(8)} ms`),
-      });
-      curves[which].push(...timed);
     }
+    const names = ['target', 'draft'] as const;
+    const timed = await measureForwardCurves([sessions.target!, sessions.draft!], {
+      ...measure,
+      contexts,
+      onRound: (done, total) => log?.(`  round ${done} of ${total}${done === 1 ? ' (untimed)' : ''}: ${tokenCounts.length} sizes of each model${contexts.length > 1 ? ` at ${contexts.length} contexts` : ''}`),
+      onPoint: (m, context, p) => log?.(`  ${names[m].padEnd(6)} ${contexts.length > 1 ? `${String(context).padStart(4)} rows of context, ` : ''}${String(p.tokens).padStart(4)} tokens  ${p.ms.toFixed(2).padStart(8)} ms`),
+    });
+    [curves.target, curves.draft] = timed;
     afterTarget = await measureDraftAfterTarget(sessions.target!, sessions.draft!, { context: contexts[0], repeats: flags.repeats, verifyTokens: FIRST_DRAFT_VERIFY, forwards: AFTER_TARGET_FORWARDS });
     log?.(`a step's draft forwards after the target's, beyond their warm time: ${afterTarget.map((ms) => `+${ms.toFixed(2)}`).join(', ')} ms`);
   } finally {

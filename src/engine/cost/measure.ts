@@ -34,89 +34,103 @@ export function rowsNeeded(options: Pick<MeasureOptions, 'tokenCounts' | 'slots'
 
 export async function measureForwardCurve(session: ModelSession, options: MeasureOptions): Promise<TimedPoint[]> {
   const { context, onPoint, ...rest } = options;
-  const [points] = await measureForwardCurves(session, { ...rest, contexts: [context], ...(onPoint ? { onPoint: (_c, p) => onPoint(p) } : {}) });
+  const [[points]] = await measureForwardCurves([session], { ...rest, contexts: [context], ...(onPoint ? { onPoint: (_m, _c, p) => onPoint(p) } : {}) });
   return points;
 }
 
 /**
- * The forward-time curve at each of several contexts, timed in turns: every round runs each size
- * at each context once, and a point is the median of its rounds. On a machine whose speed drifts
- * (this project's build machine swung a one-token forward between 4.1 and 7.0 ms in two profiles
- * taken a minute apart), timing a size's repeats back to back, and a context's sizes together,
- * let a slow minute raise one stretch of the curve alone: a profile read 5.4 ms for one token at
- * 64 rows of context and 7.1 at 128, where one request's forward took 4.5–5.2 ms at both. In
- * turns, a slow minute reaches every point alike. Each context has its own `slots` slots.
+ * Each model's forward-time curve at each of several contexts, timed in turns: every round runs
+ * each size of each model at each context once, and a point is the median of its rounds. On a
+ * machine whose speed drifts (this project's build machine swung a one-token forward between 4.1
+ * and 7.0 ms in two profiles taken a minute apart), timing a size's repeats back to back, a
+ * context's sizes together or one model after the other let a slow minute raise one stretch of a
+ * curve alone: a profile read 5.4 ms for one token at 64 rows of context and 7.1 at 128, where
+ * one request's forward took 4.5-5.2 ms at both, and one timed the EAGLE-3 head's forwards in a
+ * slow half-minute at 0.135 of the target's one-token forward where the same head, timed beside
+ * it, takes about 0.07. In turns, a slow minute reaches every point alike. Each context has its
+ * own `slots` slots in each model. Within a round a model's sizes go largest first: smallest
+ * first, a one-row draft forward followed a 512-row one and read 0.57-0.69 ms where two rows
+ * read 0.39-0.43.
  */
 export async function measureForwardCurves(
-  session: ModelSession,
-  options: Omit<MeasureOptions, 'context' | 'onPoint'> & { contexts: readonly number[]; onPoint?: (context: number, point: TimedPoint) => void },
-): Promise<TimedPoint[][]> {
+  models: readonly ModelSession[],
+  options: Omit<MeasureOptions, 'context' | 'onPoint'> & { contexts: readonly number[]; onPoint?: (model: number, context: number, point: TimedPoint) => void },
+): Promise<TimedPoint[][][]> {
   const counts = options.tokenCounts ?? DEFAULT_TOKEN_COUNTS;
   const repeats = options.repeats ?? 5;
-  const vocab = session.info.vocabSize;
-  const groups: number[][] = [];
+  const held: { session: ModelSession; slot: number }[] = [];
   try {
-    // Fixed pseudo-random context: the cost does not depend on which tokens they are.
-    const token = (i: number) => (i * 7919 + 13) % Math.max(1, vocab - 1);
-    for (const context of options.contexts) {
-      const slots: number[] = [];
-      groups.push(slots);
-      for (let s = 0; s < options.slots; s++) slots.push(session.allocSlot());
-      if (context > 0) {
-        await session.forward(
-          slots.map((slot, s) => ({
-            slot,
-            tokens: Int32Array.from({ length: context }, (_, i) => token(i + 31 * s)),
-            parents: Int32Array.from({ length: context }, (_, i) => i - 1),
-          })),
-          {},
-        );
-        for (const slot of slots) session.commit(slot, Array.from({ length: context }, (_, i) => i));
+    // Per model, per context: one timed forward per size.
+    const runs: (() => Promise<number>)[][][] = [];
+    for (const session of models) {
+      // Fixed pseudo-random context: the cost does not depend on which tokens they are.
+      const vocab = session.info.vocabSize;
+      const token = (i: number) => (i * 7919 + 13) % Math.max(1, vocab - 1);
+      const perContext: (() => Promise<number>)[][] = [];
+      runs.push(perContext);
+      for (const context of options.contexts) {
+        const slots: number[] = [];
+        for (let s = 0; s < options.slots; s++) {
+          slots.push(session.allocSlot());
+          held.push({ session, slot: slots[s] });
+        }
+        if (context > 0) {
+          await session.forward(
+            slots.map((slot, s) => ({
+              slot,
+              tokens: Int32Array.from({ length: context }, (_, i) => token(i + 31 * s)),
+              parents: Int32Array.from({ length: context }, (_, i) => i - 1),
+            })),
+            {},
+          );
+          for (const slot of slots) session.commit(slot, Array.from({ length: context }, (_, i) => i));
+        }
+        perContext.push(counts.map((n) => timedForward(session, slots, n, token)));
       }
     }
-    const forwardOf = (slots: readonly number[], n: number) => {
-      const used = Math.min(n, slots.length);
-      const entries = slots.slice(0, used).map((slot, s) => {
-        const len = Math.floor(n / used) + (s < n % used ? 1 : 0);
-        // A chain per request: every row attends to the context and its ancestors, as a tree does.
-        return { slot, tokens: Int32Array.from({ length: len }, (_, i) => token(i + 101 * s)), parents: Int32Array.from({ length: len }, (_, i) => i - 1) };
-      });
-      const rows = Array.from({ length: n }, (_, i) => i);
-      return async (): Promise<number> => {
-        const start = performance.now();
-        await session.forward(entries, { topkRows: rows, topk: 1 });
-        const ms = performance.now() - start;
-        for (const { slot } of entries) session.clearScratch(slot);
-        return ms;
-      };
-    };
-    const runs = groups.map((slots) => counts.map((n) => forwardOf(slots, n)));
     // One untimed forward of every size first, largest first: the allocator's arena, the thread
     // pool and the KV pages settle before any size is timed (timed cold, the first sizes measured
     // ran up to 2-3x their later time).
-    for (const sizes of runs) for (const run of [...sizes].reverse()) await run();
+    for (const perContext of runs) for (const sizes of perContext) for (const run of [...sizes].reverse()) await run();
     options.onRound?.(1, repeats + 1);
-    const times = runs.map((sizes) => sizes.map((): number[] => []));
+    const times = runs.map((perContext) => perContext.map((sizes) => sizes.map((): number[] => [])));
     for (let r = 0; r < repeats; r++) {
-      // Largest first within a context: each forward follows one a little larger, whose weights
-      // and buffers it finds warm. Smallest first, a one-row draft forward followed a 512-row one
-      // and took 0.57-0.69 ms where two rows took 0.39-0.43.
-      for (const [c, sizes] of runs.entries()) {
-        for (let i = sizes.length - 1; i >= 0; i--) times[c][i].push(await sizes[i]());
+      for (const [m, perContext] of runs.entries()) {
+        for (const [c, sizes] of perContext.entries()) for (let i = sizes.length - 1; i >= 0; i--) times[m][c][i].push(await sizes[i]());
       }
       options.onRound?.(r + 2, repeats + 1);
     }
-    return times.map((sizes, c) =>
-      sizes.map((samples, i) => {
-        samples.sort((x, y) => x - y);
-        const point = { tokens: counts[i], ms: samples[Math.floor(samples.length / 2)] };
-        options.onPoint?.(options.contexts[c], point);
-        return point;
-      }),
+    return times.map((perContext, m) =>
+      perContext.map((sizes, c) =>
+        sizes.map((samples, i) => {
+          samples.sort((x, y) => x - y);
+          const point = { tokens: counts[i], ms: samples[Math.floor(samples.length / 2)] };
+          options.onPoint?.(m, options.contexts[c], point);
+          return point;
+        }),
+      ),
     );
   } finally {
-    for (const slots of groups) for (const slot of slots) session.freeSlot(slot);
+    for (const { session, slot } of held) session.freeSlot(slot);
   }
+}
+
+/** A forward of `n` rows spread over up to `slots.length` requests, a chain per request, timed; its rows are cleared after. */
+function timedForward(session: ModelSession, slots: readonly number[], n: number, token: (i: number) => number): () => Promise<number> {
+  const used = Math.min(n, slots.length);
+  const entries = slots.slice(0, used).map((slot, s) => {
+    const len = Math.floor(n / used) + (s < n % used ? 1 : 0);
+    // A chain per request: every row attends to the context and its ancestors, as a tree does.
+    return { slot, tokens: Int32Array.from({ length: len }, (_, i) => token(i + 101 * s)), parents: Int32Array.from({ length: len }, (_, i) => i - 1) };
+  });
+  const rows = Array.from({ length: n }, (_, i) => i);
+  return async () => {
+    const start = performance.now();
+    await session.forward(entries, { topkRows: rows, topk: 1 });
+    const ms = performance.now() - start;
+    for (const { slot } of entries) session.clearScratch(slot);
+    return ms;
+  };
 }
 
 /**
