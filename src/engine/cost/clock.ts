@@ -163,6 +163,16 @@ export function spreadCurve(points: readonly TimedPoint[], spread?: number): (ro
   };
 }
 
+/**
+ * A step's draft forwards, each priced by `forwardMs`, plus what the i-th costs beyond that when
+ * it runs after the target's forward and finds the draft's weights cold (`afterTargetMs[i]`).
+ */
+function stepDraftMs(event: StepWork, forwardMs: (rows: number, requests: number | null) => number, afterTargetMs: readonly number[]): number {
+  let ms = 0;
+  for (const [i, f] of draftForwards(event).entries()) ms += forwardMs(f.rows, f.requests) + (afterTargetMs[i] ?? 0);
+  return ms;
+}
+
 /** How a clock's label says it charges a step's first draft forwards beyond their warm time. */
 function afterTargetLabel(extraMs: readonly number[] = []): string {
   const total = extraMs.reduce((a, b) => a + b, 0);
@@ -188,8 +198,7 @@ export function tverClock(model: TverModel, draft: DraftForwardPrice = DEFAULT_D
     costs: { knee: model.kmax, gamma: model.gamma, draftForward: share(draftForwardMs(1, 1) / model.tArMs), draftRow: share(perRow / model.tArMs) },
     stepMs(event) {
       const verifyMs = tverMs(model, event.verifiedTokens);
-      let draftMs = 0;
-      for (const [i, f] of draftForwards(event).entries()) draftMs += draftForwardMs(f.rows, f.requests) + (draftAfterTargetMs[i] ?? 0);
+      const draftMs = stepDraftMs(event, draftForwardMs, draftAfterTargetMs);
       return { draftMs, verifyMs, totalMs: draftMs + verifyMs };
     },
   };
@@ -275,9 +284,7 @@ export function curvesClock(curves: MeasuredCurves, label = 'measured curves', s
     stepMs(event) {
       const at = atPast(event.past);
       const verifyMs = at.target(Math.max(1, event.verifiedTokens), event.requests.length);
-      // The step's draft forwards run after the target's and find the draft's weights cold.
-      let draft = 0;
-      for (const [i, f] of draftForwards(event).entries()) draft += at.draft(f.rows, f.requests) + (afterTarget[i] ?? 0);
+      const draft = stepDraftMs(event, at.draft, afterTarget);
       return { draftMs: draft, verifyMs, totalMs: draft + verifyMs };
     },
   };

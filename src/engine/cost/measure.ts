@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import type { ModelSession } from '../model/types.js';
+import type { ForwardEntry, ModelSession } from '../model/types.js';
 import { AttentionWindowSchema, formatAttentionWindow, longerCurvesSchema, TimedPointsSchema, WeightPrecisionSchema, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
 import type { TimedPoint } from './knee.js';
 import { jsonErrorPosition } from '../json-error.js';
@@ -63,9 +63,6 @@ export async function measureForwardCurves(
     // Per model, per context: one timed forward per size.
     const runs: (() => Promise<number>)[][][] = [];
     for (const session of models) {
-      // Fixed pseudo-random context: the cost does not depend on which tokens they are.
-      const vocab = session.info.vocabSize;
-      const token = (i: number) => (i * 7919 + 13) % Math.max(1, vocab - 1);
       const perContext: (() => Promise<number>)[][] = [];
       runs.push(perContext);
       for (const context of options.contexts) {
@@ -74,18 +71,8 @@ export async function measureForwardCurves(
           slots.push(session.allocSlot());
           held.push({ session, slot: slots[s] });
         }
-        if (context > 0) {
-          await session.forward(
-            slots.map((slot, s) => ({
-              slot,
-              tokens: Int32Array.from({ length: context }, (_, i) => token(i + 31 * s)),
-              parents: Int32Array.from({ length: context }, (_, i) => i - 1),
-            })),
-            {},
-          );
-          for (const slot of slots) session.commit(slot, Array.from({ length: context }, (_, i) => i));
-        }
-        perContext.push(counts.map((n) => timedForward(session, slots, n, token)));
+        await commitContext(session, slots, context);
+        perContext.push(counts.map((n) => timedForward(session, slots, n)));
       }
     }
     // One untimed forward of every size first, largest first: the allocator's arena, the thread
@@ -115,14 +102,31 @@ export async function measureForwardCurves(
   }
 }
 
+/**
+ * A chain of `length` tokens for `slot`, each row's parent the row before: every row attends to
+ * the past and its ancestors, as a tree's do. Pseudo-random tokens from `seed` on: a forward's
+ * cost does not depend on which tokens they are.
+ */
+function chainEntry(session: ModelSession, slot: number, length: number, seed: number): ForwardEntry {
+  const vocab = Math.max(1, session.info.vocabSize - 1);
+  return {
+    slot,
+    tokens: Int32Array.from({ length }, (_, i) => ((i + seed) * 7919 + 13) % vocab),
+    parents: Int32Array.from({ length }, (_, i) => i - 1),
+  };
+}
+
+/** `context` committed rows in each slot, in one forward. */
+async function commitContext(session: ModelSession, slots: readonly number[], context: number): Promise<void> {
+  if (context <= 0) return;
+  await session.forward(slots.map((slot, s) => chainEntry(session, slot, context, 31 * s)), {});
+  for (const slot of slots) session.commit(slot, Array.from({ length: context }, (_, i) => i));
+}
+
 /** A forward of `n` rows spread over up to `slots.length` requests, a chain per request, timed; its rows are cleared after. */
-function timedForward(session: ModelSession, slots: readonly number[], n: number, token: (i: number) => number): () => Promise<number> {
+function timedForward(session: ModelSession, slots: readonly number[], n: number): () => Promise<number> {
   const used = Math.min(n, slots.length);
-  const entries = slots.slice(0, used).map((slot, s) => {
-    const len = Math.floor(n / used) + (s < n % used ? 1 : 0);
-    // A chain per request: every row attends to the context and its ancestors, as a tree does.
-    return { slot, tokens: Int32Array.from({ length: len }, (_, i) => token(i + 101 * s)), parents: Int32Array.from({ length: len }, (_, i) => i - 1) };
-  });
+  const entries = slots.slice(0, used).map((slot, s) => chainEntry(session, slot, Math.floor(n / used) + (s < n % used ? 1 : 0), 101 * s));
   const rows = Array.from({ length: n }, (_, i) => i);
   return async () => {
     const start = performance.now();
@@ -155,17 +159,9 @@ export async function measureDraftAfterTarget(
   const targetSlot = target.allocSlot();
   const draftSlot = draft.allocSlot();
   try {
-    const chain = (model: ModelSession, length: number, seed: number) => ({
-      tokens: Int32Array.from({ length }, (_, i) => ((i + seed) * 7919 + 13) % Math.max(1, model.info.vocabSize - 1)),
-      parents: Int32Array.from({ length }, (_, i) => i - 1),
-    });
-    if (options.context > 0) {
-      for (const [model, slot] of [[target, targetSlot], [draft, draftSlot]] as const) {
-        await model.forward([{ slot, ...chain(model, options.context, 3) }], {});
-        model.commit(slot, Array.from({ length: options.context }, (_, i) => i));
-      }
-    }
-    const verify = { slot: targetSlot, ...chain(target, verifyTokens, 101) };
+    await commitContext(target, [targetSlot], options.context);
+    await commitContext(draft, [draftSlot], options.context);
+    const verify = chainEntry(target, targetSlot, verifyTokens, 101);
     const verifyRows = Array.from({ length: verifyTokens }, (_, i) => i);
     const round = async (afterTarget: boolean): Promise<number[]> => {
       if (afterTarget) {
@@ -175,7 +171,7 @@ export async function measureDraftAfterTarget(
       const times: number[] = [];
       for (let f = 0; f < forwards; f++) {
         const start = performance.now();
-        await draft.forward([{ slot: draftSlot, ...chain(draft, 1, 211 + f) }], { topkRows: [0], topk: 1 });
+        await draft.forward([chainEntry(draft, draftSlot, 1, 211 + f)], { topkRows: [0], topk: 1 });
         times.push(performance.now() - start);
         draft.clearScratch(draftSlot);
       }
