@@ -39,7 +39,7 @@ export { DEFAULT_DELTA, DEFAULT_MIN_SAMPLES, DEFAULT_SIGNIFICANCE, TAU_RULES, ty
 export { loadProfile, saveProfile, signalAucs, type EchoProfile } from './calibrate/profile.js';
 
 // Clocks and hardware: what a step costs on this machine or a modelled one.
-export { clockFromSpec, clockPrices, type DeviceCosts, type ModelledClock } from './cost/clock.js';
+export { clockFromSpec, clockPrices, spreadCurve, type DeviceCosts, type ModelledClock } from './cost/clock.js';
 export { draftRowCost, fitKnee, suggestKmax, type KneeFit, type TimedPoint } from './cost/knee.js';
 export {
   DEFAULT_TOKEN_COUNTS,

@@ -43,6 +43,7 @@ export const clockHandlers: HandlerModule = ({ host }) => ({
       slots: profile.slots,
       context: profile.context,
       ...(profile.longer ? { longer: profile.longer } : {}),
+      ...(profile.oneRequest ? { oneRequest: profile.oneRequest } : {}),
       ...(profile.draftAfterTargetMs ? { draftAfterTargetMs: profile.draftAfterTargetMs } : {}),
     });
   },

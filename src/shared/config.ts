@@ -63,7 +63,17 @@ export const TimedPointsSchema = z.array(z.object({ tokens: z.number().int().min
  * studio's clock.
  */
 export function longerCurvesSchema<Points extends z.ZodType>(points: Points) {
-  return z.array(z.object({ context: z.number().int().min(1), target: points, draft: points }));
+  return z.array(z.object({ context: z.number().int().min(1), target: points, draft: points, oneRequest: oneRequestCurvesSchema(points).optional() }));
+}
+
+/**
+ * The same forwards with every row in one request (`profile-hw` times them beside the spread
+ * ones, at each context): a step of one request is read off them. Spread over many requests, a
+ * curve says little of one request's tree: on the bundled target one request's forward took
+ * 7.7-8.0 ms at 7-8 rows where the spread curve read 7.0-7.4, and matched it at 12 and 16.
+ */
+export function oneRequestCurvesSchema<Points extends z.ZodType>(points: Points) {
+  return z.object({ target: points, draft: points });
 }
 
 /**
@@ -81,6 +91,8 @@ export const PriceCurvesSchema = z.object({
   context: z.number().int().min(0).optional(),
   /** The same forwards timed at longer pasts (longerCurvesSchema). */
   longer: longerCurvesSchema(TimedPointsSchema).optional(),
+  /** The same forwards with every row in one request, at `context` (oneRequestCurvesSchema; absent: read off the spread curves). */
+  oneRequest: oneRequestCurvesSchema(TimedPointsSchema).optional(),
   /** What a step's first draft forwards cost beyond the draft curve's warm time, in ms, in order (profile-hw times them after a target forward). */
   draftAfterTargetMs: z.array(z.number().min(0)).optional(),
 });

@@ -2,7 +2,7 @@
 // the engine MessagePort, the web host's WebSocket, the engine host's parent channel) carries these
 // plain JSON objects {type, ...} and validates them with these schemas where they enter.
 import { z } from 'zod';
-import { ConfidenceSignalSchema, KnobsSchema, longerCurvesSchema, PolicyNameSchema, RunConfigSchema, TimedPointsSchema, WeightPrecisionSchema } from './config.js';
+import { ConfidenceSignalSchema, KnobsSchema, longerCurvesSchema, oneRequestCurvesSchema, PolicyNameSchema, RunConfigSchema, TimedPointsSchema, WeightPrecisionSchema } from './config.js';
 import { DepthHistogramSchema, RunMetricsSchema, StepEventSchema } from './trace-schema.js';
 
 /** Largest message any transport accepts, in bytes of JSON. Frames of big trees stay far below. */
@@ -288,6 +288,8 @@ export const EventSchema = z.discriminatedUnion('type', [
     /** Committed rows per request when timed, and the same curves at longer pasts (`profile-hw --context`). */
     context: z.number().int().min(0).optional(),
     longer: longerCurvesSchema(TimedPointsSchema).optional(),
+    /** The same forwards with every row in one request (absent in older profiles). */
+    oneRequest: oneRequestCurvesSchema(TimedPointsSchema).optional(),
     /** What a step's first draft forwards cost beyond their warm time, in order (absent in older profiles). */
     draftAfterTargetMs: z.array(z.number().min(0)).optional(),
   }),

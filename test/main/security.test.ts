@@ -30,7 +30,7 @@ describe('desktop security rules', () => {
   it('points native code at the unpacked copy of packaged files', () => {
     const packed = path.join('/opt/ECHO Studio/resources/app.asar', 'assets', 'models');
     expect(unpackedPath(packed)).toBe(path.join('/opt/ECHO Studio/resources/app.asar.unpacked', 'assets', 'models'));
-    expect(unpackedPath('/work/repo/assets/models')).toBe('/work/repo/assets/models');
+    expect(unpackedPath('/home/user/echo-studio/assets/models')).toBe('/home/user/echo-studio/assets/models');
   });
 
   it('uses a CSP without inline or eval scripts', () => {

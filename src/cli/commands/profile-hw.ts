@@ -4,12 +4,13 @@
 //   echo-studio profile-hw [--draft DIR --target DIR] [--max-tokens 512] [--repeats 15]
 //     [--slots 16] [--context 64[,160]] [--threads N] [--provider cpu|cuda] [--draft-precision int8|float32]
 //     [--target-precision float32|int8|int4] [--out hw.json] [--json]
-import { DEFAULT_TOKEN_COUNTS, draftRowCost, fitKnee, type HardwareProfile, HardwareProfileSchema, heldWeightBytes, isHeadFolder, type KneeFit, loadHead, loadModel, measureDraftAfterTarget, measureForwardCurves, openModelFolder, pairThreads, parseModelConfig, readConfigJson, rowsNeeded, suggestKmax, type TimedPoint } from '../../engine/index.js';
+import { DEFAULT_TOKEN_COUNTS, draftRowCost, fitKnee, type HardwareProfile, HardwareProfileSchema, heldWeightBytes, isHeadFolder, type KneeFit, loadHead, loadModel, measureDraftAfterTarget, measureForwardCurves, openModelFolder, pairThreads, parseModelConfig, readConfigJson, rowsNeeded, spreadCurve, suggestKmax, type TimedPoint } from '../../engine/index.js';
 import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { defaultDraftPrecision, formatAttentionWindow, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
 import { pairDirs } from './calibrate.js';
+import { shownPath } from './reproduce.js';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
 import { integer, knobOption, list, TARGET_PRECISION_HELP, withPairFolders } from '../flags.js';
 
@@ -42,6 +43,13 @@ export interface ProfileHwReport {
   suggestions: { batch: number; kmax: number }[];
 }
 
+/**
+ * The sizes of one request's forwards timed beside the spread curves: every size to 32 (a
+ * batch-1 tree under the knee's K_max; one request's forward is not smooth in its rows: on the
+ * bundled target 7-8 rows cost what 12 do), then a few past it.
+ */
+const ONE_REQUEST_COUNTS = [...Array.from({ length: 32 }, (_, i) => i + 1), 48, 64];
+
 /** Rows of the verification a step's first draft forwards are timed after (about a batch-1 tree), and how many are timed. */
 const FIRST_DRAFT_VERIFY = 8;
 const AFTER_TARGET_FORWARDS = 8;
@@ -56,9 +64,14 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
   const contexts = typeof flags.context === 'number' ? [flags.context] : flags.context;
   if (contexts.length === 0 || contexts.some((c, i) => i > 0 && c <= contexts[i - 1])) throw new Error(`--context takes rising context lengths, e.g. 64,160; got ${contexts.join(',')}`);
   const longest = contexts[contexts.length - 1];
-  const measure = { tokenCounts, repeats: flags.repeats, slots: flags.slots };
+  const oneRequestCounts = ONE_REQUEST_COUNTS.filter((n) => n <= flags.maxTokens);
+  // Per context, the rows spread over the slots, then every row in one request.
+  const series = contexts.flatMap((context) => [
+    { context, slots: flags.slots, tokenCounts },
+    { context, slots: 1, tokenCounts: oneRequestCounts },
+  ]);
   // The draft's forwards after a verification of FIRST_DRAFT_VERIFY rows of one request are timed too.
-  const needed = Math.max(rowsNeeded({ ...measure, context: longest }), contexts[0] + FIRST_DRAFT_VERIFY + 1);
+  const needed = Math.max(...series.map((one) => rowsNeeded(one)), contexts[0] + FIRST_DRAFT_VERIFY + 1);
   // A forward past the model's positions would time rows its rotary table never covers (and fit nonsense).
   for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
     const { path: file, json } = readConfigJson(dir);
@@ -67,7 +80,7 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
       throw new Error(`--context ${longest} and up to ${Math.max(...tokenCounts)} tokens over --slots ${flags.slots} need ${needed} positions per request; the ${which} holds ${positions} (lower --context or --max-tokens, or raise --slots)`);
     }
   }
-  // Per context, shortest first: the first is the profile's base, the rest its `longer` curves.
+  // Per series (contexts shortest first, each spread then one request): the first context is the profile's base, the rest its `longer` curves.
   const curves: Record<'target' | 'draft', TimedPoint[][]> = { target: [], draft: [] };
   // The draft is timed with the weights runs give it: its curve prices their draft forwards.
   const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
@@ -83,18 +96,23 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
     for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
       const precision = which === 'draft' ? draftPrecision : targetPrecision;
       const window = which === 'draft' ? flags.draftWindow : undefined;
-      // Each context has its own slots.
-      const options = { slots: flags.slots * contexts.length, maxLength: needed, ...threads[which], provider: flags.provider, precision, ...(window ? { window } : {}), onMessage: log };
+      // Each series has its own slots.
+      const options = { slots: (flags.slots + 1) * contexts.length, maxLength: needed, ...threads[which], provider: flags.provider, precision, ...(window ? { window } : {}), onMessage: log };
       // An EAGLE-3 head is timed as a run drafts with it: its own graph, beside the target it reads.
       sessions[which] = which === 'draft' && isHeadFolder(dir) ? await loadHead(dir, targetDir, options) : await loadModel(dir, options);
       log?.(`${which}: ${dir} (${precision} weights${window ? `, attention window ${formatAttentionWindow(window)}` : ''})`);
     }
     const names = ['target', 'draft'] as const;
     const timed = await measureForwardCurves([sessions.target!, sessions.draft!], {
-      ...measure,
-      contexts,
-      onRound: (done, total) => log?.(`  round ${done} of ${total}${done === 1 ? ' (untimed)' : ''}: ${tokenCounts.length} sizes of each model${contexts.length > 1 ? ` at ${contexts.length} contexts` : ''}`),
-      onPoint: (m, context, p) => log?.(`  ${names[m].padEnd(6)} ${contexts.length > 1 ? `${String(context).padStart(4)} rows of context, ` : ''}${String(p.tokens).padStart(4)} tokens  ${p.ms.toFixed(2).padStart(8)} ms`),
+      repeats: flags.repeats,
+      series,
+      onRound: (done, total) =>
+        log?.(`  round ${done} of ${total}${done === 1 ? ' (untimed)' : ''}: ${tokenCounts.length} sizes over ${flags.slots} requests and ${oneRequestCounts.length} of one request, of each model${contexts.length > 1 ? ` at ${contexts.length} contexts` : ''}`),
+      onPoint: (m, s, p) => {
+        const { context, slots } = series[s];
+        const where = `${contexts.length > 1 ? `${String(context).padStart(4)} rows of context, ` : ''}${slots === 1 ? 'one request, ' : ''}`;
+        log?.(`  ${names[m].padEnd(6)} ${where}${String(p.tokens).padStart(4)} tokens  ${p.ms.toFixed(2).padStart(8)} ms`);
+      },
     });
     [curves.target, curves.draft] = timed;
     afterTarget = await measureDraftAfterTarget(sessions.target!, sessions.draft!, { context: contexts[0], repeats: flags.repeats, verifyTokens: FIRST_DRAFT_VERIFY, forwards: AFTER_TARGET_FORWARDS });
@@ -107,7 +125,8 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
     version: 1,
     createdAt: new Date().toISOString(),
     host: { cpu: cpus()[0]?.model ?? 'unknown', threads: threads.target.threads, provider: flags.provider },
-    models: { draft: draftDir, target: targetDir },
+    // A profile committed beside a report must not carry this machine's paths (shownPath).
+    models: { draft: shownPath(draftDir), target: shownPath(targetDir) },
     draftPrecision,
     targetPrecision,
     ...(flags.draftWindow ? { draftWindow: flags.draftWindow } : {}),
@@ -115,8 +134,16 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
     context: contexts[0],
     target: curves.target[0],
     draft: curves.draft[0],
+    oneRequest: { target: curves.target[1], draft: curves.draft[1] },
     draftAfterTargetMs: afterTarget,
-    ...(contexts.length > 1 ? { longer: contexts.slice(1).map((context, i) => ({ context, target: curves.target[i + 1], draft: curves.draft[i + 1] })) } : {}),
+    ...(contexts.length > 1
+      ? {
+          longer: contexts.slice(1).map((context, i) => {
+            const at = 2 * (i + 1);
+            return { context, target: curves.target[at], draft: curves.draft[at], oneRequest: { target: curves.target[at + 1], draft: curves.draft[at + 1] } };
+          }),
+        }
+      : {}),
   });
   const target = fitKnee(profile.target);
   const draft = fitKnee(profile.draft);
@@ -142,6 +169,12 @@ export function formatProfileHw(report: ProfileHwReport): string {
   if (profile.draftAfterTargetMs?.length) {
     const total = profile.draftAfterTargetMs.reduce((a, b) => a + b, 0);
     lines.push(`a step's draft forwards after the target's cost ${profile.draftAfterTargetMs.map((ms) => ms.toFixed(2)).join(', ')} ms more than the draft curve's warm time (${total.toFixed(2)} ms in all): the curves clock and ECHO's price charge it`);
+  }
+  if (profile.oneRequest) {
+    // What one request's forwards cost against what the spread curve would have read for them.
+    const spread = spreadCurve(profile.target, profile.slots);
+    const shown = profile.oneRequest.target.filter((p) => [4, 8, 16, 32].includes(p.tokens));
+    lines.push(`one request's forwards, target: ${shown.map((p) => `${p.tokens} rows ${p.ms.toFixed(2)} ms (spread curve ${spread(p.tokens, 1).toFixed(2)})`).join(', ')}: a step of one request is read off them`);
   }
   for (const level of profile.longer ?? []) {
     const ratios = (longer: readonly TimedPoint[], base: readonly TimedPoint[]) => {

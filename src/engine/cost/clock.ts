@@ -149,14 +149,17 @@ export function measuredCurve(points: readonly TimedPoint[]): (tokens: number) =
  * 14 requests costs what 14 requests cost plus 50 rows, not what 64 requests cost: a separate
  * draft's forward grows with the requests in it, because attention reads each one's past.
  * Without a request count (older traces), or a spread, it is read as the curve was measured, at
- * `rows`.
+ * `rows`. A forward of one request is read off `oneRequest`, the curve timed with every row in one
+ * request, where the profile has it: one request's tree is not the spread curve's shape.
  */
-export function spreadCurve(points: readonly TimedPoint[], spread?: number): (rows: number, requests: number | null) => number {
+export function spreadCurve(points: readonly TimedPoint[], spread?: number, oneRequest?: readonly TimedPoint[]): (rows: number, requests: number | null) => number {
   const curve = measuredCurve(points);
+  const single = oneRequest ? measuredCurve(oneRequest) : null;
   // Cost per row with the requests held at `spread`: from the spread to the largest size measured.
   const largest = Math.max(...points.map((p) => p.tokens));
   const perRow = spread !== undefined && largest > spread ? (curve(largest) - curve(spread)) / (largest - spread) : null;
   return (rows, requests) => {
+    if (requests === 1 && single) return single(rows);
     if (requests === null || perRow === null || spread === undefined) return curve(rows);
     const held = Math.max(1, Math.min(requests, rows, spread));
     return curve(held) + perRow * (rows - held);
@@ -212,10 +215,18 @@ export interface MeasuredCurves {
   slots?: number;
   /** Committed rows per request when timed (`profile-hw --context`). */
   context?: number;
+  /** The same forwards with every row in one request, at `context` (`profile-hw` times them; absent: read off the spread curves). */
+  oneRequest?: OneRequestCurves;
   /** The same forwards timed at longer pasts, shortest first (`profile-hw --context 64,160`). */
-  longer?: readonly { context: number; target: readonly TimedPoint[]; draft: readonly TimedPoint[] }[];
+  longer?: readonly { context: number; target: readonly TimedPoint[]; draft: readonly TimedPoint[]; oneRequest?: OneRequestCurves }[];
   /** What a step's first draft forwards cost beyond the draft curve's warm time, in order (profile-hw; absent: not timed, none). */
   draftAfterTargetMs?: readonly number[];
+}
+
+/** Both forwards timed with every row in one request. */
+export interface OneRequestCurves {
+  target: readonly TimedPoint[];
+  draft: readonly TimedPoint[];
 }
 
 /** A forward's milliseconds by its rows and its requests (spreadCurve). */
@@ -231,9 +242,9 @@ export type ForwardMs = (rows: number, requests: number | null) => number;
  * a run as if its requests never grew.
  */
 export function contextCurves(curves: Omit<MeasuredCurves, 'slots'>, spread?: number): (past: number | undefined) => { target: ForwardMs; draft: ForwardMs } {
-  const levels = [{ context: curves.context ?? 0, target: curves.target, draft: curves.draft }, ...(curves.longer ?? [])]
+  const levels = [{ context: curves.context ?? 0, target: curves.target, draft: curves.draft, oneRequest: curves.oneRequest }, ...(curves.longer ?? [])]
     .sort((a, b) => a.context - b.context)
-    .map((l) => ({ context: l.context, target: spreadCurve(l.target, spread), draft: spreadCurve(l.draft, spread) }));
+    .map((l) => ({ context: l.context, target: spreadCurve(l.target, spread, l.oneRequest?.target), draft: spreadCurve(l.draft, spread, l.oneRequest?.draft) }));
   const base = levels[0];
   return (past) => {
     if (levels.length === 1 || past === undefined || past <= base.context) return base;
@@ -277,7 +288,10 @@ export function curvesClock(curves: MeasuredCurves, label = 'measured curves', s
         draft: [...curves.draft],
         ...(spread !== undefined ? { spread } : {}),
         ...(curves.context !== undefined ? { context: curves.context } : {}),
-        ...(curves.longer?.length ? { longer: curves.longer.map((l) => ({ context: l.context, target: [...l.target], draft: [...l.draft] })) } : {}),
+        ...(curves.oneRequest ? { oneRequest: copyOneRequest(curves.oneRequest) } : {}),
+        ...(curves.longer?.length
+          ? { longer: curves.longer.map((l) => ({ context: l.context, target: [...l.target], draft: [...l.draft], ...(l.oneRequest ? { oneRequest: copyOneRequest(l.oneRequest) } : {}) })) }
+          : {}),
         ...(afterTarget.length ? { draftAfterTargetMs: [...afterTarget] } : {}),
       },
     },
@@ -288,6 +302,10 @@ export function curvesClock(curves: MeasuredCurves, label = 'measured curves', s
       return { draftMs: draft, verifyMs, totalMs: draft + verifyMs };
     },
   };
+}
+
+function copyOneRequest(curves: OneRequestCurves): { target: TimedPoint[]; draft: TimedPoint[] } {
+  return { target: [...curves.target], draft: [...curves.draft] };
 }
 
 /** Roofline of named hardware and model size; the draft is `draftFraction` of the target. */
@@ -338,7 +356,8 @@ export function clockFromSpec(spec: string, measured?: MeasuredCurves): Modelled
     const spread = measured.slots === undefined ? '' : ` over up to ${measured.slots} requests`;
     const contexts = [measured.context ?? 0, ...(measured.longer ?? []).map((l) => l.context)];
     const past = contexts.length > 1 ? `, read at each step's past between ${contexts.join(', ')} rows` : '';
-    return curvesClock(measured, `measured curves (target and draft${spread}${past}${afterTargetLabel(measured.draftAfterTargetMs)})`, measured.slots);
+    const single = measured.oneRequest ? "; one request's forwards off its own curves" : '';
+    return curvesClock(measured, `measured curves (target and draft${spread}${past}${single}${afterTargetLabel(measured.draftAfterTargetMs)})`, measured.slots);
   }
   if (spec === 'measured') {
     if (!measured) throw new Error('--hw measured needs a hardware profile from `echo-studio profile-hw` (--hw-profile FILE)');

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { ForwardEntry, ModelSession } from '../model/types.js';
-import { AttentionWindowSchema, formatAttentionWindow, longerCurvesSchema, TimedPointsSchema, WeightPrecisionSchema, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
+import { AttentionWindowSchema, formatAttentionWindow, longerCurvesSchema, oneRequestCurvesSchema, TimedPointsSchema, WeightPrecisionSchema, type AttentionWindow, type WeightPrecision } from '../../shared/config.js';
 import type { TimedPoint } from './knee.js';
 import { jsonErrorPosition } from '../json-error.js';
 import { Refusal } from '../refusal.js';
@@ -33,66 +33,73 @@ export function rowsNeeded(options: Pick<MeasureOptions, 'tokenCounts' | 'slots'
 }
 
 export async function measureForwardCurve(session: ModelSession, options: MeasureOptions): Promise<TimedPoint[]> {
-  const { context, onPoint, ...rest } = options;
-  const [[points]] = await measureForwardCurves([session], { ...rest, contexts: [context], ...(onPoint ? { onPoint: (_m, _c, p) => onPoint(p) } : {}) });
+  const { context, slots, tokenCounts, onPoint, ...rest } = options;
+  const series = [{ context, slots, tokenCounts: tokenCounts ?? DEFAULT_TOKEN_COUNTS }];
+  const [[points]] = await measureForwardCurves([session], { ...rest, series, ...(onPoint ? { onPoint: (_m, _s, p) => onPoint(p) } : {}) });
   return points;
 }
 
+/** One curve to time: `tokenCounts` rows spread over up to `slots` requests, each with `context` committed rows. */
+export interface CurveSeries {
+  context: number;
+  slots: number;
+  tokenCounts: readonly number[];
+}
+
 /**
- * Each model's forward-time curve at each of several contexts, timed in turns: every round runs
- * each size of each model at each context once, and a point is the median of its rounds. On a
- * machine whose speed drifts (this project's build machine swung a one-token forward between 4.1
- * and 7.0 ms in two profiles taken a minute apart), timing a size's repeats back to back, a
- * context's sizes together or one model after the other let a slow minute raise one stretch of a
- * curve alone: a profile read 5.4 ms for one token at 64 rows of context and 7.1 at 128, where
- * one request's forward took 4.5-5.2 ms at both, and one timed the EAGLE-3 head's forwards in a
- * slow half-minute at 0.135 of the target's one-token forward where the same head, timed beside
- * it, takes about 0.07. In turns, a slow minute reaches every point alike. Each context has its
- * own `slots` slots in each model. Within a round a model's sizes go largest first: smallest
- * first, a one-row draft forward followed a 512-row one and read 0.57-0.69 ms where two rows
- * read 0.39-0.43.
+ * Each model's forward-time curve for each series (a context and a spread of rows over
+ * requests), timed in turns: every round runs each size of each series of each model once, and a
+ * point is the median of its rounds. On a machine whose speed drifts (this project's build
+ * machine swung a one-token forward between 4.1 and 7.0 ms in two profiles taken a minute
+ * apart), timing a size's repeats back to back, a context's sizes together or one model after the
+ * other let a slow minute raise one stretch of a curve alone: a profile read 5.4 ms for one token
+ * at 64 rows of context and 7.1 at 128, where one request's forward took 4.5-5.2 ms at both, and
+ * one timed the EAGLE-3 head's forwards in a slow half-minute at 0.135 of the target's one-token
+ * forward where the same head, timed beside it, takes about 0.07. In turns, a slow minute reaches
+ * every point alike. Each series has its own slots in each model. Within a round a series' sizes
+ * go largest first: smallest first, a one-row draft forward followed a 512-row one and read
+ * 0.57-0.69 ms where two rows read 0.39-0.43. Returns the curves by model, then by series.
  */
 export async function measureForwardCurves(
   models: readonly ModelSession[],
-  options: Omit<MeasureOptions, 'context' | 'onPoint'> & { contexts: readonly number[]; onPoint?: (model: number, context: number, point: TimedPoint) => void },
+  options: Pick<MeasureOptions, 'repeats' | 'onRound'> & { series: readonly CurveSeries[]; onPoint?: (model: number, series: number, point: TimedPoint) => void },
 ): Promise<TimedPoint[][][]> {
-  const counts = options.tokenCounts ?? DEFAULT_TOKEN_COUNTS;
   const repeats = options.repeats ?? 5;
   const held: { session: ModelSession; slot: number }[] = [];
   try {
-    // Per model, per context: one timed forward per size.
+    // Per model, per series: one timed forward per size.
     const runs: (() => Promise<number>)[][][] = [];
     for (const session of models) {
-      const perContext: (() => Promise<number>)[][] = [];
-      runs.push(perContext);
-      for (const context of options.contexts) {
+      const perSeries: (() => Promise<number>)[][] = [];
+      runs.push(perSeries);
+      for (const { context, slots: count, tokenCounts } of options.series) {
         const slots: number[] = [];
-        for (let s = 0; s < options.slots; s++) {
+        for (let s = 0; s < count; s++) {
           slots.push(session.allocSlot());
           held.push({ session, slot: slots[s] });
         }
         await commitContext(session, slots, context);
-        perContext.push(counts.map((n) => timedForward(session, slots, n)));
+        perSeries.push(tokenCounts.map((n) => timedForward(session, slots, n)));
       }
     }
     // One untimed forward of every size first, largest first: the allocator's arena, the thread
     // pool and the KV pages settle before any size is timed (timed cold, the first sizes measured
     // ran up to 2-3x their later time).
-    for (const perContext of runs) for (const sizes of perContext) for (const run of [...sizes].reverse()) await run();
+    for (const perSeries of runs) for (const sizes of perSeries) for (const run of [...sizes].reverse()) await run();
     options.onRound?.(1, repeats + 1);
-    const times = runs.map((perContext) => perContext.map((sizes) => sizes.map((): number[] => [])));
+    const times = runs.map((perSeries) => perSeries.map((sizes) => sizes.map((): number[] => [])));
     for (let r = 0; r < repeats; r++) {
-      for (const [m, perContext] of runs.entries()) {
-        for (const [c, sizes] of perContext.entries()) for (let i = sizes.length - 1; i >= 0; i--) times[m][c][i].push(await sizes[i]());
+      for (const [m, perSeries] of runs.entries()) {
+        for (const [s, sizes] of perSeries.entries()) for (let i = sizes.length - 1; i >= 0; i--) times[m][s][i].push(await sizes[i]());
       }
       options.onRound?.(r + 2, repeats + 1);
     }
-    return times.map((perContext, m) =>
-      perContext.map((sizes, c) =>
+    return times.map((perSeries, m) =>
+      perSeries.map((sizes, s) =>
         sizes.map((samples, i) => {
           samples.sort((x, y) => x - y);
-          const point = { tokens: counts[i], ms: samples[Math.floor(samples.length / 2)] };
-          options.onPoint?.(m, options.contexts[c], point);
+          const point = { tokens: options.series[s].tokenCounts[i], ms: samples[Math.floor(samples.length / 2)] };
+          options.onPoint?.(m, s, point);
           return point;
         }),
       ),
@@ -220,6 +227,8 @@ export const HardwareProfileSchema = z.object({
   draft: PointsSchema,
   /** What a step's first draft forwards cost beyond the curve's warm time, in order (measureDraftAfterTarget; older profiles: not timed, read as none). */
   draftAfterTargetMs: z.array(z.number().min(0)).optional(),
+  /** The same forwards with every row in one request, at `context` (oneRequestCurvesSchema; older profiles: read off the spread curves). */
+  oneRequest: oneRequestCurvesSchema(PointsSchema).optional(),
   /** The same forwards timed at longer pasts (longerCurvesSchema). */
   longer: longerCurvesSchema(PointsSchema)
     .refine((levels) => levels.every((l, i) => i === 0 || l.context > levels[i - 1].context), 'longer contexts must rise')

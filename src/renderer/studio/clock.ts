@@ -52,8 +52,8 @@ function modelledClock(id: string): ModelledClock {
  */
 export function defineProfileClock(profile: Omit<EventOf<'clock.profile'>, 'type'>): ClockOption {
   const id = `${PROFILE_CLOCK}${profile.name}`;
-  const { target, draft, slots, context, longer, draftAfterTargetMs } = profile;
-  clocks.set(id, clockFromSpec('curves', { target, draft, slots, context, longer, draftAfterTargetMs }));
+  const { target, draft, slots, context, longer, oneRequest, draftAfterTargetMs } = profile;
+  clocks.set(id, clockFromSpec('curves', { target, draft, slots, context, longer, oneRequest, draftAfterTargetMs }));
   return { id, label: `measured profile: ${profile.name} (${profile.measuredOn})` };
 }
 

@@ -39,6 +39,10 @@ describe('echo-studio profile-hw', () => {
     expect(after).toHaveLength(8);
     expect(after.every((ms, i) => ms >= 0 && (i === 0 || ms <= after[i - 1]))).toBe(true);
     expect(text).toMatch(/a step's draft forwards after the target's cost ([0-9.]+, ){7}[0-9.]+ ms more than the draft curve's warm time/);
+    // One request's forwards, every size to 32 (the largest asked for), beside the spread ones.
+    expect(report.profile.oneRequest?.target.map((p) => p.tokens)).toEqual(Array.from({ length: 32 }, (_, i) => i + 1));
+    expect(report.profile.oneRequest?.draft).toHaveLength(32);
+    expect(text).toMatch(/one request's forwards, target: 4 rows [0-9.]+ ms \(spread curve [0-9.]+\), 8 rows .*: a step of one request is read off them/);
   }, 60_000);
 
   it('--target-precision int8 times the int8 target and records it in the JSON and the file it writes', async () => {
@@ -66,6 +70,8 @@ describe('echo-studio profile-hw', () => {
     expect(profile.longer?.map((l) => l.context)).toEqual([12]);
     expect(profile.longer?.[0].target.map((p) => p.tokens)).toEqual(profile.target.map((p) => p.tokens));
     expect(profile.longer?.[0].draft).toHaveLength(profile.draft.length);
+    // One request's curves at each context too.
+    expect(profile.longer?.[0].oneRequest?.target.map((p) => p.tokens)).toEqual(profile.oneRequest?.target.map((p) => p.tokens));
     expect(stdout).toMatch(/^at 12 rows of context \(base 4\): target ×[0-9.]+–[0-9.]+, draft ×[0-9.]+–[0-9.]+ the base's times/m);
     // Contexts must rise: the first is the base the knee comes from.
     const refused = await runCli(register, ['profile-hw', '--draft', draftDir, '--target', targetDir, ...small.slice(0, 6), '--context', '12,4']).catch((err: Error) => err);

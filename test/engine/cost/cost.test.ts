@@ -189,6 +189,34 @@ describe('modelled clocks over a step event', () => {
     expect(clock.costs.curves?.longer?.[0].context).toBe(128);
   });
 
+  it("curves clock: a step of one request is read off the profile's one-request curves, at every context", () => {
+    // One request's forward is not the spread curve's shape: 8 rows cost what 12 do.
+    const single = [
+      { tokens: 1, ms: 1 },
+      { tokens: 8, ms: 4 },
+      { tokens: 12, ms: 4 },
+      { tokens: 16, ms: 5 },
+    ];
+    const oneRequest = { target: single, draft: single.map((p) => ({ tokens: p.tokens, ms: p.ms / 10 })) };
+    const twice = (points: typeof single) => points.map((p) => ({ tokens: p.tokens, ms: 2 * p.ms }));
+    const profile = { target: spreadPoints, draft: spreadPoints, slots: 4, context: 64 };
+    const longer = [{ context: 128, target: twice(spreadPoints), draft: twice(spreadPoints), oneRequest: { target: twice(oneRequest.target), draft: twice(oneRequest.draft) } }];
+    const clock = clockFromSpec('curves', { ...profile, oneRequest, longer });
+    expect(clock.label).toContain("one request's forwards off its own curves");
+    const alone = { ...event, requests: [event.requests[0]], verifiedTokens: 8, draftRows: [4], draftRequests: [1] } as StepEvent;
+    expect(clock.stepMs(alone)).toMatchObject({ verifyMs: 4, draftMs: expect.closeTo(0.1 + (3 / 7) * 0.3, 9) });
+    // At 96 rows of past, halfway to the longer context's one-request curve.
+    expect(clock.stepMs({ ...alone, past: 96 }).verifyMs).toBeCloseTo(6, 9);
+    // Two requests: the spread curve, as before.
+    const spreadOnly = clockFromSpec('curves', { ...profile, longer: longer.map(({ oneRequest: _, ...l }) => l) });
+    expect(clock.stepMs(event).verifyMs).toBeCloseTo(spreadOnly.stepMs(event).verifyMs, 9);
+    // Without the one-request curves, one request is read off the spread one: 1 ms and 7 rows at 0.25.
+    expect(spreadOnly.stepMs(alone).verifyMs).toBeCloseTo(2.75, 9);
+    // The prices a policy reads carry them, at both contexts.
+    expect(clock.costs.curves?.oneRequest?.target).toEqual(single);
+    expect(clock.costs.curves?.longer?.[0].oneRequest?.target).toEqual(twice(single));
+  });
+
   it("curves and measured clocks: a step's draft forwards after the target's cost their measured extra, in order, once a step", () => {
     const recorded = { ...event, draftRows: [5, 1, 1], draftRequests: [2, 1, 1] } as StepEvent;
     const profile = { target: spreadPoints, draft: spreadPoints, slots: 4 };

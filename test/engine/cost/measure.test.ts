@@ -49,30 +49,33 @@ describe('measured forward curve', () => {
     expect(rounds).toEqual(['1/3', '2/3', '3/3']);
   });
 
-  it('times several contexts of several models in turns, each on its own slots, and gives a curve for each', async () => {
+  it('times several series of several models in turns, each on its own slots, and gives a curve for each', async () => {
     const calls: { model: string; rows: number; slots: number[] }[] = [];
     const recording = (model: typeof pair.target | typeof pair.draft, name: string) =>
       recordForwards(model, (entries) => calls.push({ model: name, rows: entries.reduce((n, e) => n + e.tokens.length, 0), slots: entries.map((e) => e.slot) }));
     const seen: string[] = [];
     const curves = await measureForwardCurves([recording(pair.target, 'T'), recording(pair.draft, 'd')], {
-      tokenCounts: [1, 4],
       repeats: 2,
-      slots: 2,
-      contexts: [4, 12],
-      onPoint: (m, c, p) => seen.push(`${m}:${c}:${p.tokens}`),
+      series: [
+        { context: 4, slots: 2, tokenCounts: [1, 4] },
+        { context: 12, slots: 1, tokenCounts: [2, 3, 5] },
+      ],
+      onPoint: (m, s, p) => seen.push(`${m}:${s}:${p.tokens}`),
     });
-    expect(curves.map((perContext) => perContext.map((c) => c.map((p) => p.tokens)))).toEqual([[[1, 4], [1, 4]], [[1, 4], [1, 4]]]);
-    expect(seen).toEqual(['0:4:1', '0:4:4', '0:12:1', '0:12:4', '1:4:1', '1:4:4', '1:12:1', '1:12:4']);
-    // Each model's two contexts of two slots each (8 and 24 rows), the untimed pass of each, then
-    // rounds that visit both models at both contexts, largest first.
-    const round = ['T4', 'T1', 'T4', 'T1', 'd4', 'd1', 'd4', 'd1'];
-    expect(calls.map((c) => `${c.model}${c.rows}`)).toEqual(['T8', 'T24', 'd8', 'd24', ...round, ...round, ...round]);
-    // Every timed forward of a context runs on that context's slots alone.
+    expect(curves.map((perSeries) => perSeries.map((c) => c.map((p) => p.tokens)))).toEqual([[[1, 4], [2, 3, 5]], [[1, 4], [2, 3, 5]]]);
+    expect(seen).toEqual(['0:0:1', '0:0:4', '0:1:2', '0:1:3', '0:1:5', '1:0:1', '1:0:4', '1:1:2', '1:1:3', '1:1:5']);
+    // Each model's two series (two slots of 4 rows, one of 12), the untimed pass of each, then
+    // rounds that visit both models' series, largest first.
+    const round = ['T4', 'T1', 'T5', 'T3', 'T2', 'd4', 'd1', 'd5', 'd3', 'd2'];
+    expect(calls.map((c) => `${c.model}${c.rows}`)).toEqual(['T8', 'T12', 'd8', 'd12', ...round, ...round, ...round]);
+    // Every timed forward of a series runs on that series' slots alone: the first's two, the second's one.
     for (const name of ['T', 'd']) {
       const own = calls.filter((c) => c.model === name);
       const [first, second] = [own[0].slots, own[1].slots];
-      expect(new Set([...first, ...second]).size).toBe(4);
-      for (const [i, c] of own.slice(2).entries()) for (const slot of c.slots) expect(Math.floor(i / 2) % 2 === 0 ? first : second).toContain(slot);
+      expect(first).toHaveLength(2);
+      expect(second).toHaveLength(1);
+      expect(new Set([...first, ...second]).size).toBe(3);
+      for (const [i, c] of own.slice(2).entries()) expect(c.slots.every((slot) => (i % 5 < 2 ? first : second).includes(slot))).toBe(true);
     }
   });
 

@@ -36,6 +36,20 @@ describe('step price', () => {
     expect(spread.row).toBeGreaterThan(0);
   });
 
+  it("curves: one request's forwards off its own curves where the profile timed them, in the one-request one-token forward", () => {
+    const single = [
+      { tokens: 1, ms: 10 },
+      { tokens: 8, ms: 15 },
+      { tokens: 12, ms: 15 },
+    ];
+    const price = curvePrice({ target, draft, spread: 16, oneRequest: { target: single, draft } })(undefined);
+    expect(price.verify(1, 1)).toBe(1);
+    expect(price.verify(8, 1)).toBeCloseTo(1.5);
+    expect(price.verify(12, 1)).toBeCloseTo(1.5);
+    // Two requests: the spread curve, in the same unit.
+    expect(price.verify(16, 16)).toBeCloseTo(16 / 10);
+  });
+
   it("curves: the step's first draft forwards pay what the draft's cold weights add, in one-token target forwards", () => {
     const prices = curvePrice({ target, draft, draftAfterTargetMs: [0.8, 0.4] })(undefined);
     expect(prices.afterTarget(0)).toBeCloseTo(0.1);
