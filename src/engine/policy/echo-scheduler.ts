@@ -186,6 +186,8 @@ export class ElasticScheduler implements SpeculationPolicy {
   private expectedOutput = 0;
   /** Draft forwards run so far this step, in target one-token forwards (under a price). */
   private draftSpent = 0;
+  /** Grants still owed to a count of offers that pays as a whole though its first does not pay alone (pays). */
+  private committed = 0;
   /** The measured conditional acceptance, learning from every verified step (rules.childAcceptance). */
   readonly children: ChildAcceptance | null;
   /** This step's takeChances, by a parent's candidates (cleared each step: the model learns between steps). */
@@ -503,12 +505,13 @@ export class ElasticScheduler implements SpeculationPolicy {
     }
     nodes.sort(offerOrder);
     const deepest = this.plans.map(() => -1);
-    for (const node of nodes) {
+    this.committed = 0;
+    for (const [at, node] of nodes.entries()) {
       const r = ctx.requests[node.index];
       const plan = this.plans[node.index];
       if (!r.tree.verified[node.parent]) continue;
-      // Best first: once a node does not pay for itself, none after it does.
-      if (!this.pays(node.value)) {
+      // Best first: once a node does not pay, with the ones after it, none after it does.
+      if (!this.pays(nodes, at)) {
         for (const p of this.plans) p.grantStop ??= 'not-worth-its-cost';
         break;
       }
@@ -585,11 +588,12 @@ export class ElasticScheduler implements SpeculationPolicy {
   /** Grants offers from the pool, best value first, as width; false once the pool or the price stops it. */
   private grantWidth(ctx: StepContext, offers: Offer[]): boolean {
     offers.sort(offerOrder);
-    for (const offer of offers) {
+    this.committed = 0;
+    for (const [at, offer] of offers.entries()) {
       const tree = ctx.requests[offer.index].tree;
       if (!tree.verified[offer.parent]) continue;
-      // Offers come best first: once one does not pay for itself, none after it does.
-      if (!this.pays(offer.value)) return false;
+      // Offers come best first: once one does not pay, with the ones after it, none after it does.
+      if (!this.pays(offers, at)) return false;
       if (this.takeFromPool() === undefined) return false;
       const id = offer.id !== -1 ? offer.id : tree.addChild(offer.parent, offer.rank);
       this.plans[offer.index].value[id] = offer.value;
@@ -730,21 +734,43 @@ export class ElasticScheduler implements SpeculationPolicy {
 
   /**
    * Under a verification price, the least a node must be worth to pay for its verification once
-   * the batch's best drafted nodes that pay are granted (best first, as priority 1 grants); 0
+   * the batch's best drafted nodes that pay are granted: the count of them that gives the most
+   * expected output per unit of step time (bestCount), then the least worth per token that any
+   * number of further tokens would need to raise it (on a convex price, the next one's). 0
    * without a price, below a fit's knee (where a token costs nothing) and when K_max binds first.
    */
   private breakEven(reach: Reach): number {
     if (!this.rules.cost) return 0;
-    let output = this.requestCount;
-    let k = this.requestCount;
-    for (const value of reach.best) {
-      if (!((output + value) / output > this.stepTime(k + 1) / this.stepTime(k))) break;
-      output += value;
-      k++;
+    const k = this.requestCount;
+    const n = this.bestCount((i) => reach.best[i], reach.best.length, k, k);
+    if (n >= this.draftBudget) return 0;
+    let output = k;
+    for (let i = 0; i < n; i++) output += reach.best[i];
+    const rate = output / this.stepTime(k + n);
+    let floor = Infinity;
+    for (let more = 1; n + more <= this.draftBudget; more++) floor = Math.min(floor, (rate * this.stepTime(k + n + more) - output) / more);
+    return Math.max(0, floor);
+  }
+
+  /**
+   * How many of `count` values (`value(i)`, best first) to add to a step verifying `k` tokens for an
+   * expected output of `output`, at most what K_max leaves: the count with the most expected
+   * output per unit of step time, the first such. On a convex price (the T_ver fit, a roofline)
+   * that is where the next value first fails to pay for itself; a measured curve need not be
+   * convex: one request's forward on the bundled target costs nearly as much at 8 rows as at 12,
+   * and a step stopped at the first token that does not pay alone would stop short of the 4 after
+   * it that pay together.
+   */
+  private bestCount(value: (i: number) => number, count: number, k: number, output: number): number {
+    const room = Math.min(count, this.draftBudget + this.requestCount - k);
+    let best = output / this.stepTime(k);
+    let chosen = 0;
+    for (let n = 1; n <= room; n++) {
+      output += value(n - 1);
+      const rate = output / this.stepTime(k + n);
+      if (rate > best) [best, chosen] = [rate, n];
     }
-    // Every token K_max allows pays: the budget binds, not the price.
-    if (k - this.requestCount >= this.draftBudget) return 0;
-    return output * (this.stepTime(k + 1) / this.stepTime(k) - 1);
+    return chosen;
   }
 
   /**
@@ -839,15 +865,22 @@ export class ElasticScheduler implements SpeculationPolicy {
   }
 
   /**
-   * Under a verification cost: does one more node, accepted with probability p, raise expected
-   * output per unit of step time? Below the knee verifying a token costs nothing extra.
-   * Throughput O/T rises iff (O + p) / O > T(K + 1) / T(K), with T(K) = 1 + γ·max(0, K − knee)
-   * plus the draft forwards run so far (stepTime).
+   * Under a verification cost: does the offer at `at` (of best-first offers) raise expected output
+   * per unit of step time, alone or with the offers after it? Throughput O/T rises with one more
+   * node accepted with probability p iff (O + p) / O > T(K + 1) / T(K), with T the verification
+   * (1 + γ·max(0, K − knee) on a fit; below its knee a token costs nothing extra) plus the draft
+   * forwards run so far (stepTime). Where one does not pay alone, the best count of it and the
+   * offers after it (bestCount) may still pay on a curve that is not convex: those are granted
+   * then, whatever each adds alone (`committed`).
    */
-  private pays(p: number): boolean {
+  private pays(offers: readonly { value: number }[], at: number): boolean {
     if (!this.rules.cost) return true;
+    if (this.committed > 0) return true;
     const k = this.verifiedSoFar;
-    return (this.expectedOutput + p) / this.expectedOutput > this.stepTime(k + 1) / this.stepTime(k);
+    const p = offers[at].value;
+    if ((this.expectedOutput + p) / this.expectedOutput > this.stepTime(k + 1) / this.stepTime(k)) return true;
+    this.committed = this.bestCount((i) => offers[at + i].value, offers.length - at, k, this.expectedOutput);
+    return this.committed > 0;
   }
 
   /** Step time with k tokens verified, in target one-token forwards: verification and the draft forwards so far. */
@@ -856,6 +889,7 @@ export class ElasticScheduler implements SpeculationPolicy {
   }
 
   private count(value: number): void {
+    this.committed = Math.max(0, this.committed - 1);
     this.verifiedSoFar++;
     this.expectedOutput += value;
   }

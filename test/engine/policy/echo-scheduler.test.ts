@@ -394,6 +394,26 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     expect(cold.policy.schedules()[0].stop).toBe('not-worth-its-cost');
   });
 
+  it('priced by a curve that is not convex, grants past a step in it that the tokens after it repay', () => {
+    // One request's forward on a CPU: 5 rows cost little more than one, the sixth 2.6 ms more
+    // (a quarter of T_ar), and the next ten almost nothing. At 5 rows the next token (0.59 of
+    // one) does not repay the jump alone, (4.1 + 0.59) / 4.1 < 13 / 10.4; with the ten after it,
+    // 16 tokens expect about 8 on a step of 13.5 ms against 4.1 on 10.4, so all 16 pay.
+    const bumpy = [
+      { tokens: 1, ms: 10 },
+      { tokens: 5, ms: 10.4 },
+      { tokens: 6, ms: 13 },
+      { tokens: 16, ms: 13.5 },
+      { tokens: 32, ms: 30 },
+    ];
+    const draft = [{ tokens: 1, ms: 0.01 }, { tokens: 64, ms: 0.02 }];
+    const priced = (target: typeof bumpy) => runTableStep(echo({ batch: 1, kmax: 16, taus: {}, maxDepth: 16, verifyCost: { knee: 16, gamma: 0.06, curves: { target, draft } } }), 16, [confident('A', 0.9)]);
+    expect(priced(bumpy).verifiedTokens).toBe(16);
+    // Where the ten after the step cost as much as the step, they do not repay it: the five before it.
+    const steep = bumpy.map((p) => (p.tokens === 16 ? { tokens: 16, ms: 26 } : p));
+    expect(priced(steep).verifiedTokens).toBe(5);
+  });
+
   it('priced by curves timed at two contexts, grants what the step\'s own past makes worth it', () => {
     // The same curve at 64 rows of past; at 256 rows a one-token forward takes 20 % longer and
     // each further token three times as long (attention reads every row of the past per query).
