@@ -65,6 +65,9 @@ export class ChildAcceptance {
   private readonly counts: ChildCounts;
   /** rates[rank group][bin], rebuilt when samples arrived since. */
   private rates: number[][] | null = null;
+  /** ceiling() and expectedChances(n) of the same samples (a step reads them per layer and per node). */
+  private highest: number | null = null;
+  private chancesByCount = new Map<number, number[]>();
 
   constructor(
     readonly signal: ConfidenceSignal,
@@ -95,6 +98,8 @@ export class ChildAcceptance {
     this.counts.seen[g][b]++;
     if (accepted) this.counts.accepted[g][b]++;
     this.rates = null;
+    this.highest = null;
+    this.chancesByCount.clear();
   }
 
   /**
@@ -121,7 +126,8 @@ export class ChildAcceptance {
   /** The highest chance any candidate is given: the most a child can keep of its parent's value. */
   ceiling(): number {
     this.rates ??= this.fit();
-    return Math.max(...this.rates.map((row) => Math.max(...row)));
+    this.highest ??= Math.max(...this.rates.map((row) => Math.max(...row)));
+    return this.highest;
   }
 
   /**
@@ -129,10 +135,15 @@ export class ChildAcceptance {
    * confidence seen (shrunk to its prior like every rate, and scaled down to sum to 1 at most: one
    * child is taken): what the children of a node not yet expanded are expected to keep of its value.
    */
-  expectedChances(n: number): number[] {
-    const chances = Array.from({ length: n }, (_, rank) => this.rankRate(Math.min(rank, RANK_GROUPS - 1)));
-    const total = chances.reduce((a, b) => a + b, 0);
-    return total > 1 ? chances.map((c) => c / total) : chances;
+  expectedChances(n: number): readonly number[] {
+    let known = this.chancesByCount.get(n);
+    if (!known) {
+      const chances = Array.from({ length: n }, (_, rank) => this.rankRate(Math.min(rank, RANK_GROUPS - 1)));
+      const total = chances.reduce((a, b) => a + b, 0);
+      known = total > 1 ? chances.map((c) => c / total) : chances;
+      this.chancesByCount.set(n, known);
+    }
+    return known;
   }
 
   /** A copy of the samples so far. */

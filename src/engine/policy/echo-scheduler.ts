@@ -196,6 +196,8 @@ export class ElasticScheduler implements SpeculationPolicy {
   private readonly prices: PriceAtPast;
   /** This step's price: at its longest past. */
   private price: StepPrice;
+  /** This step's verification price by tokens (NaN until read): a step reads it at every layer and grant, on a curve each read interpolates. */
+  private verifyMemo = new Float64Array(0);
   /** Requests in this step: a measured curve prices a forward by them as well as by its rows. */
   private requestCount = 0;
   /** The drafted nodes' values of the last few steps that drafted, newest last (rootLayerPays). */
@@ -242,6 +244,7 @@ export class ElasticScheduler implements SpeculationPolicy {
     this.draftSpent = 0;
     this.requestCount = ctx.requests.length;
     this.price = this.prices(ctx.past);
+    this.verifyMemo = new Float64Array(ctx.kmax + 2).fill(NaN);
     this.reachMemo = null;
     let free = this.draftBudget;
     this.plans = ctx.requests.map((r, i) => {
@@ -885,7 +888,10 @@ export class ElasticScheduler implements SpeculationPolicy {
 
   /** Step time with k tokens verified, in target one-token forwards: verification and the draft forwards so far. */
   private stepTime(k: number): number {
-    return this.price.verify(k, this.requestCount) + this.draftSpent;
+    if (k >= this.verifyMemo.length) return this.price.verify(k, this.requestCount) + this.draftSpent;
+    let verify = this.verifyMemo[k];
+    if (Number.isNaN(verify)) verify = this.verifyMemo[k] = this.price.verify(k, this.requestCount);
+    return verify + this.draftSpent;
   }
 
   private count(value: number): void {
