@@ -124,7 +124,13 @@ function beginStep(engine: StepEngine, batch: readonly InFlight[], step: number,
   const ctx = newStepContext(
     step,
     kmax,
-    batch.map((r) => ({ id: r.id, root: r.root, remaining: r.maxNewTokens - r.output.length, draftBehind: Math.max(0, r.draftPending.length - 1) })),
+    batch.map((r) => ({
+      id: r.id,
+      root: r.root,
+      remaining: r.maxNewTokens - r.output.length,
+      draftBehind: Math.max(0, r.draftPending.length - 1),
+      draftPrefill: r.draftPrefix?.length ?? 0,
+    })),
     Math.max(0, ...batch.map((r) => engine.target.committedLength(r.targetSlot))),
   );
   const drafts = batch.map((r, i) => ({

@@ -22,7 +22,7 @@ export type Expansion = (layer: Layer, ctx: StepContext) => void;
 export function newStepContext(
   step: number,
   kmax: number,
-  requests: ReadonlyArray<{ id: string; root: number; remaining: number; draftBehind?: number }>,
+  requests: ReadonlyArray<{ id: string; root: number; remaining: number; draftBehind?: number; draftPrefill?: number }>,
   past?: number,
 ): StepContext {
   const stepRequests: StepRequest[] = requests.map((r, index) => ({
@@ -33,6 +33,7 @@ export function newStepContext(
     gates: [],
     remaining: r.remaining,
     ...(r.draftBehind ? { draftBehind: r.draftBehind } : {}),
+    ...(r.draftPrefill ? { draftPrefill: r.draftPrefill } : {}),
   }));
   return { step, kmax, requests: stepRequests, transfers: [], ...(past !== undefined ? { past } : {}) };
 }

@@ -142,8 +142,13 @@ interface DraftedStep {
 
 /** Steps that drafted whose node values judge whether the next root layer pays (rootLayerPays). */
 export const DRAFTED_STEPS = 4;
-/** Steps without drafting after which the record is stale and the calibration's bound decides again. */
+/**
+ * Steps without drafting after which the record is stale and the calibration's bound decides
+ * again; each drafted step that verified no draft token doubles the wait, up to
+ * MAX_REFRESH_STEPS, and one that verified some resets it.
+ */
 export const REFRESH_STEPS = 16;
+export const MAX_REFRESH_STEPS = 8 * REFRESH_STEPS;
 
 /** The batch's best drafted nodes (reach): what the next layer must beat. */
 interface Reach {
@@ -202,6 +207,8 @@ export class ElasticScheduler implements SpeculationPolicy {
   private requestCount = 0;
   /** The drafted nodes' values of the last few steps that drafted, newest last (rootLayerPays). */
   private drafted: DraftedStep[] = [];
+  /** Steps the record stays fresh (REFRESH_STEPS, backed off while drafted steps verify nothing). */
+  private refreshAfter = REFRESH_STEPS;
   /** What n tokens of those steps are worth (recentlyDrafted), sorted once per record and request count. */
   private draftedWorth: { each: number; worth: (n: number) => number } | null = null;
   /** reach() until the values or the truncations change (grow, applyGates): a step reads it at every layer and again to grant. */
@@ -781,17 +788,32 @@ export class ElasticScheduler implements SpeculationPolicy {
    * accepted token its draft has not seen yet (`draftBehind`: a request left undrafted for s
    * steps owes the draft about s catch-up rows, so going back to drafting costs more the longer it
    * waited). It is the step's first draft forward: it also pays for the draft's weights, which the
-   * target's forward has pushed out of the caches (StepPrice.afterTarget).
+   * target's forward has pushed out of the caches (StepPrice.afterTarget). A request the draft has
+   * never run for must first have its prompt prefilled into the draft (`draftPrefill` rows, one
+   * forward): that serves every step it drafts after, so this step pays the forward's share over
+   * the steps those requests may still run (at most their remaining tokens). Unpriced, a probe of
+   * a fresh batch-32 wave prefilled the EAGLE-3 head for all 32 requests to learn that drafting
+   * did not pay: 1.6 ms a step of 33 on the wall, where `ar` paid none.
    */
   private rootForward(ctx: StepContext): number {
     let rows = 0;
     let requests = 0;
+    let prefillRows = 0;
+    let prefilling = 0;
+    let stepsLeft = 0;
     for (const [i, plan] of this.plans.entries()) {
       if (plan.depthCap <= 0) continue;
-      rows += 1 + (ctx.requests[i].draftBehind ?? 0);
+      const r = ctx.requests[i];
+      rows += 1 + (r.draftBehind ?? 0);
       requests++;
+      if (!r.draftPrefill) continue;
+      prefillRows += r.draftPrefill;
+      prefilling++;
+      stepsLeft += r.remaining;
     }
-    return requests === 0 ? 0 : this.forwardCost(rows, requests, 0);
+    if (requests === 0) return 0;
+    const prefill = prefilling === 0 ? 0 : this.price.draft(prefillRows, prefilling) / Math.max(1, stepsLeft / prefilling);
+    return this.forwardCost(rows, requests, 0) + prefill;
   }
 
   /** Under a verification or draft price: drafting and granting weigh what they cost. */
@@ -823,15 +845,16 @@ export class ElasticScheduler implements SpeculationPolicy {
   /**
    * What n draft tokens were worth in the last steps that drafted (DRAFTED_STEPS of them, pooled
    * per drafting request and scaled to `requests`): the best n values the value model gave their
-   * drafted nodes, the ones a grant reads. Null with no such step in the last REFRESH_STEPS: the
-   * calibration's bound decides, and drafting refreshes the record. The calibration's bound alone
+   * drafted nodes, the ones a grant reads. Null with no such step in the last `refreshAfter`
+   * steps (REFRESH_STEPS, backed off while drafting verifies nothing): the calibration's bound
+   * decides, and drafting refreshes the record. The calibration's bound alone
    * says what a root *could* be worth; at batch 64 on the demo pair it let a 64-row root layer be
    * drafted on three steps of five to verify about 5 tokens of it, where the forward needed 13
    * sure ones to pay, and ECHO ran at 0.96 × `ar` on the curves clock.
    */
   private recentlyDrafted(step: number, requests: number): ((n: number) => number) | null {
     const newest = this.drafted[this.drafted.length - 1];
-    if (!newest || step - newest.step > REFRESH_STEPS || requests === 0) return null;
+    if (!newest || step - newest.step > this.refreshAfter || requests === 0) return null;
     const each = requests / this.drafted.reduce((n, d) => n + d.requests, 0);
     if (this.draftedWorth?.each !== each) {
       // n ≤ K_max − B tokens read at most the best (K_max − B) / each values.
@@ -853,6 +876,11 @@ export class ElasticScheduler implements SpeculationPolicy {
       this.eachDrafted(plan, tree, (_p, _r, _id, value) => void values.push(value));
     }
     if (requests === 0) return;
+    // A drafted step that verified no draft token says drafting does not pay here: the record
+    // stays the judge for twice as long. At batch 32 on the demo pair every probe of a fresh wave
+    // prefilled the draft for all its requests and verified nothing.
+    const verifiedAny = ctx.requests.some((r) => r.tree.verifiedCount > 0);
+    this.refreshAfter = verifiedAny ? REFRESH_STEPS : Math.min(MAX_REFRESH_STEPS, 2 * this.refreshAfter);
     this.drafted.push({ step: ctx.step, requests, values: bestFirst(Float64Array.from(values)) });
     if (this.drafted.length > DRAFTED_STEPS) this.drafted.shift();
     this.draftedWorth = null;

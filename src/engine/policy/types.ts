@@ -27,6 +27,11 @@ export interface StepRequest {
    * (catch-up rows). Grows by every token emitted while the request is not drafted. Absent: none.
    */
   readonly draftBehind?: number;
+  /**
+   * Prompt rows the draft reads before it can first draft the request (its deferred prefill, one
+   * forward, paid once). Absent: none, the draft has run for it already.
+   */
+  readonly draftPrefill?: number;
 }
 
 export interface StepContext {

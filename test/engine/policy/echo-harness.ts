@@ -14,6 +14,8 @@ export interface TableRequest {
   remaining?: number;
   /** Accepted tokens the draft has not seen (StepRequest.draftBehind). */
   behind?: number;
+  /** Prompt rows the draft must read before it first drafts the request (StepRequest.draftPrefill). */
+  prefill?: number;
 }
 
 export interface StepOutcome {
@@ -30,7 +32,7 @@ export interface StepOutcome {
 }
 
 export function runTableStep(policy: SpeculationPolicy, kmax: number, table: TableRequest[], at: { past?: number; step?: number } = {}): StepOutcome {
-  const ctx = newStepContext(at.step ?? 0, kmax, table.map((t) => ({ id: t.id, root: 1, remaining: t.remaining ?? 1000, draftBehind: t.behind })), at.past);
+  const ctx = newStepContext(at.step ?? 0, kmax, table.map((t) => ({ id: t.id, root: 1, remaining: t.remaining ?? 1000, draftBehind: t.behind, draftPrefill: t.prefill })), at.past);
   const requests = ctx.requests;
   const draftedDepths: number[][] = table.map(() => []);
   const draftRows: number[][] = table.map(() => []);

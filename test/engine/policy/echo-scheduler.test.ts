@@ -569,14 +569,26 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
       const next = runTableStep(policy, 44, table, { step: 1 });
       expect(next.draftedDepths.every((d) => d.length === 0)).toBe(true);
       expect(next.requests.every((r) => r.stop?.reason === 'not-worth-its-cost' && r.stop.depth === 0)).toBe(true);
-      // Until that record is REFRESH_STEPS old: then the calibration decides, and it drafts again.
-      expect(runTableStep(policy, 44, table, { step: REFRESH_STEPS }).draftedDepths.every((d) => d.length === 0)).toBe(true);
-      expect(runTableStep(policy, 44, table, { step: REFRESH_STEPS + 1 }).draftedDepths.every((d) => d[0] === 0)).toBe(true);
+      // Until that record is stale: REFRESH_STEPS old, twice that since the step that drafted
+      // verified no draft token. Then the calibration decides, and it drafts again.
+      expect(runTableStep(policy, 44, table, { step: 2 * REFRESH_STEPS }).draftedDepths.every((d) => d.length === 0)).toBe(true);
+      const probe = 2 * REFRESH_STEPS + 1;
+      expect(runTableStep(policy, 44, table, { step: probe }).draftedDepths.every((d) => d[0] === 0)).toBe(true);
+      // That probe verified nothing either: the record now stays the judge twice as long again.
+      expect(runTableStep(policy, 44, table, { step: probe + 4 * REFRESH_STEPS }).draftedDepths.every((d) => d.length === 0)).toBe(true);
+      expect(runTableStep(policy, 44, table, { step: probe + 4 * REFRESH_STEPS + 1 }).draftedDepths.every((d) => d[0] === 0)).toBe(true);
       // Unless the draft is far behind: 16 accepted tokens a request it has not seen make the root
       // layer 544 rows (1.09 forwards at 0.002 a row), and no number of tokens repays that.
       const behind = table.map((t) => ({ ...t, behind: 16 }));
       const late = echo({ batch: 32, kmax: 44, shape: HIGH_LOAD, taus: {}, acceptance, childAcceptance, draftCost: 0.1, verifyCost: { knee: 12, gamma: 1 / 40, draftRow: 0.002 } });
       expect(runTableStep(late, 44, behind).draftedDepths.every((d) => d.length === 0)).toBe(true);
+      // A draft never run for its requests must first read their prompts: 320 rows each, spread
+      // over the 16 steps they may still run, make the root layer as dear, and it is not drafted;
+      // spread over 1,000 steps, the first step drafts as above.
+      const fresh = (remaining: number) => table.map((t) => ({ ...t, prefill: 320, remaining }));
+      const unread = () => echo({ batch: 32, kmax: 44, shape: HIGH_LOAD, taus: {}, acceptance, childAcceptance, draftCost: 0.1, verifyCost: { knee: 12, gamma: 1 / 40, draftRow: 0.002 } });
+      expect(runTableStep(unread(), 44, fresh(16)).draftedDepths.every((d) => d.length === 0)).toBe(true);
+      expect(runTableStep(unread(), 44, fresh(1000)).draftedDepths.every((d) => d[0] === 0)).toBe(true);
     });
 
     it('records why a request got less than it drafted: out of budget at its first missing layer', () => {
