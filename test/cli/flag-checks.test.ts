@@ -45,7 +45,9 @@ describe('flag checks', () => {
 
   it('profile-hw refuses a context past the model’s positions and says when it caps --max-tokens', async () => {
     const args = ['profile-hw', '--draft', draftDir, '--target', targetDir];
-    await expect(runCli(registerProfileHw, [...args, '--context', '600'])).rejects.toThrow(/--context 600 and up to 512 tokens over --slots 16 need 633 positions per request; the target holds 512/);
+    await expect(runCli(registerProfileHw, [...args, '--context', '600'])).rejects.toThrow(/--context 600 and one request's forwards of up to 64 rows need 665 positions per request; the target holds 512 \(lower --context or --max-tokens\)/);
+    // Over one slot the spread forwards need more: 512 rows for one request.
+    await expect(runCli(registerProfileHw, [...args, '--context', '100', '--slots', '1'])).rejects.toThrow(/--context 100 and up to 512 tokens over --slots 1 need 613 positions per request; the target holds 512 \(lower --context or --max-tokens, or raise --slots\)/);
     const { stderr } = await runCli(registerProfileHw, [...args, '--max-tokens', '100000', '--context', '4', '--slots', '16', '--repeats', '1', '--threads', '1']);
     expect(stderr).toMatch(/note: --max-tokens 100000 is past the largest size timed: measuring up to 512 tokens/);
   }, 120_000);

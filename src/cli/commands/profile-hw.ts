@@ -77,7 +77,11 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
     const { path: file, json } = readConfigJson(dir);
     const positions = parseModelConfig(json, file).maxPositions;
     if (needed > positions) {
-      throw new Error(`--context ${longest} and up to ${Math.max(...tokenCounts)} tokens over --slots ${flags.slots} need ${needed} positions per request; the ${which} holds ${positions} (lower --context or --max-tokens, or raise --slots)`);
+      // Whichever needs more: the spread forwards' share per request, or one request's largest forward.
+      const spread = rowsNeeded({ context: longest, slots: flags.slots, tokenCounts });
+      const what = spread >= needed ? `up to ${Math.max(...tokenCounts)} tokens over --slots ${flags.slots}` : `one request's forwards of up to ${Math.max(...oneRequestCounts)} rows`;
+      const fix = spread >= needed ? 'lower --context or --max-tokens, or raise --slots' : 'lower --context or --max-tokens';
+      throw new Error(`--context ${longest} and ${what} need ${needed} positions per request; the ${which} holds ${positions} (${fix})`);
     }
   }
   // Per series (contexts shortest first, each spread then one request): the first context is the profile's base, the rest its `longer` curves.
