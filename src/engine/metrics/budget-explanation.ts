@@ -147,6 +147,25 @@ export interface BudgetExplanation {
   random: Bound | null;
   /** The actual verified nodes with drafting free: what the drafting cost takes. */
   freeDrafting: Bound;
+  /**
+   * The engine's own work per step on the wall, outside onnxruntime's run() (scheduling, packing,
+   * bookkeeping): a step's total less its model time, averaged over the steps that prefilled
+   * nothing (a prefill's own host share is not recorded apart). No modelled clock charges it.
+   * Null when the steps did not record their model time.
+   */
+  hostMsPerStep: number | null;
+}
+
+/** The engine's own work per step, outside the models' run() calls (BudgetExplanation.hostMsPerStep). */
+export function hostMsPerStep(steps: readonly Pick<StepEvent, 'timings'>[]): number | null {
+  let ms = 0;
+  let n = 0;
+  for (const { timings } of steps) {
+    if (timings.modelMs === undefined || (timings.prefillMs ?? 0) > 0) continue;
+    ms += Math.max(0, timings.totalMs - timings.modelMs);
+    n++;
+  }
+  return n > 0 ? ms / n : null;
 }
 
 /** Wall-clock pricing: the step's own decode time, verification moved by `msPerToken` per token. */
@@ -484,5 +503,6 @@ export function explainBudget(steps: readonly ExplainStep[], options: ExplainOpt
     oracle: oracle.bound(),
     random: gates.checks > 0 ? randomBound(steps, views, gates.keepRate(), price) : null,
     freeDrafting: free.bound(),
+    hostMsPerStep: hostMsPerStep(steps),
   };
 }

@@ -52,11 +52,11 @@ export function explainSection(explain: StudyExplanations, measured: MeasuredRat
   const files: Record<string, string> = {};
 
   files['explain.csv'] = csv(
-    ['domain', 'clock', 'batch', 'kmax', 'policy', 'steps', 'request_steps', 'tok_s', 'random_gate_tok_s', 'oracle_gate_tok_s', 'free_drafting_tok_s', 'accepted', 'verified_tokens', 'emitted', 'accepted_per_verified', 'random_accepted', 'random_verified_tokens', 'oracle_accepted', 'oracle_verified_tokens', 'reach', 'drafted', 'draft_forwards_per_step', 'draft_share', 'gate_checks', 'keep_rate', 'cuts_waived', 'kept_accepted', 'false_keeps', 'false_cuts', 'right_cuts', 'tokens_lost_to_cuts', 'kept_rejected_nodes', 'unknown_verdicts', 'candidates_seen'],
+    ['domain', 'clock', 'batch', 'kmax', 'policy', 'steps', 'request_steps', 'tok_s', 'random_gate_tok_s', 'oracle_gate_tok_s', 'free_drafting_tok_s', 'accepted', 'verified_tokens', 'emitted', 'accepted_per_verified', 'random_accepted', 'random_verified_tokens', 'oracle_accepted', 'oracle_verified_tokens', 'reach', 'drafted', 'draft_forwards_per_step', 'draft_share', 'host_ms_per_step', 'gate_checks', 'keep_rate', 'cuts_waived', 'kept_accepted', 'false_keeps', 'false_cuts', 'right_cuts', 'tokens_lost_to_cuts', 'kept_rejected_nodes', 'unknown_verdicts', 'candidates_seen'],
     rows.map(({ batch, kmax, policy, explanation: x }) => [
       explain.domain, explain.clock, batch, kmax, policy, x.steps, x.requestSteps, x.actual.throughput, x.random?.throughput, x.oracle.throughput, x.freeDrafting.throughput,
       x.actual.accepted, x.actual.verifiedTokens, x.actual.emitted, x.actual.acceptedPerVerified, x.random?.accepted, x.random?.verifiedTokens, x.oracle.accepted, x.oracle.verifiedTokens,
-      x.reach, x.drafted, x.draft.forwardsPerStep, x.draft.share, x.gates?.checks, x.gates?.keepRate, x.gates?.waived, x.gates?.keptAccepted, x.gates?.falseKeeps, x.gates?.falseCuts, x.gates?.rightCuts, x.gates?.lostTokens, x.gates?.keptRejectedNodes, x.unknownVerdicts, x.candidatesSeen,
+      x.reach, x.drafted, x.draft.forwardsPerStep, x.draft.share, x.hostMsPerStep, x.gates?.checks, x.gates?.keepRate, x.gates?.waived, x.gates?.keptAccepted, x.gates?.falseKeeps, x.gates?.falseCuts, x.gates?.rightCuts, x.gates?.lostTokens, x.gates?.keptRejectedNodes, x.unknownVerdicts, x.candidatesSeen,
     ]),
   );
   files['explain-depth.csv'] = csv(
@@ -124,6 +124,7 @@ export function explainSection(explain: StudyExplanations, measured: MeasuredRat
       f(x.actual.verifiedTokens / Math.max(1, x.steps), 1),
       f(x.draft.forwardsPerStep, 2),
       share(x.draft.share),
+      x.hostMsPerStep === null ? '' : f(x.hostMsPerStep, 2),
       g ? `${g.checks} · ${share(g.keepRate)}` : '',
       g ? `${g.falseCuts} (${g.lostTokens} tok)` : '',
       g ? String(g.falseKeeps) : '',
@@ -151,11 +152,12 @@ export function explainSection(explain: StudyExplanations, measured: MeasuredRat
 <li><b>oracle gate</b>: on every request-step, verify exactly the drafted candidates the target accepts (no more than the request can still emit, within K_max): the most any gate, or any choice of verified nodes, can buy from these drafts. Its accepted per verified draft token is 1.</li>
 <li><b>random gate</b>: every gate check the policy made passes with the policy's own keep rate (passes ÷ checks) instead of by confidence; a random cut where the policy kept keeps only its verified nodes above that depth (the budget it frees is left unused); a random keep where the policy cut keeps the cut layer's best candidate as well, and nothing deeper (never drafted). The expectation over the coin flips is exact. What gating buys without a signal: the policy ÷ random gate is what its confidence signal buys.</li>
 <li><b>free drafting</b>: the same verified nodes with the draft forwards' time taken out: what drafting costs.</li>
+<li><b>host ms/step (wall)</b>: the engine's own work a step on the wall, outside onnxruntime's run() calls (the policy's scheduling, packing, the sessions' feeds and K/V writes, bookkeeping), over the steps that prefilled nothing. No modelled clock charges it; the wall clock always does.</li>
 <li><b>false cut</b>: a gate cut a layer holding a candidate the target accepts (tokens lost: those candidates never verified); <b>false keep</b>: a gate kept a layer none of whose candidates the target accepts. <b>accepted / reach</b>: accepted draft tokens per request-step, against those the drafted candidates held (had every candidate been verified).</li>
 </ul>
 <figure>${files['explain-bounds.svg']}</figure>
 ${files['explain-depth.svg'] ? `<figure>${files['explain-depth.svg']}</figure>` : ''}
-${table(['batch', 'K_max', 'policy', 'tok/s', 'random gate', 'oracle gate', 'free drafting', 'accepted ÷ verified draft (random)', 'accepted / reach per request-step', 'verified/step', 'draft forwards/step', 'drafting share of time', 'gate checks · kept', 'false cuts (lost)', 'false keeps'], tableRows)}
+${table(['batch', 'K_max', 'policy', 'tok/s', 'random gate', 'oracle gate', 'free drafting', 'accepted ÷ verified draft (random)', 'accepted / reach per request-step', 'verified/step', 'draft forwards/step', 'drafting share of time', 'host ms/step (wall)', 'gate checks · kept', 'false cuts (lost)', 'false keeps'], tableRows)}
 ${why.length > 0 ? `<h3>echo against static, per batch size</h3>\n<ul>${why.map((w) => `<li>${w}</li>`).join('\n')}</ul>` : ''}
 <details><summary>Verified · accepted draft tokens by depth (target-accepted / drafted candidates: what the oracle verifies, out of what was drafted)</summary>
 ${depthTable}</details>
@@ -185,6 +187,9 @@ export function diagnose(batch: number, echo: ExplanationRow | undefined, base: 
   const parts: string[] = [];
   parts.push(`<b>Batch ${batch}</b> (K_max ${echo.kmax}): echo ÷ static ${f(ratio)}${measured !== undefined ? ` (${unit === 'ms' ? "rounds' median" : 'median round'}; ${f(sameSteps)} on the explained steps)` : ''}${verdict}.`);
   parts.push(`Per emitted token echo spends ${f(te.draft)} ${h(unit)} drafting and ${f(te.rest)} on the rest, static ${f(ts.draft)} and ${f(ts.rest)}; echo runs ${f(e.draft.forwardsPerStep, 2)} draft forwards a step (static ${f(s.draft.forwardsPerStep, 2)}), ${share(e.draft.share)} of its time (static ${share(s.draft.share)}).`);
+  if (e.hostMsPerStep !== null && s.hostMsPerStep !== null) {
+    parts.push(`Outside onnxruntime's run() calls the engine worked ${f(e.hostMsPerStep, 2)} ms a step on the wall for echo and ${f(s.hostMsPerStep, 2)} for static (scheduling, packing, feeds, bookkeeping; no modelled clock charges it).`);
+  }
   parts.push(`It verifies ${f(e.actual.verifiedTokens / Math.max(1, e.steps), 1)} tokens a step of its K_max ${echo.kmax} (static ${f(s.actual.verifiedTokens / Math.max(1, s.steps), 1)}) and accepts ${f(e.actual.acceptedPerVerified, 2)} per verified draft token (static ${f(s.actual.acceptedPerVerified, 2)}); its drafts held ${f(e.reach / Math.max(1, e.requestSteps), 2)} acceptable tokens a request-step and it verified ${f(e.actual.accepted / Math.max(1, e.requestSteps), 2)} of them.`);
   const g = e.gates;
   if (g && (g.keepRate === 1 || g.keepRate === 0)) {

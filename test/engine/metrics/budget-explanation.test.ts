@@ -2,7 +2,7 @@
 // keeps, the oracle gate (K_max included), the random gate's exact expectation, the pricing.
 import { describe, expect, it } from 'vitest';
 import type { GateCheck, TreeNode } from '../../../src/shared/events.js';
-import { explainBudget, verifySlope, wallPricer, type ExplainRequestStep, type ExplainStep, type StepPricer } from '../../../src/engine/metrics/budget-explanation.js';
+import { explainBudget, hostMsPerStep, verifySlope, wallPricer, type ExplainRequestStep, type ExplainStep, type StepPricer } from '../../../src/engine/metrics/budget-explanation.js';
 
 /** Nodes from [parent, depth, token, q, verified] rows; the root first. */
 function nodes(root: number, rows: Array<[number, number, number, number, boolean]>): TreeNode[] {
@@ -129,5 +129,16 @@ describe('budget explanation', () => {
     const x = explainBudget(run(), { price: wallPricer(0.5) });
     // The oracle verified 1 token fewer in step 0: 0.5 ms cheaper than the measured 17.
     expect(x.oracle.ms).toBeCloseTo(29 - 0.5, 12);
+  });
+
+  it("measures the engine's own work a step outside the models' run(), over the steps that prefilled nothing", () => {
+    const timings = (totalMs: number, modelMs: number | undefined, prefillMs?: number) => ({
+      timings: { draftMs: 0, packMs: 0, verifyMs: 0, commitMs: 0, totalMs, ...(modelMs !== undefined ? { modelMs } : {}), ...(prefillMs !== undefined ? { prefillMs } : {}) },
+    });
+    // 1 ms and 0.5 ms of host work; the step that prefilled (its prefill's host share unknown) is left out.
+    expect(hostMsPerStep([timings(10, 9), timings(8, 7.5), timings(30, 20, 12)])).toBeCloseTo(0.75, 12);
+    // Steps that did not record their model time say nothing.
+    expect(hostMsPerStep([timings(10, undefined)])).toBeNull();
+    expect(explainBudget(run()).hostMsPerStep).toBeNull();
   });
 });

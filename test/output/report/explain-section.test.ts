@@ -17,6 +17,7 @@ function run(emitted: number, ms: number, draftMs: number, random?: number): Bud
     oracle: bound(emitted * 1.2, ms),
     random: random === undefined ? null : bound(emitted, random),
     freeDrafting: bound(emitted, ms - draftMs),
+    hostMsPerStep: null,
   };
 }
 
@@ -30,6 +31,14 @@ describe("echo against static in the report", () => {
     // echo (100 tokens in 1.2 s) is slower than a random gate at its keep rate (1.15 s).
     expect(text).toMatch(/the confidence signal buys −4\.2 %/);
     expect(text).toMatch(/its gates do no better than a random gate at the same keep rate/);
+  });
+
+  it("says what the engine's own work outside the forwards cost each a step on the wall, where the steps recorded it", () => {
+    const timed = (host: number | null) => ({ ...run(100, 1000, 100), hostMsPerStep: host });
+    expect(diagnose(8, row('echo', timed(0.71)), row('static', timed(0.07)), { ratio: 0.95, band: 0.02 }, 'ms')).toMatch(
+      /Outside onnxruntime's run\(\) calls the engine worked 0\.71 ms a step on the wall for echo and 0\.07 for static/,
+    );
+    expect(diagnose(8, row('echo', timed(null)), row('static', timed(0.07)), { ratio: 0.95, band: 0.02 }, 'ms')).not.toMatch(/Outside onnxruntime/);
   });
 
   it('names the tokens its steps buy when drafting costs the same, and says nothing of a miss where echo wins', () => {
