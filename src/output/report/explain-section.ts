@@ -35,6 +35,15 @@ function table(header: readonly string[], rows: ReadonlyArray<ReadonlyArray<stri
   return `<table><thead><tr>${header.map((c) => `<th>${h(c)}</th>`).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join('')}</tr>`).join('')}</tbody></table>`;
 }
 
+/** What the explanation table's bounds and columns mean. */
+const BOUNDS_LEGEND = `<ul>
+<li><b>oracle gate</b>: on every request-step, verify exactly the drafted candidates the target accepts (no more than the request can still emit, within K_max): the most any gate, or any choice of verified nodes, can buy from these drafts. Its accepted per verified draft token is 1.</li>
+<li><b>random gate</b>: every gate check the policy made passes with the policy's own keep rate (passes ÷ checks) instead of by confidence; a random cut where the policy kept keeps only its verified nodes above that depth (the budget it frees is left unused); a random keep where the policy cut keeps the cut layer's best candidate as well, and nothing deeper (never drafted). The expectation over the coin flips is exact. What gating buys without a signal: the policy ÷ random gate is what its confidence signal buys.</li>
+<li><b>free drafting</b>: the same verified nodes with the draft forwards' time taken out: what drafting costs.</li>
+<li><b>host ms/step (wall)</b>: the engine's own work a step on the wall, outside onnxruntime's run() calls (the policy's scheduling, packing, the sessions' feeds and K/V writes, bookkeeping), over the steps that prefilled nothing. No modelled clock charges it; the wall clock always does.</li>
+<li><b>false cut</b>: a gate cut a layer holding a candidate the target accepts (tokens lost: those candidates never verified); <b>false keep</b>: a gate kept a layer none of whose candidates the target accepts. <b>accepted / reach</b>: accepted draft tokens per request-step, against those the drafted candidates held (had every candidate been verified).</li>
+</ul>`;
+
 /** Time per emitted token, split into drafting and the rest (verification, bookkeeping). */
 function perToken(x: BudgetExplanation): { draft: number; rest: number; total: number } {
   const tokens = Math.max(1, x.actual.emitted);
@@ -148,13 +157,7 @@ export function explainSection(explain: StudyExplanations, measured: MeasuredRat
 
   const html = `<h2>Where the budget goes: signal, scheduler or drafting</h2>
 <p>Each policy's first round at each batch size (${h(explain.domain)}), explained step by step; greedy rounds repeat the same steps. The target's verdict on every drafted candidate, verified or not, is read off the run's own output: at temperature 0 the tokens a request emitted from a step on are the target's argmax path from that step's prefix, so a candidate is accepted by the target exactly when its path from the root is a prefix of them. Times are on the clock in use (${h(explain.clock)}${explain.verifySlopes ? `; a bound's change of verified tokens moves the step's time by the verification forward's slope fitted over every policy's steps at that batch size: ${h(Object.entries(explain.verifySlopes).map(([b, s]) => `batch ${b} ${s.toFixed(4)} ms/token`).join(', '))}` : ''}), decoding only (prefill left out); tok/s here is emitted tokens over the explained steps' time, so it can differ from the median round above. The analysis took ${explain.seconds.toFixed(1)} s apart from the runs, which only kept a reference to each step's trees.</p>
-<ul>
-<li><b>oracle gate</b>: on every request-step, verify exactly the drafted candidates the target accepts (no more than the request can still emit, within K_max): the most any gate, or any choice of verified nodes, can buy from these drafts. Its accepted per verified draft token is 1.</li>
-<li><b>random gate</b>: every gate check the policy made passes with the policy's own keep rate (passes ÷ checks) instead of by confidence; a random cut where the policy kept keeps only its verified nodes above that depth (the budget it frees is left unused); a random keep where the policy cut keeps the cut layer's best candidate as well, and nothing deeper (never drafted). The expectation over the coin flips is exact. What gating buys without a signal: the policy ÷ random gate is what its confidence signal buys.</li>
-<li><b>free drafting</b>: the same verified nodes with the draft forwards' time taken out: what drafting costs.</li>
-<li><b>host ms/step (wall)</b>: the engine's own work a step on the wall, outside onnxruntime's run() calls (the policy's scheduling, packing, the sessions' feeds and K/V writes, bookkeeping), over the steps that prefilled nothing. No modelled clock charges it; the wall clock always does.</li>
-<li><b>false cut</b>: a gate cut a layer holding a candidate the target accepts (tokens lost: those candidates never verified); <b>false keep</b>: a gate kept a layer none of whose candidates the target accepts. <b>accepted / reach</b>: accepted draft tokens per request-step, against those the drafted candidates held (had every candidate been verified).</li>
-</ul>
+${BOUNDS_LEGEND}
 <figure>${files['explain-bounds.svg']}</figure>
 ${files['explain-depth.svg'] ? `<figure>${files['explain-depth.svg']}</figure>` : ''}
 ${table(['batch', 'K_max', 'policy', 'tok/s', 'random gate', 'oracle gate', 'free drafting', 'accepted ÷ verified draft (random)', 'accepted / reach per request-step', 'verified/step', 'draft forwards/step', 'drafting share of time', 'host ms/step (wall)', 'gate checks · kept', 'false cuts (lost)', 'false keeps'], tableRows)}
