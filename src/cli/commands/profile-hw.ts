@@ -70,21 +70,24 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
     { context, slots: flags.slots, tokenCounts },
     { context, slots: 1, tokenCounts: oneRequestCounts },
   ]);
-  // The draft's forwards after a verification of FIRST_DRAFT_VERIFY rows of one request are timed too.
-  const needed = Math.max(...series.map((one) => rowsNeeded(one)), contexts[0] + FIRST_DRAFT_VERIFY + 1);
+  // Rows a request needs at the longest context: the spread forwards' share, one request's
+  // largest forward, and the draft's forwards after a verification of FIRST_DRAFT_VERIFY rows.
+  const spreadNeed = rowsNeeded({ context: longest, slots: flags.slots, tokenCounts });
+  const oneNeed = rowsNeeded({ context: longest, slots: 1, tokenCounts: oneRequestCounts });
+  const needed = Math.max(spreadNeed, oneNeed, contexts[0] + FIRST_DRAFT_VERIFY + 1);
   // A forward past the model's positions would time rows its rotary table never covers (and fit nonsense).
   for (const [which, dir] of [['target', targetDir], ['draft', draftDir]] as const) {
     const { path: file, json } = readConfigJson(dir);
     const positions = parseModelConfig(json, file).maxPositions;
     if (needed > positions) {
       // Whichever needs more: the spread forwards' share per request, or one request's largest forward.
-      const spread = rowsNeeded({ context: longest, slots: flags.slots, tokenCounts });
-      const what = spread >= needed ? `up to ${Math.max(...tokenCounts)} tokens over --slots ${flags.slots}` : `one request's forwards of up to ${Math.max(...oneRequestCounts)} rows`;
-      const fix = spread >= needed ? 'lower --context or --max-tokens, or raise --slots' : 'lower --context or --max-tokens';
+      const spread = spreadNeed >= oneNeed;
+      const what = spread ? `up to ${Math.max(...tokenCounts)} tokens over --slots ${flags.slots}` : `one request's forwards of up to ${Math.max(...oneRequestCounts)} rows`;
+      const fix = spread ? 'lower --context or --max-tokens, or raise --slots' : 'lower --context or --max-tokens';
       throw new Error(`--context ${longest} and ${what} need ${needed} positions per request; the ${which} holds ${positions} (${fix})`);
     }
   }
-  // Per series (contexts shortest first, each spread then one request): the first context is the profile's base, the rest its `longer` curves.
+  // Per series (contexts shortest first, each spread then one request).
   const curves: Record<'target' | 'draft', TimedPoint[][]> = { target: [], draft: [] };
   // The draft is timed with the weights runs give it: its curve prices their draft forwards.
   const draftPrecision = flags.draftPrecision ?? defaultDraftPrecision(flags.provider);
@@ -124,6 +127,13 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
   } finally {
     for (const session of Object.values(sessions)) await session.release();
   }
+  // The k-th context's curves: its spread series, then its one-request series. The first context
+  // is the profile's base, the rest its `longer` curves.
+  const level = (k: number) => ({
+    target: curves.target[2 * k],
+    draft: curves.draft[2 * k],
+    oneRequest: { target: curves.target[2 * k + 1], draft: curves.draft[2 * k + 1] },
+  });
   const profile = HardwareProfileSchema.parse({
     kind: 'echo-hw-profile',
     version: 1,
@@ -136,18 +146,9 @@ export async function executeProfileHw(flags: ProfileHwFlags, log?: (line: strin
     ...(flags.draftWindow ? { draftWindow: flags.draftWindow } : {}),
     slots: flags.slots,
     context: contexts[0],
-    target: curves.target[0],
-    draft: curves.draft[0],
-    oneRequest: { target: curves.target[1], draft: curves.draft[1] },
+    ...level(0),
     draftAfterTargetMs: afterTarget,
-    ...(contexts.length > 1
-      ? {
-          longer: contexts.slice(1).map((context, i) => {
-            const at = 2 * (i + 1);
-            return { context, target: curves.target[at], draft: curves.draft[at], oneRequest: { target: curves.target[at + 1], draft: curves.draft[at + 1] } };
-          }),
-        }
-      : {}),
+    ...(contexts.length > 1 ? { longer: contexts.slice(1).map((context, i) => ({ context, ...level(i + 1) })) } : {}),
   });
   const target = fitKnee(profile.target);
   const draft = fitKnee(profile.draft);
