@@ -876,14 +876,23 @@ export class ElasticScheduler implements SpeculationPolicy {
       this.eachDrafted(plan, tree, (_p, _r, _id, value) => void values.push(value));
     }
     if (requests === 0) return;
-    // A drafted step that verified no draft token says drafting does not pay here: the record
-    // stays the judge for twice as long. At batch 32 on the demo pair every probe of a fresh wave
-    // prefilled the draft for all its requests and verified nothing.
-    const verifiedAny = ctx.requests.some((r) => r.tree.verifiedCount > 0);
-    this.refreshAfter = verifiedAny ? REFRESH_STEPS : Math.min(MAX_REFRESH_STEPS, 2 * this.refreshAfter);
+    // A drafted step whose grants were not expected to repay its draft forwards says drafting does
+    // not pay here: the record stays the judge for twice as long. At batch 32 on the demo pair every
+    // probe of a fresh wave prefilled the draft for all its requests and verified nothing; later
+    // probes verified a token or two, which reset the wait while paying for nothing.
+    this.refreshAfter = this.draftingPaid(ctx.requests.length) ? REFRESH_STEPS : Math.min(MAX_REFRESH_STEPS, 2 * this.refreshAfter);
     this.drafted.push({ step: ctx.step, requests, values: bestFirst(Float64Array.from(values)) });
     if (this.drafted.length > DRAFTED_STEPS) this.drafted.shift();
     this.draftedWorth = null;
+  }
+
+  /**
+   * Did this step's drafting pay, as the value model saw it once granting was done: its expected
+   * output per unit of step time (verification and draft forwards) above a plain step's, `roots`
+   * tokens for `roots` tokens in one forward.
+   */
+  private draftingPaid(roots: number): boolean {
+    return this.expectedOutput / this.stepTime(this.verifiedSoFar) > roots / this.price.verify(roots, this.requestCount);
   }
 
   /**

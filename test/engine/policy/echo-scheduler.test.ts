@@ -591,6 +591,22 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
       expect(runTableStep(unread(), 44, fresh(1000)).draftedDepths.every((d) => d[0] === 0)).toBe(true);
     });
 
+    it('backs off after a probe whose grants did not repay its drafting, though it verified some', () => {
+      // As above, but the value model gives each root's top candidate 0.65: each one repays its own
+      // verification once the root layer is drafted (0.65 / 32 of the output against 1 / 40 of a
+      // forward on a step of 1.6), so the first step grants 12, but 12 of them add 24.4 % to the
+      // output for 26.7 % more time than a plain step: drafting did not pay.
+      const acceptance = Array.from({ length: 4 }, () => ({ edges: [0, 0.5, 1], rates: [0.1, 0.95] }));
+      const policy = echo({ batch: 32, kmax: 44, shape: HIGH_LOAD, taus: {}, acceptance, childAcceptance: measuredChildren((rank) => (rank === 0 ? 0.65 : 0.1)), draftCost: 0.1, verifyCost: { knee: 12, gamma: 1 / 40, draftRow: 0.002 } });
+      const table = Array.from({ length: 32 }, (_, i) => confident(`r${i}`, 0.99));
+      const first = runTableStep(policy, 44, table, { step: 0 });
+      expect(first.verifiedTokens).toBe(44);
+      expect(runTableStep(policy, 44, table, { step: 1 }).draftedDepths.every((d) => d.length === 0)).toBe(true);
+      // The record judges for twice REFRESH_STEPS, as after a probe that verified nothing.
+      expect(runTableStep(policy, 44, table, { step: 2 * REFRESH_STEPS }).draftedDepths.every((d) => d.length === 0)).toBe(true);
+      expect(runTableStep(policy, 44, table, { step: 2 * REFRESH_STEPS + 1 }).draftedDepths.every((d) => d[0] === 0)).toBe(true);
+    });
+
     it('records why a request got less than it drafted: out of budget at its first missing layer', () => {
       // Two confident requests, shares of 2 and a pool of 1: both draft on (the pool could reach
       // either), the pool goes to the surer one, and the other stops at layer 2 for want of budget.
