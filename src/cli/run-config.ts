@@ -38,6 +38,7 @@ export interface RunFlags
   clock?: string;
   hw?: string;
   hwProfile?: string;
+  priceProfile?: string;
 }
 
 const ELASTIC: readonly PolicyName[] = ['ddd', ...GATED_POLICIES];
@@ -102,20 +103,24 @@ export function runConfigFromFlags(flags: RunFlags): RunConfig {
  * a policy chooses are chosen for the device they are timed on. On the wall clock with this
  * machine's hardware profile (`--hw-profile`), the same from its measured curves: the wall clock
  * is what those curves measured. Explicit values win. On the wall clock without a profile nothing
- * is priced (`auto` measures this machine's draft forward). Returns the K_max rule, the draft
- * price to put in the config (undefined: the config's default) and whether to measure this machine's.
+ * is priced (`auto` measures this machine's draft forward). A price profile (`--price-profile`)
+ * prices instead of the clock's own curves: a modelled clock of this machine's curves then times
+ * each step by points measured apart from the ones its shape was chosen on, as the wall clock does.
+ * Returns the K_max rule, the draft price to put in the config (undefined: the config's default)
+ * and whether to measure this machine's.
  */
 export function clockCosts(
   flags: { draftCost?: number | 'auto'; verifyCost?: VerifyCost },
   clock: ModelledClock | undefined,
   log?: (line: string) => void,
   profile?: HardwareProfile,
+  priceProfile?: HardwareProfile,
 ): { knee?: number; draftCost?: number; verifyCost?: VerifyCost; measureDraftCost: boolean } {
   // A profile prices the wall clock as its curves clock would: that is what its curves measured.
-  const pricing = clock ?? (profile ? clockFromSpec('curves', profile) : undefined);
+  const pricing = priceProfile ? clockFromSpec('curves', priceProfile) : (clock ?? (profile ? clockFromSpec('curves', profile) : undefined));
   if (!pricing) return { draftCost: flags.draftCost === 'auto' ? undefined : flags.draftCost, verifyCost: flags.verifyCost, measureDraftCost: flags.draftCost === 'auto' };
   const prices = clockPrices(pricing.costs);
-  const whose = clock ? "the device's" : "the profile's";
+  const whose = clock && !priceProfile ? "the device's" : "the profile's";
   const knee = pricing.costs.knee;
   const draftCost = typeof flags.draftCost === 'number' ? flags.draftCost : prices.draftCost;
   const verifyCost = flags.verifyCost ?? prices.verifyCost;
@@ -123,9 +128,22 @@ export function clockCosts(
     ? 'verified tokens and draft rows at their measured forward times'
     : `verified tokens at ${verifyCost.knee}:${verifyCost.gamma}:${verifyCost.draftRow ?? 0}${flags.verifyCost ? ' (--verify-cost)' : ` (${whose} knee, γ and draft row)`}`;
   log?.(
-    `${clock ? 'priced as the modelled device' : "priced by this machine's hardware profile"} (${pricing.label}): K_max from its knee, ${knee} tokens, unless --kmax is given; draft forward ${draftCost} of a target forward${typeof flags.draftCost === 'number' ? ' (--draft-cost)' : ` (${whose})`}; ${tokens}`,
+    `${priceProfile ? 'priced by the price profile, apart from the clock' : clock ? 'priced as the modelled device' : "priced by this machine's hardware profile"} (${pricing.label}): K_max from its knee, ${knee} tokens, unless --kmax is given; draft forward ${draftCost} of a target forward${typeof flags.draftCost === 'number' ? ' (--draft-cost)' : ` (${whose})`}; ${tokens}`,
   );
   return { knee, draftCost, verifyCost, measureDraftCost: false };
+}
+
+/**
+ * `--price-profile FILE` → the profile that prices the run, apart from the one whose curves time
+ * it; only for a clock of this machine's curves (`--hw curves` or `measured`): a roofline device
+ * prices itself, and the wall clock has no curves to keep apart.
+ */
+export function priceProfileFromFlags(flags: { priceProfile?: string; hw?: string }): HardwareProfile | undefined {
+  if (flags.priceProfile === undefined) return undefined;
+  if (flags.hw !== 'curves' && flags.hw !== 'measured') {
+    throw new Error(`--price-profile prices a run that this machine's measured curves time: it needs --hw curves or measured${flags.hw === undefined ? '' : `, got --hw ${flags.hw}`}`);
+  }
+  return loadHardwareProfile(flags.priceProfile);
 }
 
 /** `--clock modelled --hw SPEC [--hw-profile FILE]` → a modelled clock; wall time alone otherwise. */

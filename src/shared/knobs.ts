@@ -248,6 +248,12 @@ export const KNOBS = {
     schema: optionalString,
     parse: text,
   },
+  priceProfile: {
+    flag: '--price-profile <file>',
+    help: "with --hw curves or measured: another `profile-hw --out` file of this machine that prices echo, dense and fixed and sets K_max's knee, while --hw-profile's curves time the run; a step is then not timed by the same measured points its shape was priced on, whose noise would read as a gain",
+    schema: optionalString,
+    parse: text,
+  },
 } satisfies Record<string, KnobSpec<never> | KnobSpec<any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 export type KnobName = keyof typeof KNOBS;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clockCosts } from '../../src/cli/run-config.js';
+import { clockCosts, priceProfileFromFlags } from '../../src/cli/run-config.js';
 import { clockFromSpec, type HardwareProfile } from '../../src/engine/index.js';
 
 const curve = (scale: number) =>
@@ -45,5 +45,23 @@ describe('which costs a run is priced by', () => {
     expect(clockCosts({}, clockFromSpec('curves', profile)).verifyCost?.curves).toBeDefined();
     expect(clockCosts({}, clockFromSpec('measured', profile)).verifyCost?.curves).toBeUndefined();
     expect(clockCosts({}, clockFromSpec('h100:70b')).verifyCost?.curves).toBeUndefined();
+  });
+
+  it('a price profile prices a curves clock in place of the clock\'s own curves, and says so', () => {
+    // Another measurement of the same machine: a target forward dearer past 8 tokens.
+    const other: HardwareProfile = { ...profile, target: profile.target.map((p) => ({ ...p, ms: p.tokens > 8 ? 2 * p.ms : p.ms })) };
+    const lines: string[] = [];
+    const costs = clockCosts({}, clockFromSpec('curves', profile), (line) => lines.push(line), profile, other);
+    expect(costs.verifyCost?.curves?.target).toEqual(other.target);
+    expect(costs.knee).toBe(clockCosts({}, clockFromSpec('curves', other)).knee);
+    expect(lines.join('\n')).toMatch(/price profile, apart from the clock/);
+    // Without one, the clock's own curves price it.
+    expect(clockCosts({}, clockFromSpec('curves', profile)).verifyCost?.curves?.target).toEqual(profile.target);
+  });
+
+  it('--price-profile needs a clock of this machine\'s curves', () => {
+    expect(priceProfileFromFlags({})).toBeUndefined();
+    expect(() => priceProfileFromFlags({ priceProfile: 'p.json', hw: 'h100:70b' })).toThrow(/needs --hw curves or measured, got --hw h100:70b/);
+    expect(() => priceProfileFromFlags({ priceProfile: 'p.json' })).toThrow(/needs --hw curves or measured$/);
   });
 });

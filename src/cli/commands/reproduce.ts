@@ -10,7 +10,7 @@ import path from 'node:path';
 import { createPolicy, DEFAULT_DELTA, DEFAULT_DRAFT_COST, type DomainWorkload, encodePrompt, judgeClaims, LOAD_POLICIES, loadProfile, loadRunSetup, measureDraftCost, plannedWork, type PromptRecord, promptSource, readServingPair, Refusal, type RunSetup, runStudy, startOn, type StudyPlan, suggestKmax, TABLE1_POLICIES } from '../../engine/index.js';
 import { renderReport, type ReportMeta, type ServingTarget } from '../../output/index.js';
 import { findPackageRoot, packageVersion } from '../../host/paths.js';
-import { clockCosts, clockFromFlags, runConfigFromFlags } from '../run-config.js';
+import { clockCosts, clockFromFlags, priceProfileFromFlags, runConfigFromFlags } from '../run-config.js';
 import type { WeightPrecision } from '../../shared/config.js';
 import { studyKmax } from '../../shared/knobs.js';
 import { integer, knobListOption, knobOption, knobOptions, list, withPairFolders } from '../flags.js';
@@ -23,6 +23,7 @@ export interface ReproduceFlags {
   clock?: string;
   hw?: string;
   hwProfile?: string;
+  priceProfile?: string;
   quick?: boolean;
   out: string;
   requests?: number;
@@ -69,7 +70,7 @@ export async function executeReproduce(flags: ReproduceFlags, argv: readonly str
   if (flags.kmax !== undefined && flags.kmax.length !== 1 && flags.kmax.length !== batches.length) throw new Error(`--kmax lists ${flags.kmax.length} values for ${batches.length} batch sizes: give one, or one per batch`);
   if (existsSync(flags.out) && !statSync(flags.out).isDirectory()) throw new Error(`--out ${flags.out} is a file; give a folder for the report`);
   const clock = clockFromFlags(flags);
-  const costs = clockCosts(flags, clock, log);
+  const costs = clockCosts(flags, clock, log, undefined, priceProfileFromFlags(flags));
   const kmax = (batch: number): number => {
     // Table 1's batch 1, when --batches leaves it out, takes the first listed K_max.
     if (flags.kmax !== undefined) return flags.kmax.length === 1 ? flags.kmax[0] : flags.kmax[Math.max(0, batches.indexOf(batch))];
@@ -132,6 +133,7 @@ export async function executeReproduce(flags: ReproduceFlags, argv: readonly str
         'max new tokens': maxNewTokens,
         'calibration prompts': profile ? 'from --profile' : `${calibrationPrompts} per domain`,
         'draft price': plan.draftCost,
+        'priced by': flags.priceProfile ? `a profile apart from the clock's (${path.basename(flags.priceProfile)})` : 'the clock in use',
       },
     };
     // A committed report must not carry this machine's paths: folders under the working directory are written relative to it.
@@ -209,6 +211,7 @@ export function register(program: Command): void {
   knobOption(command, 'clock', { help: 'wall (default), or modelled: every run also timed, budgeted and priced on the device --hw names' });
   knobOption(command, 'hw', { help: 'the modelled device: HARDWARE[:MODEL] (e.g. h100:70b), measured or curves (with --hw-profile)' });
   knobOption(command, 'hwProfile', { help: 'with --hw measured or curves: a `profile-hw --out` file' });
+  knobOption(command, 'priceProfile');
   command.option('--quick', 'a smaller study (fewer requests, rounds and batch sizes): minutes on a laptop for the bundled pair');
   knobOption(command, 'requests', { help: 'Table 1 requests per domain (default 16; quick 4)' });
   command.option('--rounds <n>', 'interleaved rounds of every comparison (default 3; quick 2)', integer('--rounds', 1));

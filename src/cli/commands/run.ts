@@ -9,7 +9,7 @@ import { checkOutputPaths, JsonLinesOutput, streamedOutput } from '../output-fil
 import { availablePolicies, type FinishedRun, formatStepTime, loadHardwareProfile, modelFolders, type ModelledClock, type ModelledTime, prepare, profileMismatches, promptText, type RequestResult, type RunSetup, suggestKmax } from '../../engine/index.js';
 import { defaultDraftPrecision, type RunConfig, type WeightPrecision } from '../../shared/config.js';
 import { KNOBS } from '../../shared/knobs.js';
-import { clockCosts, clockFromFlags, ignoredFlagNotes, runConfigFromFlags, type RunFlags } from '../run-config.js';
+import { clockCosts, clockFromFlags, ignoredFlagNotes, priceProfileFromFlags, runConfigFromFlags, type RunFlags } from '../run-config.js';
 import type { RunMetrics, StepTimeSplit } from '../../shared/events.js';
 import { atBaselineStepCost, meanStepMs } from '../../shared/step-costs.js';
 import { knobOption, knobOptions, withRuntimeOptions, withWorkloadOptions } from '../flags.js';
@@ -134,7 +134,7 @@ export function register(program: Command): void {
     .option('--force', 'replace --out and --trace files that already exist (each is replaced only once the run ends)')
     .option('--record-candidates', 'with --trace: also record each draft expansion’s top-k, so `trace what-if` can re-score the run (larger file)')
     .option('--compare-ar', 'also run the workload under ar, the two taking turns step by step on one loaded pair, and report the wall-time speedup');
-  knobOptions(command, ['clock', 'hw', 'hwProfile']);
+  knobOptions(command, ['clock', 'hw', 'hwProfile', 'priceProfile']);
   command
     .option('--json', 'print one JSON summary object instead of text')
     .action(runCommand);
@@ -151,13 +151,14 @@ async function runCommand(given: RunFlags): Promise<void> {
         given.prompts ? { flag: '--prompts', path: given.prompts } : undefined,
         given.profile ? { flag: '--profile', path: given.profile } : undefined,
         given.hwProfile ? { flag: '--hw-profile', path: given.hwProfile } : undefined,
+        given.priceProfile ? { flag: '--price-profile', path: given.priceProfile } : undefined,
       ],
     },
   );
   const hwProfile = given.hwProfile ? loadHardwareProfile(given.hwProfile) : undefined;
   const clock = clockFromFlags(given, hwProfile);
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const costs = clockCosts(given, clock, log, hwProfile);
+  const costs = clockCosts(given, clock, log, hwProfile, priceProfileFromFlags(given));
   const flags: RunFlags = {
     ...given,
     kmax: given.kmax ?? (costs.knee !== undefined ? suggestKmax({ kmax: costs.knee }, given.batch) : undefined),

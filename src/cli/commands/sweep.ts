@@ -11,7 +11,7 @@ import { type BudgetExplanation, checkSweep, clockFromSpec, draftWindows, fitKne
 import { atBaselineStepCost } from '../../shared/step-costs.js';
 import { defaultDraftPrecision, GATED_POLICIES, POLICY_NAMES } from '../../shared/config.js';
 import { studyKmax } from '../../shared/knobs.js';
-import { clockCosts, runConfigFromFlags, type RunFlags } from '../run-config.js';
+import { clockCosts, priceProfileFromFlags, runConfigFromFlags, type RunFlags } from '../run-config.js';
 import { integer, knobListOption, knobOption, list, withRuntimeOptions, withWorkloadOptions } from '../flags.js';
 
 /** The workload, model, gate and runtime flags are run's; the rest say what to sweep. */
@@ -26,6 +26,8 @@ export interface SweepFlags
   kmax?: number[];
   /** A `profile-hw --out` file: K_max from its knee when --kmax is not given; the curves of `--hw measured` or `curves`. */
   hwProfile?: string;
+  /** Another profile of this machine that prices the runs while --hw-profile's curves time them (run-config priceProfileFromFlags). */
+  priceProfile?: string;
   /** Also time every run on this modelled clock (`run --hw`). */
   hw?: string;
   baseline?: string;
@@ -94,7 +96,7 @@ export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) 
   const hwProfile = flags.hwProfile === undefined ? undefined : loadHardwareProfile(flags.hwProfile);
   const clock = flags.hw === undefined ? undefined : clockFromSpec(flags.hw, hwProfile);
   // On a modelled clock the device's knee and prices; on the wall clock the hardware profile's.
-  const costs = clockCosts(flags, clock, log, hwProfile);
+  const costs = clockCosts(flags, clock, log, hwProfile, priceProfileFromFlags(flags));
   const knee = costs.knee ?? (hwProfile === undefined ? undefined : fitKnee(hwProfile.target).kmax);
   if (knee !== undefined && costs.knee === undefined) log?.(`K_max from the hardware profile's knee, ${knee} tokens${flags.kmax ? ' (--kmax given: not used)' : ''}`);
   if (hwProfile !== undefined) {
@@ -260,6 +262,7 @@ export function register(program: Command): void {
   knobOption(command, 'profile', { help: 'echo/dense/fixed: calibration profile JSON (from `echo-studio calibrate`); default: a warm-up on the first 24 prompts' });
   knobOption(command, 'confidence', { help: 'echo/dense/fixed: path-prob or path-margin (default: the profile’s, or the warm-up’s pick)' });
   knobOption(command, 'cuts');
+  knobOption(command, 'priceProfile');
   knobOption(command, 'draftCost', { help: 'echo/dense/fixed: a draft forward’s price as a share of a target forward, or auto (see run --help)' });
   command
     .option('--json', 'print the rows as one JSON object')
@@ -267,7 +270,7 @@ export function register(program: Command): void {
     .option('--force', 'replace the --csv file if it exists')
     .action(async (flags: SweepFlags) => {
       const log = (line: string) => process.stderr.write(`${line}\n`);
-      const inputs = [flags.prompts ? { flag: '--prompts', path: flags.prompts } : undefined, flags.profile ? { flag: '--profile', path: flags.profile } : undefined, flags.hwProfile ? { flag: '--hw-profile', path: flags.hwProfile } : undefined];
+      const inputs = [flags.prompts ? { flag: '--prompts', path: flags.prompts } : undefined, flags.profile ? { flag: '--profile', path: flags.profile } : undefined, flags.hwProfile ? { flag: '--hw-profile', path: flags.hwProfile } : undefined, flags.priceProfile ? { flag: '--price-profile', path: flags.priceProfile } : undefined];
       if (flags.csv) checkOutputPaths([{ flag: '--csv', path: flags.csv }], { force: flags.force, inputs });
       const report = await executeSweep(flags, log);
       const csv = flags.csv;
