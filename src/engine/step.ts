@@ -132,6 +132,7 @@ function beginStep(engine: StepEngine, batch: readonly InFlight[], step: number,
       draftPrefill: r.draftPrefix?.length ?? 0,
     })),
     Math.max(0, ...batch.map((r) => engine.target.committedLength(r.targetSlot))),
+    engine.eos,
   );
   const drafts = batch.map((r, i) => ({
     tree: ctx.requests[i].tree,

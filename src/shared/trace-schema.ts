@@ -54,6 +54,11 @@ export const ModelRefSchema = z.object({
   window: AttentionWindowSchema.optional(),
   /** For the draft: what drafted, a small language model or an EAGLE-3 head; absent = a model (traces before heads). */
   kind: z.enum(['model', 'eagle3-head']).optional(),
+  /**
+   * For the target: its end-of-sequence ids. Nothing is drafted below a drafted one (an accepted
+   * one ends the request); absent in traces from before that rule, whose trees may hold such nodes.
+   */
+  ends: z.array(z.number().int().nonnegative()).optional(),
 });
 export type ModelRef = z.infer<typeof ModelRefSchema>;
 

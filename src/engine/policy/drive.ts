@@ -24,6 +24,7 @@ export function newStepContext(
   kmax: number,
   requests: ReadonlyArray<{ id: string; root: number; remaining: number; draftBehind?: number; draftPrefill?: number }>,
   past?: number,
+  ends?: ReadonlySet<number>,
 ): StepContext {
   const stepRequests: StepRequest[] = requests.map((r, index) => ({
     id: r.id,
@@ -35,7 +36,7 @@ export function newStepContext(
     ...(r.draftBehind ? { draftBehind: r.draftBehind } : {}),
     ...(r.draftPrefill ? { draftPrefill: r.draftPrefill } : {}),
   }));
-  return { step, kmax, requests: stepRequests, transfers: [], ...(past !== undefined ? { past } : {}) };
+  return { step, kmax, requests: stepRequests, transfers: [], ...(past !== undefined ? { past } : {}), ...(ends && ends.size > 0 ? { ends } : {}) };
 }
 
 /**
@@ -48,12 +49,26 @@ function* layersToDraft(policy: SpeculationPolicy, ctx: StepContext): Generator<
   policy.begin(ctx);
   if (policy.candidatesPerNode === 0) return;
   for (let depth = 0; depth < MAX_DRAFT_DEPTH; depth++) {
-    const frontiers = policy.frontier(depth, ctx);
+    const frontiers = withoutEnds(policy.frontier(depth, ctx), ctx);
     if (frontiers.every((nodes) => nodes.length === 0)) return;
     yield { depth, frontiers };
     policy.grow(depth, ctx);
     recordLayerConfidences(ctx.requests, depth, policy.confidence);
   }
+}
+
+/**
+ * A frontier less its nodes that hold an end-of-sequence token: accepted, such a node ends its
+ * request, so a child of it is never emitted (on the bundled math prompts 5 % of ECHO's verified
+ * draft tokens sat below one).
+ */
+function withoutEnds(frontiers: ReadonlyArray<readonly number[]>, ctx: StepContext): ReadonlyArray<readonly number[]> {
+  const ends = ctx.ends;
+  if (!ends) return frontiers;
+  return frontiers.map((nodes, i) => {
+    const tree = ctx.requests[i].tree;
+    return nodes.some((id) => ends.has(tree.token[id])) ? nodes.filter((id) => !ends.has(tree.token[id])) : nodes;
+  });
 }
 
 /** Begin the step and draft its trees, expanding each layer with `expand`. */

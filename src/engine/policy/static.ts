@@ -82,7 +82,9 @@ export class StaticPolicy implements SpeculationPolicy {
       for (let s = 0; s < this.allowances[i]; s++) {
         const node = this.staticNodes[s];
         if (node.depth !== depth) continue;
-        expand.add(node.parent === -1 ? ROOT : this.nodeIds[i][node.parent]);
+        // A parent never drafted (below an end-of-sequence token, drive.ts) has no children.
+        const parent = node.parent === -1 ? ROOT : this.nodeIds[i][node.parent];
+        if (parent !== -1) expand.add(parent);
       }
       return [...expand];
     });
@@ -95,7 +97,8 @@ export class StaticPolicy implements SpeculationPolicy {
       for (let s = 0; s < this.allowances[r.index]; s++) {
         const node = this.staticNodes[s];
         if (node.depth !== depth) continue;
-        ids[s] = r.tree.addChild(node.parent === -1 ? ROOT : ids[node.parent], node.rank, 'base');
+        const parent = node.parent === -1 ? ROOT : ids[node.parent];
+        if (parent !== -1 && r.tree.candidates[parent]) ids[s] = r.tree.addChild(parent, node.rank, 'base');
       }
     }
   }

@@ -45,6 +45,11 @@ export interface StepContext {
    * gathers each request's past up to it, so its time grows with it. Absent where unknown.
    */
   readonly past?: number;
+  /**
+   * Token ids that end a request (its end-of-sequence ids): a drafted node holding one is never
+   * expanded, since nothing after it could be emitted. Absent: every node may be.
+   */
+  readonly ends?: ReadonlySet<number>;
 }
 
 export interface SpeculationPolicy {

@@ -321,6 +321,7 @@ export function runTraceHeader(setup: RunSetup, recordCandidates = false): Promi
     draftPrecision: setup.pair.draft.info.precision,
     targetPrecision: setup.pair.target.info.precision,
     draftKind: setup.pair.draftKind,
+    targetEnds: setup.pair.target.info.eosTokenIds,
     windows: { draft: setup.pair.draft.window, target: setup.pair.target.window },
     writer: `echo-studio ${packageVersion(packageRoot())}`,
     ...(setup.gates?.profile ? { profile: setup.gates.profile as unknown as Record<string, unknown> } : {}),

@@ -69,6 +69,8 @@ export interface TraceHeaderInput {
   targetPrecision?: WeightPrecision;
   /** What drafted: a small model or an EAGLE-3 head. */
   draftKind?: 'model' | 'eagle3-head';
+  /** The target's end-of-sequence ids (nothing was drafted below them). */
+  targetEnds?: readonly number[];
   /** The attention window each model ran with, when not the whole past. */
   windows?: { draft?: AttentionWindow | null; target?: AttentionWindow | null };
   /** Application name and version, e.g. 'echo-studio 0.1.0'. */
@@ -96,7 +98,12 @@ export async function buildTraceHeader(input: TraceHeaderInput): Promise<TraceHe
         precision: input.draftPrecision ?? 'float32',
         ...(input.windows?.draft ? { window: input.windows.draft } : {}),
       },
-      target: { ...target, precision: input.targetPrecision ?? 'float32', ...(input.windows?.target ? { window: input.windows.target } : {}) },
+      target: {
+        ...target,
+        precision: input.targetPrecision ?? 'float32',
+        ...(input.windows?.target ? { window: input.windows.target } : {}),
+        ...(input.targetEnds && input.targetEnds.length > 0 ? { ends: [...input.targetEnds] } : {}),
+      },
     },
     hardware: describeHardware(input.provider),
     ...(input.profile ? { profile: input.profile } : {}),

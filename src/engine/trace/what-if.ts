@@ -85,6 +85,7 @@ function rescoreStep(
   kmax: number,
   maxNewTokens: number,
   futures: Map<string, RequestFuture>,
+  ends: ReadonlySet<number> | undefined,
 ): { result: WhatIfStep; event: StepEvent | null } {
   const recorded = step.requests.map((r) => {
     if (r.expansions === undefined) throw new Refusal(`step ${step.step} has no recorded expansions for ${r.requestId}`);
@@ -101,6 +102,7 @@ function rescoreStep(
     // The recorded step's past prices it as the run priced it (a re-score that emits other tokens
     // reaches other pasts; the recorded one is the nearest known).
     step.past,
+    ends,
   );
   try {
     driveStep(policy, ctx, expandFromRecording(policy.candidatesPerNode, recorded));
@@ -218,6 +220,10 @@ export function rescoreTrace(trace: TraceContents, settings: WhatIfSettings = {}
   const options: PolicyOptions = { ...config, ...(profile ? profileGates(profile) : {}), draftCost: config.draftCost ?? 0, ...settings };
   const policy = createPolicy(config.policy, options);
   const futures = requestFutures(trace.steps);
+  // Re-scored as the engine drafts now: nothing below a drafted end-of-sequence token. A trace from
+  // before that rule records none, and its policy is replayed as it ran.
+  const targetEnds = trace.header.models.target.ends;
+  const ends = targetEnds ? new Set(targetEnds) : undefined;
   const metrics = new RunMetricsAccumulator({ policy: config.policy });
   // Knob changes the run recorded apply at their step, unless the what-if sets that knob; each
   // step line already carries the K_max in force.
@@ -228,7 +234,7 @@ export function rescoreTrace(trace: TraceContents, settings: WhatIfSettings = {}
       const fixed = { ...(settings.taus ? { taus: settings.taus } : {}), ...(settings.tau !== undefined ? { tau: settings.tau } : {}) };
       policy.setKnobs?.({ ...knobs, ...fixed });
     }
-    const { result, event } = rescoreStep(policy, step, settings.kmax ?? step.kmax, config.maxNewTokens, futures[s]);
+    const { result, event } = rescoreStep(policy, step, settings.kmax ?? step.kmax, config.maxNewTokens, futures[s], ends);
     if (event) metrics.addStep(event);
     return result;
   });

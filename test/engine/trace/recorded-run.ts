@@ -40,7 +40,7 @@ export function greedyRunner(pair: FixturePair, config: RunConfig, policy: Specu
 /** Runs `config` greedily on `pair` over seeded random prompts, recording the trace with its expansions. */
 export async function recordRun(pair: FixturePair, config: RunConfig): Promise<{ trace: TraceContents; live: RunMetrics; file: string }> {
   const file = path.join(tempDir(), `${config.policy}.jsonl`);
-  const header = await buildTraceHeader({ config, draftDir: pair.draftDir, targetDir: pair.targetDir, provider: 'cpu', writer: 'test', recordCandidates: true });
+  const header = await buildTraceHeader({ config, draftDir: pair.draftDir, targetDir: pair.targetDir, provider: 'cpu', writer: 'test', recordCandidates: true, targetEnds: pair.target.info.eosTokenIds });
   const recorder = new TraceRecorder(file, header);
   const expansions = new ExpansionRecorder();
   const runner = greedyRunner(pair, config, expansions.wrap(createPolicy(config.policy, { ...config })), (e) => recorder.step(expansions.annotate(e)), 7);
