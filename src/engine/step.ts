@@ -77,15 +77,19 @@ interface StepState {
   features: VerifiedFeatures | null;
 }
 
-export async function speculativeStep(
-  engine: StepEngine,
-  batch: readonly InFlight[],
-  stepIndex: number,
-  kmax: number,
-  runStart: number,
-): Promise<StepEvent> {
+/** Where a step stands in its run. */
+export interface StepAt {
+  index: number;
+  kmax: number;
+  /** When the run's clock started (performance.now()), for the event's time. */
+  runStart: number;
+  /** Requests of the workload not yet in flight (StepContext.waiting). */
+  waiting: number;
+}
+
+export async function speculativeStep(engine: StepEngine, batch: readonly InFlight[], { index: stepIndex, kmax, runStart, waiting }: StepAt): Promise<StepEvent> {
   const start = performance.now();
-  const state = beginStep(engine, batch, stepIndex, kmax);
+  const state = beginStep(engine, batch, stepIndex, kmax, waiting);
   await draftTreesAsync(engine.policy, state.ctx, (layer) => draftWithModel(engine, batch, state, layer));
   const drafted = performance.now();
   selectVerified(engine.policy, state.ctx);
@@ -120,7 +124,7 @@ export async function speculativeStep(
   return event;
 }
 
-function beginStep(engine: StepEngine, batch: readonly InFlight[], step: number, kmax: number): StepState {
+function beginStep(engine: StepEngine, batch: readonly InFlight[], step: number, kmax: number, waiting: number): StepState {
   const ctx = newStepContext(
     step,
     kmax,
@@ -131,8 +135,7 @@ function beginStep(engine: StepEngine, batch: readonly InFlight[], step: number,
       draftBehind: Math.max(0, r.draftPending.length - 1),
       draftPrefill: r.draftPrefix?.length ?? 0,
     })),
-    Math.max(0, ...batch.map((r) => engine.target.committedLength(r.targetSlot))),
-    engine.eos,
+    { past: Math.max(0, ...batch.map((r) => engine.target.committedLength(r.targetSlot))), ends: engine.eos, waiting },
   );
   const drafts = batch.map((r, i) => ({
     tree: ctx.requests[i].tree,
@@ -289,6 +292,7 @@ function stepEvent(
       emitted: emission.tokens,
     };
     if (r.stop) step.stop = r.stop;
+    if (r.drainWeight !== undefined) step.drainWeight = r.drainWeight;
     if (engine.decode) step.emittedText = engine.decode(emission.tokens);
     if (emission.finished) step.finished = emission.finished;
     return step;
@@ -308,6 +312,7 @@ function stepEvent(
     confidence: engine.policy.confidence ?? 'path-prob',
   };
   if (state.ctx.past !== undefined) event.past = state.ctx.past;
+  if (state.ctx.waiting !== undefined) event.waiting = state.ctx.waiting;
   if (state.draftRows.length > 0) {
     event.draftRows = state.draftRows;
     event.draftRequests = state.draftRequests;

@@ -83,6 +83,11 @@ export interface RequestStep {
   gates: GateCheck[];
   /** Why and where it stopped deepening (elastic policies only). */
   stop?: DeepeningStop;
+  /**
+   * What a token of this request was worth against the batch's others, the slowest request's being
+   * 1: ECHO's weight once no request waits (its steps left over the most in the batch). Absent: 1.
+   */
+  drainWeight?: number;
   /** Layer confidence per drafted depth (index = depth). */
   confidences: number[];
   /** Ids of the accepted draft nodes along the path, root excluded, in depth order. */
@@ -160,6 +165,12 @@ export interface StepEvent {
    * Absent in older traces.
    */
   past?: number;
+  /**
+   * Requests of the workload not yet in flight when the step began: once none wait, the run ends
+   * with its slowest request, and ECHO weighs each request's tokens by how near it is to setting
+   * that end. Absent in older traces.
+   */
+  waiting?: number;
 }
 
 /** Per-depth accepted/rejected layer-confidence histograms, binned in the engine. */

@@ -146,6 +146,7 @@ export const RequestStepSchema = z.object({
   nodes: z.array(TreeNodeSchema).min(1),
   gates: z.array(GateCheckSchema),
   stop: z.object({ reason: z.enum(DEEPENING_STOP_REASONS), depth: count() }).optional(),
+  drainWeight: z.number().min(0).max(1).optional(),
   confidences: z.array(z.number()),
   accepted: z.array(count()),
   bonusToken: count(),
@@ -190,6 +191,7 @@ export const StepLineSchema = z.object({
   draftRequests: z.array(count()).optional(),
   confidence: ConfidenceSignalSchema.optional(),
   past: count().optional(),
+  waiting: count().optional(),
 });
 export type TraceStep = z.infer<typeof StepLineSchema>;
 /** The confidence signal of a step's `confidences` and gate checks: version 1 lines name none, and were path-prob. */

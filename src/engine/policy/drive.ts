@@ -18,13 +18,19 @@ export interface Layer {
 /** Gives every node of `layer.frontiers` its candidates. */
 export type Expansion = (layer: Layer, ctx: StepContext) => void;
 
+/** What a step's context knows of the batch beyond its requests (StepContext's fields of the same names). */
+export interface StepSurroundings {
+  past?: number;
+  ends?: ReadonlySet<number>;
+  waiting?: number;
+}
+
 /** A new step's context: one tree per request, each holding only its root. */
 export function newStepContext(
   step: number,
   kmax: number,
   requests: ReadonlyArray<{ id: string; root: number; remaining: number; draftBehind?: number; draftPrefill?: number }>,
-  past?: number,
-  ends?: ReadonlySet<number>,
+  { past, ends, waiting }: StepSurroundings = {},
 ): StepContext {
   const stepRequests: StepRequest[] = requests.map((r, index) => ({
     id: r.id,
@@ -36,7 +42,15 @@ export function newStepContext(
     ...(r.draftBehind ? { draftBehind: r.draftBehind } : {}),
     ...(r.draftPrefill ? { draftPrefill: r.draftPrefill } : {}),
   }));
-  return { step, kmax, requests: stepRequests, transfers: [], ...(past !== undefined ? { past } : {}), ...(ends && ends.size > 0 ? { ends } : {}) };
+  return {
+    step,
+    kmax,
+    requests: stepRequests,
+    transfers: [],
+    ...(past !== undefined ? { past } : {}),
+    ...(ends && ends.size > 0 ? { ends } : {}),
+    ...(waiting !== undefined ? { waiting } : {}),
+  };
 }
 
 /**

@@ -126,7 +126,7 @@ interface PlanState extends RequestSchedule {
   expanded: number[];
   /** Best score among the drafted nodes of each depth (index = depth). */
   bestScore: number[];
-  /** Each node's value, by node id (the root's is 1: it always emits a token). */
+  /** Each node's value, by node id: the root's is the request's weight (drainWeights), as it always emits a token. */
   value: number[];
   /** Why granting stopped short of the drafted tree, when it did (priority 1). */
   grantStop: StopReason | null;
@@ -149,6 +149,8 @@ export const DRAFTED_STEPS = 4;
  */
 export const REFRESH_STEPS = 16;
 export const MAX_REFRESH_STEPS = 8 * REFRESH_STEPS;
+/** Steps at the batch's mean tokens per step that a request's own record is smoothed with (drainWeights). */
+export const DRAIN_PRIOR_STEPS = 2;
 
 /** The batch's best drafted nodes (reach): what the next layer must beat. */
 interface Reach {
@@ -213,6 +215,10 @@ export class ElasticScheduler implements SpeculationPolicy {
   private draftedWorth: { each: number; worth: (n: number) => number } | null = null;
   /** reach() until the values or the truncations change (grow, applyGates): a step reads it at every layer and again to grant. */
   private reachMemo: Reach | null = null;
+  /** Σ of this step's roots' values: the output of a step that verifies only its roots. */
+  private rootsWorth = 0;
+  /** Per request in flight: the steps it took part in and the tokens it emitted in them (drainWeights). */
+  private progress = new Map<string, { steps: number; emitted: number }>();
 
   constructor(
     readonly name: string,
@@ -247,7 +253,9 @@ export class ElasticScheduler implements SpeculationPolicy {
     this.pool = [];
     this.draftBudget = ctx.kmax - ctx.requests.length;
     this.verifiedSoFar = ctx.requests.length;
-    this.expectedOutput = ctx.requests.length; // each root emits at least its bonus token
+    const weights = this.drainWeights(ctx);
+    this.rootsWorth = weights.reduce((a, b) => a + b, 0);
+    this.expectedOutput = this.rootsWorth; // each root emits at least its bonus token
     this.draftSpent = 0;
     this.requestCount = ctx.requests.length;
     this.price = this.prices(ctx.past);
@@ -258,7 +266,7 @@ export class ElasticScheduler implements SpeculationPolicy {
       const depthCap = Math.min(this.rules.maxDepth, usefulLayers(r.remaining));
       const share = depthCap > 0 ? draftAllowance(this.rules.shape.tokens, fair[i]) : 0;
       free -= share;
-      return { share, granted: 0, stop: null, truncatedAt: -1, shareLeft: share, depthCap, expanded: [], bestScore: [], value: [1], grantStop: null };
+      return { share, granted: 0, stop: null, truncatedAt: -1, shareLeft: share, depthCap, expanded: [], bestScore: [], value: [weights[i]], grantStop: null };
     });
     if (free > 0) this.pool.push({ from: null, tokens: free });
   }
@@ -486,10 +494,43 @@ export class ElasticScheduler implements SpeculationPolicy {
     }
   }
 
-  /** Every verified node whose parent was accepted is a labelled sample of the value model. */
+  /**
+   * Every verified node whose parent was accepted is a labelled sample of the value model; every
+   * request's emitted tokens are its progress (drainWeights).
+   */
   afterVerify(ctx: StepContext, accepted: ReadonlyArray<readonly number[]>): void {
-    if (!this.children) return;
-    for (const r of ctx.requests) this.children.observe(r.tree, accepted[r.index] ?? []);
+    const progress = new Map<string, { steps: number; emitted: number }>();
+    for (const r of ctx.requests) {
+      const before = this.progress.get(r.id) ?? { steps: 0, emitted: 0 };
+      progress.set(r.id, { steps: before.steps + 1, emitted: before.emitted + Math.min(r.remaining, (accepted[r.index]?.length ?? 0) + 1) });
+      this.children?.observe(r.tree, accepted[r.index] ?? []);
+    }
+    this.progress = progress;
+  }
+
+  /**
+   * What a token of each request is worth, relative to the others: 1 while requests wait to join
+   * (a request that ends sooner frees its slot for one of them, so every token serves the run
+   * alike). Once none wait, the run ends with the request that needs the most steps, and a token
+   * of a request that will end well before it shortens nothing: each request's tokens weigh its
+   * steps left (its remaining tokens over the tokens it has emitted per step, smoothed towards the
+   * batch's mean by DRAIN_PRIOR_STEPS) over the most steps left in the batch.
+   */
+  private drainWeights(ctx: StepContext): number[] {
+    if (ctx.waiting !== 0) return ctx.requests.map(() => 1);
+    let steps = 0;
+    let emitted = 0;
+    for (const r of ctx.requests) {
+      const p = this.progress.get(r.id);
+      if (p) [steps, emitted] = [steps + p.steps, emitted + p.emitted];
+    }
+    const mean = steps > 0 ? emitted / steps : 1;
+    const left = ctx.requests.map((r) => {
+      const p = this.progress.get(r.id) ?? { steps: 0, emitted: 0 };
+      return r.remaining / ((p.emitted + DRAIN_PRIOR_STEPS * mean) / (p.steps + DRAIN_PRIOR_STEPS));
+    });
+    const most = Math.max(...left);
+    return ctx.requests.map((r, i) => (r.drainWeight = most > 0 ? left[i] / most : 1));
   }
 
   /**
@@ -737,7 +778,7 @@ export class ElasticScheduler implements SpeculationPolicy {
     for (const plan of this.plans) if (plan.expanded.length > 0) offers.push(plan.value[plan.expanded[0]] * ceiling);
     const merged = [...reach.best, ...offers].sort((a, b) => b - a).slice(0, this.draftBudget);
     const gain = merged.reduce((a, b) => a + b, 0) - reach.expected;
-    const output = ctx.requests.length + reach.expected;
+    const output = this.rootsWorth + reach.expected;
     const time = this.stepTime(ctx.requests.length + reach.count);
     return (output + gain) / output > (time + this.forwardCost(rows, requests, depth)) / time;
   }
@@ -752,9 +793,9 @@ export class ElasticScheduler implements SpeculationPolicy {
   private breakEven(reach: Reach): number {
     if (!this.rules.cost) return 0;
     const k = this.requestCount;
-    const n = this.bestCount((i) => reach.best[i], reach.best.length, k, k);
+    const n = this.bestCount((i) => reach.best[i], reach.best.length, k, this.rootsWorth);
     if (n >= this.draftBudget) return 0;
-    let output = k;
+    let output = this.rootsWorth;
     for (let i = 0; i < n; i++) output += reach.best[i];
     const rate = output / this.stepTime(k + n);
     let floor = Infinity;
@@ -873,7 +914,9 @@ export class ElasticScheduler implements SpeculationPolicy {
       const tree = ctx.requests[i].tree;
       if (tree.size <= 1) continue;
       requests++;
-      this.eachDrafted(plan, tree, (_p, _r, _id, value) => void values.push(value));
+      // Recorded as if every request weighed 1: rootLayerPays reads them against its roots alone.
+      const weight = plan.value[ROOT];
+      this.eachDrafted(plan, tree, (_p, _r, _id, value) => void values.push(value / weight));
     }
     if (requests === 0) return;
     // A drafted step whose grants were not expected to repay its draft forwards says drafting does
@@ -892,7 +935,7 @@ export class ElasticScheduler implements SpeculationPolicy {
    * tokens for `roots` tokens in one forward.
    */
   private draftingPaid(roots: number): boolean {
-    return this.expectedOutput / this.stepTime(this.verifiedSoFar) > roots / this.price.verify(roots, this.requestCount);
+    return this.expectedOutput / this.stepTime(this.verifiedSoFar) > this.rootsWorth / this.price.verify(roots, this.requestCount);
   }
 
   /**

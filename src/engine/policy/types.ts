@@ -20,6 +20,11 @@ export interface StepRequest {
   readonly gates: GateCheck[];
   /** Set by a policy that stops deepening the request (the elastic scheduler): why, and where. */
   stop?: DeepeningStop;
+  /**
+   * Set by a policy that weighs requests' tokens against each other (the elastic scheduler once no
+   * request waits): what a token of this request is worth, the slowest request's being 1.
+   */
+  drainWeight?: number;
   /** Tokens the request may still emit; more than `remaining − 1` accepted tokens is waste. */
   readonly remaining: number;
   /**
@@ -50,6 +55,11 @@ export interface StepContext {
    * expanded, since nothing after it could be emitted. Absent: every node may be.
    */
   readonly ends?: ReadonlySet<number>;
+  /**
+   * Requests of the workload not yet in flight. While some wait, a request that ends frees its
+   * slot for one of them; once none do, the run ends with its slowest request. Absent: unknown.
+   */
+  readonly waiting?: number;
 }
 
 export interface SpeculationPolicy {

@@ -266,7 +266,12 @@ export class Runner {
       const wait = (this.queue[0].item.arrivalMs ?? 0) - this.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     }
-    const event = await speculativeStep(this.engine, this.inFlight, this.stepIndex++, this.kmax, this.runStart + this.parkedMs);
+    const event = await speculativeStep(this.engine, this.inFlight, {
+      index: this.stepIndex++,
+      kmax: this.kmax,
+      runStart: this.runStart + this.parkedMs,
+      waiting: this.queue.length,
+    });
     if (this.pendingPrefillMs > 0) {
       // The step's own part (the draft's deferred prefill) is inside its total already.
       event.timings.prefillMs = (event.timings.prefillMs ?? 0) + this.pendingPrefillMs;

@@ -101,8 +101,7 @@ function rescoreStep(
     step.requests.map((r) => ({ id: r.requestId, root: r.nodes[0].token, remaining: maxNewTokens - futures.get(r.requestId)!.outputBefore })),
     // The recorded step's past prices it as the run priced it (a re-score that emits other tokens
     // reaches other pasts; the recorded one is the nearest known).
-    step.past,
-    ends,
+    { past: step.past, ends, waiting: step.waiting },
   );
   try {
     driveStep(policy, ctx, expandFromRecording(policy.candidatesPerNode, recorded));

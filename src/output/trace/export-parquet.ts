@@ -66,6 +66,7 @@ const STEP_COLUMNS = {
   draft_rows: 'JSON',
   draft_requests: 'JSON',
   past_rows: 'INT32',
+  waiting_requests: 'INT32',
   confidence_signal: 'STRING',
 } as const satisfies Record<string, BasicType>;
 
@@ -154,6 +155,7 @@ class ParquetTables {
       draft_rows: s.draftRows ?? null,
       draft_requests: s.draftRequests ?? null,
       past_rows: s.past ?? null,
+      waiting_requests: s.waiting ?? null,
       confidence_signal: stepConfidenceSignal(s),
     });
   }

@@ -183,6 +183,7 @@ export function RequestView() {
           <span className="summary">
             step {step.step} · {request.accepted.length} accepted · {request.nodes.filter((n) => n.verified).length - 1} verified drafts
             {request.stop ? ` · stopped deepening at depth ${request.stop.depth} (${STOP_LABELS[request.stop.reason]})` : ''}
+            {request.drainWeight !== undefined && request.drainWeight < 1 ? ` · its tokens weighed ×${request.drainWeight.toFixed(2)} (it ends before the slowest request)` : ''}
             {request.finished ? ` · finished (${request.finished})` : ''}
           </span>
         )}

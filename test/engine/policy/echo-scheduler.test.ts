@@ -209,6 +209,32 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     expect(policy.schedules()[0].stop).toBe('no-budget');
   });
 
+  it('once no request waits, deepens the request with the most steps left, not the most confident', () => {
+    // Shares buy one node each; the pool pays one more layer. While requests wait, it goes to A
+    // (more confident); once none wait, to B, whose 60 tokens left end the run long after A's 8.
+    const table = () => [{ ...confident('A', 0.95), remaining: 8 }, { ...confident('B', 0.85), remaining: 60 }];
+    const shape = { depth: 1, topk: 1, tokens: 1 };
+    const deepened = (waiting: number) => {
+      const policy = echo({ batch: 2, kmax: 5, shape, taus: { '0': 0.01 }, maxDepth: 3 });
+      return runTableStep(policy, 5, table(), { waiting }).widths.map((w) => w.length);
+    };
+    expect(deepened(1)).toEqual([2, 1]);
+    expect(deepened(0)).toEqual([1, 2]);
+  });
+
+  it("once no request waits, weighs each request's steps left by the tokens it has emitted per step", () => {
+    // Both have 30 tokens left; A emitted 4 a step so far, B 1: B needs the most steps, and the
+    // pool deepens B though A is as confident and comes first in the batch.
+    const policy = echo({ batch: 2, kmax: 5, shape: { depth: 1, topk: 1, tokens: 1 }, taus: { '0': 0.01 }, maxDepth: 3 });
+    const table = [{ ...confident('A', 0.9), remaining: 30 }, { ...confident('B', 0.9), remaining: 30 }];
+    for (let step = 0; step < 3; step++) {
+      const { ctx } = runTableStep(policy, 5, table, { step, waiting: 1 });
+      policy.afterVerify(ctx, [[1, 2, 3], []]);
+    }
+    expect(runTableStep(policy, 5, table, { step: 3, waiting: 1 }).widths.map((w) => w.length)).toEqual([2, 1]);
+    expect(runTableStep(policy, 5, table, { step: 4, waiting: 0 }).widths.map((w) => w.length)).toEqual([1, 2]);
+  });
+
   it('gates only at D_sig: a weak layer between sweet spots is not checked', () => {
     // c_0 = 0.9, c_1 = 0.27 (weak, ungated), c_2 = 0.243 (> τ_2 = 0.2).
     const table: TableRequest[] = [{ id: 'A', probs: [[0.9, 0.05], [0.3, 0.2], [0.9, 0.05]] }];

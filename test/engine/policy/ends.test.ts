@@ -22,7 +22,7 @@ describe('nothing is drafted below an end-of-sequence token', () => {
         drafts ||= policy.candidatesPerNode > 0;
         for (let step = 0; step < 3; step++) {
           const requests = Array.from({ length: batch }, (_, index) => ({ id: `r${index}`, root: 7, remaining: 40 }));
-          const ctx = newStepContext(step, kmax, requests, undefined, new Set([EOS]));
+          const ctx = newStepContext(step, kmax, requests, { ends: new Set([EOS]) });
           driveStep(policy, ctx, ({ frontiers }) => {
             frontiers.forEach((nodes, i) => {
               const tree = ctx.requests[i].tree;

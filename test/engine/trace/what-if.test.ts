@@ -51,6 +51,19 @@ describe('what-if re-scoring', () => {
     });
   }
 
+  it('records how many requests waited at each step: ECHO weighs its tokens by it once none do', () => {
+    const waiting = runs.get('echo')!.trace.steps.map((s) => s.waiting);
+    expect(waiting[0]).toBe(base.requests - BATCH);
+    expect(waiting.at(-1)).toBe(0);
+    for (let i = 1; i < waiting.length; i++) expect(waiting[i]!).toBeLessThanOrEqual(waiting[i - 1]!);
+    // Each request's weight is on the step's record once none wait, the slowest one's 1; none before.
+    for (const step of runs.get('echo')!.trace.steps) {
+      const weights = step.requests.map((r) => r.drainWeight);
+      if (step.waiting! > 0) expect(weights.every((w) => w === undefined)).toBe(true);
+      else expect(Math.max(...weights.map((w) => w!))).toBe(1);
+    }
+  });
+
   it('re-scores a smaller K_max from the recorded trees, within the cap', () => {
     const { trace } = runs.get('eagle2')!;
     const r = rescoreTrace(trace, { kmax: BATCH + 2 });
