@@ -111,10 +111,7 @@ export function runConfigFromFlags(flags: RunFlags): RunConfig {
  */
 export function clockCosts(
   flags: { draftCost?: number | 'auto'; verifyCost?: VerifyCost },
-  clock: ModelledClock | undefined,
-  log?: (line: string) => void,
-  profile?: HardwareProfile,
-  priceProfile?: HardwareProfile,
+  { clock, profile, priceProfile, log }: { clock?: ModelledClock; profile?: HardwareProfile; priceProfile?: HardwareProfile; log?: (line: string) => void } = {},
 ): { knee?: number; draftCost?: number; verifyCost?: VerifyCost; measureDraftCost: boolean } {
   // A profile prices the wall clock as its curves clock would: that is what its curves measured.
   const pricing = priceProfile ? clockFromSpec('curves', priceProfile) : (clock ?? (profile ? clockFromSpec('curves', profile) : undefined));

@@ -70,7 +70,7 @@ export async function executeReproduce(flags: ReproduceFlags, argv: readonly str
   if (flags.kmax !== undefined && flags.kmax.length !== 1 && flags.kmax.length !== batches.length) throw new Error(`--kmax lists ${flags.kmax.length} values for ${batches.length} batch sizes: give one, or one per batch`);
   if (existsSync(flags.out) && !statSync(flags.out).isDirectory()) throw new Error(`--out ${flags.out} is a file; give a folder for the report`);
   const clock = clockFromFlags(flags);
-  const costs = clockCosts(flags, clock, log, undefined, priceProfileFromFlags(flags));
+  const costs = clockCosts(flags, { clock, log, priceProfile: priceProfileFromFlags(flags) });
   const kmax = (batch: number): number => {
     // Table 1's batch 1, when --batches leaves it out, takes the first listed K_max.
     if (flags.kmax !== undefined) return flags.kmax.length === 1 ? flags.kmax[0] : flags.kmax[Math.max(0, batches.indexOf(batch))];

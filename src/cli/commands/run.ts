@@ -158,7 +158,7 @@ async function runCommand(given: RunFlags): Promise<void> {
   const hwProfile = given.hwProfile ? loadHardwareProfile(given.hwProfile) : undefined;
   const clock = clockFromFlags(given, hwProfile);
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const costs = clockCosts(given, clock, log, hwProfile, priceProfileFromFlags(given));
+  const costs = clockCosts(given, { clock, log, profile: hwProfile, priceProfile: priceProfileFromFlags(given) });
   const flags: RunFlags = {
     ...given,
     kmax: given.kmax ?? (costs.knee !== undefined ? suggestKmax({ kmax: costs.knee }, given.batch) : undefined),

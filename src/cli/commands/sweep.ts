@@ -96,7 +96,7 @@ export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) 
   const hwProfile = flags.hwProfile === undefined ? undefined : loadHardwareProfile(flags.hwProfile);
   const clock = flags.hw === undefined ? undefined : clockFromSpec(flags.hw, hwProfile);
   // On a modelled clock the device's knee and prices; on the wall clock the hardware profile's.
-  const costs = clockCosts(flags, clock, log, hwProfile, priceProfileFromFlags(flags));
+  const costs = clockCosts(flags, { clock, log, profile: hwProfile, priceProfile: priceProfileFromFlags(flags) });
   const knee = costs.knee ?? (hwProfile === undefined ? undefined : fitKnee(hwProfile.target).kmax);
   if (knee !== undefined && costs.knee === undefined) log?.(`K_max from the hardware profile's knee, ${knee} tokens${flags.kmax ? ' (--kmax given: not used)' : ''}`);
   if (hwProfile !== undefined) {

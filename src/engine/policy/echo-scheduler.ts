@@ -329,7 +329,10 @@ export class ElasticScheduler implements SpeculationPolicy {
         this.stop(plan, ctx.requests[i], 'max-depth', depth);
         continue;
       }
-      for (const id of ctx.requests[i].tree.nodesAtDepth(depth - 1)) parents.push({ index: i, id, value: plan.value[id] });
+      const tree = ctx.requests[i].tree;
+      // A node holding an end-of-sequence token has no child worth drafting (the driver drops it),
+      // so its expected children must not raise the bar for the parents after it.
+      for (const id of tree.nodesAtDepth(depth - 1)) if (!ctx.ends?.has(tree.token[id])) parents.push({ index: i, id, value: plan.value[id] });
     }
     parents.sort((a, b) => b.value - a.value || a.index - b.index || a.id - b.id);
     // Requests with a parent whose children could not pay for themselves: stopped by the price.

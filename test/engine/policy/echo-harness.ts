@@ -31,8 +31,8 @@ export interface StepOutcome {
   draftRows: number[][];
 }
 
-export function runTableStep(policy: SpeculationPolicy, kmax: number, table: TableRequest[], at: { past?: number; step?: number; waiting?: number } = {}): StepOutcome {
-  const ctx = newStepContext(at.step ?? 0, kmax, table.map((t) => ({ id: t.id, root: 1, remaining: t.remaining ?? 1000, draftBehind: t.behind, draftPrefill: t.prefill })), { past: at.past, waiting: at.waiting });
+export function runTableStep(policy: SpeculationPolicy, kmax: number, table: TableRequest[], at: { past?: number; step?: number; waiting?: number; ends?: ReadonlySet<number> } = {}): StepOutcome {
+  const ctx = newStepContext(at.step ?? 0, kmax, table.map((t) => ({ id: t.id, root: 1, remaining: t.remaining ?? 1000, draftBehind: t.behind, draftPrefill: t.prefill })), { past: at.past, waiting: at.waiting, ends: at.ends });
   const requests = ctx.requests;
   const draftedDepths: number[][] = table.map(() => []);
   const draftRows: number[][] = table.map(() => []);

@@ -302,6 +302,18 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     expect(out.verifiedTokens).toBe(6);
   });
 
+  it('expands no node holding an end-of-sequence token, and lets its expected children raise no bar', () => {
+    // As above, but the top root candidate (token 0) ends the sequence: nothing below it can be
+    // emitted, so layer 1 drafts from the runner-ups instead of from nothing.
+    const childAcceptance = measuredChildren((rank) => (rank === 0 ? 0.8 : 0.1));
+    const table: TableRequest[] = [{ id: 'A', probs: Array.from({ length: 6 }, () => [0.6, 0.2, 0.1, 0.05]) }];
+    const policy = echo({ batch: 1, kmax: 6, shape: { depth: 3, topk: 4, tokens: 5 }, taus: {}, maxDepth: 4, childAcceptance });
+    const out = runTableStep(policy, 6, table, { ends: new Set([0]) });
+    expect(out.draftRows[0][1]).toBeGreaterThan(0);
+    const tree = out.requests[0].tree;
+    for (let id = 1; id < tree.size; id++) if (tree.depth[id] === 1) expect(tree.token[tree.parent[id]]).not.toBe(0);
+  });
+
   it('keeps out of the tree the candidates no grant could reach, as candidates its parent can still be widened with', () => {
     // Draft budget 5 as above. Layer 0's four candidates all enter (fewer than 5 are at hand); below
     // it each expanded node's runner-ups fall under the fifth best drafted value, so only its top
