@@ -6,7 +6,7 @@
 import type { DeepeningStop, DeepeningStopReason, GrantKind, RequestStep, StepEvent } from '../../shared/events.js';
 import { formatCompared, plural, tokenLabel, visibleText } from './tokens.js';
 
-export type DecisionKind = 'budget' | 'unused' | 'draft' | 'given' | 'truncate' | 'pass' | 'waived' | 'priced' | 'depth' | 'width' | 'verify' | 'finish';
+export type DecisionKind = 'budget' | 'unused' | 'drain' | 'draft' | 'given' | 'truncate' | 'pass' | 'waived' | 'priced' | 'depth' | 'width' | 'verify' | 'finish';
 
 export interface Decision {
   kind: DecisionKind;
@@ -173,10 +173,12 @@ function givenSentence(req: RequestStep): Decision {
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
   const parts = GRANT_WORDS.filter(({ kind }) => (counts.get(kind) ?? 0) > 0).map(({ kind, label }) => `${counts.get(kind)} ${label}`);
   const why = req.stop ? `; it stopped deepening at depth ${req.stop.depth}: ${STOP_WORDS[req.stop.reason](req.stop.depth)}` : '';
+  const weighed =
+    req.drainWeight !== undefined && req.drainWeight < 1 ? `; its tokens counted ×${req.drainWeight.toFixed(2)}, as it is expected to end before the slowest request` : '';
   return {
     kind: 'given',
     requestId: req.requestId,
-    text: `request ${req.requestId} was given ${plural(total, 'token')} (${parts.join(', ')})${why}.`,
+    text: `request ${req.requestId} was given ${plural(total, 'token')} (${parts.join(', ')})${why}${weighed}.`,
   };
 }
 
@@ -220,6 +222,14 @@ export function teachStep(step: StepEvent): Decision[] {
   ];
   const unused = unusedSentence(step);
   if (unused) out.push(unused);
+  if (step.requests.some((r) => r.drainWeight !== undefined)) {
+    out.push({
+      kind: 'drain',
+      text:
+        'No request waits to join, so the run ends with its slowest request: each request’s tokens counted by its steps left ' +
+        '(remaining tokens over the tokens it emits a step) against the most in the batch.',
+    });
+  }
   const rows = step.draftRows;
   if (rows !== undefined && rows.length > 0) {
     const total = rows.reduce((a, b) => a + b, 0);

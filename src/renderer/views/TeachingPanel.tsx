@@ -8,6 +8,7 @@ import { useSend, useStudio, useThrottledStudio } from './StudioContext.js';
 const KIND_LABEL: Record<DecisionKind, string> = {
   budget: 'budget',
   unused: 'unused budget',
+  drain: 'drain',
   draft: 'drafted',
   given: 'given',
   truncate: 'truncated',

@@ -133,6 +133,16 @@ describe('teachStep', () => {
       { kind: 'given', requestId: '9', text: 'request 9 was given 7 tokens (1 root, 4 base, 1 depth extension, 1 width expansion); it stopped deepening at depth 2: its gate at depth 2 cut it.' },
     ]);
   });
+
+  it('says once no request waits that tokens count by steps left, and by how much for each request that ends sooner', () => {
+    const drained = sampleStep(20, [sampleRequest({ requestId: '1', drainWeight: 1 }), sampleRequest({ requestId: '2', drainWeight: 0.375 })]);
+    const decisions = teachStep(drained);
+    expect(decisions.filter((d) => d.kind === 'drain')).toHaveLength(1);
+    const given = decisions.filter((d) => d.kind === 'given').map((d) => d.text);
+    expect(given[0]).not.toContain('counted');
+    expect(given[1]).toContain('its tokens counted ×0.38, as it is expected to end before the slowest request');
+    expect(teachStep(sampleStep(8, [sampleRequest()])).some((d) => d.kind === 'drain')).toBe(false);
+  });
 });
 
 describe('formatProbability', () => {
