@@ -54,7 +54,7 @@ export interface ElasticRules {
   /** Most children per node under width expansion. */
   maxWidth: number;
   gate: GateRule;
-  /** Released budget may pay other requests' depth extension (ECHO); off for `ddd`. */
+  /** Released budget may pay other requests' depth extension, and tokens weigh by steps left once none wait (ECHO); off for `ddd`. */
   reallocate: boolean;
   /** Priority 2 widens truncated requests (ECHO); off for `ddd`. */
   widen: boolean;
@@ -517,10 +517,11 @@ export class ElasticScheduler implements SpeculationPolicy {
    * alike). Once none wait, the run ends with the request that needs the most steps, and a token
    * of a request that will end well before it shortens nothing: each request's tokens weigh its
    * steps left (its remaining tokens over the tokens it has emitted per step, smoothed towards the
-   * batch's mean by DRAIN_PRIOR_STEPS) over the most steps left in the batch.
+   * batch's mean by DRAIN_PRIOR_STEPS) over the most steps left in the batch. Moving budget
+   * between requests so is reallocation: `ddd`, which keeps its published rule, weighs all alike.
    */
   private drainWeights(ctx: StepContext): number[] {
-    if (ctx.waiting !== 0) return ctx.requests.map(() => 1);
+    if (ctx.waiting !== 0 || !this.rules.reallocate) return ctx.requests.map(() => 1);
     let steps = 0;
     let emitted = 0;
     for (const r of ctx.requests) {

@@ -220,6 +220,10 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
     };
     expect(deepened(1)).toEqual([2, 1]);
     expect(deepened(0)).toEqual([1, 2]);
+    // ddd keeps its published rule: no reallocation, so no weights either.
+    const ddd = new DddPolicy({ batch: 2, kmax: 5, shape: { depth: 1, topk: 1, tokens: 1 }, maxDepth: 3, dddThreshold: Math.log(0.01) });
+    const { requests } = runTableStep(ddd, 5, table(), { waiting: 0 });
+    expect(requests.map((r) => r.drainWeight)).toEqual([undefined, undefined]);
   });
 
   it("once no request waits, weighs each request's steps left by the tokens it has emitted per step", () => {
