@@ -24,6 +24,8 @@
 //              the draft forwards run so far); a layer is drafted only when what it could add
 //              pays for its forward; the root layer only when a token could pay at all, so a
 //              step where nothing pays decodes as `ar` does.
+//   drain      once no request waits to join, the run ends with its slowest request: each
+//              request's root (so its every node) is worth its steps left over the batch's most.
 //
 // Best first is what a static best-first tree (`static`, EAGLE-2's rerank) does per request; doing
 // it over the whole batch, by measured acceptance, is what lets the budget flow to where it buys
