@@ -9,7 +9,7 @@ import { startWebHost } from '../../src/host/web-host.js';
 import { browserSkipReason, browserTestScope, launchChromium, openPage } from './browser.js';
 import { paths, repoRoot } from './helpers.js';
 
-const COMMITTED = path.join(repoRoot, 'docs', 'reports', '2026-12-03-h100-quick');
+const COMMITTED = path.join(repoRoot, 'docs', 'reports', '2026-12-06-h100-quick');
 const skipReason = browserSkipReason();
 if (skipReason) console.warn(`skipping the Reports view browser test: ${skipReason}`);
 

@@ -10,7 +10,7 @@ import { missingBuild, repoRoot } from './helpers.js';
 import { connectClient, tinyConfig, useTinyPairHost } from './run-fixtures.js';
 
 const fixture = useTinyPairHost('echo-host-reports-');
-const COMMITTED = join(repoRoot, 'docs', 'reports', '2026-12-03-h100-quick');
+const COMMITTED = join(repoRoot, 'docs', 'reports', '2026-12-06-h100-quick');
 const skipBuild = missingBuild();
 if (skipBuild) console.warn(`skipping the quick study tests: ${skipBuild}`);
 

@@ -13,7 +13,7 @@ import { renderWithStudio } from './render.js';
 
 afterEach(cleanup);
 
-const committed = (): ReportEvent => ({ type: 'report', ...readReport(path.join(repoRoot, 'docs', 'reports', '2026-12-03-h100-quick')) });
+const committed = (): ReportEvent => ({ type: 'report', ...readReport(path.join(repoRoot, 'docs', 'reports', '2026-12-06-h100-quick')) });
 const quickButton = () => screen.getByRole('button', { name: 'Run quick study' }) as HTMLButtonElement;
 
 describe('Reports panel', () => {
