@@ -87,9 +87,10 @@ export interface StepAt {
   waiting: number;
 }
 
-export async function speculativeStep(engine: StepEngine, batch: readonly InFlight[], { index: stepIndex, kmax, runStart, waiting }: StepAt): Promise<StepEvent> {
+export async function speculativeStep(engine: StepEngine, batch: readonly InFlight[], at: StepAt): Promise<StepEvent> {
+  const { index: stepIndex, kmax, runStart } = at;
   const start = performance.now();
-  const state = beginStep(engine, batch, stepIndex, kmax, waiting);
+  const state = beginStep(engine, batch, at);
   await draftTreesAsync(engine.policy, state.ctx, (layer) => draftWithModel(engine, batch, state, layer));
   const drafted = performance.now();
   selectVerified(engine.policy, state.ctx);
@@ -124,9 +125,9 @@ export async function speculativeStep(engine: StepEngine, batch: readonly InFlig
   return event;
 }
 
-function beginStep(engine: StepEngine, batch: readonly InFlight[], step: number, kmax: number, waiting: number): StepState {
+function beginStep(engine: StepEngine, batch: readonly InFlight[], { index, kmax, waiting }: StepAt): StepState {
   const ctx = newStepContext(
-    step,
+    index,
     kmax,
     batch.map((r) => ({
       id: r.id,
