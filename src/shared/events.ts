@@ -63,10 +63,12 @@ export type FinishReason = 'eos' | 'length';
 
 /**
  * Why an elastic policy (echo, dense, fixed, ddd) stopped deepening a request in a step: a failed
- * gate, its max depth (or the last layer it could emit), no budget left, no candidates, or a price
- * (`--verify-cost`, or the draft price: the next layer would not pay for its draft forward).
+ * gate, its max depth (or the last layer it could emit), no budget left, no candidates, a price
+ * (`--verify-cost`, or the draft price: the next layer would not pay for its draft forward), or a
+ * probe of drafting on a few other requests (at depth 0, under a price, with no recent drafted step
+ * to judge by).
  */
-export const DEEPENING_STOP_REASONS = ['truncated', 'max-depth', 'no-budget', 'no-candidates', 'not-worth-its-cost'] as const;
+export const DEEPENING_STOP_REASONS = ['truncated', 'max-depth', 'no-budget', 'no-candidates', 'not-worth-its-cost', 'not-probed'] as const;
 export type DeepeningStopReason = (typeof DEEPENING_STOP_REASONS)[number];
 
 export interface DeepeningStop {

@@ -142,7 +142,7 @@ interface DraftedStep {
   values: Float64Array;
 }
 
-/** Steps that drafted whose node values judge whether the next root layer pays (rootLayerPays). */
+/** Steps that drafted whose node values judge whether the next root layer pays (rootLayerVerdict). */
 export const DRAFTED_STEPS = 4;
 /**
  * Steps without drafting after which the record is stale and the calibration's bound decides
@@ -151,6 +151,8 @@ export const DRAFTED_STEPS = 4;
  */
 export const REFRESH_STEPS = 16;
 export const MAX_REFRESH_STEPS = 8 * REFRESH_STEPS;
+/** Requests a probe drafts (probeSet): a root layer judged by the calibration's bound alone. */
+export const PROBE_REQUESTS = 4;
 /** Steps at the batch's mean tokens per step that a request's own record is smoothed with (drainWeights). */
 export const DRAIN_PRIOR_STEPS = 2;
 
@@ -209,7 +211,7 @@ export class ElasticScheduler implements SpeculationPolicy {
   private verifyMemo = new Float64Array(0);
   /** Requests in this step: a measured curve prices a forward by them as well as by its rows. */
   private requestCount = 0;
-  /** The drafted nodes' values of the last few steps that drafted, newest last (rootLayerPays). */
+  /** The drafted nodes' values of the last few steps that drafted, newest last (rootLayerVerdict). */
   private drafted: DraftedStep[] = [];
   /** Steps the record stays fresh (REFRESH_STEPS, backed off while drafted steps verify nothing). */
   private refreshAfter = REFRESH_STEPS;
@@ -277,17 +279,19 @@ export class ElasticScheduler implements SpeculationPolicy {
     for (const plan of this.plans) plan.expanded = [];
     if (depth === 0) {
       // When not even the best the root layer could buy pays for it, this step decodes plainly.
-      const worthIt = this.rootLayerPays(ctx);
+      const verdict = this.rootLayerVerdict(ctx);
+      const probed = verdict === 'probe' ? this.probeSet(ctx) : null;
       const frontiers = ctx.requests.map((r, i) => {
         const plan = this.plans[i];
         if (plan.depthCap <= 0) return this.stop(plan, r, 'max-depth', 0);
-        if (!worthIt) return this.stop(plan, r, 'not-worth-its-cost', 0);
+        if (verdict === 'plain') return this.stop(plan, r, 'not-worth-its-cost', 0);
+        if (probed !== null && !probed.has(i)) return this.stop(plan, r, 'not-probed', 0);
         plan.expanded = [ROOT];
         return plan.expanded;
       });
       // Under a price the step's time counts the root layer's forward too: its grants are weighed
       // against the whole step.
-      if (worthIt && this.priced) this.draftSpent += this.rootForward(ctx);
+      if (verdict !== 'plain' && this.priced) this.draftSpent += this.rootForward(ctx, (i) => this.plans[i].expanded.length > 0);
       return frontiers;
     }
     const reach = this.reach(ctx);
@@ -838,18 +842,19 @@ export class ElasticScheduler implements SpeculationPolicy {
    * target's forward has pushed out of the caches (StepPrice.afterTarget). A request the draft has
    * never run for must first have its prompt prefilled into the draft (`draftPrefill` rows, one
    * forward): that serves every step it drafts after, so this step pays the forward's share over
-   * the steps those requests may still run (at most their remaining tokens). Unpriced, a probe of
-   * a fresh batch-32 wave prefilled the EAGLE-3 head for all 32 requests to learn that drafting
-   * did not pay: 1.6 ms a step of 33 on the wall, where `ar` paid none.
+   * the steps those requests may still run (at most their remaining tokens), or all of it this
+   * step (`prefillNow`: what a probe must be sure of before it prefills every request). Unpriced, a
+   * probe of a fresh batch-32 wave prefilled the EAGLE-3 head for all 32 requests to learn that
+   * drafting did not pay: 1.6 ms a step of 33 on the wall, where `ar` paid none.
    */
-  private rootForward(ctx: StepContext): number {
+  private rootForward(ctx: StepContext, drafts: (i: number) => boolean, prefillNow = false): number {
     let rows = 0;
     let requests = 0;
     let prefillRows = 0;
     let prefilling = 0;
     let stepsLeft = 0;
-    for (const [i, plan] of this.plans.entries()) {
-      if (plan.depthCap <= 0) continue;
+    for (let i = 0; i < this.plans.length; i++) {
+      if (!drafts(i)) continue;
       const r = ctx.requests[i];
       rows += 1 + (r.draftBehind ?? 0);
       requests++;
@@ -859,7 +864,8 @@ export class ElasticScheduler implements SpeculationPolicy {
       stepsLeft += r.remaining;
     }
     if (requests === 0) return 0;
-    const prefill = prefilling === 0 ? 0 : this.price.draft(prefillRows, prefilling) / Math.max(1, stepsLeft / prefilling);
+    const spread = prefillNow ? 1 : Math.max(1, stepsLeft / prefilling);
+    const prefill = prefilling === 0 ? 0 : this.price.draft(prefillRows, prefilling) / spread;
     return this.forwardCost(rows, requests, 0) + prefill;
   }
 
@@ -869,24 +875,49 @@ export class ElasticScheduler implements SpeculationPolicy {
   }
 
   /**
-   * Is the root layer worth drafting? What n tokens could buy: what the last steps that drafted
-   * were worth (recentlyDrafted), or without such a step lately the calibration's bound
-   * (bestRootTokens). If no number of them pays for the forward and their verification, the step
-   * decodes plainly.
+   * Is the root layer worth drafting, and on whose word? What n tokens could buy: what the last
+   * steps that drafted were worth (recentlyDrafted: 'draft' when they say it pays), or without such
+   * a step lately the calibration's bound (bestRootTokens). The bound says what a root could be
+   * worth, not what this batch's are: when it pays even with the drafts' unread prompts prefilled
+   * in full this step, every request drafts ('draft'); when it pays only with that prefill spread
+   * over the steps ahead, a few requests draft to refresh the record ('probe', probeSet). If no
+   * number of tokens pays for the forward and their verification, the step decodes plainly
+   * ('plain'). Unpriced, every step drafts.
    */
-  private rootLayerPays(ctx: StepContext): boolean {
-    if (!this.priced) return true;
+  private rootLayerVerdict(ctx: StepContext): 'plain' | 'draft' | 'probe' {
+    if (!this.priced) return 'draft';
     const table = this.rules.acceptance ?? this.rules.draftPrice?.acceptance;
     const drafting = this.plans.filter((p) => p.depthCap > 0);
     const chain = Math.max(0, ...drafting.map((p) => p.depthCap));
-    const worth = this.recentlyDrafted(ctx.step, drafting.length) ?? bestRootTokens(table?.[0]?.rates ?? [1], drafting.length, chain);
+    const record = this.recentlyDrafted(ctx.step, drafting.length);
+    const worth = record ?? bestRootTokens(table?.[0]?.rates ?? [1], drafting.length, chain);
     const roots = ctx.requests.length;
-    const forward = this.rootForward(ctx);
     const time = this.stepTime(roots);
-    for (let n = 1; n <= this.draftBudget; n++) {
-      if ((roots + worth(n)) / roots > (this.stepTime(roots + n) + forward + n * this.price.row) / time) return true;
-    }
-    return false;
+    const pays = (forward: number): boolean => {
+      for (let n = 1; n <= this.draftBudget; n++) {
+        if ((roots + worth(n)) / roots > (this.stepTime(roots + n) + forward + n * this.price.row) / time) return true;
+      }
+      return false;
+    };
+    const draws = (i: number): boolean => this.plans[i].depthCap > 0;
+    if (!pays(this.rootForward(ctx, draws))) return 'plain';
+    if (record || pays(this.rootForward(ctx, draws, true))) return 'draft';
+    return 'probe';
+  }
+
+  /**
+   * The requests a probe drafts: the PROBE_REQUESTS whose draft is nearest to caught up (fewest
+   * prompt rows to prefill and accepted tokens to catch up on), the first in the batch on a tie.
+   * The calibration's bound says what a root could be worth, not what this batch's are: a probe
+   * of every request of a fresh batch-32 wave prefilled the EAGLE-3 head for all 32 prompts (130 ms
+   * on the wall, four plain steps) to learn that drafting did not pay. The record a probe leaves is
+   * per drafting request (recentlyDrafted), so a few requests refresh it for all.
+   */
+  private probeSet(ctx: StepContext): Set<number> {
+    const owed = (i: number): number => (ctx.requests[i].draftPrefill ?? 0) + (ctx.requests[i].draftBehind ?? 0);
+    const candidates = this.plans.flatMap((plan, i) => (plan.depthCap > 0 ? [i] : []));
+    candidates.sort((a, b) => owed(a) - owed(b) || a - b);
+    return new Set(candidates.slice(0, PROBE_REQUESTS));
   }
 
   /**
@@ -911,7 +942,7 @@ export class ElasticScheduler implements SpeculationPolicy {
     return this.draftedWorth.worth;
   }
 
-  /** After a step that drafted: its drafted nodes' values, for rootLayerPays (which reads them only under a price). */
+  /** After a step that drafted: its drafted nodes' values, for rootLayerVerdict (which reads them only under a price). */
   private recordDrafted(ctx: StepContext): void {
     if (!this.priced) return;
     let requests = 0;
@@ -920,7 +951,7 @@ export class ElasticScheduler implements SpeculationPolicy {
       const tree = ctx.requests[i].tree;
       if (tree.size <= 1) continue;
       requests++;
-      // Recorded as if every request weighed 1: rootLayerPays reads them against its roots alone.
+      // Recorded as if every request weighed 1: rootLayerVerdict reads them against its roots alone.
       const weight = plan.value[ROOT];
       this.eachDrafted(plan, tree, (_p, _r, _id, value) => void values.push(value / weight));
     }

@@ -106,6 +106,7 @@ const STOP_WORDS: Record<DeepeningStopReason, (depth: number) => string> = {
   'no-budget': (d) => `no budget was left for depth ${d}`,
   'no-candidates': (d) => `the draft had no candidates left for depth ${d}`,
   'not-worth-its-cost': (d) => `depth ${d} was not worth its price`,
+  'not-probed': () => `drafting was probed on a few other requests first, to learn whether it pays`,
 };
 
 /** How the step-wide sentence groups stops: who they were, by reason, in the engine's order. */
@@ -113,6 +114,7 @@ const STOP_GROUPS: ReadonlyArray<{ reason: DeepeningStopReason; words: (n: numbe
   { reason: 'truncated', words: (n) => `gates cut ${plural(n, 'request')}` },
   { reason: 'max-depth', words: (n) => `${plural(n, 'request')} reached ${n === 1 ? 'its' : 'their'} depth limit` },
   { reason: 'not-worth-its-cost', words: (n) => `${n === 1 ? '1 request’s' : `${n} requests’`} next layer was not worth its price` },
+  { reason: 'not-probed', words: (n) => `${plural(n, 'request')} waited while drafting was probed on the others` },
   { reason: 'no-candidates', words: (n) => `${plural(n, 'request')} had no candidates left to draft` },
   { reason: 'no-budget', words: (n) => `${plural(n, 'request')} ran out of budget` },
 ];

@@ -166,6 +166,7 @@ const STOP_LABELS: Record<DeepeningStopReason, string> = {
   'no-budget': 'no budget left',
   'no-candidates': 'no candidates',
   'not-worth-its-cost': 'not worth its cost',
+  'not-probed': 'waited while others probed drafting',
 };
 
 export function RequestView() {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { DddPolicy } from '../../../src/engine/policy/ddd';
 import { DensePolicy } from '../../../src/engine/policy/dense';
 import { EchoPolicy } from '../../../src/engine/policy/echo';
-import { bestRootTokens, ElasticScheduler, REFRESH_STEPS } from '../../../src/engine/policy/echo-scheduler';
+import { bestRootTokens, ElasticScheduler, PROBE_REQUESTS, REFRESH_STEPS } from '../../../src/engine/policy/echo-scheduler';
 import { baseQuota } from '../../../src/engine/policy/warmup-tree';
 import { FixedPolicy } from '../../../src/engine/policy/fixed';
 import { StaticPolicy } from '../../../src/engine/policy/static';
@@ -47,6 +47,13 @@ describe('bestRootTokens', () => {
     expect(bestRootTokens([0.2, 0.9], 4, 1)(10)).toBeCloseTo(2 * 0.9 + 2 * 0.2);
   });
 });
+
+/** A probe's step: PROBE_REQUESTS requests drafted their root layer, every other one waited ('not-probed'). */
+function probedOnly(out: ReturnType<typeof runTableStep>): boolean {
+  const drafted = out.draftedDepths.filter((d) => d[0] === 0).length;
+  const waited = out.requests.filter((r) => r.stop?.reason === 'not-probed').length;
+  return drafted === PROBE_REQUESTS && waited === out.requests.length - PROBE_REQUESTS;
+}
 
 describe('ECHO elastic scheduler on hand-made confidence tables', () => {
   it('Priority 1 before 2: a confident request takes the pool for depth while it can deepen, leaving no width', () => {
@@ -626,11 +633,12 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
       expect(runTableStep(late, 44, behind).draftedDepths.every((d) => d.length === 0)).toBe(true);
       // A draft never run for its requests must first read their prompts: 320 rows each, spread
       // over the 16 steps they may still run, make the root layer as dear, and it is not drafted;
-      // spread over 1,000 steps, the first step drafts as above.
+      // spread over 1,000 steps it would pay, but not read all at once (20 forwards): the first
+      // step probes, drafting 4 of the requests.
       const fresh = (remaining: number) => table.map((t) => ({ ...t, prefill: 320, remaining }));
       const unread = () => echo({ batch: 32, kmax: 44, shape: HIGH_LOAD, taus: {}, acceptance, childAcceptance, draftCost: 0.1, verifyCost: { knee: 12, gamma: 1 / 40, draftRow: 0.002 } });
       expect(runTableStep(unread(), 44, fresh(16)).draftedDepths.every((d) => d.length === 0)).toBe(true);
-      expect(runTableStep(unread(), 44, fresh(1000)).draftedDepths.every((d) => d[0] === 0)).toBe(true);
+      expect(probedOnly(runTableStep(unread(), 44, fresh(1000)))).toBe(true);
     });
 
     it('backs off after a probe whose grants did not repay its drafting, though it verified some', () => {
@@ -647,6 +655,32 @@ describe('ECHO elastic scheduler on hand-made confidence tables', () => {
       // The record judges for twice REFRESH_STEPS, as after a probe that verified nothing.
       expect(runTableStep(policy, 44, table, { step: 2 * REFRESH_STEPS }).draftedDepths.every((d) => d.length === 0)).toBe(true);
       expect(runTableStep(policy, 44, table, { step: 2 * REFRESH_STEPS + 1 }).draftedDepths.every((d) => d[0] === 0)).toBe(true);
+    });
+
+    it('probes drafting on the few requests whose draft is nearest to caught up, and drafts all once the record says it pays', () => {
+      // The calibration says half the roots are accepted 95 % of the time and the value model
+      // agrees (0.95 for each root's top candidate): worth drafting. But with no drafted step to
+      // judge by, 24 unread prompts of 40 rows (1.9 forwards to read at once, on a plain step of
+      // 1.5) are worth reading only if the bound is right: the first step probes. The 4 requests
+      // owing the draft fewest rows (0–3 accepted tokens behind) draft; the rest (a prompt unread,
+      // or 6 tokens behind) decode plainly.
+      const acceptance = Array.from({ length: 4 }, () => ({ edges: [0, 0.5, 1], rates: [0.1, 0.95] }));
+      const options = { batch: 32, kmax: 44, shape: HIGH_LOAD, taus: {}, acceptance, childAcceptance: measuredChildren((rank) => (rank === 0 ? 0.95 : 0.1)), draftCost: 0.1 };
+      const policy = echo({ ...options, verifyCost: { knee: 12, gamma: 1 / 40, draftRow: 0.002 } });
+      const behind = [undefined, 6, 0, undefined, 2, 1, undefined, 3];
+      const table = Array.from({ length: 32 }, (_, i) => ({ ...confident(`r${i}`, 0.99), ...(behind[i] === undefined ? { prefill: 40 } : { behind: behind[i] }) }));
+      const first = runTableStep(policy, 44, table, { step: 0 });
+      const drafted = first.draftedDepths.flatMap((d, i) => (d.length > 0 ? [i] : []));
+      expect(drafted).toEqual([2, 4, 5, 7]);
+      expect(first.requests.filter((r) => r.stop?.reason === 'not-probed').length).toBe(32 - PROBE_REQUESTS);
+      expect(first.verifiedTokens).toBe(44);
+      // The probe's grants paid: the next step drafts the root layer of every request, the unread
+      // prompts too (its 12 tokens then go to the best of them).
+      const next = runTableStep(policy, 44, table, { step: 1 });
+      expect(next.draftedDepths.every((d) => d[0] === 0)).toBe(true);
+      expect(next.requests.some((r) => r.stop?.reason === 'not-probed')).toBe(false);
+      // Unpriced (no verification price, drafting free) there is no probe: every request drafts from the first step.
+      expect(runTableStep(echo({ ...options, draftCost: 0 }), 44, table, { step: 0 }).draftedDepths.every((d) => d[0] === 0)).toBe(true);
     });
 
     it('records why a request got less than it drafted: out of budget at its first missing layer', () => {

@@ -117,6 +117,13 @@ describe('teachStep', () => {
     });
   });
 
+  it('says which requests waited while a probe drafted for a few others', () => {
+    const waited = (requestId: string) => sampleRequest({ requestId, stop: { reason: 'not-probed', depth: 0 } });
+    const said = teachStep(sampleStep(9, [sampleRequest({ requestId: '1' }), waited('2'), waited('3')], { kmax: 40, budget: { roots: 3, base: 4, depth: 1, width: 1, unused: 31 } }));
+    expect(said.find((d) => d.kind === 'unused')?.text).toContain('2 requests waited while drafting was probed on the others (request 2 at depth 0, request 3 at depth 0)');
+    expect(said.find((d) => d.kind === 'given' && d.requestId === '2')?.text).toContain('drafting was probed on a few other requests first, to learn whether it pays');
+  });
+
   it('says when K_max ran out, and when a policy records no reason for unused budget', () => {
     const full = teachStep(sampleStep(6, [sampleRequest({ requestId: '8', stop: { reason: 'no-budget', depth: 3 } })], { budget: { roots: 2, base: 8, depth: 4, width: 2, unused: 0 } }));
     expect(full.find((d) => d.kind === 'unused')?.text).toBe('All of K_max 16 was spent: 1 request ran out of budget (request 8 at depth 3).');
