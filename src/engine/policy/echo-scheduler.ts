@@ -900,9 +900,12 @@ export class ElasticScheduler implements SpeculationPolicy {
       return false;
     };
     const draws = (i: number): boolean => this.plans[i].depthCap > 0;
-    if (!pays(this.rootForward(ctx, draws))) return 'plain';
-    if (record || pays(this.rootForward(ctx, draws, true))) return 'draft';
-    return 'probe';
+    const spread = this.rootForward(ctx, draws);
+    if (!pays(spread)) return 'plain';
+    if (record) return 'draft';
+    // With no unread prompt the forward is the same either way: it already paid.
+    const now = this.rootForward(ctx, draws, true);
+    return now === spread || pays(now) ? 'draft' : 'probe';
   }
 
   /**
