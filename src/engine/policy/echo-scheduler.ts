@@ -222,7 +222,7 @@ export class ElasticScheduler implements SpeculationPolicy {
   /** Σ of this step's roots' values: the output of a step that verifies only its roots. */
   private rootsWorth = 0;
   /** Per request in flight: the steps it took part in and the tokens it emitted in them (drainWeights). */
-  private progress = new Map<string, { steps: number; emitted: number }>();
+  private progress = new Map<string, { steps: number; emitted: number; step: number }>();
 
   constructor(
     readonly name: string,
@@ -484,6 +484,9 @@ export class ElasticScheduler implements SpeculationPolicy {
   }
 
   select(ctx: StepContext): void {
+    // A step that drafted nothing decodes as `ar`: nothing to grant, widen or record, and no pass
+    // over every request's plan for nothing (docs/echo.md, "What the scheduler costs on the wall").
+    if (ctx.requests.every((r) => r.tree.size === 1)) return;
     this.grantByValue(ctx);
     if (this.rules.widen) this.widen(ctx);
     this.recordDrafted(ctx);
@@ -508,13 +511,16 @@ export class ElasticScheduler implements SpeculationPolicy {
    * request's emitted tokens are its progress (drainWeights).
    */
   afterVerify(ctx: StepContext, accepted: ReadonlyArray<readonly number[]>): void {
-    const progress = new Map<string, { steps: number; emitted: number }>();
     for (const r of ctx.requests) {
-      const before = this.progress.get(r.id) ?? { steps: 0, emitted: 0 };
-      progress.set(r.id, { steps: before.steps + 1, emitted: before.emitted + Math.min(r.remaining, (accepted[r.index]?.length ?? 0) + 1) });
-      this.children?.observe(r.tree, accepted[r.index] ?? []);
+      let p = this.progress.get(r.id);
+      if (!p) this.progress.set(r.id, (p = { steps: 0, emitted: 0, step: ctx.step }));
+      p.steps++;
+      p.emitted += Math.min(r.remaining, (accepted[r.index]?.length ?? 0) + 1);
+      p.step = ctx.step;
+      if (r.tree.size > 1) this.children?.observe(r.tree, accepted[r.index] ?? []);
     }
-    this.progress = progress;
+    // Requests that have left the batch are forgotten (updated in place: a plain step allocates nothing here).
+    if (this.progress.size > ctx.requests.length) for (const [id, p] of this.progress) if (p.step !== ctx.step) this.progress.delete(id);
   }
 
   /**

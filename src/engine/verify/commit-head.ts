@@ -26,15 +26,15 @@ export function commitHead(
   head: DraftHeadSession,
   slot: number,
   tree: DraftTree,
-  pending: readonly number[],
+  pending: number[],
   verdict: Verdict,
   packed: PackedRequest,
   features: VerifiedFeatures,
 ): number[] {
   const width = head.featureWidth;
   const rootRow = tree.draftRow[0];
-  // Not drafted this step: what it has not read stays pending, its features still queued.
-  const next = rootRow === -1 ? pending.slice() : [];
+  // Not drafted this step: what it has not read stays pending (appended to in place), its features still queued.
+  const next = rootRow === -1 ? pending : [];
   if (rootRow !== -1) head.commit(slot, Array.from({ length: rootRow + 1 }, (_, j) => j));
   const rows = [packed.offset, ...verdict.accepted.map((node) => packed.offset + packed.rowOfNode[node])];
   for (const row of rows) {

@@ -18,16 +18,16 @@ export function commitDraft(
   draft: ModelSession,
   slot: number,
   tree: DraftTree,
-  pending: readonly number[],
+  pending: number[],
   verdict: Verdict,
 ): number[] {
   const rootRow = tree.draftRow[0];
   if (rootRow === -1) {
-    // The draft did not run for this request this step: everything it has not seen stays pending.
-    const next = pending.slice();
-    for (const node of verdict.accepted) next.push(tree.token[node]);
-    next.push(verdict.bonus);
-    return next;
+    // The draft did not run for this request this step: everything it has not seen stays pending,
+    // and this step's tokens join it in place (a request decoded plainly for long queues many).
+    for (const node of verdict.accepted) pending.push(tree.token[node]);
+    pending.push(verdict.bonus);
+    return pending;
   }
   const keep: number[] = [];
   for (let row = 0; row <= rootRow; row++) keep.push(row);
