@@ -87,6 +87,7 @@ interface SweepRow {
   roundThroughputs: number[];
   sameTokens: boolean;
   metrics: { meanAcceptedTokens: number; verifiedTokensPerStep: number };
+  decodeStepMs?: { model: number; engine: number };
 }
 interface SweepJson {
   clock?: string;
@@ -111,6 +112,9 @@ interface Row {
   mat: number;
   verified: number;
   sameTokens: boolean;
+  /** The median decode step of every round: onnxruntime's calls and the engine's work around them (ms). */
+  onnxMs: number;
+  engineMs: number;
 }
 
 function runSweep(s: Sweep): Promise<{ sweep: Sweep; json: SweepJson }> {
@@ -165,16 +169,17 @@ const rows: Row[] = results.flatMap(({ sweep, json }) => {
       vsStatic: spread(r, same('static'), modelled),
       vsAr: spread(r, same('ar'), modelled),
       mat: r.metrics.meanAcceptedTokens, verified: r.metrics.verifiedTokensPerStep, sameTokens: r.sameTokens,
+      onnxMs: r.decodeStepMs?.model ?? NaN, engineMs: r.decodeStepMs?.engine ?? NaN,
     };
   });
 });
 const clockNames = new Map(results.map(({ sweep, json }) => [sweep.clock, sweep.clock === 'wall' ? `this machine's wall clock, ${args['wall-rounds']} interleaved rounds, priced by the drafter's profile` : json.clock]));
 
 mkdirSync(out, { recursive: true });
-const csv = ['drafter,clock,domain,batch,kmax,policy,tok_per_s,vs_static,vs_static_min,vs_static_max,vs_ar,vs_ar_min,vs_ar_max,mean_accepted,verified_per_step,same_tokens_as_baseline'];
+const csv = ['drafter,clock,domain,batch,kmax,policy,tok_per_s,vs_static,vs_static_min,vs_static_max,vs_ar,vs_ar_min,vs_ar_max,mean_accepted,verified_per_step,same_tokens_as_baseline,decode_step_onnx_ms,decode_step_engine_ms'];
 const ratioCells = (x: Spread) => [x.median, x.min, x.max].map((v) => v.toFixed(4));
 for (const r of rows) {
-  csv.push([r.drafter, r.clock, r.domain, r.batch, r.kmax, r.policy, r.tokPerS.toFixed(2), ...ratioCells(r.vsStatic), ...ratioCells(r.vsAr), r.mat.toFixed(3), r.verified.toFixed(2), r.sameTokens].join(','));
+  csv.push([r.drafter, r.clock, r.domain, r.batch, r.kmax, r.policy, r.tokPerS.toFixed(2), ...ratioCells(r.vsStatic), ...ratioCells(r.vsAr), r.mat.toFixed(3), r.verified.toFixed(2), r.sameTokens, r.onnxMs.toFixed(3), r.engineMs.toFixed(3)].join(','));
 }
 writeFileSync(join(out, 'grid.csv'), csv.join('\n') + '\n');
 for (const d of drafters) {
@@ -240,8 +245,32 @@ for (const drafter of drafters.map((d) => d.name)) {
     });
     lines.push('');
     if (high.length > 0) lines.push(`\`echo\` ÷ \`static\` ≥ ${bar} in: ${high.join('; ')}.`, '');
+    if (wall) lines.push(...decodeStepTable(drafter, batches));
   }
 }
+/**
+ * Where a wall cell's time goes, beside its ratios: the median decode step of each policy, split
+ * into onnxruntime's calls and the engine's own work around them. Where ECHO decodes as `ar`
+ * (the same forwards), the difference between their steps is the engine's.
+ */
+function decodeStepTable(drafter: string, batches: number[]): string[] {
+  const policies = ['ar', 'static', 'echo'];
+  const table = [
+    'The median decode step (ms), onnxruntime\'s calls + the engine\'s own work around them (scheduling, packing, feeds, commit, the event):',
+    '',
+    `| domain | ${batches.flatMap((b) => policies.map((p) => `${p} ${b}`)).join(' | ')} |`,
+    `|---|${batches.flatMap(() => policies.map(() => '---')).join('|')}|`,
+  ];
+  for (const domain of domains) {
+    const cells = batches.flatMap((b) => policies.map((p) => {
+      const r = find(drafter, 'wall', domain, b, p);
+      return r && Number.isFinite(r.onnxMs) ? `${r.onnxMs.toFixed(1)} + ${r.engineMs.toFixed(2)}` : '-';
+    }));
+    table.push(`| ${domain} | ${cells.join(' | ')} |`);
+  }
+  return [...table, ''];
+}
+
 lines.push('## Below max(`ar`, `static`)', '');
 lines.push(misses.length ? misses.map((m) => `- ${m}`).join('\n') : 'Nowhere: ECHO is at or above both at every batch, domain, drafter and clock.', '');
 lines.push(`Sweeps took ${Math.round((Date.now() - started) / 1000)} s, the modelled ones ${args.jobs} at a time; every speculative run's tokens equal \`static\`'s: ${rows.every((r) => r.sameTokens) ? 'yes' : 'NO'}.`);

@@ -187,6 +187,7 @@ function sweepColumns(report: SweepReport, rounds: number): Column[] {
     { header: 'draft ms', width: 10, cell: (r) => ms(r.metrics.stepTime?.draftMs) },
     { header: 'verify ms', width: 11, cell: (r) => ms(r.metrics.stepTime?.verifyMs) },
     { header: 'prefill ms', width: 12, cell: (r) => ms(r.metrics.stepTime?.prefillMs) },
+    { header: 'onnx|engine ms', width: 16, cell: (r) => (r.decodeStepMs ? `${r.decodeStepMs.model.toFixed(2)}|${r.decodeStepMs.engine.toFixed(2)}` : '-') },
   ];
 }
 
@@ -203,7 +204,7 @@ export function formatSweep(report: SweepReport): string {
     lines.push('policy'.padEnd(nameWidth) + columns.map((c) => c.header.padStart(c.width)).join(''));
     for (const r of rows) lines.push(r.policy.padEnd(nameWidth) + columns.map((c) => c.cell(r).padStart(c.width)).join(''));
     lines.push(
-      `(draft, verify, prefill ms: wall time per step, the median round; sched: the wall ratio if every step had cost what ${report.baseline}'s did, prefill as measured${report.clock !== undefined ? `; modelled: ${report.clock}` : ''})`,
+      `(draft, verify, prefill ms: wall time per step, the median round; onnx|engine ms: the median decode step of every round, onnxruntime's calls | the engine's work around them; sched: the wall ratio if every step had cost what ${report.baseline}'s did, prefill as measured${report.clock !== undefined ? `; modelled: ${report.clock}` : ''})`,
     );
     for (const r of rows.filter((row) => splitRepeat(row.policy).repeated === report.baseline && row.policy !== report.baseline)) {
       lines.push(
@@ -225,14 +226,14 @@ export function formatSweep(report: SweepReport): string {
   return lines.join('\n');
 }
 
-const CSV_COLUMNS = ['batch', 'kmax', 'policy', 'throughput', 'vs_baseline', 'vs_baseline_min', 'vs_baseline_max', 'decode_throughput', 'decode_vs_baseline', 'mat', 'utilisation', 'verified_per_step', 'steps', 'generated_tokens', 'wall_ms', 'same_tokens', 'draft_ms_per_step', 'verify_ms_per_step', 'prefill_ms_per_step', 'other_ms_per_step', 'modelled_throughput', 'modelled_vs_baseline', 'step_median_throughput', 'step_median_vs_baseline', 'sched_vs_baseline'];
+const CSV_COLUMNS = ['batch', 'kmax', 'policy', 'throughput', 'vs_baseline', 'vs_baseline_min', 'vs_baseline_max', 'decode_throughput', 'decode_vs_baseline', 'mat', 'utilisation', 'verified_per_step', 'steps', 'generated_tokens', 'wall_ms', 'same_tokens', 'draft_ms_per_step', 'verify_ms_per_step', 'prefill_ms_per_step', 'other_ms_per_step', 'modelled_throughput', 'modelled_vs_baseline', 'step_median_throughput', 'step_median_vs_baseline', 'sched_vs_baseline', 'decode_step_onnx_ms', 'decode_step_engine_ms'];
 
 export function sweepCsv(report: SweepReport): string {
   const lines = [CSV_COLUMNS.join(',')];
   for (const r of report.rows) {
     const m = r.metrics;
     lines.push(
-      [r.batch, r.kmax, r.policy, m.throughput, r.vsBaseline.median, r.vsBaseline.min, r.vsBaseline.max, m.decodeThroughput ?? '', r.decodeVsBaseline.median, m.meanAcceptedTokens, m.draftUtilisation, m.verifiedTokensPerStep, m.steps, m.generatedTokens, m.wallMs, r.sameTokens ?? '', m.stepTime?.draftMs ?? '', m.stepTime?.verifyMs ?? '', m.stepTime?.prefillMs ?? '', m.stepTime?.otherMs ?? '', r.modelledThroughput ?? '', r.modelledVsBaseline ?? '', r.stepMedianThroughput ?? '', r.stepMedianVsBaseline ?? '', Number.isFinite(r.scheduleVsBaseline.median) ? r.scheduleVsBaseline.median : '']
+      [r.batch, r.kmax, r.policy, m.throughput, r.vsBaseline.median, r.vsBaseline.min, r.vsBaseline.max, m.decodeThroughput ?? '', r.decodeVsBaseline.median, m.meanAcceptedTokens, m.draftUtilisation, m.verifiedTokensPerStep, m.steps, m.generatedTokens, m.wallMs, r.sameTokens ?? '', m.stepTime?.draftMs ?? '', m.stepTime?.verifyMs ?? '', m.stepTime?.prefillMs ?? '', m.stepTime?.otherMs ?? '', r.modelledThroughput ?? '', r.modelledVsBaseline ?? '', r.stepMedianThroughput ?? '', r.stepMedianVsBaseline ?? '', Number.isFinite(r.scheduleVsBaseline.median) ? r.scheduleVsBaseline.median : '', r.decodeStepMs?.model ?? '', r.decodeStepMs?.engine ?? '']
         .map(String)
         .join(','),
     );

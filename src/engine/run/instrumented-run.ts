@@ -70,8 +70,19 @@ export interface RunOutcome {
   engineOverhead: number;
   /** Each step's time, prefill included. */
   stepMs: number[];
+  /**
+   * Each decode step's time (a step with no prefill in it) split in two: onnxruntime's run() calls
+   * (the draft's and the target's) and the engine's own work around them (scheduling, packing,
+   * feeds, commit, the step's event). What separates two policies whose forwards are alike.
+   */
+  decodeSteps: DecodeStepTimes;
   /** With a modelled clock. */
   modelled?: ModelledTime;
+}
+
+export interface DecodeStepTimes {
+  modelMs: number[];
+  engineMs: number[];
 }
 
 /** A run set up and not started: its runner (step it, pause it, turn its knobs) and its measures. */
@@ -97,6 +108,7 @@ export function startRun(source: RunSource, instruments: RunInstruments = {}): I
   const policy = expansions ? expansions.wrap(inner) : inner;
   const metrics = recorder?.metrics ?? new RunMetricsAccumulator({ policy: inner.name });
   const stepMs: number[] = [];
+  const decodeSteps: DecodeStepTimes = { modelMs: [], engineMs: [] };
   let modelMs = 0;
   const modelled = { totalMs: 0, draftMs: 0, verifyMs: 0 };
   const clock = instruments.clock;
@@ -120,8 +132,13 @@ export function startRun(source: RunSource, instruments: RunInstruments = {}): I
       onStep: (event) => {
         if (recorder) recorder.step(expansions ? expansions.annotate(event) : event);
         else metrics.addStep(event);
-        stepMs.push(event.timings.totalMs);
-        modelMs += event.timings.modelMs ?? 0;
+        const { totalMs, modelMs: stepModelMs = 0, prefillMs } = event.timings;
+        stepMs.push(totalMs);
+        modelMs += stepModelMs;
+        if (!prefillMs) {
+          decodeSteps.modelMs.push(stepModelMs);
+          decodeSteps.engineMs.push(totalMs - stepModelMs);
+        }
         if (clock) {
           const t = clock.stepMs(event);
           modelled.totalMs += t.totalMs;
@@ -148,6 +165,7 @@ export function startRun(source: RunSource, instruments: RunInstruments = {}): I
         metrics: runMetrics,
         engineOverhead: totalMs > 0 ? (totalMs - modelMs) / totalMs : 0,
         stepMs,
+        decodeSteps,
         ...(clock
           ? {
               modelled: {

@@ -14,6 +14,8 @@ import { formatAttentionWindow, kmaxProblem, parseValidAttentionWindow, type Att
 import type { ModelledClock } from '../cost/clock.js';
 import type { StepCosts } from '../../shared/step-costs.js';
 import { medianRound, stepMedianMs } from '../metrics/paired-rounds.js';
+import { percentile } from '../metrics/percentile.js';
+import type { DecodeStepTimes } from './instrumented-run.js';
 import { runRounds, slotsForRounds, type Interleaving, type StartedRun } from './rounds.js';
 import { createPolicy, unknownPolicy, type SpeculationPolicy } from '../policy/index.js';
 import { startOn } from './run.js';
@@ -107,6 +109,11 @@ export interface SweepRow {
   /** With a modelled clock: generated tokens per modelled second, in the median round. */
   modelledThroughput?: number;
   /**
+   * Wall clock: the median decode step (no prefill in it) of every round, split into onnxruntime's
+   * calls and the engine's own work around them (RunOutcome.decodeSteps). Absent with no such step.
+   */
+  decodeStepMs?: { model: number; engine: number };
+  /**
    * Greedy runs: whether every request's tokens equal those of the first policy in the list at
    * this batch size. Null when sampling (a sampled run is lossless in distribution, not in tokens).
    */
@@ -185,6 +192,7 @@ interface SweepRun {
   modelledMs: number;
   /** Each step's time, prefill included. */
   stepMs: number[];
+  decodeSteps: DecodeStepTimes;
 }
 
 /** Every entry at one batch size, interleaved round by round; one row per entry. */
@@ -213,7 +221,7 @@ async function sweepBatch(
       runner: run.runner,
       finish: (summary) => {
         const outcome = run.measure(summary);
-        return { metrics: outcome.metrics, tokens: summary.results.map((r) => r.tokens), modelledMs: outcome.modelled?.ms ?? 0, stepMs: outcome.stepMs };
+        return { metrics: outcome.metrics, tokens: summary.results.map((r) => r.tokens), modelledMs: outcome.modelled?.ms ?? 0, stepMs: outcome.stepMs, decodeSteps: outcome.decodeSteps };
       },
     };
   };
@@ -228,6 +236,7 @@ async function sweepBatch(
     const median = medianRound(rounds, (r) => r.metrics.throughput);
     const sameTokens = config.temperature > 0 ? null : rounds.every((r) => sameOutputs(r.tokens, reference));
     const stepMedian = config.temperature === 0 && rounds.length >= 3 ? stepMedianMs(rounds.map((r) => r.stepMs)) : null;
+    const decodeStepMs = medianDecodeStep(rounds.map((r) => r.decodeSteps));
     return {
       batch,
       kmax,
@@ -238,6 +247,7 @@ async function sweepBatch(
       roundStepCosts: rounds.map((r) => ({ steps: r.metrics.steps, stepTime: r.metrics.stepTime })),
       ...(options.clock ? { modelledThroughput: median.modelledMs > 0 ? median.metrics.generatedTokens / (median.modelledMs / 1000) : 0 } : {}),
       ...(stepMedian ? { stepMedianThroughput: median.metrics.generatedTokens / (stepMedian / 1000) } : {}),
+      ...(decodeStepMs ? { decodeStepMs } : {}),
       sameTokens,
     };
   });
@@ -249,6 +259,13 @@ async function sweepBatch(
     if (explained) row.divergence = { ...explained.first, id: setup.workload[explained.first.request].id, requests: explained.requests };
   }
   return rows;
+}
+
+/** The median of every round's decode steps, each half on its own; null with none. */
+function medianDecodeStep(rounds: readonly DecodeStepTimes[]): { model: number; engine: number } | null {
+  const model = rounds.flatMap((r) => r.modelMs);
+  if (model.length === 0) return null;
+  return { model: percentile(model, 50), engine: percentile(rounds.flatMap((r) => r.engineMs), 50) };
 }
 
 function sameOutputs(a: readonly number[][], b: readonly number[][]): boolean {
