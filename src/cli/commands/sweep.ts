@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { checkOutputPaths, writeAtomically } from '../output-files.js';
 import { type BudgetExplanation, checkSweep, clockFromSpec, draftWindows, fitKnee, modelFolders, formatPairedRatio, type Interleaving, INTERLEAVINGS, loadHardwareProfile, loadRunSetup, pairedRatio, type PairedRatio, parseSweepEntry, profileMismatches, roundRatios, runSweep, slotsForRounds, splitRepeat, suggestKmax, SweepExplainer, type SweepRow } from '../../engine/index.js';
 import { atBaselineStepCost } from '../../shared/step-costs.js';
+import type { StepEvent } from '../../shared/events.js';
 import { defaultDraftPrecision, GATED_POLICIES, POLICY_NAMES } from '../../shared/config.js';
 import { studyKmax } from '../../shared/knobs.js';
 import { clockCosts, priceProfileFromFlags, runConfigFromFlags, type RunFlags } from '../run-config.js';
@@ -37,7 +38,9 @@ export interface SweepFlags
   /** How a round's runs share the machine: one after another, or taking turns step by step (default, unless the entries' draft windows differ). */
   interleave?: Interleaving;
   csv?: string;
-  /** Replace an existing --csv file. */
+  /** Also write every step of every run as CSV (stepsCsv). */
+  steps?: string;
+  /** Replace an existing --csv or --steps file. */
   force?: boolean;
 }
 
@@ -87,7 +90,10 @@ export function kmaxOf(flags: Pick<SweepFlags, 'batches' | 'kmax'>, knee?: numbe
   return (batch) => kmax[batches.indexOf(batch)];
 }
 
-export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) => void): Promise<SweepReport> {
+/** A sweep's step: which run it belongs to, and the step. */
+type SweepStep = (run: { batch: number; entry: string; round: number }, event: StepEvent) => void;
+
+export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) => void, onStep?: SweepStep): Promise<SweepReport> {
   const baseline = sweepFlags.baseline ?? (sweepFlags.policies.includes('static') ? 'static' : sweepFlags.policies[0]);
   if (!sweepFlags.policies.includes(baseline)) throw new Error(`--baseline ${baseline} is not among --policies ${sweepFlags.policies.join(',')}`);
   const control = `${baseline}#2`;
@@ -131,7 +137,9 @@ export async function executeSweep(sweepFlags: SweepFlags, log?: (line: string) 
   try {
     // --json on greedy runs also explains each entry's first round (A/A controls left out).
     const explainer = flags.json && config.temperature === 0 ? new SweepExplainer({ maxNewTokens: config.maxNewTokens, kmax, clock, skip: (entry) => parseSweepEntry(entry).repeats !== undefined }) : null;
-    const rows = await runSweep(setup, { ...plan, clock, log, ...explainer?.hooks() });
+    const hooks = explainer?.hooks();
+    const steps: SweepStep | undefined = hooks?.onStep && onStep ? (run, event) => (hooks.onStep!(run, event), onStep(run, event)) : (hooks?.onStep ?? onStep);
+    const rows = await runSweep(setup, { ...plan, clock, log, ...hooks, ...(steps ? { onStep: steps } : {}) });
     const explained = explainer ? flags.batches.flatMap((batch) => explainer.explain(batch)) : [];
     const withExplanations = withRatios(rows, baseline).map((row) => {
       const x = explained.find((e) => e.batch === row.batch && e.policy === row.policy);
@@ -241,6 +249,24 @@ export function sweepCsv(report: SweepReport): string {
   return `${lines.join('\n')}\n`;
 }
 
+const STEP_COLUMNS = ['batch', 'entry', 'round', 'step', 'requests', 'verified_tokens', 'draft_forwards', 'draft_rows', 'draft_ms', 'pack_ms', 'verify_ms', 'commit_ms', 'total_ms', 'model_ms', 'prefill_ms'];
+
+/**
+ * Every step of every run of a sweep, one CSV line each (rounds from 1): what a row's medians and
+ * ratios are made of, for pairing a run's steps with another's (bench/step-pairs.ts).
+ */
+export function stepsCsv(): { add: SweepStep; text: () => string } {
+  const lines = [STEP_COLUMNS.join(',')];
+  return {
+    add: ({ batch, entry, round }, e) => {
+      const t = e.timings;
+      const cells = [batch, entry, round + 1, e.step, e.requests.length, e.verifiedTokens, e.draftRows?.length ?? 0, (e.draftRows ?? []).reduce((a, b) => a + b, 0), t.draftMs, t.packMs, t.verifyMs, t.commitMs, t.totalMs, t.modelMs ?? 0, t.prefillMs ?? 0];
+      lines.push(cells.join(','));
+    },
+    text: () => `${lines.join('\n')}\n`,
+  };
+}
+
 export function register(program: Command): void {
   const command = program
     .command('sweep')
@@ -268,14 +294,18 @@ export function register(program: Command): void {
   command
     .option('--json', 'print the rows as one JSON object')
     .option('--csv <file>', 'also write the rows as CSV')
-    .option('--force', 'replace the --csv file if it exists')
+    .option('--steps <file>', 'also write every step of every run as CSV (batch, entry, round, step, its time split by phase, onnxruntime\'s share and its prefill), to pair one run\'s steps with another\'s')
+    .option('--force', 'replace the --csv or --steps file if it exists')
     .action(async (flags: SweepFlags) => {
       const log = (line: string) => process.stderr.write(`${line}\n`);
       const inputs = [flags.prompts ? { flag: '--prompts', path: flags.prompts } : undefined, flags.profile ? { flag: '--profile', path: flags.profile } : undefined, flags.hwProfile ? { flag: '--hw-profile', path: flags.hwProfile } : undefined, flags.priceProfile ? { flag: '--price-profile', path: flags.priceProfile } : undefined];
-      if (flags.csv) checkOutputPaths([{ flag: '--csv', path: flags.csv }], { force: flags.force, inputs });
-      const report = await executeSweep(flags, log);
+      const outputs = [flags.csv ? { flag: '--csv', path: flags.csv } : undefined, flags.steps ? { flag: '--steps', path: flags.steps } : undefined].filter((o) => o !== undefined);
+      if (outputs.length > 0) checkOutputPaths(outputs, { force: flags.force, inputs });
+      const steps = flags.steps ? stepsCsv() : null;
+      const report = await executeSweep(flags, log, steps?.add);
       const csv = flags.csv;
       if (csv) await writeAtomically(csv, (temporary) => writeFileSync(temporary, sweepCsv(report)));
+      if (steps && flags.steps) await writeAtomically(flags.steps, (temporary) => writeFileSync(temporary, steps.text()));
       process.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : `${formatSweep(report)}\n`);
     });
 }

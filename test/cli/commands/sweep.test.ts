@@ -42,8 +42,9 @@ const sweep = async (args: string[]): Promise<string> => (await runCli(register,
 describe('echo-studio sweep', () => {
   it('runs every policy at every batch size on one pair, against the baseline, and checks the outputs agree', async () => {
     const csv = join(tmp.path, 'sweep.csv');
+    const stepsFile = join(tmp.path, 'steps.csv');
     const common = ['--prompts', promptsFile, '--requests', '5', '--max-new-tokens', '6', '--profile', profileFile, ...pairFlags];
-    const { stdout, stderr } = await runCli(register, ['sweep', '--policies', 'ar,static,echo', '--batches', '1,3', '--kmax', '8,12', '--rounds', '2', ...common, '--json', '--csv', csv]);
+    const { stdout, stderr } = await runCli(register, ['sweep', '--policies', 'ar,static,echo', '--batches', '1,3', '--kmax', '8,12', '--rounds', '2', ...common, '--json', '--csv', csv, '--steps', stepsFile]);
     const report = JSON.parse(stdout) as SweepReport;
     // By default a round's runs take turns step by step; the turn order reverses every other round,
     // so each run follows each of the others.
@@ -113,6 +114,20 @@ describe('echo-studio sweep', () => {
       expect(model + engine).toBeLessThan(r.metrics.wallMs);
     }
     expect(formatSweep(report)).toMatch(/onnx\|engine ms/);
+    // --steps: every step of every run, as many as each row's rounds took, each a step of its run.
+    const [header, ...stepLines] = readFileSync(stepsFile, 'utf8').trim().split('\n');
+    expect(header).toBe('batch,entry,round,step,requests,verified_tokens,draft_forwards,draft_rows,draft_ms,pack_ms,verify_ms,commit_ms,total_ms,model_ms,prefill_ms');
+    const steps = stepLines.map((line) => line.split(','));
+    for (const r of report.rows) {
+      r.roundStepCosts.forEach((costs, round) => {
+        const mine = steps.filter(([batch, entry, n]) => Number(batch) === r.batch && entry === r.policy && Number(n) === round + 1);
+        expect(mine.map((c) => Number(c[3]))).toEqual(Array.from({ length: costs.steps }, (_, i) => i));
+      });
+    }
+    expect(steps).toHaveLength(report.rows.reduce((n, r) => n + r.roundStepCosts.reduce((m, c) => m + c.steps, 0), 0));
+    for (const c of steps) expect(Number(c[12])).toBeGreaterThanOrEqual(Number(c[13])); // a step's time holds its onnxruntime calls
+    const forwards = (entry: string) => steps.filter((c) => c[1] === entry).reduce((n, c) => n + Number(c[6]), 0);
+    expect([forwards('ar'), forwards('static') > 0]).toEqual([0, true]);
     expect(formatSweep(report)).toMatch(/static +[\d.]+ +1\.000 .* [\d.]+\|[\d.]+\n/);
   });
 
