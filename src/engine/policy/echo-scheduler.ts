@@ -221,7 +221,7 @@ export class ElasticScheduler implements SpeculationPolicy {
   private reachMemo: Reach | null = null;
   /** Σ of this step's roots' values: the output of a step that verifies only its roots. */
   private rootsWorth = 0;
-  /** Per request in flight: the steps it took part in and the tokens it emitted in them (drainWeights). */
+  /** Per request in flight: the steps it took part in, the tokens it emitted in them (drainWeights) and the last step it was in. */
   private progress = new Map<string, { steps: number; emitted: number; step: number }>();
 
   constructor(
