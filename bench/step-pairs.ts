@@ -9,6 +9,7 @@
 //     node node_modules/.cache/bench/step-pairs.mjs --steps steps.csv [--baseline ar]
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { percentile } from '../src/engine/metrics/percentile.js';
 
 const { values: args } = parseArgs({ options: { steps: { type: 'string' }, baseline: { type: 'string', default: 'ar' } } });
 if (!args.steps) throw new Error('--steps FILE (from `echo-studio sweep --steps FILE`) is required');
@@ -38,11 +39,7 @@ const key = (s: Step) => `${s.batch}/${s.round}/${s.step}`;
 const baseline = new Map(steps.filter((s) => s.entry === args.baseline).map((s) => [key(s), s]));
 if (baseline.size === 0) throw new Error(`${args.steps} has no steps of the baseline ${args.baseline}`);
 
-const median = (xs: number[]) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
+const median = (xs: number[]) => percentile(xs, 50);
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const ms = (xs: number[]) => (xs.length ? `${median(xs).toFixed(3)} / ${mean(xs).toFixed(3)}` : '-');
 

@@ -301,11 +301,11 @@ export function register(program: Command): void {
       const inputs = [flags.prompts ? { flag: '--prompts', path: flags.prompts } : undefined, flags.profile ? { flag: '--profile', path: flags.profile } : undefined, flags.hwProfile ? { flag: '--hw-profile', path: flags.hwProfile } : undefined, flags.priceProfile ? { flag: '--price-profile', path: flags.priceProfile } : undefined];
       const outputs = [flags.csv ? { flag: '--csv', path: flags.csv } : undefined, flags.steps ? { flag: '--steps', path: flags.steps } : undefined].filter((o) => o !== undefined);
       if (outputs.length > 0) checkOutputPaths(outputs, { force: flags.force, inputs });
-      const steps = flags.steps ? stepsCsv() : null;
-      const report = await executeSweep(flags, log, steps?.add);
+      const steps = flags.steps ? { path: flags.steps, csv: stepsCsv() } : null;
+      const report = await executeSweep(flags, log, steps?.csv.add);
       const csv = flags.csv;
       if (csv) await writeAtomically(csv, (temporary) => writeFileSync(temporary, sweepCsv(report)));
-      if (steps && flags.steps) await writeAtomically(flags.steps, (temporary) => writeFileSync(temporary, steps.text()));
+      if (steps) await writeAtomically(steps.path, (temporary) => writeFileSync(temporary, steps.csv.text()));
       process.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : `${formatSweep(report)}\n`);
     });
 }

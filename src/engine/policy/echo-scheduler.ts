@@ -414,13 +414,11 @@ export class ElasticScheduler implements SpeculationPolicy {
     const topk = this.rules.shape.topk;
     // Every candidate's value, request after request (each request's a segment of one typed array):
     // replayed at batch 32, half of grow's time was these bars, most of it sorting boxed numbers.
-    const counts = this.plans.map((plan, i) => {
-      const tree = ctx.requests[i].tree;
-      let n = 0;
-      for (const parent of plan.expanded) n += Math.min(topk, tree.candidates[parent]?.tokens.length ?? 0);
-      return n;
-    });
-    const layer = new Float64Array(counts.reduce((a, b) => a + b, 0));
+    let candidates = 0;
+    for (const [i, plan] of this.plans.entries()) {
+      for (const parent of plan.expanded) candidates += Math.min(topk, ctx.requests[i].tree.candidates[parent]?.tokens.length ?? 0);
+    }
+    const layer = new Float64Array(candidates);
     let at = 0;
     const own = this.plans.map((plan, i) => {
       const tree = ctx.requests[i].tree;

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConfigFromFlags } from '../../../src/cli/run-config.js';
 import { formatSweep, kmaxOf, register, type SweepReport } from '../../../src/cli/commands/sweep.js';
 import { atBaselineStepCost } from '../../../src/shared/step-costs.js';
+import { percentile } from '../../../src/engine/metrics/percentile.js';
 import { loadRunSetup } from '../../../src/engine/run/session-run.js';
 import { runSweep } from '../../../src/engine/run/sweep.js';
 import { clockFromSpec } from '../../../src/engine/cost/clock.js';
@@ -126,6 +127,11 @@ describe('echo-studio sweep', () => {
     }
     expect(steps).toHaveLength(report.rows.reduce((n, r) => n + r.roundStepCosts.reduce((m, c) => m + c.steps, 0), 0));
     for (const c of steps) expect(Number(c[12])).toBeGreaterThanOrEqual(Number(c[13])); // a step's time holds its onnxruntime calls
+    // Each row's split is the median of its rounds' decode steps (those that prefilled nothing) in that file.
+    for (const r of report.rows) {
+      const decode = steps.filter(([batch, entry]) => Number(batch) === r.batch && entry === r.policy).filter((c) => Number(c[14]) === 0);
+      expect(r.decodeStepMs).toEqual({ model: percentile(decode.map((c) => Number(c[13])), 50), engine: percentile(decode.map((c) => Number(c[12]) - Number(c[13])), 50) });
+    }
     const forwards = (entry: string) => steps.filter((c) => c[1] === entry).reduce((n, c) => n + Number(c[6]), 0);
     expect([forwards('ar'), forwards('static') > 0]).toEqual([0, true]);
     expect(formatSweep(report)).toMatch(/static +[\d.]+ +1\.000 .* [\d.]+\|[\d.]+\n/);
