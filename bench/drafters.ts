@@ -9,7 +9,8 @@
 //   npx esbuild bench/drafters.ts --bundle --platform=node --format=esm --packages=external \
 //     --outfile=node_modules/.cache/bench/drafters.mjs && node node_modules/.cache/bench/drafters.mjs [options]
 //
-// Options [defaults]: --draft DIR [assets/models/echo-demo-draft] --head DIR [assets/models/echo-demo-head]
+// Options [defaults]: --draft DIR [assets/models/echo-demo-draft] --head DIR[,DIR…] [assets/models/echo-demo-head;
+// several heads are measured one after another in the same run, named head:FOLDER]
 // --target DIR [assets/models/echo-demo-target] --domains [code,prose,math] --batches [1,8,32]
 // --policies [ar,chain,static,echo] --requests N [16] --max-new-tokens N [32] --rounds N [1]
 // --hw SPEC [h100: the modelled clock, as sweep --hw] --json FILE [also write every row as JSON]
@@ -17,6 +18,7 @@
 // this run's: a drafter measured at another time; acceptance is deterministic, wall ratios are each sweep's own].
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { basename } from 'node:path';
 import { clockFromSpec } from '../src/engine/cost/clock.js';
 import { slotsForRounds } from '../src/engine/run/rounds.js';
 import { loadRunSetup } from '../src/engine/run/session-run.js';
@@ -51,10 +53,14 @@ const maxNewTokens = Number(args['max-new-tokens']);
 const rounds = Number(args.rounds);
 const clock = clockFromSpec(args.hw);
 const kmax = (batch: number) => Math.max(16, 8 * batch);
+// Several heads (`--head A,B`) are told apart by their folders' names; one head is `head`.
+const headDirs = args.head.split(',');
+const headName = (dir: string) => (headDirs.length === 1 ? 'head' : `head:${basename(dir)}`);
+if (new Set(headDirs.map(headName)).size !== headDirs.length) throw new Error(`--head folders must have different names: ${args.head}`);
 const drafters = [
-  { name: 'draft', dir: args.draft, kind: 'model' as const },
-  { name: 'head', dir: args.head, kind: 'head' as const },
-].filter((d) => args.drafters.split(',').includes(d.name));
+  ...(args.drafters.split(',').includes('draft') ? [{ name: 'draft', dir: args.draft, kind: 'model' as const }] : []),
+  ...(args.drafters.split(',').includes('head') ? headDirs.map((dir) => ({ name: headName(dir), dir, kind: 'head' as const })) : []),
+];
 
 /** ROC AUC of `scores` for telling hits from misses; ties count half. */
 function auc(samples: { score: number; hit: boolean }[]): number | null {
@@ -175,12 +181,20 @@ for (const r of rows) {
     `| ${r.domain} | ${r.batch} | ${r.policy} | ${r.drafter} | ${f(r.mal)} | ${r.acceptancePerDepth.slice(0, 4).map((v) => f(v)).join(' ')} | ${f(r.depth0Auc, 3)} | ${f(r.draftMsPerStep)} | ${f(r.verifyMsPerStep)} | ${f(r.wallVsAr, 3)} | ${f(r.modelledVsAr, 3)} | ${r.sameTokensAsAr ?? '-'} |`,
   );
 }
-out.push('', '| domain | head ÷ draft, static MAL at batch 1 | best policy ÷ ar at batch 1, wall: draft / head |', '| --- | --- | --- |');
+out.push(
+  '',
+  `| domain | head | head ÷ draft, static MAL at batch ${batches[0]} | head ÷ draft, static draft ms/step at batch ${batches[0]} | best policy ÷ ar at batch ${batches[0]}, wall: draft / head |`,
+  '| --- | --- | --- | --- | --- |',
+);
+const headsShown = [...new Set(rows.map((r) => r.drafter).filter((d) => d.startsWith('head')))];
 for (const domain of domains) {
   const at = (drafter: string, policy: string, batch: number) => rows.find((r) => r.domain === domain && r.drafter === drafter && r.policy === policy && r.batch === batch);
-  const sHead = at('head', 'static', batches[0]);
-  const sDraft = at('draft', 'static', batches[0]);
   const best = (drafter: string) => Math.max(...rows.filter((r) => r.domain === domain && r.drafter === drafter && r.batch === batches[0] && r.policy !== 'ar').map((r) => r.wallVsAr));
-  out.push(`| ${domain} | ${sHead && sDraft ? f(sHead.mal / sDraft.mal, 3) : '-'} | ${f(best('draft'), 3)} / ${f(best('head'), 3)} |`);
+  const sDraft = at('draft', 'static', batches[0]);
+  for (const head of headsShown) {
+    const sHead = at(head, 'static', batches[0]);
+    const ratio = (pick: (r: Row) => number) => (sHead && sDraft ? f(pick(sHead) / pick(sDraft), 3) : '-');
+    out.push(`| ${domain} | ${head} | ${ratio((r) => r.mal)} | ${ratio((r) => r.draftMsPerStep)} | ${f(best('draft'), 3)} / ${f(best(head), 3)} |`);
+  }
 }
 process.stdout.write(`${out.join('\n')}\n`);
