@@ -17,8 +17,8 @@
 // --drafters draft,head [which to run] --with FILE [rows of an earlier run's --json, shown beside
 // this run's: a drafter measured at another time; acceptance is deterministic, wall ratios are each sweep's own].
 import { readFileSync, writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { basename } from 'node:path';
+import { parseArgs } from 'node:util';
 import { clockFromSpec } from '../src/engine/cost/clock.js';
 import { slotsForRounds } from '../src/engine/run/rounds.js';
 import { loadRunSetup } from '../src/engine/run/session-run.js';
@@ -57,9 +57,10 @@ const kmax = (batch: number) => Math.max(16, 8 * batch);
 const headDirs = args.head.split(',');
 const headName = (dir: string) => (headDirs.length === 1 ? 'head' : `head:${basename(dir)}`);
 if (new Set(headDirs.map(headName)).size !== headDirs.length) throw new Error(`--head folders must have different names: ${args.head}`);
+const wanted = args.drafters.split(',');
 const drafters = [
-  ...(args.drafters.split(',').includes('draft') ? [{ name: 'draft', dir: args.draft, kind: 'model' as const }] : []),
-  ...(args.drafters.split(',').includes('head') ? headDirs.map((dir) => ({ name: headName(dir), dir, kind: 'head' as const })) : []),
+  ...(wanted.includes('draft') ? [{ name: 'draft', dir: args.draft, kind: 'model' as const }] : []),
+  ...(wanted.includes('head') ? headDirs.map((dir) => ({ name: headName(dir), dir, kind: 'head' as const })) : []),
 ];
 
 /** ROC AUC of `scores` for telling hits from misses; ties count half. */
